@@ -1,0 +1,268 @@
+/*
+ * {{ NAME }} device library: the framework-independent C API of the {{ NAME }} device.
+ *
+ * Everything Paddle needs from the hardware goes through this header: devices,
+ * memory (with accounting), copies, streams and events, and the compute ops the
+ * kernels call. The implementation in device/src/ is host-backed ("fake NPU"):
+ * device memory is host memory and ops run on the CPU. To bring up real
+ * hardware, replace the bodies in device/src/ with calls into your SDK; the
+ * Paddle adapters in runtime/ and kernels/ do not change.
+ *
+ * Contract kept by every implementation:
+ *   - work submitted to one stream runs in submission order;
+ *   - an event recorded on a stream completes only when all work submitted to
+ *     that stream before the record has completed;
+ *   - a *_async call may return before the work is done; synchronous calls
+ *     return after it.
+ * The host-backed implementation executes work at submission, which satisfies
+ * this contract trivially; the bookkeeping (sequence numbers per stream) is
+ * still real so that a queued implementation can reuse it.
+ */
+#ifndef {{ NAME }}_DEVICE_H_
+#define {{ NAME }}_DEVICE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define {{ NAME }}_DEVICE_API_VERSION 1
+
+typedef enum {
+  {{ NAME }}_OK = 0,
+  {{ NAME }}_ERROR_INVALID_VALUE = 1,   /* bad argument, unknown handle or pointer */
+  {{ NAME }}_ERROR_OUT_OF_MEMORY = 2,   /* device memory exhausted */
+  {{ NAME }}_ERROR_NOT_READY = 3,       /* query: work still pending */
+  {{ NAME }}_ERROR_UNSUPPORTED = 4,     /* dtype or parameter combination not implemented */
+} {{ p }}_status_t;
+
+typedef enum {
+  {{ NAME }}_BOOL = 0,
+  {{ NAME }}_INT32 = 1,
+  {{ NAME }}_INT64 = 2,
+  {{ NAME }}_FLOAT32 = 3,
+  {{ NAME }}_FLOAT64 = 4,
+  {{ NAME }}_UINT8 = 5,
+  {{ NAME }}_INT8 = 6,
+  {{ NAME }}_INT16 = 7,
+} {{ p }}_dtype_t;
+
+typedef enum {
+  {{ NAME }}_COPY_HOST_TO_DEVICE = 0,
+  {{ NAME }}_COPY_DEVICE_TO_HOST = 1,
+  {{ NAME }}_COPY_DEVICE_TO_DEVICE = 2,
+} {{ p }}_copy_kind_t;
+
+typedef struct {{ p }}_stream_st* {{ p }}_stream_t;
+typedef struct {{ p }}_event_st* {{ p }}_event_t;
+typedef void (*{{ p }}_host_fn_t)(void* user_data);
+
+#define {{ NAME }}_MAX_DIMS 9
+
+/* A dense row-major tensor shape. */
+typedef struct {
+  int ndim;
+  int64_t dims[{{ NAME }}_MAX_DIMS];
+} {{ p }}_shape_t;
+
+const char* {{ p }}_status_string({{ p }}_status_t status);
+size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
+
+/* ---- devices ---------------------------------------------------------- */
+{{ p }}_status_t {{ p }}_init(void);
+{{ p }}_status_t {{ p }}_finalize(void);
+{{ p }}_status_t {{ p }}_device_count(int* count);
+{{ p }}_status_t {{ p }}_set_device(int device);
+{{ p }}_status_t {{ p }}_get_device(int* device);
+{{ p }}_status_t {{ p }}_device_synchronize(int device);
+
+/* ---- memory ----------------------------------------------------------- */
+/* Capacity per device: {{ NAME }}_MEMORY_MB from the environment (default 8192). */
+{{ p }}_status_t {{ p }}_malloc(int device, void** ptr, size_t size);
+{{ p }}_status_t {{ p }}_free(int device, void* ptr);
+{{ p }}_status_t {{ p }}_memset(int device, void* ptr, int value, size_t size);
+{{ p }}_status_t {{ p }}_mem_info(int device, size_t* total, size_t* free_bytes);
+{{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size,
+                         {{ p }}_copy_kind_t kind);
+{{ p }}_status_t {{ p }}_memcpy_async({{ p }}_stream_t stream, void* dst,
+                               const void* src, size_t size,
+                               {{ p }}_copy_kind_t kind);
+
+/* ---- streams and events ---------------------------------------------- */
+{{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream);
+{{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream);
+{{ p }}_status_t {{ p }}_stream_synchronize({{ p }}_stream_t stream);
+{{ p }}_status_t {{ p }}_stream_query({{ p }}_stream_t stream);
+{{ p }}_status_t {{ p }}_stream_wait_event({{ p }}_stream_t stream, {{ p }}_event_t event);
+{{ p }}_status_t {{ p }}_launch_host_func({{ p }}_stream_t stream, {{ p }}_host_fn_t fn,
+                                    void* user_data);
+{{ p }}_status_t {{ p }}_event_create(int device, {{ p }}_event_t* event);
+{{ p }}_status_t {{ p }}_event_destroy({{ p }}_event_t event);
+{{ p }}_status_t {{ p }}_event_record({{ p }}_event_t event, {{ p }}_stream_t stream);
+{{ p }}_status_t {{ p }}_event_query({{ p }}_event_t event);
+{{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event);
+
+/* ---- ops -------------------------------------------------------------- */
+/* All op pointers are device pointers; shapes are row-major. A NULL stream is
+ * the device's default stream. */
+
+typedef enum {
+  {{ NAME }}_BINARY_ADD = 0,
+  {{ NAME }}_BINARY_SUB,
+  {{ NAME }}_BINARY_MUL,
+  {{ NAME }}_BINARY_DIV,
+  {{ NAME }}_BINARY_MAX,
+  {{ NAME }}_BINARY_MIN,
+  {{ NAME }}_BINARY_EQUAL,     /* comparison ops write BOOL */
+  {{ NAME }}_BINARY_NOT_EQUAL,
+  {{ NAME }}_BINARY_LESS,
+  {{ NAME }}_BINARY_GREATER,
+} {{ p }}_binary_op_t;
+
+typedef enum {
+  {{ NAME }}_UNARY_RELU = 0,
+  {{ NAME }}_UNARY_SIGMOID,
+  {{ NAME }}_UNARY_TANH,
+  {{ NAME }}_UNARY_EXP,
+  {{ NAME }}_UNARY_SQRT,
+  {{ NAME }}_UNARY_ABS,
+} {{ p }}_unary_op_t;
+
+typedef enum {
+  {{ NAME }}_REDUCE_SUM = 0,
+  {{ NAME }}_REDUCE_MEAN,
+  {{ NAME }}_REDUCE_MAX,
+} {{ p }}_reduce_op_t;
+
+/* out = value, numel elements */
+{{ p }}_status_t {{ p }}_fill({{ p }}_stream_t s, {{ p }}_dtype_t dtype, void* out, int64_t numel,
+                       double value);
+/* out = cast(x) */
+{{ p }}_status_t {{ p }}_cast({{ p }}_stream_t s, {{ p }}_dtype_t in_dtype, const void* x,
+                       {{ p }}_dtype_t out_dtype, void* out, int64_t numel);
+/* out = x * scale + bias (bias_after_scale) or (x + bias) * scale */
+{{ p }}_status_t {{ p }}_scale({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x, void* out,
+                        int64_t numel, double scale, double bias, int bias_after_scale);
+/* Element-wise op with numpy broadcasting of x and y to out_shape (both
+ * aligned to the trailing dimensions of out_shape). */
+{{ p }}_status_t {{ p }}_binary({{ p }}_stream_t s, {{ p }}_binary_op_t op, {{ p }}_dtype_t dtype,
+                         const void* x, const {{ p }}_shape_t* x_shape, const void* y,
+                         const {{ p }}_shape_t* y_shape, void* out,
+                         const {{ p }}_shape_t* out_shape);
+{{ p }}_status_t {{ p }}_unary({{ p }}_stream_t s, {{ p }}_unary_op_t op, {{ p }}_dtype_t dtype,
+                        const void* x, void* out, int64_t numel);
+/* dx = dout * d(op)/dx, expressed through the forward output `out`. */
+{{ p }}_status_t {{ p }}_unary_grad({{ p }}_stream_t s, {{ p }}_unary_op_t op, {{ p }}_dtype_t dtype,
+                             const void* out, const void* dout, void* dx, int64_t numel);
+/* Reduce x over the axes where reduce_mask has a non-zero entry; out holds the
+ * kept axes in order. */
+{{ p }}_status_t {{ p }}_reduce({{ p }}_stream_t s, {{ p }}_reduce_op_t op, {{ p }}_dtype_t dtype,
+                         const void* x, const {{ p }}_shape_t* x_shape,
+                         const int* reduce_mask, void* out);
+/* Sum `x` (of shape x_shape) down to the broadcast source shape `out_shape`:
+ * the gradient of numpy broadcasting. */
+{{ p }}_status_t {{ p }}_sum_to_shape({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                               const {{ p }}_shape_t* x_shape, void* out,
+                               const {{ p }}_shape_t* out_shape);
+/* out = in broadcast to out_shape */
+{{ p }}_status_t {{ p }}_broadcast({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                            const {{ p }}_shape_t* x_shape, void* out,
+                            const {{ p }}_shape_t* out_shape);
+/* out = x permuted by perm */
+{{ p }}_status_t {{ p }}_transpose({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                            const {{ p }}_shape_t* x_shape, const int* perm, void* out);
+
+/* C[M,N] = alpha * op(A) op(B) + beta * C, float32, row-major with leading
+ * dimensions lda/ldb/ldc; op(X) = X or X^T. */
+{{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, float alpha, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+typedef struct {
+  int64_t batch, in_channels, in_h, in_w;
+  int64_t out_channels, out_h, out_w;
+  int64_t kernel_h, kernel_w;
+  int64_t stride_h, stride_w;
+  int64_t pad_top, pad_left; /* bottom/right padding is implied by out_h/out_w */
+  int64_t dilation_h, dilation_w;
+  int64_t groups;
+} {{ p }}_conv2d_params_t;
+
+/* NCHW input, OIHW filter (I = in_channels / groups), NCHW output. */
+{{ p }}_status_t {{ p }}_conv2d_forward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
+                                 const float* x, const float* w, float* y);
+/* dx (may be NULL) and dw (may be NULL) from dy. */
+{{ p }}_status_t {{ p }}_conv2d_backward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
+                                  const float* x, const float* w, const float* dy,
+                                  float* dx, float* dw);
+
+typedef struct {
+  int64_t batch, channels, in_h, in_w, out_h, out_w;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left;
+  int is_max;    /* 1: max pooling, 0: average pooling */
+  int exclusive; /* average: divide by the un-padded window size */
+  int adaptive;  /* windows computed from in/out sizes (adaptive pooling) */
+} {{ p }}_pool2d_params_t;
+
+{{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
+                                 const float* x, float* y);
+{{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
+                                  const float* x, const float* y, const float* dy,
+                                  float* dx);
+
+/* Softmax over the middle axis of a [outer, axis, inner] view. */
+{{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, const float* x, float* y, int64_t outer,
+                                  int64_t axis, int64_t inner);
+{{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, const float* y, const float* dy,
+                                   float* dx, int64_t outer, int64_t axis, int64_t inner);
+/* Softmax cross entropy over the middle axis of [outer, classes, inner]. Hard
+ * labels are int64 class indices of shape [outer, inner]; soft labels are
+ * float32 of the logits' shape. loss has shape [outer, inner]. */
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_forward({{ p }}_stream_t s, const float* logits,
+                                                const void* labels, int soft_label,
+                                                int64_t ignore_index, float* softmax,
+                                                float* loss, int64_t outer,
+                                                int64_t classes, int64_t inner);
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_backward({{ p }}_stream_t s, const float* softmax,
+                                                 const void* labels, int soft_label,
+                                                 int64_t ignore_index, const float* dloss,
+                                                 float* dlogits, int64_t outer,
+                                                 int64_t classes, int64_t inner);
+
+/* Index of the maximum along the middle axis; out is int64 [outer, inner]. */
+{{ p }}_status_t {{ p }}_argmax({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                         int64_t outer, int64_t axis, int64_t inner, int64_t* out);
+/* k largest (or smallest) values along the middle axis, sorted. */
+{{ p }}_status_t {{ p }}_topk({{ p }}_stream_t s, const float* x, int64_t outer, int64_t axis,
+                       int64_t inner, int64_t k, int largest, float* values,
+                       int64_t* indices);
+/* Fraction of rows whose top-k indices contain the label. */
+{{ p }}_status_t {{ p }}_accuracy({{ p }}_stream_t s, const int64_t* indices, const int64_t* labels,
+                           int64_t rows, int64_t k, float* accuracy, int32_t* correct,
+                           int32_t* total);
+
+/* param -= lr * grad */
+{{ p }}_status_t {{ p }}_sgd_update({{ p }}_stream_t s, const float* param, const float* grad,
+                             const float* lr, float* param_out, int64_t numel);
+/* One Adam step; beta pow accumulators are updated in place into *_out. */
+{{ p }}_status_t {{ p }}_adam_update({{ p }}_stream_t s, const float* param, const float* grad,
+                              const float* lr, const float* moment1, const float* moment2,
+                              const float* beta1_pow, const float* beta2_pow, float beta1,
+                              float beta2, float epsilon, float* param_out,
+                              float* moment1_out, float* moment2_out,
+                              float* beta1_pow_out, float* beta2_pow_out, int64_t numel);
+
+/* Random numbers from a counter-based generator: the same seed gives the same
+ * values on every architecture. */
+{{ p }}_status_t {{ p }}_random_uniform({{ p }}_stream_t s, float* out, int64_t numel, float low,
+                                 float high, uint64_t seed);
+{{ p }}_status_t {{ p }}_random_normal({{ p }}_stream_t s, float* out, int64_t numel, float mean,
+                                float stddev, uint64_t seed);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* {{ NAME }}_DEVICE_H_ */

@@ -1,0 +1,284 @@
+// {{ NAME }} device library: devices, memory, copies, streams and events.
+//
+// Host-backed implementation. Replace the bodies marked "SDK:" with calls into
+// the vendor runtime; keep the status codes and the accounting.
+#include "{{ p }}_device.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "internal.h"
+
+namespace {{ p }} {
+
+namespace {
+
+constexpr int kDeviceCount = 1;
+constexpr size_t kAlignment = 64;
+
+struct DeviceState {
+  std::mutex mu;
+  size_t capacity = 0;
+  size_t used = 0;
+  std::unordered_map<void*, size_t> allocations;  // live pointer -> size
+};
+
+DeviceState& device_state(int device) {
+  static DeviceState states[kDeviceCount];
+  return states[device];
+}
+
+size_t configured_capacity() {
+  const char* env = std::getenv("{{ NAME }}_MEMORY_MB");
+  long long mb = env ? std::atoll(env) : 8192;
+  if (mb <= 0) mb = 8192;
+  return static_cast<size_t>(mb) << 20;
+}
+
+thread_local int current_device = 0;
+
+bool valid_device(int device) { return device >= 0 && device < kDeviceCount; }
+
+}  // namespace
+
+}  // namespace {{ p }}
+
+// A stream is an in-order queue. `submitted` counts work handed to it,
+// `completed` work finished; the host-backed device runs work at submission so
+// both advance together.
+struct {{ p }}_stream_st {
+  int device;
+  std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> completed{0};
+};
+
+// An event remembers the stream position it was recorded at; it is complete
+// once that stream has completed up to the position.
+struct {{ p }}_event_st {
+  int device;
+  {{ p }}_stream_t stream = nullptr;
+  uint64_t target = 0;
+};
+
+namespace {{ p }} {
+
+{{ p }}_stream_t default_stream() {
+  static {{ p }}_stream_st stream{};
+  return &stream;
+}
+
+void run_on_stream({{ p }}_stream_t stream, const std::function<void()>& work) {
+  if (stream == nullptr) stream = default_stream();
+  stream->submitted.fetch_add(1);
+  work();  // SDK: enqueue instead of running inline.
+  stream->completed.fetch_add(1);
+}
+
+}  // namespace {{ p }}
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+const char* {{ p }}_status_string({{ p }}_status_t status) {
+  switch (status) {
+    case {{ NAME }}_OK: return "ok";
+    case {{ NAME }}_ERROR_INVALID_VALUE: return "invalid value";
+    case {{ NAME }}_ERROR_OUT_OF_MEMORY: return "out of device memory";
+    case {{ NAME }}_ERROR_NOT_READY: return "not ready";
+    case {{ NAME }}_ERROR_UNSUPPORTED: return "unsupported";
+  }
+  return "unknown status";
+}
+
+size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
+  switch (dtype) {
+    case {{ NAME }}_BOOL: case {{ NAME }}_UINT8: case {{ NAME }}_INT8: return 1;
+    case {{ NAME }}_INT16: return 2;
+    case {{ NAME }}_INT32: case {{ NAME }}_FLOAT32: return 4;
+    case {{ NAME }}_INT64: case {{ NAME }}_FLOAT64: return 8;
+  }
+  return 0;
+}
+
+{{ p }}_status_t {{ p }}_init(void) {
+  for (int d = 0; d < kDeviceCount; ++d) {
+    DeviceState& st = device_state(d);
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (st.capacity == 0) st.capacity = configured_capacity();
+  }
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_finalize(void) { return {{ NAME }}_OK; }
+
+{{ p }}_status_t {{ p }}_device_count(int* count) {
+  if (!count) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *count = kDeviceCount;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_set_device(int device) {
+  if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  current_device = device;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_get_device(int* device) {
+  if (!device) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *device = current_device;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_device_synchronize(int device) {
+  return valid_device(device) ? {{ NAME }}_OK : {{ NAME }}_ERROR_INVALID_VALUE;
+}
+
+{{ p }}_status_t {{ p }}_malloc(int device, void** ptr, size_t size) {
+  if (!valid_device(device) || !ptr) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ p }}_init();
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  if (st.used + rounded > st.capacity) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  void* p = std::aligned_alloc(kAlignment, rounded);  // SDK: device allocation.
+  if (!p) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  st.allocations[p] = rounded;
+  st.used += rounded;
+  *ptr = p;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_free(int device, void* ptr) {
+  if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!ptr) return {{ NAME }}_OK;
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.allocations.find(ptr);
+  if (it == st.allocations.end()) return {{ NAME }}_ERROR_INVALID_VALUE;  // double or foreign free
+  st.used -= it->second;
+  st.allocations.erase(it);
+  std::free(ptr);  // SDK: device free.
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memset(int device, void* ptr, int value, size_t size) {
+  if (!valid_device(device) || (!ptr && size)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  std::memset(ptr, value, size);
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_mem_info(int device, size_t* total, size_t* free_bytes) {
+  if (!valid_device(device) || !total || !free_bytes) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ p }}_init();
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  *total = st.capacity;
+  *free_bytes = st.capacity - st.used;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size, {{ p }}_copy_kind_t kind) {
+  if (size == 0) return {{ NAME }}_OK;
+  if (!dst || !src || kind < {{ NAME }}_COPY_HOST_TO_DEVICE || kind > {{ NAME }}_COPY_DEVICE_TO_DEVICE)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  std::memmove(dst, src, size);  // SDK: DMA in the direction `kind`.
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memcpy_async({{ p }}_stream_t stream, void* dst, const void* src,
+                               size_t size, {{ p }}_copy_kind_t kind) {
+  {{ p }}_status_t status = {{ NAME }}_OK;
+  run_on_stream(stream, [&] { status = {{ p }}_memcpy(dst, src, size, kind); });
+  return status;
+}
+
+{{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream) {
+  if (!valid_device(device) || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *stream = new (std::nothrow) {{ p }}_stream_st();
+  if (!*stream) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  (*stream)->device = device;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream) {
+  if (!stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ p }}_stream_synchronize(stream);
+  delete stream;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_stream_synchronize({{ p }}_stream_t stream) {
+  if (!stream) stream = default_stream();
+  while (stream->completed.load() < stream->submitted.load()) {
+    // SDK: block on the hardware queue.
+  }
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_stream_query({{ p }}_stream_t stream) {
+  if (!stream) stream = default_stream();
+  return stream->completed.load() >= stream->submitted.load() ? {{ NAME }}_OK
+                                                                : {{ NAME }}_ERROR_NOT_READY;
+}
+
+{{ p }}_status_t {{ p }}_stream_wait_event({{ p }}_stream_t stream, {{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  // Later work on `stream` must not start before `event` completes. Work runs
+  // at submission here, so waiting for the event now keeps the order.
+  run_on_stream(stream, [&] { {{ p }}_event_synchronize(event); });
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_launch_host_func({{ p }}_stream_t stream, {{ p }}_host_fn_t fn,
+                                    void* user_data) {
+  if (!fn) return {{ NAME }}_ERROR_INVALID_VALUE;
+  run_on_stream(stream, [&] { fn(user_data); });
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_create(int device, {{ p }}_event_t* event) {
+  if (!valid_device(device) || !event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *event = new (std::nothrow) {{ p }}_event_st();
+  if (!*event) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  (*event)->device = device;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_destroy({{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  delete event;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_record({{ p }}_event_t event, {{ p }}_stream_t stream) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!stream) stream = default_stream();
+  event->stream = stream;
+  event->target = stream->submitted.load();
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_query({{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!event->stream) return {{ NAME }}_OK;  // never recorded: complete, as in CUDA
+  return event->stream->completed.load() >= event->target ? {{ NAME }}_OK
+                                                          : {{ NAME }}_ERROR_NOT_READY;
+}
+
+{{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  while ({{ p }}_event_query(event) == {{ NAME }}_ERROR_NOT_READY) {
+    // SDK: block on the hardware event.
+  }
+  return {{ NAME }}_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,151 @@
+// conv2d and pool2d (NCHW) with their gradients.
+#include "kernel_helpers.h"
+#include "paddle/phi/kernels/conv_grad_kernel.h"
+#include "paddle/phi/kernels/conv_kernel.h"
+#include "paddle/phi/kernels/pool_grad_kernel.h"
+#include "paddle/phi/kernels/pool_kernel.h"
+
+namespace {{ p }}_kernels {
+namespace {
+
+void require_nchw(const std::string& data_format, const char* op) {
+  PADDLE_ENFORCE_EQ(data_format == "NCHW" || data_format == "AnyLayout", true,
+                    common::errors::Unimplemented("{{ device_type }}: %s supports NCHW only, got %s", op,
+                                                  data_format.c_str()));
+}
+
+// Leading (top/left) padding of one spatial axis. Paddle passes either
+// [h, w] or [top, bottom, left, right]; SAME derives it from the output size.
+template <typename Int>
+int64_t leading_pad(const std::vector<Int>& paddings, int axis, const std::string& algorithm,
+                    int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation) {
+  if (algorithm == "VALID") return 0;
+  if (algorithm == "SAME") {
+    const int64_t total = std::max<int64_t>((out - 1) * stride + (k - 1) * dilation + 1 - in, 0);
+    return total / 2;
+  }
+  if (paddings.size() == 4) return paddings[2 * axis];
+  return paddings.empty() ? 0 : paddings[axis];
+}
+
+{{ p }}_conv2d_params_t conv_params(const phi::DenseTensor& input, const phi::DenseTensor& filter,
+                                   const phi::DDim& out, const std::vector<int>& strides,
+                                   const std::vector<int>& paddings, const std::string& algorithm,
+                                   const std::vector<int>& dilations, int groups) {
+  {{ p }}_conv2d_params_t p;
+  p.batch = input.dims()[0];
+  p.in_channels = input.dims()[1];
+  p.in_h = input.dims()[2];
+  p.in_w = input.dims()[3];
+  p.out_channels = filter.dims()[0];
+  p.kernel_h = filter.dims()[2];
+  p.kernel_w = filter.dims()[3];
+  p.out_h = out[2];
+  p.out_w = out[3];
+  p.stride_h = strides[0];
+  p.stride_w = strides[1];
+  p.dilation_h = algorithm == "SAME" ? 1 : dilations[0];
+  p.dilation_w = algorithm == "SAME" ? 1 : dilations[1];
+  p.pad_top = leading_pad(paddings, 0, algorithm, p.in_h, p.out_h, p.kernel_h, p.stride_h, p.dilation_h);
+  p.pad_left = leading_pad(paddings, 1, algorithm, p.in_w, p.out_w, p.kernel_w, p.stride_w, p.dilation_w);
+  p.groups = groups < 1 ? 1 : groups;
+  return p;
+}
+
+{{ p }}_pool2d_params_t pool_params(const phi::DenseTensor& x, const phi::DDim& out,
+                                   const phi::IntArray& kernel_size, const std::vector<int64_t>& strides,
+                                   const std::vector<int64_t>& paddings, bool exclusive,
+                                   const std::string& pooling_type, bool global_pooling, bool adaptive,
+                                   const std::string& algorithm) {
+  {{ p }}_pool2d_params_t p;
+  const auto k = kernel_size.GetData();
+  p.batch = x.dims()[0];
+  p.channels = x.dims()[1];
+  p.in_h = x.dims()[2];
+  p.in_w = x.dims()[3];
+  p.out_h = out[2];
+  p.out_w = out[3];
+  p.is_max = pooling_type == "max";
+  p.exclusive = exclusive;
+  p.adaptive = adaptive;
+  if (global_pooling) {
+    p.kernel_h = p.in_h;
+    p.kernel_w = p.in_w;
+    p.stride_h = p.stride_w = 1;
+    p.pad_top = p.pad_left = 0;
+    p.adaptive = 0;
+    return p;
+  }
+  p.kernel_h = k[0];
+  p.kernel_w = k.size() > 1 ? k[1] : k[0];
+  p.stride_h = strides[0];
+  p.stride_w = strides.size() > 1 ? strides[1] : strides[0];
+  p.pad_top = leading_pad(paddings, 0, algorithm, p.in_h, p.out_h, p.kernel_h, p.stride_h, 1);
+  p.pad_left = leading_pad(paddings, 1, algorithm, p.in_w, p.out_w, p.kernel_w, p.stride_w, 1);
+  return p;
+}
+
+}  // namespace
+
+template <typename T, typename Context>
+void ConvKernel(const Context& ctx, const phi::DenseTensor& input, const phi::DenseTensor& filter,
+                const std::vector<int>& strides, const std::vector<int>& paddings,
+                const std::string& padding_algorithm, const std::vector<int>& dilations, int groups,
+                const std::string& data_format, phi::DenseTensor* out) {
+  require_nchw(data_format, "conv2d");
+  T* y = ctx.template Alloc<T>(out);
+  const auto p = conv_params(input, filter, out->dims(), strides, paddings, padding_algorithm, dilations, groups);
+  check({{ p }}_conv2d_forward(stream_of(ctx), &p, input.data<T>(), filter.data<T>(), y), "conv2d");
+}
+{{ NAME }}_CHECK_SIGNATURE(ConvKernel, phi::ConvKernel);
+
+template <typename T, typename Context>
+void ConvGradKernel(const Context& ctx, const phi::DenseTensor& input, const phi::DenseTensor& filter,
+                    const phi::DenseTensor& out_grad, const std::vector<int>& strides,
+                    const std::vector<int>& paddings, const std::string& padding_algorithm,
+                    const std::vector<int>& dilations, int groups, const std::string& data_format,
+                    phi::DenseTensor* input_grad, phi::DenseTensor* filter_grad) {
+  require_nchw(data_format, "conv2d_grad");
+  T* dx = input_grad ? ctx.template Alloc<T>(input_grad) : nullptr;
+  T* dw = filter_grad ? ctx.template Alloc<T>(filter_grad) : nullptr;
+  const auto p = conv_params(input, filter, out_grad.dims(), strides, paddings, padding_algorithm, dilations, groups);
+  check({{ p }}_conv2d_backward(stream_of(ctx), &p, input.data<T>(), filter.data<T>(), out_grad.data<T>(), dx, dw),
+        "conv2d_grad");
+}
+{{ NAME }}_CHECK_SIGNATURE(ConvGradKernel, phi::ConvGradKernel);
+
+template <typename T, typename Context>
+void Pool2dKernel(const Context& ctx, const phi::DenseTensor& x, const phi::IntArray& kernel_size,
+                  const std::vector<int64_t>& strides, const std::vector<int64_t>& paddings,
+                  bool ceil_mode, bool exclusive, const std::string& data_format,
+                  const std::string& pooling_type, bool global_pooling, bool adaptive,
+                  const std::string& padding_algorithm, phi::DenseTensor* out) {
+  require_nchw(data_format, "pool2d");
+  T* y = ctx.template Alloc<T>(out);
+  const auto p = pool_params(x, out->dims(), kernel_size, strides, paddings, exclusive, pooling_type,
+                             global_pooling, adaptive, padding_algorithm);
+  check({{ p }}_pool2d_forward(stream_of(ctx), &p, x.data<T>(), y), "pool2d");
+}
+{{ NAME }}_CHECK_SIGNATURE(Pool2dKernel, phi::Pool2dKernel);
+
+template <typename T, typename Context>
+void Pool2dGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out,
+                      const phi::DenseTensor& dout, const phi::IntArray& kernel_size,
+                      const std::vector<int64_t>& strides, const std::vector<int64_t>& paddings,
+                      bool ceil_mode, bool exclusive, const std::string& data_format,
+                      const std::string& pooling_type, bool global_pooling, bool adaptive,
+                      const std::string& padding_algorithm, phi::DenseTensor* dx) {
+  require_nchw(data_format, "pool2d_grad");
+  T* g = ctx.template Alloc<T>(dx);
+  const auto p = pool_params(x, out.dims(), kernel_size, strides, paddings, exclusive, pooling_type,
+                             global_pooling, adaptive, padding_algorithm);
+  check({{ p }}_pool2d_backward(stream_of(ctx), &p, x.data<T>(), out.data<T>(), dout.data<T>(), g), "pool2d_grad");
+}
+{{ NAME }}_CHECK_SIGNATURE(Pool2dGradKernel, phi::Pool2dGradKernel);
+
+}  // namespace {{ p }}_kernels
+
+PD_REGISTER_PLUGIN_KERNEL(conv2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvKernel, float) {}
+PD_REGISTER_PLUGIN_KERNEL(conv2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvGradKernel, float) {}
+PD_REGISTER_PLUGIN_KERNEL(pool2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dKernel, float) {}
+PD_REGISTER_PLUGIN_KERNEL(pool2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dGradKernel, float) {}

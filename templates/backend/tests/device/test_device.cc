@@ -1,0 +1,235 @@
+// Tests of the {{ NAME }} device library through its C API only: no Paddle,
+// so they also run on targets without a Paddle runtime (e.g. armhf).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "{{ p }}_device.h"
+
+namespace {
+
+int g_passed = 0, g_failed = 0;
+
+#define EXPECT(cond)                                                         \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      std::printf("  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
+      ok = false;                                                            \
+    }                                                                        \
+  } while (0)
+
+#define EXPECT_OK(expr) EXPECT((expr) == {{ NAME }}_OK)
+
+void run(const char* name, const std::function<bool()>& test) {
+  const bool ok = test();
+  std::printf("%s %s\n", ok ? "PASS" : "FAIL", name);
+  (ok ? g_passed : g_failed)++;
+}
+
+{{ p }}_shape_t shape(std::initializer_list<int64_t> dims) {
+  {{ p }}_shape_t s;
+  s.ndim = static_cast<int>(dims.size());
+  int i = 0;
+  for (int64_t d : dims) s.dims[i++] = d;
+  return s;
+}
+
+bool near(float a, float b, float tol = 1e-4f) { return std::fabs(a - b) <= tol * (1.f + std::fabs(b)); }
+
+bool memory_accounting() {
+  bool ok = true;
+  size_t total = 0, free0 = 0, free1 = 0, free2 = 0;
+  EXPECT_OK({{ p }}_mem_info(0, &total, &free0));
+  EXPECT(total > 0 && free0 <= total);
+  void* p = nullptr;
+  EXPECT_OK({{ p }}_malloc(0, &p, 1 << 20));
+  EXPECT_OK({{ p }}_mem_info(0, &total, &free1));
+  EXPECT(free0 - free1 >= (1u << 20));
+  EXPECT_OK({{ p }}_free(0, p));
+  EXPECT_OK({{ p }}_mem_info(0, &total, &free2));
+  EXPECT(free2 == free0);
+  EXPECT({{ p }}_free(0, p) == {{ NAME }}_ERROR_INVALID_VALUE);  // double free is refused
+  void* huge = nullptr;
+  EXPECT({{ p }}_malloc(0, &huge, total + 1) == {{ NAME }}_ERROR_OUT_OF_MEMORY);
+  EXPECT({{ p }}_malloc(7, &huge, 16) == {{ NAME }}_ERROR_INVALID_VALUE);  // no such device
+  return ok;
+}
+
+bool copies_round_trip() {
+  bool ok = true;
+  std::vector<float> host(1000), back(1000, 0.f);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) * 0.5f;
+  void *a = nullptr, *b = nullptr;
+  const size_t bytes = host.size() * sizeof(float);
+  EXPECT_OK({{ p }}_malloc(0, &a, bytes));
+  EXPECT_OK({{ p }}_malloc(0, &b, bytes));
+  EXPECT_OK({{ p }}_memcpy(a, host.data(), bytes, {{ NAME }}_COPY_HOST_TO_DEVICE));
+  EXPECT_OK({{ p }}_memcpy(b, a, bytes, {{ NAME }}_COPY_DEVICE_TO_DEVICE));
+  EXPECT_OK({{ p }}_memcpy(back.data(), b, bytes, {{ NAME }}_COPY_DEVICE_TO_HOST));
+  EXPECT(std::memcmp(host.data(), back.data(), bytes) == 0);
+  {{ p }}_stream_t s = nullptr;
+  EXPECT_OK({{ p }}_stream_create(0, &s));
+  std::fill(back.begin(), back.end(), 0.f);
+  EXPECT_OK({{ p }}_memset(0, b, 0, bytes));
+  EXPECT_OK({{ p }}_memcpy_async(s, b, a, bytes, {{ NAME }}_COPY_DEVICE_TO_DEVICE));
+  EXPECT_OK({{ p }}_memcpy_async(s, back.data(), b, bytes, {{ NAME }}_COPY_DEVICE_TO_HOST));
+  EXPECT_OK({{ p }}_stream_synchronize(s));
+  EXPECT(std::memcmp(host.data(), back.data(), bytes) == 0);
+  EXPECT_OK({{ p }}_stream_destroy(s));
+  EXPECT_OK({{ p }}_free(0, a));
+  EXPECT_OK({{ p }}_free(0, b));
+  return ok;
+}
+
+void append(void* data) {
+  auto* log = static_cast<std::vector<int>*>(data);
+  log->push_back(static_cast<int>(log->size()));
+}
+
+bool stream_and_event_order() {
+  bool ok = true;
+  {{ p }}_stream_t s1 = nullptr, s2 = nullptr;
+  {{ p }}_event_t e = nullptr;
+  EXPECT_OK({{ p }}_stream_create(0, &s1));
+  EXPECT_OK({{ p }}_stream_create(0, &s2));
+  EXPECT_OK({{ p }}_event_create(0, &e));
+  EXPECT_OK({{ p }}_event_query(e));  // never recorded: complete
+  std::vector<int> log;
+  for (int i = 0; i < 5; ++i) EXPECT_OK({{ p }}_launch_host_func(s1, append, &log));
+  EXPECT_OK({{ p }}_event_record(e, s1));
+  // s2 waits on e, so its work sees all of s1's work before it.
+  EXPECT_OK({{ p }}_stream_wait_event(s2, e));
+  size_t seen_by_s2 = 0;
+  auto observe = [](void* d) { *static_cast<size_t*>(d) = 1; };
+  EXPECT_OK({{ p }}_launch_host_func(s2, observe, &seen_by_s2));
+  EXPECT_OK({{ p }}_event_synchronize(e));
+  EXPECT_OK({{ p }}_event_query(e));
+  EXPECT(log.size() == 5);
+  for (size_t i = 0; i < log.size(); ++i) EXPECT(log[i] == static_cast<int>(i));  // submission order
+  EXPECT_OK({{ p }}_stream_synchronize(s2));
+  EXPECT(seen_by_s2 == 1);
+  EXPECT_OK({{ p }}_stream_query(s1));
+  EXPECT({{ p }}_event_record(nullptr, s1) == {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_OK({{ p }}_event_destroy(e));
+  EXPECT_OK({{ p }}_stream_destroy(s1));
+  EXPECT_OK({{ p }}_stream_destroy(s2));
+  return ok;
+}
+
+bool gemm_matches_naive() {
+  bool ok = true;
+  const int64_t m = 37, n = 29, k = 53;
+  std::vector<float> a(m * k), b(k * n), c(m * n), ref(m * n, 0.f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) ref[i * n + j] += a[i * k + p] * b[p * n + j];
+  EXPECT_OK({{ p }}_gemm(nullptr, 0, 0, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n));
+  for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], ref[i]));
+  // transposed operands: (A^T)^T (B^T)^T with A^T, B^T stored explicitly
+  std::vector<float> at(k * m), bt(n * k);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) at[p * m + i] = a[i * k + p];
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
+  EXPECT_OK({{ p }}_gemm(nullptr, 1, 1, m, n, k, 1.f, at.data(), m, bt.data(), k, 0.f, c.data(), n));
+  for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], ref[i]));
+  return ok;
+}
+
+bool conv2d_matches_naive() {
+  bool ok = true;
+  {{ p }}_conv2d_params_t p = {2, 4, 9, 8, 6, 0, 0, 3, 3, 2, 1, 1, 1, 1, 1, 2};
+  p.out_h = (p.in_h + 2 * p.pad_top - (p.kernel_h - 1) - 1) / p.stride_h + 1;
+  p.out_w = (p.in_w + 2 * p.pad_left - (p.kernel_w - 1) - 1) / p.stride_w + 1;
+  const int64_t cg = p.in_channels / p.groups, og = p.out_channels / p.groups;
+  std::vector<float> x(p.batch * p.in_channels * p.in_h * p.in_w), w(p.out_channels * cg * 9);
+  std::vector<float> y(p.batch * p.out_channels * p.out_h * p.out_w), ref(y.size(), 0.f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.3f * i);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.7f * i);
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t o = 0; o < p.out_channels; ++o)
+      for (int64_t oy = 0; oy < p.out_h; ++oy)
+        for (int64_t ox = 0; ox < p.out_w; ++ox) {
+          float acc = 0.f;
+          const int64_t g = o / og;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                const int64_t iy = oy * p.stride_h - p.pad_top + i, ix = ox * p.stride_w - p.pad_left + j;
+                if (iy < 0 || iy >= p.in_h || ix < 0 || ix >= p.in_w) continue;
+                acc += x[((n * p.in_channels + g * cg + c) * p.in_h + iy) * p.in_w + ix] *
+                       w[((o * cg + c) * 3 + i) * 3 + j];
+              }
+          ref[((n * p.out_channels + o) * p.out_h + oy) * p.out_w + ox] = acc;
+        }
+  EXPECT_OK({{ p }}_conv2d_forward(nullptr, &p, x.data(), w.data(), y.data()));
+  for (size_t i = 0; i < y.size(); ++i) EXPECT(near(y[i], ref[i]));
+  return ok;
+}
+
+bool broadcast_and_reduce() {
+  bool ok = true;
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y = {10, 20, 30}, out(6), back(3);
+  auto xs = shape({2, 3}), ys = shape({3}), os = shape({2, 3});
+  EXPECT_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, x.data(), &xs, y.data(), &ys, out.data(), &os));
+  const float expect[] = {11, 22, 33, 14, 25, 36};
+  for (int i = 0; i < 6; ++i) EXPECT(out[i] == expect[i]);
+  EXPECT_OK({{ p }}_sum_to_shape(nullptr, {{ NAME }}_FLOAT32, out.data(), &os, back.data(), &ys));
+  EXPECT(back[0] == 25 && back[1] == 47 && back[2] == 69);
+  std::vector<int64_t> a = {1, 2, 3}, b = {1, 1, 1}, c(3);
+  auto s3 = shape({3});
+  EXPECT_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_INT64, a.data(), &s3, b.data(), &s3, c.data(), &s3));
+  EXPECT(c[0] == 2 && c[1] == 3 && c[2] == 4);
+  auto bad = shape({4});
+  EXPECT({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, x.data(), &xs, y.data(), &bad, out.data(), &os) ==
+         {{ NAME }}_ERROR_INVALID_VALUE);
+  return ok;
+}
+
+bool softmax_cross_entropy() {
+  bool ok = true;
+  std::vector<float> logits = {1, 2, 3, 1, 1, 1}, sm(6), loss(2), grad(6), dloss = {1, 1};
+  std::vector<int64_t> labels = {2, 0};
+  EXPECT_OK({{ p }}_softmax_cross_entropy_forward(nullptr, logits.data(), labels.data(), 0, -100, sm.data(), loss.data(), 2, 3, 1));
+  EXPECT(near(sm[0] + sm[1] + sm[2], 1.f) && near(sm[3], 1.f / 3));
+  EXPECT(near(loss[0], -std::log(sm[2])) && near(loss[1], std::log(3.f)));
+  EXPECT_OK({{ p }}_softmax_cross_entropy_backward(nullptr, sm.data(), labels.data(), 0, -100, dloss.data(), grad.data(), 2, 3, 1));
+  EXPECT(near(grad[2], sm[2] - 1.f) && near(grad[0], sm[0]));
+  return ok;
+}
+
+bool random_is_deterministic() {
+  bool ok = true;
+  std::vector<float> a(10000), b(10000);
+  EXPECT_OK({{ p }}_random_uniform(nullptr, a.data(), 10000, -1.f, 1.f, 42));
+  EXPECT_OK({{ p }}_random_uniform(nullptr, b.data(), 10000, -1.f, 1.f, 42));
+  EXPECT(a == b);
+  double mean = 0;
+  for (float v : a) {
+    EXPECT(v >= -1.f && v <= 1.f);
+    mean += v;
+  }
+  EXPECT(std::fabs(mean / a.size()) < 0.05);
+  return ok;
+}
+
+}  // namespace
+
+int main() {
+  run("memory_accounting", memory_accounting);
+  run("copies_round_trip", copies_round_trip);
+  run("stream_and_event_order", stream_and_event_order);
+  run("gemm_matches_naive", gemm_matches_naive);
+  run("conv2d_matches_naive", conv2d_matches_naive);
+  run("broadcast_and_reduce", broadcast_and_reduce);
+  run("softmax_cross_entropy", softmax_cross_entropy);
+  run("random_is_deterministic", random_is_deterministic);
+  std::printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,73 @@
+"""Targets as data: one TOML file per target in recipes/.
+
+Adding a target is adding a file; no code branches on architecture names.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import DevkitError
+from .resources import resource_dir
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    triple: str
+    oci_platform: str
+    wheel_platform: str
+    elf_machine: str
+    paddle_version: str | None
+    toolchain_file: str = ""
+    aliases: tuple[str, ...] = ()
+    supports: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def has_paddle_runtime(self) -> bool:
+        return bool(self.supports.get("paddle_runtime")) and self.paddle_version is not None
+
+
+_REQUIRED = ("name", "triple", "oci_platform", "wheel_platform", "elf_machine")
+
+
+def _load(path: Path) -> Recipe:
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise DevkitError(f"recipe {path} is not valid TOML: {exc}", "fix the file's syntax") from None
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise DevkitError(f"recipe {path} lacks {', '.join(missing)}", "add the missing keys")
+    known = set(_REQUIRED) | {"paddle_version", "toolchain_file", "aliases", "supports"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise DevkitError(f"recipe {path} has unknown keys {', '.join(unknown)}", "remove or rename them")
+    return Recipe(
+        name=data["name"],
+        triple=data["triple"],
+        oci_platform=data["oci_platform"],
+        wheel_platform=data["wheel_platform"],
+        elf_machine=data["elf_machine"],
+        paddle_version=data.get("paddle_version") or None,
+        toolchain_file=data.get("toolchain_file", ""),
+        aliases=tuple(data.get("aliases", ())),
+        supports=dict(data.get("supports", {})),
+    )
+
+
+def all_recipes() -> list[Recipe]:
+    return [_load(p) for p in sorted(resource_dir("recipes").glob("*.toml"))]
+
+
+def find_recipe(arch: str) -> Recipe:
+    """The recipe whose name or alias is `arch` (case-insensitive)."""
+    wanted = arch.lower()
+    recipes = all_recipes()
+    for recipe in recipes:
+        if wanted == recipe.name.lower() or wanted in (a.lower() for a in recipe.aliases):
+            return recipe
+    names = ", ".join(sorted(n for r in recipes for n in (r.name, *r.aliases)))
+    raise DevkitError(f"unknown target architecture {arch!r}", f"use one of: {names}")
