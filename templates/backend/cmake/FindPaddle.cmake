@@ -26,7 +26,6 @@ if(NOT PADDLE_ROOT)
       "Install the wheel to build against (pip install paddlepaddle==<version>) or pass -DPADDLE_ROOT=<site-packages>/paddle.")
   endif()
 endif()
-set(PADDLE_ROOT "${PADDLE_ROOT}" CACHE PATH "The paddle package directory of a paddlepaddle wheel")
 
 set(PADDLE_INCLUDE_DIR "${PADDLE_ROOT}/include")
 if(NOT EXISTS "${PADDLE_INCLUDE_DIR}/paddle/phi/backends/device_ext.h")

@@ -30,7 +30,9 @@ inline void check_axis(const phi::DenseTensor& x, const phi::DenseTensor& y, int
                     common::errors::Unimplemented("{{ device_type }}: elementwise axis=%d is not supported", axis));
 }
 
-// grad = reduce `g` (shaped like out) to the shape of `target`
+// grad = reduce `g` (shaped like out) to the shape of `target`.
+// Paddle's grad ops run in place where they can (add_grad: out_grad -> x_grad),
+// so dx may be dout's buffer: every grad kernel below writes dx last.
 template <typename T>
 void reduce_to(const Context& ctx, const phi::DenseTensor& g, const phi::DenseTensor& target,
                phi::DenseTensor* grad) {
@@ -71,8 +73,8 @@ template <typename T, typename Context>
 void AddGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& y,
                    const phi::DenseTensor& dout, int axis, phi::DenseTensor* dx, phi::DenseTensor* dy) {
   check_axis(x, y, axis);
-  if (dx) reduce_to<T>(ctx, dout, x, dx);
   if (dy) reduce_to<T>(ctx, dout, y, dy);
+  if (dx) reduce_to<T>(ctx, dout, x, dx);  // last: dx may share dout's buffer
 }
 {{ NAME }}_CHECK_SIGNATURE(AddGradKernel, phi::AddGradKernel);
 
@@ -81,13 +83,13 @@ void SubtractGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi
                         const phi::DenseTensor& dout, int axis, phi::DenseTensor* dx,
                         phi::DenseTensor* dy) {
   check_axis(x, y, axis);
-  if (dx) reduce_to<T>(ctx, dout, x, dx);
   if (dy) {
     phi::DenseTensor neg = scratch<T>(ctx, dout.dims());
     check({{ p }}_scale(stream_of(ctx), dtype_of<T>(), dout.data(), neg.data(), dout.numel(), -1.0, 0.0, 1),
           "subtract_grad");
     reduce_to<T>(ctx, neg, y, dy);
   }
+  if (dx) reduce_to<T>(ctx, dout, x, dx);  // last: dx may share dout's buffer
 }
 {{ NAME }}_CHECK_SIGNATURE(SubtractGradKernel, phi::SubtractGradKernel);
 
@@ -96,8 +98,8 @@ void MultiplyGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi
                         const phi::DenseTensor& dout, int axis, phi::DenseTensor* dx,
                         phi::DenseTensor* dy) {
   check_axis(x, y, axis);
-  if (dx) reduce_to<T>(ctx, binary_tmp<T>(ctx, {{ NAME }}_BINARY_MUL, dout, y, dout.dims()), x, dx);
   if (dy) reduce_to<T>(ctx, binary_tmp<T>(ctx, {{ NAME }}_BINARY_MUL, dout, x, dout.dims()), y, dy);
+  if (dx) reduce_to<T>(ctx, binary_tmp<T>(ctx, {{ NAME }}_BINARY_MUL, dout, y, dout.dims()), x, dx);
 }
 {{ NAME }}_CHECK_SIGNATURE(MultiplyGradKernel, phi::MultiplyGradKernel);
 
@@ -107,7 +109,6 @@ void DivideGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
                       phi::DenseTensor* dx, phi::DenseTensor* dy) {
   check_axis(x, y, axis);
   // d(x/y)/dx = 1/y ; d(x/y)/dy = -out/y
-  if (dx) reduce_to<T>(ctx, binary_tmp<T>(ctx, {{ NAME }}_BINARY_DIV, dout, y, dout.dims()), x, dx);
   if (dy) {
     phi::DenseTensor t = binary_tmp<T>(ctx, {{ NAME }}_BINARY_MUL, dout, out, dout.dims());
     phi::DenseTensor q = binary_tmp<T>(ctx, {{ NAME }}_BINARY_DIV, t, y, dout.dims());
@@ -115,6 +116,7 @@ void DivideGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
           "divide_grad");
     reduce_to<T>(ctx, q, y, dy);
   }
+  if (dx) reduce_to<T>(ctx, binary_tmp<T>(ctx, {{ NAME }}_BINARY_DIV, dout, y, dout.dims()), x, dx);
 }
 {{ NAME }}_CHECK_SIGNATURE(DivideGradKernel, phi::DivideGradKernel);
 

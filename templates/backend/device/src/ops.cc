@@ -401,7 +401,7 @@ extern "C" {
 {{ p }}_status_t {{ p }}_reduce({{ p }}_stream_t s, {{ p }}_reduce_op_t op, {{ p }}_dtype_t dtype,
                          const void* x, const {{ p }}_shape_t* x_shape,
                          const int* reduce_mask, void* out) {
-  if (!x_shape || !reduce_mask) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!x_shape || (!reduce_mask && x_shape->ndim > 0)) return {{ NAME }}_ERROR_INVALID_VALUE;
   // Output strides in x's index space: 0 on reduced axes.
   std::vector<int64_t> out_strides(x_shape->ndim, 0), zero(x_shape->ndim, 0), x_strides(x_shape->ndim, 0);
   int64_t stride = 1, out_numel = 1, group = 1;

@@ -1,0 +1,65 @@
+"""Checks on built artifacts before devkit reports them as built."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+from packaging.requirements import Requirement
+from packaging.utils import parse_wheel_filename
+
+from .errors import DevkitError
+from .recipes import Recipe
+
+
+def elf_machine(data: bytes) -> str:
+    return ELFFile(io.BytesIO(data))["e_machine"]
+
+
+def check_elf(path: Path, recipe: Recipe) -> None:
+    machine = elf_machine(path.read_bytes())
+    if machine != recipe.elf_machine:
+        raise DevkitError(
+            f"{path.name} is built for {machine}, not {recipe.elf_machine} ({recipe.name})",
+            f"build with the {recipe.name} toolchain (devkit build --arch {recipe.name})",
+        )
+
+
+def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict[str, object]:
+    """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
+    name, version, _, tags = parse_wheel_filename(wheel.name)
+    tag_strings = sorted(str(t) for t in tags)
+    expected_tag = f"py3-none-{recipe.wheel_platform}"
+    if expected_tag not in tag_strings:
+        raise DevkitError(
+            f"{wheel.name} has tags {', '.join(tag_strings)}, expected {expected_tag}",
+            "keep wheel.py-api = \"py3\" in the project's pyproject.toml and build for the right target",
+        )
+    with zipfile.ZipFile(wheel) as zf:
+        libs = [n for n in zf.namelist() if n.startswith("paddle_custom_device/") and n.endswith(".so")]
+        if not libs:
+            raise DevkitError(
+                f"{wheel.name} contains no paddle_custom_device/*.so, so Paddle would load nothing",
+                "install the plugin target to paddle_custom_device in CMakeLists.txt",
+            )
+        for lib in libs:
+            machine = elf_machine(zf.read(lib))
+            if machine != recipe.elf_machine:
+                raise DevkitError(
+                    f"{lib} in {wheel.name} is built for {machine}, not {recipe.elf_machine}",
+                    f"rebuild with devkit build --arch {recipe.name}",
+                )
+        meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = Parser().parsestr(zf.read(meta_name).decode())
+    pins = [Requirement(r) for r in metadata.get_all("Requires-Dist") or []]
+    paddle_pins = [r for r in pins if r.name == "paddlepaddle"]
+    if not paddle_pins or str(paddle_pins[0].specifier) != f"=={paddle_version}":
+        found = ", ".join(str(r) for r in paddle_pins) or "none"
+        raise DevkitError(
+            f"{wheel.name} requires paddlepaddle {found}, expected =={paddle_version}",
+            "keep the paddle_pin dynamic-metadata provider in the project's pyproject.toml",
+        )
+    return {"name": str(name), "version": str(version), "tag": expected_tag, "libraries": libs}

@@ -1,0 +1,409 @@
+"""Checks of an installed Paddle device plugin, run inside a fresh environment.
+
+This file is executed by `devkit verify` with the verify environment's Python
+(paddlepaddle + the plugin wheel and nothing else), so it imports only Paddle,
+NumPy and the standard library. It writes a JSON report; devkit renders it.
+
+    python plugin_checks.py --device stpu --data data.npz --steps 200 --out report.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+# Every check runs with CPU fallback off: an op without a device kernel must fail
+# loudly instead of silently running on the host.
+os.environ["FLAGS_enable_api_kernel_fallback"] = "0"
+os.environ.setdefault("GLOG_minloglevel", "2")
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+import paddle.nn as nn  # noqa: E402
+import paddle.nn.functional as F  # noqa: E402
+
+FORWARD_TOL = {"rtol": 1e-4, "atol": 1e-5}
+BACKWARD_TOL = {"rtol": 1e-3, "atol": 1e-4}
+# MNIST acceptance: stated here and copied into the report.
+MNIST_CRITERIA = {
+    "min_loss_drop_fraction": 0.5,     # mean of the last 10 losses <= half the first 10
+    "min_heldout_accuracy": 0.85,
+    "max_curve_abs_diff": 0.05,        # per-step |loss_device - loss_cpu|
+}
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------- registration
+
+def check_registration(device: str) -> dict:
+    types = paddle.device.get_all_custom_device_type() or []
+    return {
+        "name": "registration",
+        "passed": device in types,
+        "detail": f"custom device types: {types}",
+        "custom_device_types": types,
+    }
+
+
+def check_tensor(device: str) -> dict:
+    paddle.set_device(device)
+    x_int = paddle.to_tensor([1, 2, 3], dtype="int64")
+    x_float = paddle.to_tensor([0.5, -1.25, 3.0], dtype="float32")
+    int_sum = (x_int + x_int).numpy()
+    float_sum = (x_float + x_float).numpy()
+    place = str(x_int.place)
+    expected_place = f"Place({device}:0)"
+    passed = (
+        place == expected_place
+        and str((x_int + x_int).place) == expected_place
+        and int_sum.dtype == np.int64
+        and int_sum.tolist() == [2, 4, 6]
+        and np.array_equal(float_sum, np.array([1.0, -2.5, 6.0], dtype=np.float32))
+    )
+    return {
+        "name": "tensor",
+        "passed": bool(passed),
+        "detail": f"place {place}; int64 x+x = {int_sum.tolist()}; float32 x+x = {float_sum.tolist()}",
+    }
+
+
+def registered_kernels(device: str) -> list[str]:
+    from paddle.base import core
+
+    kernels = core._get_all_register_op_kernels("phi")
+    marker = f"Place({device}"
+    return sorted(name for name, keys in kernels.items() if any(marker in k for k in keys))
+
+
+# ------------------------------------------------------------- ops vs CPU
+
+def _rng(seed: int) -> np.random.RandomState:
+    return np.random.RandomState(seed)
+
+
+def _run(fn, arrays: dict, device: str, grad: bool):
+    """Forward (and backward with a fixed upstream gradient) on one place."""
+    paddle.set_device(device)
+    tensors = {}
+    for key, arr in arrays.items():
+        t = paddle.to_tensor(arr)
+        if grad and arr.dtype == np.float32:
+            t.stop_gradient = False
+        tensors[key] = t
+    out = fn(**tensors)
+    result = {"out": out.numpy()}
+    if grad:
+        upstream = paddle.to_tensor(_rng(7).uniform(-1, 1, out.shape).astype(out.numpy().dtype))
+        (out * upstream).sum().backward()
+        for key, t in tensors.items():
+            if not t.stop_gradient:
+                result[f"d_{key}"] = t.grad.numpy()
+    return result
+
+
+def op_cases() -> list[tuple[str, list[str], object, dict, bool]]:
+    """(case, kernels exercised, function, inputs, check gradients)."""
+    r = _rng(0)
+
+    def u(*shape, lo=-1.0, hi=1.0):
+        return r.uniform(lo, hi, shape).astype(np.float32)
+
+    return [
+        ("add", ["add", "add_grad"], lambda x, y: x + y, {"x": u(4, 5), "y": u(4, 5)}, True),
+        ("add broadcast [2,3,4]+[4]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(2, 3, 4), "y": u(4)}, True),
+        ("add broadcast [3,1]+[1,5]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(3, 1), "y": u(1, 5)}, True),
+        ("add int64", ["add"], lambda x, y: x + y,
+         {"x": r.randint(-50, 50, (6,)).astype(np.int64), "y": r.randint(-50, 50, (6,)).astype(np.int64)}, False),
+        ("subtract broadcast", ["subtract", "subtract_grad"], lambda x, y: x - y, {"x": u(4, 5), "y": u(5)}, True),
+        ("multiply broadcast", ["multiply", "multiply_grad"], lambda x, y: x * y, {"x": u(2, 3, 4), "y": u(3, 1)}, True),
+        ("divide", ["divide", "divide_grad"], lambda x, y: x / y, {"x": u(4, 5), "y": u(4, 5, lo=0.5, hi=2.0)}, True),
+        ("relu", ["relu", "relu_grad"], lambda x: F.relu(x), {"x": u(8, 16)}, True),
+        ("matmul", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y), {"x": u(8, 16), "y": u(16, 4)}, True),
+        ("matmul transpose_y", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y, transpose_y=True),
+         {"x": u(8, 16), "y": u(4, 16)}, True),
+        ("matmul batched broadcast", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y),
+         {"x": u(2, 3, 4), "y": u(4, 5)}, True),
+        ("linear", ["matmul", "add", "matmul_grad", "add_grad"], lambda x, w, b: F.linear(x, w, b),
+         {"x": u(8, 20), "w": u(20, 6), "b": u(6)}, True),
+        ("conv2d pad 2", ["conv2d", "conv2d_grad"], lambda x, w: F.conv2d(x, w, padding=2),
+         {"x": u(2, 1, 12, 12), "w": u(6, 1, 5, 5)}, True),
+        ("conv2d stride 2 groups 2", ["conv2d", "conv2d_grad"], lambda x, w: F.conv2d(x, w, stride=2, groups=2),
+         {"x": u(2, 4, 9, 9), "w": u(6, 2, 3, 3)}, True),
+        ("max_pool2d 2x2", ["pool2d", "pool2d_grad"], lambda x: F.max_pool2d(x, 2, 2), {"x": u(2, 3, 8, 8)}, True),
+        ("avg_pool2d 3x3 pad 1", ["pool2d", "pool2d_grad"], lambda x: F.avg_pool2d(x, 3, 1, padding=1),
+         {"x": u(2, 3, 7, 7)}, True),
+        ("softmax", ["softmax", "softmax_grad"], lambda x: F.softmax(x, axis=-1), {"x": u(4, 10)}, True),
+        ("cross_entropy", ["cross_entropy_with_softmax", "cross_entropy_with_softmax_grad"],
+         lambda x, label: F.cross_entropy(x, label, reduction="none"),
+         {"x": u(8, 10), "label": r.randint(0, 10, (8, 1)).astype(np.int64)}, True),
+        ("mean (all)", ["mean_all", "mean_all_grad"], lambda x: paddle.mean(x), {"x": u(4, 5)}, True),
+        ("mean axis 1", ["mean", "mean_grad"], lambda x: paddle.mean(x, axis=1), {"x": u(4, 5)}, True),
+        ("sum axis 0", ["sum", "sum_grad"], lambda x: paddle.sum(x, axis=0), {"x": u(4, 5)}, True),
+        ("reshape", ["reshape", "reshape_grad"], lambda x: paddle.reshape(x, [6, 4]), {"x": u(2, 3, 4)}, True),
+        ("flatten", ["flatten", "flatten_grad"], lambda x: paddle.flatten(x, 1), {"x": u(2, 3, 4, 5)}, True),
+        ("scale", ["scale"], lambda x: paddle.scale(x, 2.0, 1.0), {"x": u(3, 4)}, False),
+        ("cast float32->int64", ["cast"], lambda x: paddle.cast(x * 10, "int64"), {"x": u(3, 4)}, False),
+        ("argmax", ["argmax"], lambda x: paddle.argmax(x, axis=1), {"x": u(8, 10)}, False),
+        ("topk", ["topk"], lambda x: paddle.topk(x, 3, axis=1)[0], {"x": u(8, 10)}, False),
+        ("accuracy", ["topk", "accuracy"],
+         lambda x, label: paddle.metric.accuracy(x, label, k=2),
+         {"x": u(16, 10), "label": r.randint(0, 10, (16, 1)).astype(np.int64)}, False),
+        ("full", ["full"], lambda x: paddle.full([3, 4], 2.5, dtype="float32") + x * 0, {"x": u(3, 4)}, False),
+    ]
+
+
+def _compare(a: np.ndarray, b: np.ndarray, tol: dict) -> tuple[bool, float]:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False, float("inf")
+    if a.size == 0:
+        return True, 0.0
+    diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+    return bool(np.allclose(a, b, **tol)), diff
+
+
+def check_ops(device: str) -> dict:
+    results = []
+    for case, kernels, fn, inputs, grad in op_cases():
+        try:
+            dev = _run(fn, inputs, device, grad)
+            cpu = _run(fn, inputs, "cpu", grad)
+            entry = {"case": case, "kernels": kernels, "passed": True, "max_abs_diff": {}}
+            for key in cpu:
+                ok, diff = _compare(dev[key], cpu[key], FORWARD_TOL if key == "out" else BACKWARD_TOL)
+                entry["max_abs_diff"][key] = diff
+                entry["passed"] &= ok
+        except Exception as exc:  # a missing kernel raises here: report it by name
+            entry = {"case": case, "kernels": kernels, "passed": False, "error": _first_line(exc)}
+        log(f"  op {case}: {'pass' if entry['passed'] else 'FAIL'}")
+        results.append(entry)
+    results.append(check_optimizers(device))
+    results.append(check_random(device))
+    failed = [r["case"] for r in results if not r["passed"]]
+    return {
+        "name": "ops",
+        "passed": not failed,
+        "detail": f"{len(results) - len(failed)}/{len(results)} cases match Paddle CPU"
+        + (f"; failing: {', '.join(failed)}" if failed else ""),
+        "tolerance": {"forward": FORWARD_TOL, "backward": BACKWARD_TOL},
+        "cases": results,
+    }
+
+
+def check_optimizers(device: str) -> dict:
+    """Three SGD and three Adam steps on the same parameters and gradients."""
+    r = _rng(3)
+    w0 = r.uniform(-1, 1, (6, 4)).astype(np.float32)
+    grads = [r.uniform(-1, 1, (6, 4)).astype(np.float32) for _ in range(3)]
+    entry = {"case": "sgd / adam updates", "kernels": ["sgd", "adam"], "passed": True, "max_abs_diff": {}}
+    try:
+        for opt_name in ("SGD", "Adam"):
+            finals = {}
+            for place in (device, "cpu"):
+                paddle.set_device(place)
+                w = paddle.create_parameter([6, 4], "float32")
+                w.set_value(w0)
+                opt = getattr(paddle.optimizer, opt_name)(learning_rate=0.1, parameters=[w])
+                for g in grads:
+                    (w * paddle.to_tensor(g)).sum().backward()
+                    opt.step()
+                    opt.clear_grad()
+                finals[place] = w.numpy()
+            ok, diff = _compare(finals[device], finals["cpu"], FORWARD_TOL)
+            entry["max_abs_diff"][opt_name.lower()] = diff
+            entry["passed"] &= ok
+    except Exception as exc:
+        entry.update(passed=False, error=_first_line(exc))
+    log(f"  op sgd/adam: {'pass' if entry['passed'] else 'FAIL'}")
+    return entry
+
+
+def check_random(device: str) -> dict:
+    """uniform/gaussian cannot match CPU bit for bit: check their statistics."""
+    paddle.set_device(device)
+    entry = {"case": "uniform / gaussian statistics", "kernels": ["uniform", "gaussian"], "passed": True}
+    try:
+        u = paddle.uniform([20000], min=-2.0, max=2.0).numpy()
+        g = paddle.normal(1.0, 2.0, [20000]).numpy()
+        stats = {
+            "uniform_min": float(u.min()), "uniform_max": float(u.max()), "uniform_mean": float(u.mean()),
+            "gaussian_mean": float(g.mean()), "gaussian_std": float(g.std()),
+        }
+        entry["stats"] = stats
+        entry["passed"] = bool(
+            u.min() >= -2.0 and u.max() <= 2.0 and abs(u.mean()) < 0.05
+            and abs(g.mean() - 1.0) < 0.1 and abs(g.std() - 2.0) < 0.1
+        )
+    except Exception as exc:
+        entry.update(passed=False, error=_first_line(exc))
+    log(f"  op uniform/gaussian: {'pass' if entry['passed'] else 'FAIL'}")
+    return entry
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("C++ Traceback", "-----", "0 ", "1 ", "2 ")) and "Error" in line:
+            return line[:400]
+    return (text.splitlines() or [type(exc).__name__])[0][:400]
+
+
+# --------------------------------------------------------------------- MNIST
+
+class LeNet(nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2D(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2D(6, 16, 5)
+        self.pool = nn.MaxPool2D(2, 2)
+        self.fc1 = nn.Linear(400, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = self.pool(F.relu(self.conv2(x)))
+        x = paddle.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+def initial_state(model: nn.Layer, seed: int) -> dict:
+    """Identical initial weights for both places (fan-in uniform), from NumPy."""
+    r = _rng(seed)
+    state = {}
+    for name, p in model.state_dict().items():
+        shape = list(p.shape)
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
+        bound = 1.0 / np.sqrt(fan_in)
+        if name.endswith("weight") and len(shape) == 2:  # paddle Linear weight is [in, out]
+            bound = 1.0 / np.sqrt(shape[0])
+        state[name] = r.uniform(-bound, bound, shape).astype(np.float32)
+    return state
+
+
+def train(place: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+    paddle.set_device(place)
+    model = LeNet()
+    model.set_state_dict({k: paddle.to_tensor(v) for k, v in initial_state(model, seed).items()})
+    opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+    x_train, y_train = data["x_train"], data["y_train"]
+    order = _rng(seed).permutation(len(x_train))
+    losses = []
+    start = time.perf_counter()
+    for step in range(steps):
+        idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
+        x = paddle.to_tensor(x_train[idx])
+        y = paddle.to_tensor(y_train[idx])
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+        if step % 50 == 0 or step == steps - 1:
+            log(f"  mnist {place} step {step}: loss {losses[-1]:.4f}")
+    train_seconds = time.perf_counter() - start
+    model.eval()
+    correct = 0
+    x_test, y_test = data["x_test"], data["y_test"]
+    with paddle.no_grad():
+        for i in range(0, len(x_test), 256):
+            logits = model(paddle.to_tensor(x_test[i:i + 256]))
+            label = paddle.to_tensor(y_test[i:i + 256])
+            acc = paddle.metric.accuracy(logits, label)  # topk + accuracy kernels on the place
+            correct += float(acc) * len(label)
+    return {
+        "losses": losses,
+        "heldout_accuracy": correct / len(x_test),
+        "train_seconds": train_seconds,
+    }
+
+
+def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+    try:
+        dev = train(device, data, steps, batch, seed)
+        cpu = train("cpu", data, steps, batch, seed)
+    except Exception as exc:
+        return {"name": "mnist", "passed": False, "detail": _first_line(exc),
+                "traceback": traceback.format_exc()[-3000:]}
+    window = max(1, min(10, steps // 4))
+    first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
+    drop = 1.0 - last / first if first > 0 else 0.0
+    curve_diff = float(np.max(np.abs(np.array(dev["losses"]) - np.array(cpu["losses"]))))
+    c = MNIST_CRITERIA
+    passed = (
+        drop >= c["min_loss_drop_fraction"]
+        and dev["heldout_accuracy"] >= c["min_heldout_accuracy"]
+        and curve_diff <= c["max_curve_abs_diff"]
+    )
+    return {
+        "name": "mnist",
+        "passed": bool(passed),
+        "detail": (
+            f"loss {first:.3f} -> {last:.3f} (drop {drop:.0%}), held-out accuracy "
+            f"{dev['heldout_accuracy']:.3f} (cpu {cpu['heldout_accuracy']:.3f}), "
+            f"max |loss diff vs cpu| {curve_diff:.2e}"
+        ),
+        "criteria": c,
+        "dataset": data["source"],
+        "steps": steps,
+        "batch_size": batch,
+        "seed": seed,
+        "loss_drop_fraction": drop,
+        "max_curve_abs_diff": curve_diff,
+        "device": dev,
+        "cpu": cpu,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--device", help="expected device type; default: the only registered one")
+    parser.add_argument("--data", required=True, help=".npz with x_train, y_train, x_test, y_test, source")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+
+    paddle.seed(args.seed)
+    types = paddle.device.get_all_custom_device_type() or []
+    device = args.device or (types[0] if len(types) == 1 else "")
+    report = {
+        "paddle_version": paddle.__version__,
+        "device": device,
+        "fallback_flag": paddle.get_flags(["FLAGS_enable_api_kernel_fallback"]),
+        "checks": [],
+    }
+    if not device:
+        report["checks"].append({"name": "registration", "passed": False,
+                                 "detail": f"cannot tell the plugin's device type; registered: {types}"})
+    else:
+        log("check registration")
+        report["checks"].append(check_registration(device))
+        if report["checks"][-1]["passed"]:
+            report["registered_kernels"] = registered_kernels(device)
+            log("check tensor")
+            report["checks"].append(check_tensor(device))
+            log("check ops vs cpu")
+            report["checks"].append(check_ops(device))
+            log(f"check mnist ({args.steps} steps)")
+            with np.load(args.data) as npz:
+                data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
+                data["source"] = str(npz["source"])
+            report["checks"].append(check_mnist(device, data, args.steps, args.batch_size, args.seed))
+    report["passed"] = all(c["passed"] for c in report["checks"])
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=2, default=float)
+    log("all checks passed" if report["passed"] else "some checks failed")
+    return 0  # the report, not the exit code, carries pass/fail
+
+
+if __name__ == "__main__":
+    sys.exit(main())

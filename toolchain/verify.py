@@ -1,0 +1,139 @@
+"""`devkit verify`: install a plugin wheel next to the reference Paddle in a fresh
+environment and check it: registration, tensors, ops vs Paddle CPU, MNIST."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from email.parser import Parser
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+from .datasets import load_dataset
+from .envs import cache_root, create_env
+from .errors import DevkitError
+from .project import Project
+from .recipes import Recipe
+from .runner import Runner, Step
+
+SUPPORTED_MODELS = ("mnist",)
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    recipe: Recipe
+    model: str = "mnist"
+    steps: int = 200
+    data_dir: Path | None = None
+    device_type: str | None = None
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    report: dict
+    report_path: Path
+    plot_path: Path | None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.report.get("passed"))
+
+
+def find_wheel(project: Project, recipe: Recipe) -> Path:
+    wheels = sorted(project.dist_dir.glob(f"{project.wheel_prefix}*-py3-none-{recipe.wheel_platform}.whl"),
+                    key=lambda p: p.stat().st_mtime)
+    if not wheels:
+        raise DevkitError(
+            f"no {recipe.name} wheel in {project.dist_dir}",
+            f"run `devkit build {project.root} --arch {recipe.name}` first, or pass --wheel",
+        )
+    return wheels[-1]
+
+
+def pinned_paddle(wheel: Path) -> str:
+    with zipfile.ZipFile(wheel) as zf:
+        meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = Parser().parsestr(zf.read(meta).decode())
+    for req in map(Requirement, metadata.get_all("Requires-Dist") or []):
+        if req.name == "paddlepaddle" and str(req.specifier).startswith("=="):
+            return str(req.specifier)[2:]
+    raise DevkitError(
+        f"{wheel.name} does not pin paddlepaddle==<version>",
+        "rebuild it with `devkit build` (the plugin must name the Paddle it was compiled against)",
+    )
+
+
+def run_verify(wheel: Path, options: VerifyOptions, runner: Runner, report_dir: Path) -> VerifyResult:
+    if options.model not in SUPPORTED_MODELS:
+        raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(SUPPORTED_MODELS)}")
+    if options.steps < 20:
+        raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
+    if not wheel.is_file():
+        raise DevkitError(f"wheel {wheel} does not exist", "pass the path of a built plugin wheel")
+    paddle_version = pinned_paddle(wheel)
+    dataset = load_dataset(options.data_dir)
+    start = time.monotonic()
+    report_dir.mkdir(parents=True, exist_ok=True)
+    log = report_dir / "verify.log"
+    log.write_text("")
+    work_root = cache_root() / "verify"
+    work_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="env-", dir=work_root) as tmp:
+        work = Path(tmp)
+        env = create_env(
+            runner, work / "venv", [f"paddlepaddle=={paddle_version}", str(wheel)],
+            f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})", log,
+        )
+        data_file = work / "data.npz"
+        dataset.save(data_file)
+        script = Path(__file__).parent / "checks" / "plugin_checks.py"
+        raw_report = work / "report.json"
+        argv = [str(env.python), str(script), "--data", str(data_file), "--steps", str(options.steps),
+                "--out", str(raw_report)]
+        if options.device_type:
+            argv += ["--device", options.device_type]
+        runner.run(Step(title=f"checks on the device ({options.steps} MNIST steps)", argv=argv, log=log, cwd=work,
+                        # Paddle must find the plugin where pip put it, not in a leftover CUSTOM_DEVICE_ROOT.
+                        env={"FLAGS_enable_api_kernel_fallback": "0", "CUSTOM_DEVICE_ROOT": None}))
+        report = json.loads(raw_report.read_text())
+    report.update(
+        wheel=str(wheel), arch=options.recipe.name, model=options.model, seconds=round(time.monotonic() - start, 1),
+        log=str(log),
+    )
+    report_path = report_dir / "report.json"
+    tmp_report = report_dir / ".report.json.partial"
+    tmp_report.write_text(json.dumps(report, indent=2))
+    tmp_report.replace(report_path)
+    plot = plot_losses(report, report_dir / f"{options.model}-loss.png")
+    return VerifyResult(report=report, report_path=report_path, plot_path=plot)
+
+
+def plot_losses(report: dict, path: Path) -> Path | None:
+    mnist = next((c for c in report.get("checks", []) if c.get("name") == "mnist" and "device" in c), None)
+    if mnist is None:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    ax.plot(mnist["cpu"]["losses"], label="Paddle CPU", linewidth=2.5, alpha=0.6)
+    ax.plot(mnist["device"]["losses"], label=f"{report['device']}:0", linewidth=1.0)
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy loss")
+    ax.set_title(f"LeNet on {report['device']}:0 vs CPU — max |diff| {mnist['max_curve_abs_diff']:.1e}, "
+                 f"held-out acc {mnist['device']['heldout_accuracy']:.3f}", fontsize=9)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = path.with_name("." + path.name + ".partial.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    shutil.move(tmp, path)
+    return path
