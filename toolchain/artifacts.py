@@ -57,9 +57,9 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
     pins = [Requirement(r) for r in metadata.get_all("Requires-Dist") or []]
     paddle_pins = [r for r in pins if r.name == "paddlepaddle"]
     if not paddle_pins or str(paddle_pins[0].specifier) != f"=={paddle_version}":
-        found = ", ".join(str(r) for r in paddle_pins) or "none"
+        found = ", ".join(str(r) for r in paddle_pins) or "no paddlepaddle"
         raise DevkitError(
-            f"{wheel.name} requires paddlepaddle {found}, expected =={paddle_version}",
+            f"{wheel.name} requires {found}, expected paddlepaddle=={paddle_version}",
             "keep the paddle_pin dynamic-metadata provider in the project's pyproject.toml",
         )
     return {"name": str(name), "version": str(version), "tag": expected_tag, "libraries": libs}

@@ -75,11 +75,12 @@ def check_tensor(device: str) -> dict:
 
 
 def registered_kernels(device: str) -> list[str]:
+    """phi kernels the plugin registered for `device` (keys read "(stpu, layout, dtype)")."""
     from paddle.base import core
 
-    kernels = core._get_all_register_op_kernels("phi")
-    marker = f"Place({device}"
-    return sorted(name for name, keys in kernels.items() if any(marker in k for k in keys))
+    kernels = core._get_registered_phi_kernels("function")
+    prefix = f"({device},"
+    return sorted(name for name, keys in kernels.items() if any(k.startswith(prefix) for k in keys))
 
 
 # ------------------------------------------------------------- ops vs CPU
@@ -148,6 +149,16 @@ def op_cases() -> list[tuple[str, list[str], object, dict, bool]]:
         ("sum axis 0", ["sum", "sum_grad"], lambda x: paddle.sum(x, axis=0), {"x": u(4, 5)}, True),
         ("reshape", ["reshape", "reshape_grad"], lambda x: paddle.reshape(x, [6, 4]), {"x": u(2, 3, 4)}, True),
         ("flatten", ["flatten", "flatten_grad"], lambda x: paddle.flatten(x, 1), {"x": u(2, 3, 4, 5)}, True),
+        ("sigmoid", ["sigmoid", "sigmoid_grad"], lambda x: F.sigmoid(x), {"x": u(5, 6)}, True),
+        ("tanh", ["tanh", "tanh_grad"], lambda x: paddle.tanh(x), {"x": u(5, 6)}, True),
+        ("exp", ["exp", "exp_grad"], lambda x: paddle.exp(x), {"x": u(5, 6)}, True),
+        ("sqrt", ["sqrt", "sqrt_grad"], lambda x: paddle.sqrt(x), {"x": u(5, 6, lo=0.1, hi=2.0)}, True),
+        ("compare", ["equal", "not_equal", "less_than", "greater_than"],
+         lambda x, y: ((x == y).astype("int64") + 2 * (x != y).astype("int64") + 4 * (x < y).astype("int64")
+          + 8 * (x > y).astype("int64")),
+         {"x": r.randint(0, 3, (4, 5)).astype(np.int64), "y": r.randint(0, 3, (4, 5)).astype(np.int64)}, False),
+        ("full_like / assign", ["full_like", "assign"], lambda x: paddle.full_like(x, 3.0) + paddle.assign(x),
+         {"x": u(3, 4)}, False),
         ("scale", ["scale"], lambda x: paddle.scale(x, 2.0, 1.0), {"x": u(3, 4)}, False),
         ("cast float32->int64", ["cast"], lambda x: paddle.cast(x * 10, "int64"), {"x": u(3, 4)}, False),
         ("argmax", ["argmax"], lambda x: paddle.argmax(x, axis=1), {"x": u(8, 10)}, False),
@@ -168,7 +179,7 @@ def _compare(a: np.ndarray, b: np.ndarray, tol: dict) -> tuple[bool, float]:
     return bool(np.allclose(a, b, **tol)), diff
 
 
-def check_ops(device: str) -> dict:
+def check_ops(device: str, registered: list[str]) -> dict:
     results = []
     for case, kernels, fn, inputs, grad in op_cases():
         try:
@@ -186,11 +197,16 @@ def check_ops(device: str) -> dict:
     results.append(check_optimizers(device))
     results.append(check_random(device))
     failed = [r["case"] for r in results if not r["passed"]]
+    covered = {k for r in results for k in r["kernels"]}
+    uncovered = sorted(set(registered) - covered)
     return {
         "name": "ops",
         "passed": not failed,
-        "detail": f"{len(results) - len(failed)}/{len(results)} cases match Paddle CPU"
-        + (f"; failing: {', '.join(failed)}" if failed else ""),
+        "detail": f"{len(results) - len(failed)}/{len(results)} cases match Paddle CPU, covering "
+        f"{len(covered & set(registered))}/{len(registered)} registered kernels"
+        + (f"; failing: {', '.join(failed)}" if failed else "")
+        + (f"; not exercised: {', '.join(uncovered)}" if uncovered else ""),
+        "uncovered_kernels": uncovered,
         "tolerance": {"forward": FORWARD_TOL, "backward": BACKWARD_TOL},
         "cases": results,
     }
@@ -392,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
             log("check tensor")
             report["checks"].append(check_tensor(device))
             log("check ops vs cpu")
-            report["checks"].append(check_ops(device))
+            report["checks"].append(check_ops(device, report["registered_kernels"]))
             log(f"check mnist ({args.steps} steps)")
             with np.load(args.data) as npz:
                 data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}

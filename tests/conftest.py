@@ -1,0 +1,30 @@
+"""Shared fixtures. End-to-end tests render, compile, install and train for real;
+they share one rendered and built STPU project per test session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the installed devkit CLI as a user would."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "devkit", *args], cwd=cwd, capture_output=True, text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"devkit {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="session")
+def built_project(tmp_path_factory) -> Path:
+    project = tmp_path_factory.mktemp("e2e") / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    devkit("build", str(project), "--json")
+    return project

@@ -1,0 +1,81 @@
+"""The CLI's contract: one-line errors with a fix, non-zero exit, --json, --version."""
+
+import json
+
+import pytest
+
+from conftest import devkit
+
+
+def test_version():
+    proc = devkit("--version")
+    assert proc.stdout.strip().startswith("devkit ")
+
+
+@pytest.mark.parametrize("command", ["new-backend", "build", "verify"])
+def test_help_on_every_command(command):
+    assert "Usage" in devkit(command, "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["new-backend", "int"], "C/C++ keyword"),
+        (["new-backend", "9abc"], "must start with a letter"),
+        (["new-backend", ""], "is empty"),
+        (["new-backend", "gpu"], "already used by Paddle"),
+        (["new-backend", "X" * 40], "more than 32"),
+    ],
+)
+def test_bad_names_fail_with_one_line(tmp_path, args, message):
+    proc = devkit(*args, "--out", str(tmp_path / "out"), check=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0] and "Fix:" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_existing_output_dir_needs_force(tmp_path):
+    out = tmp_path / "STPU"
+    out.mkdir()
+    (out / "keep").write_text("1")
+    proc = devkit("new-backend", "STPU", "--out", str(out), check=False)
+    assert proc.returncode == 1 and "--force" in proc.stderr
+    assert (out / "keep").exists()
+    devkit("new-backend", "STPU", "--out", str(out), "--force")
+    assert not (out / "keep").exists()
+
+
+def test_new_backend_json(tmp_path):
+    proc = devkit("new-backend", "STPU", "--out", str(tmp_path / "p"), "--json")
+    summary = json.loads(proc.stdout)
+    assert summary["device_type"] == "stpu" and "CMakeLists.txt" in summary["files"]
+
+
+def test_build_rejects_non_project(tmp_path):
+    proc = devkit("build", str(tmp_path), check=False)
+    assert proc.returncode == 1 and "not a backend project" in proc.stderr
+
+
+def test_build_rejects_unknown_arch(tmp_path):
+    devkit("new-backend", "STPU", "--out", str(tmp_path / "p"))
+    proc = devkit("build", str(tmp_path / "p"), "--arch", "sparc", check=False)
+    assert proc.returncode == 1 and "unknown target architecture 'sparc'" in proc.stderr
+
+
+def test_build_rejects_bad_paddle_version(tmp_path):
+    devkit("new-backend", "STPU", "--out", str(tmp_path / "p"))
+    proc = devkit("build", str(tmp_path / "p"), "--paddle-version", "latest", check=False)
+    assert proc.returncode == 1 and "is not a version" in proc.stderr
+
+
+def test_verify_without_wheel_says_build_first(tmp_path):
+    devkit("new-backend", "STPU", "--out", str(tmp_path / "p"))
+    proc = devkit("verify", str(tmp_path / "p"), check=False)
+    assert proc.returncode == 1 and "devkit build" in proc.stderr
+
+
+def test_debug_shows_traceback(tmp_path):
+    proc = devkit("--debug", "new-backend", "int", "--out", str(tmp_path / "o"), check=False)
+    assert proc.returncode == 1 and "Traceback" in proc.stderr

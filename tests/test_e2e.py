@@ -1,0 +1,118 @@
+"""End to end, for real: render STPU, compile it against the paddlepaddle wheel,
+install it in a fresh environment and train on stpu:0 with CPU fallback off."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import devkit
+from devkit.envs import cache_root
+
+pytestmark = pytest.mark.e2e
+
+
+def build_env_bin() -> Path:
+    return next((cache_root() / "buildenv").glob("paddle-3.3.1-*")) / "bin"
+
+
+def test_build_produces_pinned_wheel(built_project):
+    wheels = list((built_project / "dist").glob("*.whl"))
+    assert [w.name for w in wheels] == ["paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl"]
+    with zipfile.ZipFile(wheels[0]) as zf:
+        names = zf.namelist()
+        meta = zf.read(next(n for n in names if n.endswith("METADATA"))).decode()
+    assert "paddle_custom_device/libpaddle-custom-stpu.so" in names
+    assert "Requires-Dist: paddlepaddle==3.3.1" in meta
+
+
+def test_second_build_compiles_nothing(built_project):
+    summary = json.loads(devkit("build", str(built_project), "--json").stdout)
+    assert summary["compiled_files"] == 0
+    assert Path(summary["wheel"]).is_file()
+
+
+def test_plugin_links_paddle_core_libraries(built_project):
+    lib = next(built_project.glob("build/*/libpaddle-custom-stpu.so"))
+    needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
+    assert "libphi_core.so" in needed and "libcommon.so" in needed
+
+
+def test_verify_passes_with_no_fallback(built_project):
+    proc = devkit("verify", str(built_project), "--json")
+    summary = json.loads(proc.stdout)
+    assert summary["passed"], proc.stderr
+    assert [c["name"] for c in summary["checks"]] == ["registration", "tensor", "ops", "mnist"]
+    report = json.loads(Path(summary["report"]).read_text())
+    assert report["fallback_flag"] == {"FLAGS_enable_api_kernel_fallback": False}
+    assert Path(summary["plot"]).stat().st_size > 10_000  # a real PNG
+    mnist = report["checks"][3]
+    assert mnist["device"]["heldout_accuracy"] >= 0.85 and "scikit-learn" in mnist["dataset"]
+    assert {"conv2d_grad", "adam", "cross_entropy_with_softmax_grad", "pool2d_grad"} <= set(report["registered_kernels"])
+    assert report["checks"][2]["uncovered_kernels"] == []  # every plugin kernel was compared with CPU
+
+
+def test_stale_kernel_signature_fails_the_build_and_leaves_no_wheel(tmp_path):
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    (project / "dist").mkdir()
+    (project / "dist" / "paddle_custom_stpu-0.0.9-py3-none-linux_x86_64.whl").write_text("stale")
+    src = project / "kernels" / "shape_kernels.cc"
+    # The pre-3.x reshape_grad had no `x` input: exactly the stale signature vendors ship.
+    old = src.read_text().replace(
+        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out_grad,",
+        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& out_grad,",
+    ).replace("  x_grad->Resize(x.dims());\n  copy_tensor(ctx, out_grad, x_grad);\n}\nSTPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel",
+              "  copy_tensor(ctx, out_grad, x_grad);\n}\nSTPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel")
+    assert old != src.read_text()
+    src.write_text(old)
+    proc = devkit("build", str(project), check=False)
+    assert proc.returncode == 1
+    assert "ReshapeGradKernel does not match phi::ReshapeGradKernel" in proc.stderr
+    assert "full log:" in proc.stderr.splitlines()[-1]
+    assert list((project / "dist").glob("*.whl")) == []
+
+
+def test_configure_names_missing_paddle(tmp_path):
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    fake_root = tmp_path / "paddle"
+    fake_root.mkdir()
+    proc = subprocess.run(
+        [str(build_env_bin() / "cmake"), "-S", str(project), "-B", str(tmp_path / "b"), f"-DPADDLE_ROOT={fake_root}"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode != 0
+    assert "Paddle's C++ headers are missing" in proc.stderr
+
+
+def test_generated_project_tests_pass(built_project, tmp_path):
+    """The vendor's own tests: device library C++ tests, then pytest on the installed plugin."""
+    bindir = build_env_bin()
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    build = tmp_path / "device-build"
+    subprocess.run(["cmake", "-S", str(built_project), "-B", str(build), "-G", "Ninja", "-DWITH_PADDLE=OFF"],
+                   check=True, env=env, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, env=env, capture_output=True)
+    ctest = subprocess.run(["ctest", "--test-dir", str(build), "--output-on-failure"], env=env,
+                           capture_output=True, text=True)
+    assert ctest.returncode == 0, ctest.stdout
+    device_test = subprocess.run([str(build / "test_stpu_device")], capture_output=True, text=True)
+    assert "8 passed, 0 failed" in device_test.stdout
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    wheel = next((built_project / "dist").glob("*.whl"))
+    subprocess.run([str(venv / "bin/pip"), "install", "-q", "--disable-pip-version-check", str(wheel), "pytest"],
+                   check=True, capture_output=True)
+    py = subprocess.run([str(venv / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/python"],
+                        cwd=built_project, capture_output=True, text=True,
+                        env={k: v for k, v in os.environ.items() if k != "CUSTOM_DEVICE_ROOT"})
+    assert py.returncode == 0, py.stdout[-3000:]
+    assert " passed" in py.stdout and "failed" not in py.stdout

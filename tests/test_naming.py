@@ -1,0 +1,52 @@
+import re
+
+import pytest
+
+from devkit.errors import DevkitError
+from devkit.naming import parse_backend_name
+
+
+def test_default_device_type_is_lower_case_name():
+    b = parse_backend_name("STPU")
+    assert (b.name, b.device_type, b.upper, b.project_name) == ("STPU", "stpu", "STPU", "paddle-custom-stpu")
+
+
+def test_explicit_device_type():
+    assert parse_backend_name("MyChip", "my_chip").device_type == "my_chip"
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("", "is empty"),
+        ("9tpu", "must start with a letter"),
+        ("st-pu", "must start with a letter"),
+        ("_x", "must start with a letter"),
+        ("A" * 33, "more than 32"),
+        ("int", "C/C++ keyword"),
+        ("Class", "C/C++ keyword"),
+        ("cpu", "already used by Paddle"),
+        ("GPU", "already used by Paddle"),
+        ("custom_cpu", "already used by Paddle"),
+        ("xpu", "already used by Paddle"),
+    ],
+)
+def test_rejected_names(name, message):
+    with pytest.raises(DevkitError, match=re.escape(message)) as info:
+        parse_backend_name(name)
+    assert "Fix:" in info.value.one_line() and "\n" not in info.value.one_line()
+
+
+def test_longest_allowed_name():
+    assert parse_backend_name("A" * 32).device_type == "a" * 32
+
+
+def test_device_type_must_be_lower_case():
+    with pytest.raises(DevkitError, match="lower case"):
+        parse_backend_name("STPU", "Stpu")
+
+
+def test_invalid_device_type_names_the_flag():
+    with pytest.raises(DevkitError, match="already used by Paddle") as info:
+        parse_backend_name("STPU", "ipu")
+    assert "--device-type" in info.value.one_line()

@@ -1,0 +1,84 @@
+import re
+import time
+
+import pytest
+
+from devkit.errors import DevkitError
+from devkit.naming import parse_backend_name
+from devkit.render import render_backend
+
+EXPECTED = [
+    "CMakeLists.txt", "pyproject.toml", "README.md", "compile.sh", "cmake/FindPaddle.cmake",
+    "build_support/paddle_pin.py", "device/include/npu9_device.h", "device/src/device.cc", "device/src/ops.cc",
+    "runtime/runtime.cc", "kernels/kernel_helpers.h", "kernels/conv_pool_kernels.cc",
+    "tests/device/test_device.cc", "tests/python/test_ops.py", "tests/python/test_mnist.py",
+]
+
+
+def test_renders_complete_project(tmp_path):
+    out = tmp_path / "NPU9"
+    result = render_backend(parse_backend_name("NPU9"), out)
+    for rel in EXPECTED:
+        assert (out / rel).is_file(), rel
+    assert set(EXPECTED) <= set(result.files)
+    text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    assert "{{" not in text and "{%" not in text  # nothing left unrendered
+    assert 'params->device_type = const_cast<char*>("npu9")' in (out / "runtime/runtime.cc").read_text()
+    assert re.search(r'^device-type = "npu9"$', (out / "pyproject.toml").read_text(), re.M)
+    assert (out / "compile.sh").stat().st_mode & 0o111
+
+
+def test_every_kernel_has_a_signature_check(tmp_path):
+    out = tmp_path / "STPU"
+    render_backend(parse_backend_name("STPU"), out)
+    for src in (out / "kernels").glob("*.cc"):
+        text = src.read_text()
+        defined = set(re.findall(r"^void (\w+Kernel)\(", text, re.M))
+        checked = set(re.findall(r"STPU_CHECK_SIGNATURE(?:_ANY_DTYPE)?\((\w+Kernel),", text))
+        assert defined <= checked, f"{src.name}: unchecked {defined - checked}"
+
+
+def test_rendering_is_fast(tmp_path):
+    start = time.monotonic()
+    render_backend(parse_backend_name("STPU"), tmp_path / "STPU")
+    assert time.monotonic() - start < 1.0  # the issue's "well under a second"
+
+
+def test_existing_non_empty_dir_is_refused_and_kept(tmp_path):
+    out = tmp_path / "STPU"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    with pytest.raises(DevkitError, match="already exists") as info:
+        render_backend(parse_backend_name("STPU"), out)
+    assert "--force" in info.value.one_line()
+    assert (out / "mine.txt").read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["STPU"]  # no staging left behind
+
+
+def test_force_replaces(tmp_path):
+    out = tmp_path / "STPU"
+    out.mkdir()
+    (out / "old.txt").write_text("x")
+    render_backend(parse_backend_name("STPU"), out, force=True)
+    assert not (out / "old.txt").exists() and (out / "CMakeLists.txt").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["STPU"]
+
+
+def test_failed_render_leaves_nothing(tmp_path, monkeypatch):
+    """A failure half-way (disk full) leaves neither the output nor a staging dir."""
+    import pathlib
+
+    real_write = pathlib.Path.write_text
+    calls = {"n": 0}
+
+    def failing_write(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError("No space left on device")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "write_text", failing_write)
+    with pytest.raises(OSError):
+        render_backend(parse_backend_name("STPU"), tmp_path / "STPU")
+    assert calls["n"] == 5
+    assert list(tmp_path.iterdir()) == []
