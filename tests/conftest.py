@@ -26,5 +26,5 @@ def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproces
 def built_project(tmp_path_factory) -> Path:
     project = tmp_path_factory.mktemp("e2e") / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
-    devkit("build", str(project), "--json")
+    devkit("build", str(project), "--runner", "host", "--json")
     return project

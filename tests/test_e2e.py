@@ -19,7 +19,8 @@ pytestmark = pytest.mark.e2e
 
 
 def build_env_bin() -> Path:
-    return next((cache_root() / "buildenv").glob("paddle-3.3.1-*")) / "bin"
+    """The host build's tools env (cmake, ninja, paddlepaddle 3.3.1)."""
+    return next((cache_root() / "host" / "envs").glob("host-*-paddle-3.3.1")) / "bin"
 
 
 def test_build_produces_pinned_wheel(built_project):
@@ -33,7 +34,7 @@ def test_build_produces_pinned_wheel(built_project):
 
 
 def test_second_build_compiles_nothing(built_project):
-    summary = json.loads(devkit("build", str(built_project), "--json").stdout)
+    summary = json.loads(devkit("build", str(built_project), "--runner", "host", "--json").stdout)
     assert summary["compiled_files"] == 0
     assert Path(summary["wheel"]).is_file()
 
@@ -45,7 +46,7 @@ def test_plugin_links_paddle_core_libraries(built_project):
 
 
 def test_verify_passes_with_no_fallback(built_project):
-    proc = devkit("verify", str(built_project), "--json")
+    proc = devkit("verify", str(built_project), "--runner", "host", "--json")
     summary = json.loads(proc.stdout)
     assert summary["passed"], proc.stderr
     assert [c["name"] for c in summary["checks"]] == ["registration", "tensor", "ops", "mnist"]
@@ -72,7 +73,7 @@ def test_stale_kernel_signature_fails_the_build_and_leaves_no_wheel(tmp_path):
               "  copy_tensor(ctx, out_grad, x_grad);\n}\nSTPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel")
     assert old != src.read_text()
     src.write_text(old)
-    proc = devkit("build", str(project), check=False)
+    proc = devkit("build", str(project), "--runner", "host", check=False)
     assert proc.returncode == 1
     assert "ReshapeGradKernel does not match phi::ReshapeGradKernel" in proc.stderr
     assert "full log:" in proc.stderr.splitlines()[-1]

@@ -19,12 +19,12 @@ def elf_machine(data: bytes) -> str:
     return ELFFile(io.BytesIO(data))["e_machine"]
 
 
-def check_elf(path: Path, recipe: Recipe) -> None:
-    machine = elf_machine(path.read_bytes())
+def check_elf_bytes(data: bytes, what: str, recipe: Recipe) -> None:
+    machine = elf_machine(data)
     if machine != recipe.elf_machine:
         raise DevkitError(
-            f"{path.name} is built for {machine}, not {recipe.elf_machine} ({recipe.name})",
-            f"build with the {recipe.name} toolchain (devkit build --arch {recipe.name})",
+            f"{what} is built for {machine}, not {recipe.elf_machine} ({recipe.name})",
+            f"rebuild with devkit build --arch {recipe.name}",
         )
 
 
@@ -32,7 +32,7 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
     """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
     name, version, _, tags = parse_wheel_filename(wheel.name)
     tag_strings = sorted(str(t) for t in tags)
-    expected_tag = f"py3-none-{recipe.wheel_platform}"
+    expected_tag = recipe.wheel_tag
     if expected_tag not in tag_strings:
         raise DevkitError(
             f"{wheel.name} has tags {', '.join(tag_strings)}, expected {expected_tag}",
@@ -46,12 +46,7 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
                 "install the plugin target to paddle_custom_device in CMakeLists.txt",
             )
         for lib in libs:
-            machine = elf_machine(zf.read(lib))
-            if machine != recipe.elf_machine:
-                raise DevkitError(
-                    f"{lib} in {wheel.name} is built for {machine}, not {recipe.elf_machine}",
-                    f"rebuild with devkit build --arch {recipe.name}",
-                )
+            check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
         meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = Parser().parsestr(zf.read(meta_name).decode())
     pins = [Requirement(r) for r in metadata.get_all("Requires-Dist") or []]

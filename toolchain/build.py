@@ -1,11 +1,15 @@
-"""`devkit build`: compile a backend project into a plugin wheel."""
+"""`devkit build`: compile a backend project for one target.
+
+The same payload (payload/build_plugin.py) runs on the host or in the builder
+container; this module decides what to build, runs it through a Runner, checks
+the artifact and publishes it to PROJECT/dist/.
+"""
 
 from __future__ import annotations
 
-import os
-import platform
 import re
 import shutil
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -13,113 +17,131 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from .artifacts import check_plugin_wheel
-from .envs import build_env
+from .artifacts import check_elf_bytes, check_plugin_wheel
+from .console import err
 from .errors import DevkitError
 from .fsutil import publish_file
 from .project import Project
 from .recipes import Recipe
+from .resources import resource_dir
 from .runner import Runner, Step
-
-# The host's architecture, as recipes spell it in their names or aliases.
-HOST_MACHINE = platform.machine()
+from .runners import BuildPlace, build_place
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
+PAYLOAD = Path(__file__).parent / "payload" / "build_plugin.py"
 
 
 @dataclass(frozen=True)
 class BuildOptions:
     recipe: Recipe
-    paddle_version: str
+    paddle_version: str | None   # None: the target has no Paddle runtime (device library only)
     clean: bool = False
+    runner: str = "auto"
 
 
 @dataclass(frozen=True)
 class BuildResult:
-    wheel: Path
+    artifact: Path
+    kind: str   # "wheel" or "device-bundle"
     arch: str
-    paddle_version: str
+    paddle_version: str | None
     seconds: float
     compiled_files: int
     log: Path
-    tag: str
+    runner: str
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "wheel": str(self.wheel),
-            "arch": self.arch,
-            "paddle_version": self.paddle_version,
-            "seconds": round(self.seconds, 2),
-            "compiled_files": self.compiled_files,
-            "tag": self.tag,
-            "log": str(self.log),
+            "artifact": str(self.artifact), "kind": self.kind, "arch": self.arch,
+            "paddle_version": self.paddle_version, "seconds": round(self.seconds, 2),
+            "compiled_files": self.compiled_files, "log": str(self.log), "runner": self.runner,
+            **({"wheel": str(self.artifact)} if self.kind == "wheel" else {}),
         }
 
 
-def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str:
+def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
+    if not recipe.has_paddle_runtime:
+        if requested:
+            raise DevkitError(f"target {recipe.name} has no PaddlePaddle runtime, so --paddle-version does not apply",
+                              f"drop --paddle-version for --arch {recipe.name}")
+        return None
     version = requested or recipe.paddle_version
-    if not version:
-        raise DevkitError(
-            f"target {recipe.name} has no Paddle runtime to build a plugin wheel against",
-            "build the device library only for this target, or pick a target with paddle_version in its recipe",
-        )
     try:
-        Version(version)
+        Version(version or "")
     except InvalidVersion:
         raise DevkitError(f"--paddle-version {version!r} is not a version", "use e.g. --paddle-version 3.3.1") from None
     return version
 
 
-def check_native(recipe: Recipe) -> None:
-    names = {recipe.name.lower(), *(a.lower() for a in recipe.aliases)}
-    if HOST_MACHINE.lower() not in names:
-        raise DevkitError(
-            f"the host runner builds natively for {HOST_MACHINE}, not {recipe.name}",
-            f"use --arch {HOST_MACHINE}, or a container runner for cross builds",
-        )
+def bundle_name(project: Project, recipe: Recipe) -> str:
+    return f"{project.distribution}-device-{project.version}-{recipe.name}"
 
 
-def build_wheel(project: Project, options: BuildOptions, runner: Runner) -> BuildResult:
+def build(project: Project, options: BuildOptions) -> BuildResult:
     recipe = options.recipe
-    check_native(recipe)
     start = time.monotonic()
     log = project.log_dir / f"build-{recipe.name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
-    # A failed build must not leave an older wheel looking like its result.
-    for stale in project.dist_dir.glob(f"{project.wheel_prefix}*{recipe.wheel_platform}.whl"):
+    device_only = options.paddle_version is None
+    if device_only:
+        err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: building the {project.name} "
+                  f"device library and its tests (no plugin wheel)")
+    # A failed build must not leave an older artifact looking like its result.
+    for stale in project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"):
         stale.unlink()
+    for stale in project.dist_dir.glob(f"{bundle_name(project, recipe)}.tar.gz"):
+        stale.unlink()
+    build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}"
     if options.clean:
-        shutil.rmtree(project.root / "build" / f"py3-none-{recipe.wheel_platform}", ignore_errors=True)
+        shutil.rmtree(project.root / build_dir, ignore_errors=True)
 
-    env = build_env(runner, options.paddle_version, log)
-    with tempfile.TemporaryDirectory(prefix="devkit-wheel-") as tmp:
-        output = runner.run(
-            Step(
-                title=f"build {project.distribution} for {recipe.name} (paddle {options.paddle_version})",
-                argv=[
-                    str(env.python),
-                    "-c",
-                    "import sys; from scikit_build_core.build import build_wheel; print(build_wheel(sys.argv[1]))",
-                    tmp,
-                ],
-                cwd=project.root,
-                log=log,
-                env={"PADDLE_VERSION": options.paddle_version, "PATH": f"{env.bin}:{os.environ.get('PATH', '')}"},
-            )
-        )
-        wheels = list(Path(tmp).glob("*.whl"))
-        if len(wheels) != 1:
-            raise DevkitError(f"the build produced {len(wheels)} wheels, expected 1", "inspect the log", log=log)
-        info = check_plugin_wheel(wheels[0], recipe, options.paddle_version)
-        final = publish_file(wheels[0], project.dist_dir)
+    with tempfile.TemporaryDirectory(prefix="devkit-out-") as tmp:
+        out = Path(tmp)
+        place: BuildPlace = build_place(options.runner, recipe, project, out, log)
+        runner: Runner = place.runner
+        cross = not place.machine_recipe.matches(recipe.name)
+        argv = [
+            runner.python, runner.path(PAYLOAD),
+            "--project", runner.path(project.root), "--out", runner.path(out),
+            "--cache", runner.path(place.cache), "--env-key", runner.key,
+            "--build-dir", build_dir, "--target", recipe.name,
+            "--paddle-version", options.paddle_version or "",
+        ]
+        if cross or device_only:
+            argv += ["--toolchain-file", runner.path(resource_dir("images") / recipe.toolchain_file)]
+        if cross and not device_only:
+            argv += ["--paddle-platform", recipe.paddle_wheel_platform, "--wheel-tag", recipe.wheel_tag]
+        if device_only:
+            argv += ["--device-only", "--bundle-name", bundle_name(project, recipe)]
+        what = "device library" if device_only else f"plugin wheel (paddle {options.paddle_version})"
+        output = runner.run(Step(
+            title=f"build {project.name} {what} for {recipe.name}" + (" (cross)" if cross else ""),
+            argv=argv, log=log, cwd=Path(runner.path(project.root)),
+            env={"CCACHE_DIR": runner.path(place.cache / "ccache")},
+        ))
+        artifacts = [p for p in out.iterdir() if p.is_file()]
+        if len(artifacts) != 1:
+            raise DevkitError(f"the build produced {len(artifacts)} artifacts, expected 1", "inspect the log", log=log)
+        artifact = artifacts[0]
+        if device_only:
+            check_device_bundle(artifact, recipe)
+        else:
+            check_plugin_wheel(artifact, recipe, options.paddle_version or "")
+        final = publish_file(artifact, project.dist_dir)
     return BuildResult(
-        wheel=final,
-        arch=recipe.name,
-        paddle_version=options.paddle_version,
-        seconds=time.monotonic() - start,
-        compiled_files=len(_COMPILE_LINE.findall(output)),
-        log=log,
-        tag=str(info["tag"]),
+        artifact=final, kind="device-bundle" if device_only else "wheel", arch=recipe.name,
+        paddle_version=options.paddle_version, seconds=time.monotonic() - start,
+        compiled_files=len(_COMPILE_LINE.findall(output)), log=log, runner=runner.name,
     )
 
+
+def check_device_bundle(archive: Path, recipe: Recipe) -> None:
+    """Every binary in a device bundle is built for the target."""
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.isfile() and "/tests/" in m.name]
+        if not members:
+            raise DevkitError(f"{archive.name} holds no test binaries", "check the device library build log")
+        for member in members:
+            data = tar.extractfile(member).read()  # type: ignore[union-attr]
+            check_elf_bytes(data, f"{archive.name}:{member.name}", recipe)

@@ -14,15 +14,15 @@ import typer
 from rich.table import Table
 
 from . import __version__
-from .build import BuildOptions, build_wheel, resolve_paddle_version
+from .build import BuildOptions, build, bundle_name, resolve_paddle_version
 from .console import err
 from .errors import DevkitError
 from .naming import parse_backend_name
 from .project import load_project
 from .recipes import find_recipe
 from .render import render_backend
-from .runner import HostRunner, Runner
-from .verify import VerifyOptions, find_wheel, run_verify
+from .runners import host_recipe
+from .verify import VerifyOptions, find_wheel, run_device_tests, run_verify
 
 app = typer.Typer(
     help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
@@ -36,6 +36,7 @@ _state = {"debug": False}
 
 class RunnerChoice(str, Enum):
     auto = "auto"
+    docker = "docker"
     host = "host"
 
 
@@ -51,10 +52,6 @@ def main_options(
     debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
     _state["debug"] = debug
-
-
-def make_runner(choice: RunnerChoice) -> Runner:
-    return HostRunner()
 
 
 def emit_json(payload: dict) -> None:
@@ -86,26 +83,28 @@ def new_backend(
         err.print(f"  next: devkit build {result.out_dir}")
 
 
-@app.command()
-def build(
+@app.command("build")
+def build_command(
     project_dir: Annotated[Path, typer.Argument(help="The backend project (default: current directory).")] = Path("."),
-    arch: Annotated[str, typer.Option("--arch", help="Target architecture (a recipe name or alias).")] = "x86_64",
+    arch: Annotated[str, typer.Option("--arch", help="Target architecture (a recipe name or alias: x86_64, armv8, armhf, ...).")] = "x86_64",
     paddle_version: Annotated[Optional[str], typer.Option("--paddle-version", help="Paddle to build against (default: the recipe's pin).")] = None,
     clean: Annotated[bool, typer.Option("--clean", help="Discard the build tree first.")] = False,
-    runner: Annotated[RunnerChoice, typer.Option("--runner", help="Where to build.")] = RunnerChoice.auto,
+    runner: Annotated[RunnerChoice, typer.Option("--runner", help="auto: a container when an engine answers, else the host.")] = RunnerChoice.auto,
     as_json: JsonOpt = False,
 ) -> None:
-    """Build the plugin wheel into PROJECT_DIR/dist/."""
+    """Build the plugin wheel (or, for targets without Paddle, the device library bundle) into PROJECT_DIR/dist/."""
     project = load_project(project_dir)
     recipe = find_recipe(arch)
-    options = BuildOptions(recipe=recipe, paddle_version=resolve_paddle_version(recipe, paddle_version), clean=clean)
-    result = build_wheel(project, options, make_runner(runner))
+    options = BuildOptions(recipe=recipe, paddle_version=resolve_paddle_version(recipe, paddle_version), clean=clean,
+                           runner=runner.value)
+    result = build(project, options)
     if as_json:
         emit_json(result.as_dict())
     else:
         what = "nothing recompiled" if result.compiled_files == 0 else f"{result.compiled_files} files compiled"
-        err.print(f"[green]✓[/] built {result.wheel} ({result.tag}, paddlepaddle=={result.paddle_version}; "
-                  f"{what}; {result.seconds:.1f} s)")
+        pin = f", paddlepaddle=={result.paddle_version}" if result.paddle_version else ""
+        err.print(f"[green]✓[/] built {result.artifact} ({recipe.name}{pin}; {what}; {result.seconds:.1f} s on "
+                  f"{result.runner})")
 
 
 @app.command()
@@ -114,7 +113,7 @@ def verify(
     wheel: Annotated[Optional[Path], typer.Option("--wheel", help="Verify this wheel instead of a project's.")] = None,
     arch: Annotated[str, typer.Option("--arch", help="Target architecture.")] = "x86_64",
     model: Annotated[str, typer.Option("--model", help="Model to train on the device.")] = "mnist",
-    steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 200,
+    steps: Annotated[Optional[int], typer.Option("--steps", help="Training steps (default 200 native, 100 emulated).")] = None,
     data: Annotated[Optional[Path], typer.Option("--data", help="Directory with MNIST idx files.")] = None,
     report_dir: Annotated[Optional[Path], typer.Option("--report-dir", help="Where to write report.json and the plot.")] = None,
     runner: Annotated[RunnerChoice, typer.Option("--runner", help="Where to verify.")] = RunnerChoice.auto,
@@ -123,20 +122,32 @@ def verify(
     """Install the wheel beside the reference Paddle in a fresh env and check it on the device."""
     recipe = find_recipe(arch)
     device_type = None
+    project = None
     if wheel is None:
         project = load_project(project_dir or Path("."))
-        wheel = find_wheel(project, recipe)
         device_type = project.device_type
         report_dir = report_dir or project.root / "reports" / f"verify-{recipe.name}"
-    report_dir = report_dir or Path("devkit-report") / f"verify-{recipe.name}"
-    options = VerifyOptions(recipe=recipe, model=model, steps=steps, data_dir=data, device_type=device_type)
-    result = run_verify(wheel.resolve(), options, make_runner(runner), report_dir.resolve())
+    report_dir = (report_dir or Path("devkit-report") / f"verify-{recipe.name}").resolve()
+    native = host_recipe().matches(recipe.name)
+    options = VerifyOptions(recipe=recipe, model=model, steps=steps or (200 if native else 100), data_dir=data,
+                            device_type=device_type, runner=runner.value)
+    if not recipe.has_paddle_runtime:
+        if project is None:
+            raise DevkitError(f"{recipe.name} has no Paddle runtime; its device tests come from a project",
+                              f"pass the project directory: devkit verify PROJECT --arch {recipe.name}")
+        err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: running the device library's "
+                  f"tests on {recipe.name}")
+        result = run_device_tests(project.dist_dir / f"{bundle_name(project, recipe)}.tar.gz", options, report_dir)
+    else:
+        result = run_verify((wheel or find_wheel(project, recipe)).resolve(), options, report_dir)
     if as_json:
         emit_json({"passed": result.passed, "report": str(result.report_path),
                    "plot": str(result.plot_path) if result.plot_path else None,
                    "checks": [{k: c.get(k) for k in ("name", "passed", "detail")} for c in result.report["checks"]]})
     else:
-        table = Table(title=f"devkit verify — {result.report.get('device')}:0, paddle {result.report.get('paddle_version')}")
+        where = (f"{result.report['device']}:0, paddle {result.report['paddle_version']}" if result.report.get("device")
+                 else "device library tests")
+        table = Table(title=f"devkit verify — {recipe.name}: {where} ({result.report.get('runner')})")
         table.add_column("check")
         table.add_column("result")
         table.add_column("figures")
@@ -147,6 +158,95 @@ def verify(
     if not result.passed:
         failed = [c["name"] for c in result.report["checks"] if not c["passed"]]
         raise DevkitError(f"verification failed: {', '.join(failed)}", f"see {result.report_path}")
+
+
+images_app = typer.Typer(help="Builder and verify container images.", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+
+
+@images_app.command("bootstrap")
+def images_bootstrap(
+    arch: Annotated[str, typer.Option("--arch", help="Target whose Debian base to make.")] = "x86_64",
+    as_json: JsonOpt = False,
+) -> None:
+    """Make the Debian base image for ARCH offline (debootstrap + import with the right platform)."""
+    from .engine import Engine
+    from .envs import cache_root
+    from .images import bootstrap_base
+
+    recipe = find_recipe(arch)
+    start = time.monotonic()
+    info = bootstrap_base(Engine.connect(), recipe, cache_root() / "logs" / f"bootstrap-{recipe.name}.log")
+    if as_json:
+        emit_json({"image": info.tag, "platform": info.platform, "seconds": round(time.monotonic() - start, 1)})
+
+
+@images_app.command("build")
+def images_build(
+    arch: Annotated[Optional[list[str]], typer.Option("--arch", help="Targets whose verify image to build (repeatable).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build (or reuse) the builder image and the verify images of the given targets."""
+    from .engine import Engine
+    from .envs import cache_root
+    from .images import builder_spec, ensure_image, verify_spec
+
+    engine = Engine.connect()
+    log = cache_root() / "logs" / "images.log"
+    specs = [builder_spec(), *(verify_spec(find_recipe(a)) for a in (arch or ["x86_64", "aarch64", "armhf"]))]
+    tags = {spec.kind: ensure_image(engine, spec, log) for spec in specs}
+    if as_json:
+        emit_json(tags)
+    else:
+        for kind, tag in tags.items():
+            err.print(f"{kind}: {tag}")
+
+
+@images_app.command("list")
+def images_list(as_json: JsonOpt = False) -> None:
+    """List devkit's images."""
+    from .engine import Engine
+    from .images import list_images
+
+    infos = list_images(Engine.connect())
+    if as_json:
+        emit_json([{"tag": i.tag, "platform": i.platform, "size_mb": round(i.size_mb)} for i in infos])
+        return
+    table = Table("image", "platform", "size")
+    for i in infos:
+        table.add_row(i.tag, i.platform, f"{i.size_mb:.0f} MB")
+    err.print(table)
+
+
+@images_app.command("prune")
+def images_prune(as_json: JsonOpt = False) -> None:
+    """Remove devkit images that the current Dockerfiles no longer produce."""
+    from .engine import Engine
+    from .images import prune_images
+
+    removed = prune_images(Engine.connect())
+    if as_json:
+        emit_json({"removed": removed})
+    else:
+        err.print(f"removed {len(removed)} image(s)" + (": " + ", ".join(removed) if removed else ""))
+
+
+@app.command()
+def doctor(as_json: JsonOpt = False) -> None:
+    """Check the container engine, qemu/binfmt, disk space and cross compilers; print the fix for each gap."""
+    from .doctor import run_doctor
+
+    findings = run_doctor()
+    if as_json:
+        emit_json([f.as_dict() for f in findings])
+    else:
+        table = Table("check", "status", "detail", "fix")
+        for f in findings:
+            status = "[green]ok[/]" if f.ok else ("[red]missing[/]" if f.required else "[yellow]optional[/]")
+            table.add_row(f.name, status, f.detail, "" if f.ok else f.fix)
+        err.print(table)
+    if any(f.required and not f.ok for f in findings):
+        raise DevkitError("some required pieces are missing", "apply the fixes listed above")
 
 
 def main() -> None:

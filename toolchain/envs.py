@@ -1,22 +1,11 @@
-"""Python environments for building and verifying plugins.
-
-The build environment is cached per (Paddle version, Python version) under the
-devkit cache; a verify environment is created fresh every time.
-"""
+"""devkit's cache and the fresh Python environments verify creates."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from .runner import Runner, Step
-
-# Tools the generated project's build needs (its pyproject's build-system.requires).
-BUILD_TOOLS = ("scikit-build-core>=1.1,<2", "cmake>=3.18", "ninja")
 
 
 def cache_root() -> Path:
@@ -26,55 +15,15 @@ def cache_root() -> Path:
     return Path(root)
 
 
-@dataclass(frozen=True)
-class PythonEnv:
-    root: Path
-
-    @property
-    def python(self) -> Path:
-        return self.root / "bin" / "python"
-
-    @property
-    def bin(self) -> Path:
-        return self.root / "bin"
-
-
-def _pip_install(runner: Runner, env: PythonEnv, packages: list[str], title: str, log: Path) -> None:
-    runner.run(
-        Step(
-            title=title,
-            argv=[str(env.python), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *packages],
-            log=log,
-        )
-    )
-
-
-def create_env(runner: Runner, root: Path, packages: list[str], title: str, log: Path) -> PythonEnv:
-    runner.run(Step(title=f"{title}: create venv", argv=[sys.executable, "-m", "venv", str(root)], log=log))
-    env = PythonEnv(root)
-    _pip_install(runner, env, packages, f"{title}: install {' '.join(packages)}", log)
-    return env
-
-
-def build_env(runner: Runner, paddle_version: str, log: Path) -> PythonEnv:
-    """The cached build environment with paddlepaddle==paddle_version and the build tools."""
-    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    final = cache_root() / "buildenv" / f"paddle-{paddle_version}-{tag}"
-    marker = final / "devkit-env.json"
-    if marker.is_file():
-        return PythonEnv(final)
-    # Console scripts embed their path, so the env is built in place; the marker
-    # written last tells a complete env from an interrupted one, which is redone.
-    if final.exists():
-        shutil.rmtree(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    env = create_env(
-        runner,
-        final,
-        [f"paddlepaddle=={paddle_version}", *BUILD_TOOLS],
-        f"build environment (paddlepaddle {paddle_version})",
-        log,
-    )
-    marker.write_text(json.dumps({"paddle_version": paddle_version, "python": tag}))
-    return PythonEnv(final)
-
+def create_env(runner: Runner, root: Path, packages: list[str], title: str, log: Path) -> str:
+    """Create a venv at host path `root` (as the runner sees it), install `packages`
+    (requirements or paths as the runner sees them); return its python."""
+    venv = runner.path(root)
+    runner.run(Step(title=f"{title}: create venv", argv=[runner.python, "-m", "venv", venv], log=log))
+    python = f"{venv}/bin/python"
+    runner.run(Step(
+        title=f"{title}: install {' '.join(Path(p).name if '/' in p else p for p in packages)}",
+        argv=[python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *packages],
+        log=log,
+    ))
+    return python

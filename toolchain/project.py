@@ -13,6 +13,7 @@ from .errors import DevkitError
 class Project:
     root: Path
     distribution: str   # the wheel's project name, e.g. paddle-custom-stpu
+    version: str
     name: str           # backend name, e.g. STPU
     device_type: str    # e.g. stpu
 
@@ -50,6 +51,7 @@ def load_project(path: Path) -> Project:
     return Project(
         root=root,
         distribution=data["project"]["name"],
+        version=str(data["project"].get("version", "0")),
         name=devkit.get("name", devkit["device-type"].upper()),
         device_type=devkit["device-type"],
     )

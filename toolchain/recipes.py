@@ -20,7 +20,9 @@ class Recipe:
     oci_platform: str
     wheel_platform: str
     elf_machine: str
+    debian_arch: str
     paddle_version: str | None
+    paddle_wheel_platform: str = ""
     toolchain_file: str = ""
     aliases: tuple[str, ...] = ()
     supports: dict[str, bool] = field(default_factory=dict)
@@ -29,8 +31,16 @@ class Recipe:
     def has_paddle_runtime(self) -> bool:
         return bool(self.supports.get("paddle_runtime")) and self.paddle_version is not None
 
+    @property
+    def wheel_tag(self) -> str:
+        return f"py3-none-{self.wheel_platform}"
 
-_REQUIRED = ("name", "triple", "oci_platform", "wheel_platform", "elf_machine")
+    def matches(self, machine: str) -> bool:
+        """Whether `machine` (platform.machine() or an alias) names this target."""
+        return machine.lower() in {self.name.lower(), *(a.lower() for a in self.aliases)}
+
+
+_REQUIRED = ("name", "triple", "oci_platform", "wheel_platform", "elf_machine", "debian_arch")
 
 
 def _load(path: Path) -> Recipe:
@@ -41,7 +51,7 @@ def _load(path: Path) -> Recipe:
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise DevkitError(f"recipe {path} lacks {', '.join(missing)}", "add the missing keys")
-    known = set(_REQUIRED) | {"paddle_version", "toolchain_file", "aliases", "supports"}
+    known = set(_REQUIRED) | {"paddle_version", "paddle_wheel_platform", "toolchain_file", "aliases", "supports"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise DevkitError(f"recipe {path} has unknown keys {', '.join(unknown)}", "remove or rename them")
@@ -51,7 +61,9 @@ def _load(path: Path) -> Recipe:
         oci_platform=data["oci_platform"],
         wheel_platform=data["wheel_platform"],
         elf_machine=data["elf_machine"],
+        debian_arch=data["debian_arch"],
         paddle_version=data.get("paddle_version") or None,
+        paddle_wheel_platform=data.get("paddle_wheel_platform", ""),
         toolchain_file=data.get("toolchain_file", ""),
         aliases=tuple(data.get("aliases", ())),
         supports=dict(data.get("supports", {})),
@@ -64,10 +76,9 @@ def all_recipes() -> list[Recipe]:
 
 def find_recipe(arch: str) -> Recipe:
     """The recipe whose name or alias is `arch` (case-insensitive)."""
-    wanted = arch.lower()
     recipes = all_recipes()
     for recipe in recipes:
-        if wanted == recipe.name.lower() or wanted in (a.lower() for a in recipe.aliases):
+        if recipe.matches(arch):
             return recipe
     names = ", ".join(sorted(n for r in recipes for n in (r.name, *r.aliases)))
     raise DevkitError(f"unknown target architecture {arch!r}", f"use one of: {names}")

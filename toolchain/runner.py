@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,12 @@ class Step:
 
 class Runner(Protocol):
     name: str
+    key: str      # names state the runner keeps in the cache (e.g. its tool envs)
+    python: str   # interpreter that runs devkit's payload scripts there
+
+    def path(self, host: Path) -> str:
+        """Where a host path is visible to the step."""
+        ...
 
     def run(self, step: Step) -> str:
         """Run the step; return its output, or raise DevkitError with the failing lines."""
@@ -74,9 +81,14 @@ class HostRunner:
     """Runs steps as processes on this machine, output teed to the step's log."""
 
     name = "host"
+    key = "host"
+    python = sys.executable
 
     def __init__(self, fix_hint: str = "read the compiler lines above; fix the source and rebuild") -> None:
         self.fix_hint = fix_hint
+
+    def path(self, host: Path) -> str:
+        return str(host.resolve())
 
     def run(self, step: Step) -> str:
         step.log.parent.mkdir(parents=True, exist_ok=True)

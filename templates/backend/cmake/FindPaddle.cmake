@@ -64,7 +64,8 @@ endif()
 # PD_RegisterPhiKernel and the phi runtime live in libphi_core.so and
 # libcommon.so; linking only libpaddle.so leaves them undefined at load time.
 foreach(_lib phi_core common)
-  find_library(PADDLE_${_lib}_LIBRARY NAMES ${_lib} PATHS "${PADDLE_ROOT}/libs" NO_DEFAULT_PATH)
+  # NO_CMAKE_FIND_ROOT_PATH: PADDLE_ROOT is a host path even when cross-compiling.
+  find_library(PADDLE_${_lib}_LIBRARY NAMES ${_lib} PATHS "${PADDLE_ROOT}/libs" NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
   if(NOT PADDLE_${_lib}_LIBRARY)
     message(FATAL_ERROR
       "lib${_lib}.so not found in ${PADDLE_ROOT}/libs: the plugin's kernels need it. "

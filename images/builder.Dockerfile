@@ -1,0 +1,12 @@
+# devkit builder: compiles plugins natively for x86_64 and cross-compiles for
+# aarch64 and armhf with Debian's cross g++. BASE is debian:bookworm where a
+# registry is reachable, or the image `devkit images bootstrap` makes offline.
+ARG BASE=debian:bookworm
+FROM ${BASE}
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      g++ make ccache file ca-certificates python3 python3-venv python3-pip \
+      g++-aarch64-linux-gnu g++-arm-linux-gnueabihf \
+ && rm -rf /var/lib/apt/lists/*
+# CMake and Ninja come from PyPI into the build environment (newer than Debian's).
+ENV HOME=/tmp PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1

@@ -1,0 +1,143 @@
+"""Build one target of a backend project. Runs where the build runs: on the host
+or inside the devkit builder container, with only the standard library.
+
+  native:  a cached tools env with paddlepaddle==V, scikit-build-core, cmake, ninja;
+           the wheel is built against the installed Paddle.
+  cross:   the same tools env without Paddle; the target's paddlepaddle wheel is
+           downloaded (pip download --platform) and its headers and libraries
+           unpacked into the cache; CMake uses the recipe's toolchain file.
+  device:  no Paddle runtime exists for the target: the device library and its
+           tests are cross-built and packed into a .tar.gz.
+
+Prints progress lines; the last line is `ARTIFACT <path>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+BUILD_TOOLS = ["scikit-build-core>=1.1,<2", "cmake>=3.18", "ninja"]
+
+
+def run(argv: list[str], **kwargs) -> None:
+    print("$ " + " ".join(argv), flush=True)
+    subprocess.run(argv, check=True, **kwargs)
+
+
+def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
+    """A venv with the build tools (and the native Paddle), reused while its marker exists."""
+    root = cache / "envs" / f"{key}-py{sys.version_info.major}{sys.version_info.minor}-paddle-{paddle_version or 'none'}"
+    marker = root / "devkit-env.json"
+    if marker.is_file():
+        return root
+    shutil.rmtree(root, ignore_errors=True)  # an interrupted setup is redone
+    run([sys.executable, "-m", "venv", str(root)])
+    packages = BUILD_TOOLS + ([f"paddlepaddle=={paddle_version}"] if paddle_version else [])
+    run([str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages])
+    marker.write_text(json.dumps({"packages": packages}))
+    return root
+
+
+def target_paddle(cache: Path, env: Path, version: str, platform: str) -> Path:
+    """The `paddle` package directory of the target's wheel (headers, libs, version)."""
+    root = cache / "paddle" / f"{version}-{platform}"
+    marker = root / "devkit-unpacked"
+    if marker.is_file():
+        return root / "paddle"
+    shutil.rmtree(root, ignore_errors=True)
+    download = root / "download"
+    py = f"{sys.version_info.major}{sys.version_info.minor}"
+    run([str(env / "bin" / "python"), "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+         "--platform", platform, "--python-version", py, "-d", str(download), f"paddlepaddle=={version}"])
+    wheel = next(download.glob("paddlepaddle-*.whl"))
+    wanted = ("paddle/include/", "paddle/libs/", "paddle/version/")
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(root, [n for n in zf.namelist() if n.startswith(wanted)])
+    shutil.rmtree(download)
+    marker.write_text(wheel.name)
+    return root / "paddle"
+
+
+def build_wheel(args: argparse.Namespace, env: Path) -> Path:
+    out = Path(args.out)
+    build_env = {
+        **os.environ,
+        "PATH": f"{env / 'bin'}:{os.environ.get('PATH', '')}",
+        "PADDLE_VERSION": args.paddle_version,
+        "SKBUILD_BUILD_DIR": args.build_dir,
+    }
+    if args.paddle_platform:  # cross build
+        build_env.update(
+            PADDLE_ROOT=str(target_paddle(Path(args.cache), env, args.paddle_version, args.paddle_platform)),
+            SKBUILD_WHEEL_TAGS=args.wheel_tag,
+            SKBUILD_CMAKE_TOOLCHAIN_FILE=args.toolchain_file,
+            SKBUILD_CMAKE_PYTHON_HINTS="false",
+        )
+    run([str(env / "bin" / "python"), "-c",
+         "import sys; from scikit_build_core.build import build_wheel; print(build_wheel(sys.argv[1]))", str(out)],
+        cwd=args.project, env=build_env)
+    return next(out.glob("*.whl"))
+
+
+def build_device_library(args: argparse.Namespace, env: Path) -> Path:
+    project = Path(args.project)
+    build = project / args.build_dir
+    cmake = str(env / "bin" / "cmake")
+    run([cmake, "-S", str(project), "-B", str(build), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={env / 'bin' / 'ninja'}",
+         "-DCMAKE_BUILD_TYPE=Release", "-DWITH_PADDLE=OFF", "-DWITH_TESTING=ON",
+         f"-DCMAKE_TOOLCHAIN_FILE={args.toolchain_file}"])
+    run([cmake, "--build", str(build)])
+    stage = Path(args.out) / args.bundle_name
+    (stage / "lib").mkdir(parents=True)
+    (stage / "include").mkdir()
+    (stage / "tests").mkdir()
+    for lib in build.glob("lib*_device.a"):
+        shutil.copy2(lib, stage / "lib")
+    for header in (project / "device" / "include").glob("*.h"):
+        shutil.copy2(header, stage / "include")
+    for test in build.glob("test_*_device"):
+        shutil.copy2(test, stage / "tests")
+    (stage / "README.txt").write_text(
+        f"{args.bundle_name}: the device library (static, with headers) and its test binary for "
+        f"{args.target}.\nPaddlePaddle publishes no runtime for this target, so there is no plugin wheel; "
+        "run tests/ on the target (or under qemu) to check the library.\n")
+    archive = Path(args.out) / f"{args.bundle_name}.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(str(stage), arcname=args.bundle_name)
+    shutil.rmtree(stage)
+    return archive
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--project", required=True)
+    p.add_argument("--out", required=True, help="empty directory for the artifact")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--env-key", required=True, help="names the tools env (host or image)")
+    p.add_argument("--build-dir", required=True, help="build tree, relative to the project")
+    p.add_argument("--target", required=True)
+    p.add_argument("--paddle-version", default="")
+    p.add_argument("--paddle-platform", default="", help="cross: the target's paddlepaddle wheel platform")
+    p.add_argument("--wheel-tag", default="")
+    p.add_argument("--toolchain-file", default="")
+    p.add_argument("--device-only", action="store_true")
+    p.add_argument("--bundle-name", default="")
+    args = p.parse_args()
+
+    native_paddle = args.paddle_version if not (args.paddle_platform or args.device_only) else None
+    env = tools_env(Path(args.cache), args.env_key, native_paddle)
+    artifact = build_device_library(args, env) if args.device_only else build_wheel(args, env)
+    print(f"ARTIFACT {artifact}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
