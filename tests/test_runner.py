@@ -31,3 +31,33 @@ def test_env_none_removes_variable(tmp_path, monkeypatch):
 def test_cmake_messages_keep_their_continuation_lines():
     lines = ["-- ok", "CMake Error at cmake/FindPaddle.cmake:33 (message):", "  headers are missing", "", "-- done"]
     assert diagnostic_lines(lines) == lines[1:3]
+
+
+def test_container_paths_map_through_the_deepest_mount(tmp_path):
+    from pathlib import Path
+
+    from devkit.container import ContainerRunner, Mount
+
+    project = tmp_path / "proj"
+    (project / "build").mkdir(parents=True)
+    runner = ContainerRunner(engine=None, image="img:1", platform="linux/amd64",  # engine unused by path()
+                             mounts=[Mount(project, "/src"), Mount(project / "build", "/src/build", read_only=False)])
+    assert runner.path(project) == "/src"
+    assert runner.path(project / "kernels" / "a.cc") == "/src/kernels/a.cc"
+    assert runner.path(project / "build" / "x") == "/src/build/x"
+    with pytest.raises(DevkitError, match="not mounted"):
+        runner.path(Path("/etc/passwd"))
+
+
+def test_host_pip_settings_pass_the_ca_bundle_not_local_indexes(monkeypatch, tmp_path):
+    from devkit import container
+
+    cert = tmp_path / "ca.crt"
+    cert.write_text("cert")
+    monkeypatch.setattr(container, "_pip_config", lambda: {"cert": str(cert),
+                                                           "extra-index-url": "file:///opt/pypi/simple https://mirror/simple"})
+    monkeypatch.delenv("PIP_CERT", raising=False)
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    env, mounts = container.host_pip_settings()
+    assert env["PIP_CERT"] == "/etc/devkit/ca-bundle.crt" and env["PIP_EXTRA_INDEX_URL"] == "https://mirror/simple"
+    assert [(m.host, m.target, m.read_only) for m in mounts] == [(cert, "/etc/devkit/ca-bundle.crt", True)]

@@ -251,7 +251,11 @@ def doctor(as_json: JsonOpt = False) -> None:
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if code == 130:  # typer turns Ctrl-C into this return value
+            err.print("[red]error:[/] interrupted; no partial output was kept")
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except DevkitError as exc:
         if exc.details:
             err.print(exc.details, markup=False, style="dim")
@@ -262,7 +266,7 @@ def main() -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        err.print("[red]error:[/] interrupted")
+        err.print("[red]error:[/] interrupted; no partial output was kept")
         sys.exit(130)
     except Exception as exc:  # click usage errors carry their own exit code
         import click

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <string>
@@ -38,7 +39,10 @@ size_t configured_capacity() {
   const char* env = std::getenv("{{ NAME }}_MEMORY_MB");
   long long mb = env ? std::atoll(env) : 8192;
   if (mb <= 0) mb = 8192;
-  return static_cast<size_t>(mb) << 20;
+  // On 32-bit targets 8 GiB does not fit in size_t: cap at half the address space.
+  const uint64_t bytes = static_cast<uint64_t>(mb) << 20;
+  const uint64_t limit = std::numeric_limits<size_t>::max() / 2;
+  return static_cast<size_t>(bytes < limit ? bytes : limit);
 }
 
 thread_local int current_device = 0;
