@@ -38,6 +38,16 @@ bool dispatch({{ p }}_dtype_t dtype, F&& f) {
   return false;
 }
 
+// The same for the floating-point types only (ops defined on reals).
+template <typename F>
+bool dispatch_float({{ p }}_dtype_t dtype, F&& f) {
+  switch (dtype) {
+    case {{ NAME }}_FLOAT32: f(Tag<float>{}); return true;
+    case {{ NAME }}_FLOAT64: f(Tag<double>{}); return true;
+    default: return false;
+  }
+}
+
 int64_t numel_of(const {{ p }}_shape_t& s) {
   int64_t n = 1;
   for (int i = 0; i < s.ndim; ++i) n *= s.dims[i];
@@ -102,14 +112,18 @@ void for_each_index(const {{ p }}_shape_t& shape, const std::vector<int64_t>& sa
 
 template <typename T>
 T apply_binary({{ p }}_binary_op_t op, T a, T b) {
-  switch (op) {
-    case {{ NAME }}_BINARY_ADD: return a + b;
-    case {{ NAME }}_BINARY_SUB: return a - b;
-    case {{ NAME }}_BINARY_MUL: return a * b;
-    case {{ NAME }}_BINARY_DIV: return b == T(0) && !std::is_floating_point<T>::value ? T(0) : a / b;
-    case {{ NAME }}_BINARY_MAX: return a > b ? a : b;
-    case {{ NAME }}_BINARY_MIN: return a < b ? a : b;
-    default: return T(0);
+  if constexpr (std::is_same<T, bool>::value) {  // bool arithmetic is logical
+    return op == {{ NAME }}_BINARY_MUL || op == {{ NAME }}_BINARY_MIN ? (a && b) : (a || b);
+  } else {
+    switch (op) {
+      case {{ NAME }}_BINARY_ADD: return a + b;
+      case {{ NAME }}_BINARY_SUB: return a - b;
+      case {{ NAME }}_BINARY_MUL: return a * b;
+      case {{ NAME }}_BINARY_DIV: return b == T(0) && !std::is_floating_point<T>::value ? T(0) : a / b;
+      case {{ NAME }}_BINARY_MAX: return a > b ? a : b;
+      case {{ NAME }}_BINARY_MIN: return a < b ? a : b;
+      default: return T(0);
+    }
   }
 }
 
@@ -245,6 +259,25 @@ void pool_window(int64_t o, int64_t in, int64_t out, int64_t k, int64_t stride, 
   *end = *start + k;
 }
 
+// The input window of output (oy, ox), clipped to the input, and the divisor
+// average pooling uses (with or without the padded cells).
+struct PoolWindow {
+  int64_t y0, y1, x0, x1, count;
+};
+
+PoolWindow pool_window_2d(const {{ p }}_pool2d_params_t& p, int64_t oy, int64_t ox) {
+  PoolWindow w;
+  pool_window(oy, p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_top, p.adaptive, &w.y0, &w.y1);
+  pool_window(ox, p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_left, p.adaptive, &w.x0, &w.x1);
+  const int64_t full = (w.y1 - w.y0) * (w.x1 - w.x0);
+  w.y0 = std::max<int64_t>(w.y0, 0);
+  w.x0 = std::max<int64_t>(w.x0, 0);
+  w.y1 = std::min(w.y1, p.in_h);
+  w.x1 = std::min(w.x1, p.in_w);
+  w.count = (p.exclusive || p.adaptive) ? (w.y1 - w.y0) * (w.x1 - w.x0) : full;
+  return w;
+}
+
 // splitmix64: a counter-based generator, identical on every architecture.
 uint64_t mix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -310,8 +343,13 @@ extern "C" {
           const T* src = static_cast<const T*>(x);
           T* dst = static_cast<T*>(out);
           const T sc = static_cast<T>(scale), bi = static_cast<T>(bias);
-          for (int64_t i = 0; i < numel; ++i)
-            dst[i] = bias_after_scale ? src[i] * sc + bi : (src[i] + bi) * sc;
+          for (int64_t i = 0; i < numel; ++i) {
+            if constexpr (std::is_same<T, bool>::value) {
+              dst[i] = src[i];  // scaling a mask is not meaningful; keep it
+            } else {
+              dst[i] = bias_after_scale ? src[i] * sc + bi : (src[i] + bi) * sc;
+            }
+          }
         }))
       status_ = {{ NAME }}_ERROR_UNSUPPORTED;
   });
@@ -355,7 +393,7 @@ extern "C" {
                         const void* x, void* out, int64_t numel) {
   if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
   {{ NAME }}_SUBMIT(s, {
-    dispatch(dtype, [&](auto tag) {
+    dispatch_float(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* a = static_cast<const T*>(x);
       T* o = static_cast<T*>(out);
@@ -379,7 +417,7 @@ extern "C" {
   if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
   if (op == {{ NAME }}_UNARY_ABS) return {{ NAME }}_ERROR_UNSUPPORTED;  // needs x, not out
   {{ NAME }}_SUBMIT(s, {
-    dispatch(dtype, [&](auto tag) {
+    dispatch_float(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* y = static_cast<const T*>(out);
       const T* dy = static_cast<const T*>(dout);
@@ -563,22 +601,14 @@ extern "C" {
       float* dst = y + nc * p->out_h * p->out_w;
       for (int64_t oy = 0; oy < p->out_h; ++oy)
         for (int64_t ox = 0; ox < p->out_w; ++ox) {
-          int64_t y0, y1, x0, x1;
-          pool_window(oy, p->in_h, p->out_h, p->kernel_h, p->stride_h, p->pad_top, p->adaptive, &y0, &y1);
-          pool_window(ox, p->in_w, p->out_w, p->kernel_w, p->stride_w, p->pad_left, p->adaptive, &x0, &x1);
-          const int64_t full = (y1 - y0) * (x1 - x0);
-          y0 = std::max<int64_t>(y0, 0); x0 = std::max<int64_t>(x0, 0);
-          y1 = std::min(y1, p->in_h); x1 = std::min(x1, p->in_w);
+          const PoolWindow w = pool_window_2d(*p, oy, ox);
           float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
-          for (int64_t iy = y0; iy < y1; ++iy)
-            for (int64_t ix = x0; ix < x1; ++ix) {
+          for (int64_t iy = w.y0; iy < w.y1; ++iy)
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) {
               const float v = src[iy * p->in_w + ix];
               acc = p->is_max ? std::max(acc, v) : acc + v;
             }
-          if (!p->is_max) {
-            const int64_t count = (p->exclusive || p->adaptive) ? (y1 - y0) * (x1 - x0) : full;
-            acc = count > 0 ? acc / count : 0.f;
-          }
+          if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
           dst[oy * p->out_w + ox] = acc;
         }
     }
@@ -597,28 +627,21 @@ extern "C" {
       float* gin = dx + nc * p->in_h * p->in_w;
       for (int64_t oy = 0; oy < p->out_h; ++oy)
         for (int64_t ox = 0; ox < p->out_w; ++ox) {
-          int64_t y0, y1, x0, x1;
-          pool_window(oy, p->in_h, p->out_h, p->kernel_h, p->stride_h, p->pad_top, p->adaptive, &y0, &y1);
-          pool_window(ox, p->in_w, p->out_w, p->kernel_w, p->stride_w, p->pad_left, p->adaptive, &x0, &x1);
-          const int64_t full = (y1 - y0) * (x1 - x0);
-          y0 = std::max<int64_t>(y0, 0); x0 = std::max<int64_t>(x0, 0);
-          y1 = std::min(y1, p->in_h); x1 = std::min(x1, p->in_w);
+          const PoolWindow w = pool_window_2d(*p, oy, ox);
           const float g = gout[oy * p->out_w + ox];
           if (p->is_max) {
             // The gradient goes to the first maximum, as Paddle's CPU kernel does.
             const float m = out[oy * p->out_w + ox];
             bool done = false;
-            for (int64_t iy = y0; iy < y1 && !done; ++iy)
-              for (int64_t ix = x0; ix < x1 && !done; ++ix)
+            for (int64_t iy = w.y0; iy < w.y1 && !done; ++iy)
+              for (int64_t ix = w.x0; ix < w.x1 && !done; ++ix)
                 if (src[iy * p->in_w + ix] == m) {
                   gin[iy * p->in_w + ix] += g;
                   done = true;
                 }
-          } else {
-            const int64_t count = (p->exclusive || p->adaptive) ? (y1 - y0) * (x1 - x0) : full;
-            if (count <= 0) continue;
-            for (int64_t iy = y0; iy < y1; ++iy)
-              for (int64_t ix = x0; ix < x1; ++ix) gin[iy * p->in_w + ix] += g / count;
+          } else if (w.count > 0) {
+            for (int64_t iy = w.y0; iy < w.y1; ++iy)
+              for (int64_t ix = w.x0; ix < w.x1; ++ix) gin[iy * p->in_w + ix] += g / w.count;
           }
         }
     }
