@@ -18,6 +18,8 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from .artifacts import check_elf_bytes, check_plugin_wheel
+from .bundle import bundle_name as inference_bundle_name
+from .bundle import make_inference_bundle
 from .console import err
 from .errors import DevkitError
 from .fsutil import publish_file
@@ -37,6 +39,8 @@ class BuildOptions:
     paddle_version: str | None   # None: the target has no Paddle runtime (device library only)
     clean: bool = False
     runner: str = "auto"
+    infer: bool = False          # ON_INFER build plus an inference bundle
+    inference_dir: Path | None = None  # an unpacked Paddle Inference release to link
 
 
 @dataclass(frozen=True)
@@ -49,12 +53,14 @@ class BuildResult:
     compiled_files: int
     log: Path
     runner: str
+    bundle: Path | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
             "artifact": str(self.artifact), "kind": self.kind, "arch": self.arch,
             "paddle_version": self.paddle_version, "seconds": round(self.seconds, 2),
             "compiled_files": self.compiled_files, "log": str(self.log), "runner": self.runner,
+            "inference_bundle": str(self.bundle) if self.bundle else None,
             **({"wheel": str(self.artifact)} if self.kind == "wheel" else {}),
         }
 
@@ -73,7 +79,7 @@ def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
     return version
 
 
-def bundle_name(project: Project, recipe: Recipe) -> str:
+def device_bundle_name(project: Project, recipe: Recipe) -> str:
     return f"{project.distribution}-device-{project.version}-{recipe.name}"
 
 
@@ -90,15 +96,17 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
     # A failed build must not leave an older artifact looking like its result.
     for stale in project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"):
         stale.unlink()
-    for stale in project.dist_dir.glob(f"{bundle_name(project, recipe)}.tar.gz"):
+    for stale in [*project.dist_dir.glob(f"{device_bundle_name(project, recipe)}.tar.gz"),
+                  *project.dist_dir.glob(f"{inference_bundle_name(project, recipe)}.tar.gz")]:
         stale.unlink()
-    build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}"
+    build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{'-infer' if options.infer else ''}"
     if options.clean:
         shutil.rmtree(project.root / build_dir, ignore_errors=True)
 
     with tempfile.TemporaryDirectory(prefix="devkit-out-") as tmp:
         out = Path(tmp)
-        place: BuildPlace = build_place(options.runner, recipe, project, out, log)
+        inputs = [options.inference_dir] if options.inference_dir else []
+        place: BuildPlace = build_place(options.runner, recipe, project, out, log, inputs)
         runner: Runner = place.runner
         cross = not place.machine_recipe.matches(recipe.name)
         argv = [
@@ -113,12 +121,14 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
         if cross and not device_only:
             argv += ["--paddle-platform", recipe.paddle_wheel_platform, "--wheel-tag", recipe.wheel_tag]
         if device_only:
-            argv += ["--device-only", "--bundle-name", bundle_name(project, recipe)]
+            argv += ["--device-only", "--bundle-name", device_bundle_name(project, recipe)]
         what = "device library" if device_only else f"plugin wheel (paddle {options.paddle_version})"
         output = runner.run(Step(
-            title=f"build {project.name} {what} for {recipe.name}" + (" (cross)" if cross else ""),
+            title=f"build {project.name} {what} for {recipe.name}" + (" (cross)" if cross else "")
+            + (" with ON_INFER" if options.infer else ""),
             argv=argv, log=log, cwd=Path(runner.path(project.root)),
-            env={"CCACHE_DIR": runner.path(place.cache / "ccache")},
+            env={"CCACHE_DIR": runner.path(place.cache / "ccache"), "ON_INFER": "ON" if options.infer else "OFF",
+                 "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else ""},
         ))
         artifacts = [p for p in out.iterdir() if p.is_file()]
         if len(artifacts) != 1:
@@ -129,10 +139,15 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
         else:
             check_plugin_wheel(artifact, recipe, options.paddle_version or "")
         final = publish_file(artifact, project.dist_dir)
+    bundle = None
+    if options.infer:
+        bundle = make_inference_bundle(project, recipe, project.root / build_dir,
+                                       None if device_only else final, final if device_only else None,
+                                       options.paddle_version)
     return BuildResult(
         artifact=final, kind="device-bundle" if device_only else "wheel", arch=recipe.name,
         paddle_version=options.paddle_version, seconds=time.monotonic() - start,
-        compiled_files=len(_COMPILE_LINE.findall(output)), log=log, runner=runner.name,
+        compiled_files=len(_COMPILE_LINE.findall(output)), log=log, runner=runner.name, bundle=bundle,
     )
 
 

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from . import __version__
-from .build import BuildOptions, build, bundle_name, resolve_paddle_version
+from .build import BuildOptions, build, device_bundle_name, resolve_paddle_version
 from .console import err
 from .errors import DevkitError
 from .naming import parse_backend_name
@@ -22,7 +22,7 @@ from .project import load_project
 from .recipes import find_recipe
 from .render import render_backend
 from .runners import host_recipe
-from .verify import VerifyOptions, find_wheel, run_device_tests, run_verify
+from .verify import InferOptions, VerifyOptions, find_wheel, run_device_tests, run_infer_verify, run_verify
 
 app = typer.Typer(
     help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
@@ -90,13 +90,22 @@ def build_command(
     paddle_version: Annotated[Optional[str], typer.Option("--paddle-version", help="Paddle to build against (default: the recipe's pin).")] = None,
     clean: Annotated[bool, typer.Option("--clean", help="Discard the build tree first.")] = False,
     runner: Annotated[RunnerChoice, typer.Option("--runner", help="auto: a container when an engine answers, else the host.")] = RunnerChoice.auto,
+    infer: Annotated[bool, typer.Option("--infer", help="Build with ON_INFER and write an inference bundle next to the wheel.")] = False,
+    paddle_inference_dir: Annotated[Optional[Path], typer.Option("--paddle-inference-dir", envvar="PADDLE_INFERENCE_DIR", help="Unpacked Paddle Inference release to link (with --infer).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build the plugin wheel (or, for targets without Paddle, the device library bundle) into PROJECT_DIR/dist/."""
     project = load_project(project_dir)
     recipe = find_recipe(arch)
+    if paddle_inference_dir is not None:
+        if not infer:
+            raise DevkitError("--paddle-inference-dir applies to inference builds", "add --infer")
+        if not (paddle_inference_dir / "paddle" / "lib" / "libpaddle_inference.so").is_file():
+            raise DevkitError(f"{paddle_inference_dir} has no paddle/lib/libpaddle_inference.so",
+                              "point --paddle-inference-dir at an unpacked Paddle Inference release")
     options = BuildOptions(recipe=recipe, paddle_version=resolve_paddle_version(recipe, paddle_version), clean=clean,
-                           runner=runner.value)
+                           runner=runner.value, infer=infer,
+                           inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None)
     result = build(project, options)
     if as_json:
         emit_json(result.as_dict())
@@ -105,6 +114,8 @@ def build_command(
         pin = f", paddlepaddle=={result.paddle_version}" if result.paddle_version else ""
         err.print(f"[green]✓[/] built {result.artifact} ({recipe.name}{pin}; {what}; {result.seconds:.1f} s on "
                   f"{result.runner})")
+        if result.bundle:
+            err.print(f"[green]✓[/] inference bundle {result.bundle}")
 
 
 @app.command()
@@ -117,6 +128,11 @@ def verify(
     data: Annotated[Optional[Path], typer.Option("--data", help="Directory with MNIST idx files.")] = None,
     report_dir: Annotated[Optional[Path], typer.Option("--report-dir", help="Where to write report.json and the plot.")] = None,
     runner: Annotated[RunnerChoice, typer.Option("--runner", help="Where to verify.")] = RunnerChoice.auto,
+    infer: Annotated[bool, typer.Option("--infer", help="Verify inference (paddle.inference) instead of training.")] = False,
+    model_dir: Annotated[Optional[Path], typer.Option("--model-dir", help="With --infer: a user's exported model.")] = None,
+    warmup: Annotated[int, typer.Option("--warmup", help="With --infer: runs before timing.")] = 10,
+    repeats: Annotated[int, typer.Option("--repeats", help="With --infer: timed runs.")] = 30,
+    paddle_inference_dir: Annotated[Optional[Path], typer.Option("--paddle-inference-dir", envvar="PADDLE_INFERENCE_DIR", help="With --infer: Paddle Inference C++ library for the C++ demo.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside the reference Paddle in a fresh env and check it on the device."""
@@ -131,13 +147,22 @@ def verify(
     native = host_recipe().matches(recipe.name)
     options = VerifyOptions(recipe=recipe, model=model, steps=steps or (200 if native else 100), data_dir=data,
                             device_type=device_type, runner=runner.value)
-    if not recipe.has_paddle_runtime:
+    if infer:
+        if not recipe.has_paddle_runtime:
+            raise DevkitError(f"{recipe.name} has no Paddle runtime, so there is no inference to verify",
+                              f"run `devkit verify PROJECT --arch {recipe.name}` for its device library tests")
+        result = run_infer_verify(
+            (wheel or find_wheel(project, recipe)).resolve(), options,
+            InferOptions(models=(model,), model_dir=model_dir.resolve() if model_dir else None, warmup=warmup,
+                         repeats=repeats, inference_dir=paddle_inference_dir),
+            report_dir)
+    elif not recipe.has_paddle_runtime:
         if project is None:
             raise DevkitError(f"{recipe.name} has no Paddle runtime; its device tests come from a project",
                               f"pass the project directory: devkit verify PROJECT --arch {recipe.name}")
         err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: running the device library's "
                   f"tests on {recipe.name}")
-        result = run_device_tests(project.dist_dir / f"{bundle_name(project, recipe)}.tar.gz", options, report_dir)
+        result = run_device_tests(project.dist_dir / f"{device_bundle_name(project, recipe)}.tar.gz", options, report_dir)
     else:
         result = run_verify((wheel or find_wheel(project, recipe)).resolve(), options, report_dir)
     if as_json:
@@ -152,11 +177,21 @@ def verify(
         table.add_column("result")
         table.add_column("figures")
         for check in result.report["checks"]:
-            table.add_row(check["name"], "[green]pass[/]" if check["passed"] else "[red]FAIL[/]", check.get("detail", ""))
+            status = "[yellow]not run[/]" if check.get("not_run") else "[green]pass[/]" if check["passed"] else "[red]FAIL[/]"
+            table.add_row(check["name"], status, check.get("detail", ""))
+        latency = [(c["name"], c["latency_ms"]) for c in result.report["checks"] if "latency_ms" in c]
+        if latency:
+            lat = Table(title="latency (ms) after warmup", show_lines=False)
+            for col in ("model", "place", "avg", "min", "max"):
+                lat.add_column(col)
+            for name, places in latency:
+                for place, t in places.items():
+                    lat.add_row(name, place, f"{t['avg_ms']:.2f}", f"{t['min_ms']:.2f}", f"{t['max_ms']:.2f}")
+            err.print(lat)
         err.print(table)
         err.print(f"report: {result.report_path}" + (f"  plot: {result.plot_path}" if result.plot_path else ""))
     if not result.passed:
-        failed = [c["name"] for c in result.report["checks"] if not c["passed"]]
+        failed = [c["name"] for c in result.report["checks"] if not c["passed"] and not c.get("not_run")]
         raise DevkitError(f"verification failed: {', '.join(failed)}", f"see {result.report_path}")
 
 

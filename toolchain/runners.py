@@ -45,7 +45,9 @@ class BuildPlace:
     cache: Path              # host directory for tool envs, target Paddle, ccache
 
 
-def build_place(choice: str, recipe: Recipe, project: Project, out: Path, log: Path) -> BuildPlace:
+def build_place(choice: str, recipe: Recipe, project: Project, out: Path, log: Path,
+                inputs: list[Path] | None = None) -> BuildPlace:
+    """Where to build; `inputs` are extra host directories the build reads."""
     if use_container(choice):
         engine = Engine.connect()
         spec = builder_spec()
@@ -58,6 +60,7 @@ def build_place(choice: str, recipe: Recipe, project: Project, out: Path, log: P
             Mount(cache, "/cache", read_only=False),
             Mount(PAYLOAD_DIR, "/devkit/payload"),
             Mount(resource_dir("images"), "/devkit/images"),
+            *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs or [])),
         ]
         runner = ContainerRunner(engine, image, spec.platform, mounts, env={"PIP_CACHE_DIR": "/cache/pip"},
                                  fix_hint="read the compiler lines above; fix the source and rebuild")

@@ -28,6 +28,8 @@ from .runner import Step
 from .runners import verify_runner
 
 PAYLOAD = Path(__file__).parent / "payload" / "plugin_checks.py"
+INFER_PAYLOAD = Path(__file__).parent / "payload" / "infer_checks.py"
+INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
 
 SUPPORTED_MODELS = ("mnist",)
 
@@ -77,35 +79,92 @@ def pinned_paddle(wheel: Path) -> str:
     )
 
 
+def _check_wheel(wheel: Path, options: VerifyOptions) -> str:
+    if not wheel.is_file():
+        raise DevkitError(f"wheel {wheel} does not exist", "pass the path of a built plugin wheel")
+    paddle_version = pinned_paddle(wheel)
+    check_plugin_wheel(wheel, options.recipe, paddle_version)
+    return paddle_version
+
+
+def _fresh_env(runner, work: Path, wheel: Path, paddle_version: str, log: Path) -> str:
+    return create_env(runner, work / "venv", [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
+                      f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})", log)
+
+
+# Paddle must find the plugin where pip put it, not in a leftover CUSTOM_DEVICE_ROOT.
+CHECK_ENV = {"FLAGS_enable_api_kernel_fallback": "0", "CUSTOM_DEVICE_ROOT": None}
+
+
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     if options.model not in SUPPORTED_MODELS:
         raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(SUPPORTED_MODELS)}")
     if options.steps < 20:
         raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
-    if not wheel.is_file():
-        raise DevkitError(f"wheel {wheel} does not exist", "pass the path of a built plugin wheel")
-    check_plugin_wheel(wheel, options.recipe, pinned_paddle(wheel))
-    paddle_version = pinned_paddle(wheel)
+    paddle_version = _check_wheel(wheel, options)
     dataset = load_dataset(options.data_dir)
     start = time.monotonic()
     log = _fresh_log(report_dir)
     with _work_dir() as work:
         runner = verify_runner(options.runner, options.recipe, work, [wheel.parent], log)
-        python = create_env(
-            runner, work / "venv", [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
-            f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})", log,
-        )
+        python = _fresh_env(runner, work, wheel, paddle_version, log)
         dataset.save(work / "data.npz")
         argv = [python, runner.path(PAYLOAD), "--data", runner.path(work / "data.npz"),
                 "--steps", str(options.steps), "--out", runner.path(work / "report.json")]
         if options.device_type:
             argv += ["--device", options.device_type]
         runner.run(Step(title=f"checks on {options.recipe.name} ({options.steps} MNIST steps)", argv=argv, log=log,
-                        cwd=Path(runner.path(work)),
-                        # Paddle must find the plugin where pip put it, not in a leftover CUSTOM_DEVICE_ROOT.
-                        env={"FLAGS_enable_api_kernel_fallback": "0", "CUSTOM_DEVICE_ROOT": None}))
+                        cwd=Path(runner.path(work)), env=CHECK_ENV))
         report = json.loads((work / "report.json").read_text())
     report.update(wheel=str(wheel), runner=runner.name)
+    return _finish(report, options, report_dir, start, log)
+
+
+@dataclass(frozen=True)
+class InferOptions:
+    models: tuple[str, ...] = ("mnist",)
+    model_dir: Path | None = None
+    warmup: int = 10
+    repeats: int = 30
+    inference_dir: Path | None = None
+
+
+def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, report_dir: Path) -> VerifyResult:
+    """paddle.inference on the device vs CPU for each model: outputs, kernel placement, latency."""
+    unknown = [m for m in infer.models if m not in INFER_MODELS]
+    if unknown and infer.model_dir is None:
+        raise DevkitError(f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir")
+    if infer.warmup < 0 or infer.repeats < 1:
+        raise DevkitError("--warmup must be >= 0 and --repeats >= 1", "e.g. --warmup 10 --repeats 30")
+    paddle_version = _check_wheel(wheel, options)
+    start = time.monotonic()
+    log = _fresh_log(report_dir)
+    inputs = [wheel.parent] + ([infer.model_dir] if infer.model_dir else [])
+    checks = []
+    with _work_dir() as work:
+        runner = verify_runner(options.runner, options.recipe, work, inputs, log)
+        python = _fresh_env(runner, work, wheel, paddle_version, log)
+        targets = [("model-dir", ["--model-dir", runner.path(infer.model_dir)])] if infer.model_dir else \
+            [(m, ["--model", m]) for m in infer.models]
+        for name, model_args in targets:
+            out = work / f"{Path(name).name}.json"
+            runner.run(Step(
+                title=f"inference {name} on {options.recipe.name} ({infer.warmup} warmup, {infer.repeats} repeats)",
+                argv=[python, runner.path(INFER_PAYLOAD), *model_args, "--device", options.device_type or "",
+                      "--warmup", str(infer.warmup), "--repeats", str(infer.repeats),
+                      "--work", runner.path(work), "--out", runner.path(out)],
+                log=log, cwd=Path(runner.path(work)), env=CHECK_ENV))
+            check = json.loads(out.read_text())
+            check["name"] = f"inference {Path(name).name}"
+            checks.append(check)
+    checks.append({"name": "C++ demo", "passed": False, "not_run": True,
+                   "detail": "not run: no Paddle Inference C++ library was given (--paddle-inference-dir); "
+                             "not counted as passed"} if infer.inference_dir is None else
+                  {"name": "C++ demo", "passed": False, "not_run": True,
+                   "detail": "not run: building the C++ demo inside devkit verify is not implemented yet"})
+    report = {"device": checks[0].get("device"), "paddle_version": paddle_version, "runner": runner.name,
+              "wheel": str(wheel), "checks": checks,
+              "passed": all(c["passed"] for c in checks if not c.get("not_run"))}
     return _finish(report, options, report_dir, start, log)
 
 

@@ -133,8 +133,12 @@ def main() -> int:
     args = p.parse_args()
 
     native_paddle = args.paddle_version if not (args.paddle_platform or args.device_only) else None
-    env = tools_env(Path(args.cache), args.env_key, native_paddle)
-    artifact = build_device_library(args, env) if args.device_only else build_wheel(args, env)
+    try:
+        env = tools_env(Path(args.cache), args.env_key, native_paddle)
+        artifact = build_device_library(args, env) if args.device_only else build_wheel(args, env)
+    except subprocess.CalledProcessError as exc:  # its output is already above; no traceback
+        print(f"FAILED: {Path(exc.cmd[0]).name} exited with {exc.returncode}", flush=True)
+        return exc.returncode or 1
     print(f"ARTIFACT {artifact}", flush=True)
     return 0
 

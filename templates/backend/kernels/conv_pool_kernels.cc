@@ -1,4 +1,4 @@
-// conv2d and pool2d (NCHW) with their gradients.
+// conv2d, depthwise_conv2d and pool2d (NCHW; pool2d forward also NHWC) with their gradients.
 #include "kernel_helpers.h"
 #include "paddle/phi/kernels/conv_grad_kernel.h"
 #include "paddle/phi/kernels/conv_kernel.h"
@@ -114,14 +114,52 @@ void ConvGradKernel(const Context& ctx, const phi::DenseTensor& input, const phi
 }
 {{ NAME }}_CHECK_SIGNATURE(ConvGradKernel, phi::ConvGradKernel);
 
+// depthwise_conv2d is conv2d with groups == channels; Paddle orders its
+// parameters differently (groups before dilations).
+template <typename T, typename Context>
+void DepthwiseConvKernel(const Context& ctx, const phi::DenseTensor& input, const phi::DenseTensor& filter,
+                         const std::vector<int>& strides, const std::vector<int>& paddings,
+                         const std::string& padding_algorithm, int groups, const std::vector<int>& dilations,
+                         const std::string& data_format, phi::DenseTensor* out) {
+  // Qualified: ADL would also find phi::ConvKernel.
+  {{ p }}_kernels::ConvKernel<T, Context>(ctx, input, filter, strides, paddings, padding_algorithm, dilations, groups, data_format, out);
+}
+{{ NAME }}_CHECK_SIGNATURE(DepthwiseConvKernel, phi::DepthwiseConvKernel);
+
+template <typename T, typename Context>
+void DepthwiseConvGradKernel(const Context& ctx, const phi::DenseTensor& input, const phi::DenseTensor& filter,
+                             const phi::DenseTensor& out_grad, const std::vector<int>& strides,
+                             const std::vector<int>& paddings, const std::string& padding_algorithm, int groups,
+                             const std::vector<int>& dilations, const std::string& data_format,
+                             phi::DenseTensor* input_grad, phi::DenseTensor* filter_grad) {
+  {{ p }}_kernels::ConvGradKernel<T, Context>(ctx, input, filter, out_grad, strides, paddings, padding_algorithm,
+                                             dilations, groups, data_format, input_grad, filter_grad);
+}
+{{ NAME }}_CHECK_SIGNATURE(DepthwiseConvGradKernel, phi::DepthwiseConvGradKernel);
+
 template <typename T, typename Context>
 void Pool2dKernel(const Context& ctx, const phi::DenseTensor& x, const phi::IntArray& kernel_size,
                   const std::vector<int64_t>& strides, const std::vector<int64_t>& paddings,
                   bool ceil_mode, bool exclusive, const std::string& data_format,
                   const std::string& pooling_type, bool global_pooling, bool adaptive,
                   const std::string& padding_algorithm, phi::DenseTensor* out) {
-  require_nchw(data_format, "pool2d");
   T* y = ctx.template Alloc<T>(out);
+  if (data_format == "NHWC") {
+    // Paddle's layout passes may hand pooling NHWC tensors: pool in NCHW between two transposes.
+    const int to_nchw[] = {0, 3, 1, 2}, to_nhwc[] = {0, 2, 3, 1};
+    const auto& xd = x.dims();
+    const auto& od = out->dims();
+    phi::DenseTensor x_nchw = scratch<T>(ctx, common::make_ddim({xd[0], xd[3], xd[1], xd[2]}));
+    phi::DenseTensor y_nchw = scratch<T>(ctx, common::make_ddim({od[0], od[3], od[1], od[2]}));
+    const {{ p }}_shape_t xs = shape_of(x), ys = shape_of(y_nchw);
+    check({{ p }}_transpose(stream_of(ctx), dtype_of<T>(), x.data(), &xs, to_nchw, x_nchw.data()), "pool2d");
+    const auto p = pool_params(x_nchw, y_nchw.dims(), kernel_size, strides, paddings, exclusive, pooling_type,
+                               global_pooling, adaptive, padding_algorithm);
+    check({{ p }}_pool2d_forward(stream_of(ctx), &p, x_nchw.data<T>(), y_nchw.data<T>()), "pool2d");
+    check({{ p }}_transpose(stream_of(ctx), dtype_of<T>(), y_nchw.data(), &ys, to_nhwc, y), "pool2d");
+    return;
+  }
+  require_nchw(data_format, "pool2d");
   const auto p = pool_params(x, out->dims(), kernel_size, strides, paddings, exclusive, pooling_type,
                              global_pooling, adaptive, padding_algorithm);
   check({{ p }}_pool2d_forward(stream_of(ctx), &p, x.data<T>(), y), "pool2d");
@@ -147,5 +185,9 @@ void Pool2dGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
 
 PD_REGISTER_PLUGIN_KERNEL(conv2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvKernel, float) {}
 PD_REGISTER_PLUGIN_KERNEL(conv2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvGradKernel, float) {}
+PD_REGISTER_PLUGIN_KERNEL(depthwise_conv2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::DepthwiseConvKernel,
+                          float) {}
+PD_REGISTER_PLUGIN_KERNEL(depthwise_conv2d_grad, {{ device_type }}, ALL_LAYOUT,
+                          {{ p }}_kernels::DepthwiseConvGradKernel, float) {}
 PD_REGISTER_PLUGIN_KERNEL(pool2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dKernel, float) {}
 PD_REGISTER_PLUGIN_KERNEL(pool2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dGradKernel, float) {}

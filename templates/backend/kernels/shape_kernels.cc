@@ -1,12 +1,16 @@
-// Data movement kernels: reshape, flatten, assign, cast, scale.
+// Data movement kernels: reshape, flatten, assign, cast, scale, concat, transpose, pad.
 #include "kernel_helpers.h"
 #include "paddle/phi/kernels/assign_kernel.h"
 #include "paddle/phi/kernels/cast_kernel.h"
+#include "paddle/phi/kernels/concat_kernel.h"
 #include "paddle/phi/kernels/flatten_grad_kernel.h"
 #include "paddle/phi/kernels/flatten_kernel.h"
 #include "paddle/phi/kernels/reshape_grad_kernel.h"
 #include "paddle/phi/kernels/reshape_kernel.h"
+#include "paddle/phi/kernels/pad_kernel.h"
 #include "paddle/phi/kernels/scale_kernel.h"
+#include "paddle/phi/kernels/transpose_grad_kernel.h"
+#include "paddle/phi/kernels/transpose_kernel.h"
 
 namespace {{ p }}_kernels {
 
@@ -67,6 +71,61 @@ void ScaleKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Scala
 }
 {{ NAME }}_CHECK_SIGNATURE(ScaleKernel, phi::ScaleKernel);
 
+template <typename T, typename Context>
+void ConcatKernel(const Context& ctx, const std::vector<const phi::DenseTensor*>& x, const phi::Scalar& axis_scalar,
+                  phi::DenseTensor* out) {
+  char* dst = static_cast<char*>(ctx.Alloc(out, x.front()->dtype()));
+  const int nd = out->dims().size();
+  int axis = axis_scalar.to<int>();
+  if (axis < 0) axis += nd;
+  int64_t outer = 1, inner = static_cast<int64_t>(sizeof(T));
+  for (int d = 0; d < axis; ++d) outer *= out->dims()[d];
+  for (int d = axis + 1; d < nd; ++d) inner *= out->dims()[d];
+  const int64_t out_pitch = out->dims()[axis] * inner;
+  int64_t offset = 0;
+  for (const phi::DenseTensor* t : x) {  // each input is an [outer, width] slab of the output
+    const int64_t width = t->dims()[axis] * inner;
+    check({{ p }}_copy_2d(stream_of(ctx), dst + offset, out_pitch, t->data(), width, width, outer), "concat");
+    offset += width;
+  }
+}
+{{ NAME }}_CHECK_SIGNATURE(ConcatKernel, phi::ConcatKernel);
+
+template <typename T, typename Context>
+void TransposeKernel(const Context& ctx, const phi::DenseTensor& x, const std::vector<int>& axis,
+                     phi::DenseTensor* out) {
+  T* o = ctx.template Alloc<T>(out);
+  std::vector<int> perm(axis);
+  for (int& a : perm) a = a < 0 ? a + static_cast<int>(perm.size()) : a;
+  const {{ p }}_shape_t xs = shape_of(x);
+  check({{ p }}_transpose(stream_of(ctx), dtype_of<T>(), x.data(), &xs, perm.data(), o), "transpose");
+}
+{{ NAME }}_CHECK_SIGNATURE(TransposeKernel, phi::TransposeKernel);
+
+template <typename T, typename Context>
+void TransposeGradKernel(const Context& ctx, const phi::DenseTensor& out_grad, const std::vector<int>& axis,
+                         phi::DenseTensor* x_grad) {
+  std::vector<int> inverse(axis.size());
+  for (size_t i = 0; i < axis.size(); ++i) {
+    const int a = axis[i] < 0 ? axis[i] + static_cast<int>(axis.size()) : axis[i];
+    inverse[a] = static_cast<int>(i);
+  }
+  {{ p }}_kernels::TransposeKernel<T, Context>(ctx, out_grad, inverse, x_grad);  // qualified: ADL finds phi's too
+}
+{{ NAME }}_CHECK_SIGNATURE(TransposeGradKernel, phi::TransposeGradKernel);
+
+template <typename T, typename Context>
+void PadKernel(const Context& ctx, const phi::DenseTensor& x, const std::vector<int>& paddings,
+               const phi::Scalar& pad_value, phi::DenseTensor* out) {
+  T* o = ctx.template Alloc<T>(out);
+  std::vector<int64_t> before(x.dims().size());
+  for (size_t d = 0; d < before.size(); ++d) before[d] = paddings[2 * d];  // [before0, after0, before1, ...]
+  const {{ p }}_shape_t xs = shape_of(x), os = shape_of(*out);
+  check({{ p }}_pad(stream_of(ctx), dtype_of<T>(), x.data(), &xs, before.data(), pad_value.to<double>(), o, &os),
+        "pad");
+}
+{{ NAME }}_CHECK_SIGNATURE(PadKernel, phi::PadKernel);
+
 }  // namespace {{ p }}_kernels
 
 #define {{ NAME }}_REGISTER_ANY_DTYPE(name, fn)                                                  \
@@ -78,6 +137,12 @@ void ScaleKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Scala
 {{ NAME }}_REGISTER_ANY_DTYPE(flatten, FlattenKernel)
 {{ NAME }}_REGISTER_ANY_DTYPE(flatten_grad, FlattenGradKernel)
 {{ NAME }}_REGISTER_ANY_DTYPE(assign, AssignKernel)
+{{ NAME }}_REGISTER_ANY_DTYPE(concat, ConcatKernel)
+{{ NAME }}_REGISTER_ANY_DTYPE(transpose, TransposeKernel)
+{{ NAME }}_REGISTER_ANY_DTYPE(transpose_grad, TransposeGradKernel)
+
+PD_REGISTER_PLUGIN_KERNEL(pad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::PadKernel, int32_t, int64_t, float,
+                          double) {}
 
 PD_REGISTER_PLUGIN_KERNEL(cast, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::CastKernel, bool, uint8_t, int8_t,
                           int16_t, int32_t, int64_t, float, double) {

@@ -174,6 +174,20 @@ typedef enum {
 {{ p }}_status_t {{ p }}_transpose({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
                             const {{ p }}_shape_t* x_shape, const int* perm, void* out);
 
+/* out = x padded with `value`: pads_before[d] elements before dimension d
+ * (out_shape gives the padded sizes). */
+{{ p }}_status_t {{ p }}_pad({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                      const {{ p }}_shape_t* x_shape, const int64_t* pads_before, double value,
+                      void* out, const {{ p }}_shape_t* out_shape);
+/* rows x width_bytes copy between pitched buffers (device to device). */
+{{ p }}_status_t {{ p }}_copy_2d({{ p }}_stream_t s, void* dst, int64_t dst_pitch, const void* src,
+                          int64_t src_pitch, int64_t width_bytes, int64_t rows);
+/* Inference batch norm over NCHW: y = (x - mean) / sqrt(var + eps) * scale + bias. */
+{{ p }}_status_t {{ p }}_batch_norm_inference({{ p }}_stream_t s, const float* x, const float* mean,
+                                       const float* variance, const float* scale,
+                                       const float* bias, float epsilon, int64_t batch,
+                                       int64_t channels, int64_t spatial, float* y);
+
 /* C[M,N] = alpha * op(A) op(B) + beta * C, float32, row-major with leading
  * dimensions lda/ldb/ldc; op(X) = X or X^T. */
 {{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,

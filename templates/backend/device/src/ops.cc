@@ -542,6 +542,61 @@ extern "C" {
   });
 }
 
+{{ p }}_status_t {{ p }}_pad({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                      const {{ p }}_shape_t* x_shape, const int64_t* pads_before, double value,
+                      void* out, const {{ p }}_shape_t* out_shape) {
+  if (!x_shape || !out_shape || !pads_before || x_shape->ndim != out_shape->ndim)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  const int nd = x_shape->ndim;
+  // x's index space mapped into out: out strides, offset by the leading pads.
+  std::vector<int64_t> out_strides(nd, 1), zero(nd, 0);
+  for (int d = nd - 2; d >= 0; --d) out_strides[d] = out_strides[d + 1] * out_shape->dims[d + 1];
+  int64_t base = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (pads_before[d] < 0 || pads_before[d] + x_shape->dims[d] > out_shape->dims[d])
+      return {{ NAME }}_ERROR_INVALID_VALUE;
+    base += pads_before[d] * out_strides[d];
+  }
+  {{ NAME }}_SUBMIT(s, {
+    if (!dispatch(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          T* o = static_cast<T*>(out);
+          std::fill_n(o, numel_of(*out_shape), static_cast<T>(value));
+          const T* a = static_cast<const T*>(x);
+          for_each_index(*x_shape, out_strides, zero, [&](int64_t i, int64_t oi, int64_t) { o[base + oi] = a[i]; });
+        }))
+      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+  });
+}
+
+{{ p }}_status_t {{ p }}_copy_2d({{ p }}_stream_t s, void* dst, int64_t dst_pitch, const void* src,
+                          int64_t src_pitch, int64_t width_bytes, int64_t rows) {
+  if (rows < 0 || width_bytes < 0 || (rows * width_bytes > 0 && (!dst || !src))) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch,
+                  static_cast<size_t>(width_bytes));
+  });
+}
+
+{{ p }}_status_t {{ p }}_batch_norm_inference({{ p }}_stream_t s, const float* x, const float* mean,
+                                       const float* variance, const float* scale, const float* bias,
+                                       float epsilon, int64_t batch, int64_t channels, int64_t spatial,
+                                       float* y) {
+  {{ NAME }}_SUBMIT(s, {
+    for (int64_t c = 0; c < channels; ++c) {
+      const float inv = 1.f / std::sqrt(variance[c] + epsilon);
+      const float a = (scale ? scale[c] : 1.f) * inv;
+      const float b = (bias ? bias[c] : 0.f) - mean[c] * a;
+      for (int64_t n = 0; n < batch; ++n) {
+        const float* src = x + (n * channels + c) * spatial;
+        float* dst = y + (n * channels + c) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) dst[i] = src[i] * a + b;
+      }
+    }
+  });
+}
+
 {{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                        int64_t ldb, float beta, float* c, int64_t ldc) {

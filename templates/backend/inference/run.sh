@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Run the Python inference demo on {{ device_type }} with this bundle's plugin.
+#   ./run.sh [--model-dir DIR] [--warmup N] [--repeats N]
+# Needs python3 with the paddlepaddle version named in manifest.json.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+export CUSTOM_DEVICE_ROOT="$here/lib"
+exec "${PYTHON:-python3}" "$here/demo/python/infer.py" "$@"

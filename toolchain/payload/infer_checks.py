@@ -1,0 +1,223 @@
+"""Inference checks of an installed Paddle device plugin (run by `devkit verify --infer`).
+
+Runs inside the verify environment (paddlepaddle + the plugin; Paddle, NumPy and
+the standard library only). Exports the model (or takes --model-dir), runs it
+with paddle.inference on the custom device and on CPU with the same input, and
+reports output agreement, where each op's kernel ran, and latency.
+
+    python infer_checks.py --model resnet50 --out report.json [--warmup 10 --repeats 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("GLOG_minloglevel", "2")
+
+MODELS = {  # name -> (input shape, builder)
+    "mnist": ([1, 1, 28, 28], lambda vision: vision.models.LeNet()),
+    "mobilenet_v1": ([1, 3, 224, 224], lambda vision: vision.models.mobilenet_v1(pretrained=False)),
+    "resnet50": ([1, 3, 224, 224], lambda vision: vision.models.resnet50(pretrained=False)),
+}
+# Outputs agree when max|device - cpu| <= RTOL * max|cpu| + ATOL, and the top-1 class matches.
+RTOL, ATOL = 1e-4, 1e-5
+# Ops that legitimately run on the host: shape arithmetic on integer tensors.
+_SELECTED = re.compile(r"\[([a-z_0-9]+)\] selected kernel\(is_valid: \d \): \(([^,]+), [^,]+, ([a-z0-9:_]+)\)")
+
+
+def export(name: str, prefix: Path) -> None:
+    """Save the model with random weights (no weights can be downloaded)."""
+    import paddle
+    from paddle.static import InputSpec
+
+    shape, build = MODELS[name]
+    paddle.seed(2024)
+    paddle.set_device("cpu")
+    model = build(paddle.vision)
+    model.eval()
+    paddle.jit.save(model, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
+
+
+def model_files(prefix: str) -> tuple[str, str]:
+    for ext in (".json", ".pdmodel"):
+        if os.path.exists(prefix + ext):
+            return prefix + ext, prefix + ".pdiparams"
+    raise FileNotFoundError(f"no {prefix}.json or {prefix}.pdmodel")
+
+
+def find_prefix(model_dir: Path) -> str:
+    for pattern in ("*.json", "*.pdmodel"):
+        for path in sorted(model_dir.glob(pattern)):
+            if path.with_suffix(".pdiparams").exists():
+                return str(path.with_suffix(""))
+    raise SystemExit(f"{model_dir} holds no exported model (<name>.json or .pdmodel with .pdiparams)")
+
+
+def predictor(prefix: str, device: str):
+    from paddle import inference
+
+    config = inference.Config(*model_files(prefix))
+    if device == "cpu":
+        config.disable_gpu()
+    else:
+        config.enable_custom_device(device, 0)
+    return inference.create_predictor(config)
+
+
+def run_once(pred, x):
+    handle = pred.get_input_handle(pred.get_input_names()[0])
+    handle.reshape(list(x.shape))
+    handle.copy_from_cpu(x)
+    pred.run()
+    return pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu()
+
+
+def timed(prefix: str, device: str, x, warmup: int, repeats: int) -> dict:
+    pred = predictor(prefix, device)
+    for _ in range(warmup):
+        run_once(pred, x)
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = run_once(pred, x)
+        times.append((time.perf_counter() - start) * 1000)
+    return {"output": out, "avg_ms": sum(times) / len(times), "min_ms": min(times), "max_ms": max(times)}
+
+
+def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> dict:
+    """Where Paddle placed each op's kernel: run one prediction in a child with
+    the kernel-selection pass logging, and read its choices."""
+    env = {**os.environ, "GLOG_vmodule": "pd_op_to_kernel_pass=6", "GLOG_minloglevel": "0", "GLOG_logtostderr": "1"}
+    # The log goes to a file, not a pipe: helper processes Paddle leaves behind
+    # may hold a pipe open and block reading it to the end.
+    with tempfile.TemporaryFile("w+") as log:
+        proc = child("--phase", "probe", "--prefix", prefix, "--device", device,
+                     "--shape", ",".join(map(str, input_shape)), env=env, log=log)
+        log.seek(0)
+        text = log.read()
+    if proc.returncode != 0:
+        tail = [ln for ln in text.splitlines() if "Error" in ln][-3:]
+        return {"error": " | ".join(tail) or text[-500:]}
+    on_device, host_shape_ops, fallback = {}, {}, {}
+    for op, place, dtype in _SELECTED.findall(text):
+        if place == device:
+            on_device[op] = on_device.get(op, 0) + 1
+        elif place == "CPU" and not dtype.startswith("float"):
+            host_shape_ops[op] = host_shape_ops.get(op, 0) + 1
+        elif place == "CPU":
+            fallback[op] = fallback.get(op, 0) + 1
+    return {"on_device": on_device, "host_integer_ops": host_shape_ops, "cpu_fallback": fallback}
+
+
+def topk(values, k):
+    import numpy as np
+
+    return set(np.argsort(-values.reshape(-1))[:k].tolist())
+
+
+def child(*args: str, env: dict | None = None, log=None) -> subprocess.CompletedProcess:
+    """Run a phase in a fresh interpreter. The orchestrating process never imports
+    Paddle: a process started from one that has (its threads and signal state)
+    can hang in Paddle's start-up."""
+    return subprocess.run([sys.executable, __file__, *args], stdout=subprocess.DEVNULL if log else None,
+                          stderr=log, env=env or os.environ.copy(), timeout=1800)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", choices=sorted(MODELS))
+    p.add_argument("--model-dir", type=Path)
+    p.add_argument("--device", default="")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--repeats", type=int, default=30)
+    p.add_argument("--work", type=Path, default=Path("."))
+    p.add_argument("--out")
+    p.add_argument("--phase", choices=["export", "probe", "measure"])
+    p.add_argument("--prefix")
+    p.add_argument("--shape")
+    args = p.parse_args()
+
+    if args.phase:
+        return run_phase(args)
+    if not args.device:  # the plugin's device type, when the caller does not know it
+        found = subprocess.run([sys.executable, "-c", "import paddle; print(','.join("
+                                "paddle.device.get_all_custom_device_type() or []))"],
+                               capture_output=True, text=True).stdout.strip().splitlines()
+        types = found[-1].split(",") if found and found[-1] else []
+        if len(types) != 1:
+            raise SystemExit(f"cannot tell the plugin's device type; registered: {types}")
+        args.device = types[0]
+    work = args.work.resolve()
+    if args.model_dir:
+        prefix, name = find_prefix(args.model_dir), str(args.model_dir)
+    else:
+        prefix, name = str(work / args.model / "model"), args.model
+        if child("--phase", "export", "--model", args.model, "--device", args.device, "--prefix", prefix).returncode:
+            raise SystemExit(f"exporting {args.model} failed")
+    measured = work / "measure.json"
+    if child("--phase", "measure", "--prefix", prefix, "--device", args.device, "--warmup", str(args.warmup),
+             "--repeats", str(args.repeats), "--out", str(measured)).returncode:
+        raise SystemExit("running the model failed (see the lines above)")
+    report = json.loads(measured.read_text())
+    placement = kernel_placement(prefix, args.device, report["input_shape"])
+    passed = bool(report["outputs_agree"] and "error" not in placement and not placement.get("cpu_fallback"))
+    report.update(name="inference", model=name, passed=passed, placement=placement)
+    report["detail"] += "; " + (f"CPU fallback: {placement['cpu_fallback']}" if placement.get("cpu_fallback")
+                                else placement.get("error", "every float op on the device"))
+    Path(args.out).write_text(json.dumps(report, indent=2))
+    print(report["detail"], flush=True)
+    return 0
+
+
+def run_phase(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    if args.phase == "export":
+        export(args.model, Path(args.prefix))
+        return 0
+    if args.phase == "probe":
+        shape = [int(s) for s in args.shape.split(",")]
+        run_once(predictor(args.prefix, args.device), np.zeros(shape, dtype="float32"))
+        # The placement log is written. Skip interpreter teardown: with verbose
+        # logging on, Paddle 3.3.1 can abort in an exit handler and then hang in
+        # its own signal handler.
+        sys.stderr.flush()
+        os._exit(0)
+    import paddle
+
+    handle = predictor(args.prefix, "cpu")
+    shape = [d if d > 0 else 1 for d in handle.get_input_handle(handle.get_input_names()[0]).shape()]
+    x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
+    dev = timed(args.prefix, args.device, x, args.warmup, args.repeats)
+    cpu = timed(args.prefix, "cpu", x, args.warmup, args.repeats)
+    diff = np.abs(dev["output"].astype(np.float64) - cpu["output"].astype(np.float64))
+    scale = float(np.max(np.abs(cpu["output"])))
+    max_abs = float(diff.max())
+    max_rel = float(max_abs / scale) if scale > 0 else max_abs
+    top1 = topk(dev["output"], 1) == topk(cpu["output"], 1)
+    top5 = len(topk(dev["output"], 5) & topk(cpu["output"], 5)) / 5
+    report = {
+        "input_shape": shape, "paddle_version": paddle.__version__, "device": args.device,
+        "criteria": {"rtol_of_max_abs_output": RTOL, "atol": ATOL, "top1": "must agree", "cpu_fallback": "none"},
+        "max_abs_diff": max_abs, "max_rel_diff": max_rel, "top1_agree": top1, "top5_overlap": top5,
+        "outputs_agree": bool(max_abs <= RTOL * scale + ATOL and top1),
+        "latency_ms": {place: {k: round(r[k], 3) for k in ("avg_ms", "min_ms", "max_ms")}
+                       for place, r in ((args.device, dev), ("cpu", cpu))},
+        "warmup": args.warmup, "repeats": args.repeats,
+        "detail": (f"max abs diff {max_abs:.2e} (rel {max_rel:.1e}), top-1 {'agrees' if top1 else 'DIFFERS'}, "
+                   f"top-5 overlap {top5:.0%}; {args.device} {dev['avg_ms']:.1f} ms vs cpu {cpu['avg_ms']:.1f} ms"),
+    }
+    Path(args.out).write_text(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
