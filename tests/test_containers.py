@@ -104,6 +104,25 @@ def test_armhf_device_tests_pass_under_emulation(project):
     assert summary["checks"][0]["detail"] == "8 passed, 0 failed"
 
 
+def test_aarch64_inference_under_emulation(project):
+    devkit("build", str(project), "--arch", "aarch64", "--infer")
+    bundle = project / "dist" / "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz"
+    with tarfile.open(bundle) as tar:
+        lib = tar.extractfile("paddle-custom-stpu-inference-0.1.0-aarch64/lib/libpaddle-custom-stpu.so").read()
+    assert int.from_bytes(lib[18:20], "little") == 183
+    summary = json.loads(devkit("verify", str(project), "--arch", "aarch64", "--infer", "--model", "mnist",
+                                "--warmup", "2", "--repeats", "5", "--json").stdout)
+    assert summary["passed"], summary
+
+
+def test_armhf_inference_bundle_carries_the_device_library(project):
+    devkit("build", str(project), "--arch", "armhf", "--infer")
+    with tarfile.open(project / "dist" / "paddle-custom-stpu-inference-0.1.0-armhf.tar.gz") as tar:
+        manifest = json.loads(tar.extractfile("paddle-custom-stpu-inference-0.1.0-armhf/manifest.json").read())
+    assert manifest["paddle_version"] is None and "no runtime for armhf" in manifest["note"]
+    assert {"lib/libstpu_device.a", "include/stpu_device.h", "tests/test_stpu_device", "run.sh"} <= set(manifest["files"])
+
+
 def test_armhf_rejects_paddle_version(project):
     proc = devkit("build", str(project), "--arch", "armhf", "--paddle-version", "3.2.2", check=False)
     assert proc.returncode == 1 and "no PaddlePaddle runtime" in proc.stderr

@@ -1,0 +1,63 @@
+"""Inference end to end: ON_INFER build, the bundle, and paddle.inference on stpu:0
+vs CPU for LeNet, MobileNetV1 and ResNet50 with no op falling back to CPU."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conftest import devkit
+from devkit.envs import cache_root
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def infer_project(tmp_path_factory) -> Path:
+    project = tmp_path_factory.mktemp("infer") / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    summary = json.loads(devkit("build", str(project), "--runner", "host", "--infer", "--json").stdout)
+    assert summary["inference_bundle"].endswith("paddle-custom-stpu-inference-0.1.0-x86_64.tar.gz")
+    return project
+
+
+def test_bundle_layout_and_manifest(infer_project, tmp_path):
+    bundle = infer_project / "dist" / "paddle-custom-stpu-inference-0.1.0-x86_64.tar.gz"
+    with tarfile.open(bundle) as tar:
+        tar.extractall(tmp_path, filter="data")
+    root = tmp_path / "paddle-custom-stpu-inference-0.1.0-x86_64"
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["target"] == "x86_64" and manifest["paddle_version"] == "3.3.1"
+    expected = {"lib/libpaddle-custom-stpu.so", "lib/libstpu_device.a", "include/stpu_device.h", "run.sh",
+                "demo/python/infer.py", "demo/cpp/main.cc", "demo/cpp/CMakeLists.txt"}
+    assert set(manifest["files"]) == expected
+    for rel, digest in manifest["files"].items():
+        assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest, rel
+    # run.sh runs the Python demo with the bundle's plugin (CUSTOM_DEVICE_ROOT), in a
+    # Python that has paddlepaddle but no plugin installed: the build's tools env.
+    python = next((cache_root() / "host" / "envs").glob("host-*-paddle-3.3.1")) / "bin" / "python"
+    proc = subprocess.run([str(root / "run.sh"), "--warmup", "2", "--repeats", "5"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHON": str(python), "GLOG_minloglevel": "2"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "on stpu:0" in proc.stdout and "latency over 5 runs after 2 warmup" in proc.stdout and "top-5:" in proc.stdout
+
+
+@pytest.mark.parametrize("model", ["mnist", "mobilenet_v1", "resnet50"])
+def test_verify_infer_matches_cpu_on_device(infer_project, model):
+    proc = devkit("verify", str(infer_project), "--runner", "host", "--infer", "--model", model,
+                  "--warmup", "2", "--repeats", "5", "--json")
+    summary = json.loads(proc.stdout)
+    assert summary["passed"], proc.stderr
+    report = json.loads(Path(summary["report"]).read_text())
+    check = report["checks"][0]
+    assert check["top1_agree"] and check["placement"]["cpu_fallback"] == {}
+    assert {"conv2d", "relu"} <= set(check["placement"]["on_device"]) or model == "mnist"
+    assert set(check["latency_ms"]) == {"stpu", "cpu"}
+    cpp = report["checks"][1]
+    assert cpp["name"] == "C++ demo" and cpp["not_run"] and not cpp["passed"]
