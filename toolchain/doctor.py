@@ -39,7 +39,7 @@ def check_engine() -> tuple[Finding, Engine | None]:
     return Finding("container engine", True, f"{d['engine']} {d['version']} (API {d['api']}, {d['arch']})"), engine
 
 
-def check_binfmt(recipe_machine: str) -> list[Finding]:
+def check_binfmt() -> list[Finding]:
     findings = []
     host = host_recipe()
     for recipe in all_recipes():
@@ -95,4 +95,4 @@ def check_host_tools(engine: Engine | None) -> list[Finding]:
 
 def run_doctor() -> list[Finding]:
     engine_finding, engine = check_engine()
-    return [engine_finding, *check_binfmt(""), check_disk(), *check_host_tools(engine)]
+    return [engine_finding, *check_binfmt(), check_disk(), *check_host_tools(engine)]

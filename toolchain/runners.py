@@ -85,7 +85,7 @@ def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], l
                   Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False)]
         mounts += [Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)]
         return ContainerRunner(engine, image, spec.platform, mounts, env={"PIP_CACHE_DIR": "/cache/pip"},
-                               fix_hint=f"see the verify log; for emulated targets check `devkit doctor`")
+                               fix_hint="see the verify log; for emulated targets check `devkit doctor`")
     if not host_recipe().matches(recipe.name):
         raise DevkitError(
             f"verifying {recipe.name} needs a {recipe.name} environment, and the host is {platform.machine()}",
