@@ -98,6 +98,16 @@ def test_armhf_builds_device_library_and_says_why(project):
     assert any(n.endswith("include/stpu_device.h") for n in names)
 
 
+def test_check_abi_rejects_armhf_library_for_aarch64(project, tmp_path):
+    bundle = project / "dist" / "paddle-custom-stpu-device-0.1.0-armhf.tar.gz"
+    with tarfile.open(bundle) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("/tests/test_stpu_device"))
+        (tmp_path / "test_stpu_device").write_bytes(tar.extractfile(member).read())
+    proc = devkit("check-abi", str(tmp_path / "test_stpu_device"), "--arch", "aarch64", check=False)
+    assert proc.returncode == 1
+    assert "is built for EM_ARM but aarch64 needs EM_AARCH64" in proc.stderr
+
+
 def test_armhf_device_tests_pass_under_emulation(project):
     summary = json.loads(devkit("verify", str(project), "--arch", "armhf", "--json").stdout)
     assert summary["passed"], summary

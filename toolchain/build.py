@@ -17,6 +17,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from .abi import require_abi
 from .artifacts import check_elf_bytes, check_plugin_wheel
 from .bundle import bundle_name as inference_bundle_name
 from .bundle import make_inference_bundle
@@ -138,6 +139,7 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
             check_device_bundle(artifact, recipe)
         else:
             check_plugin_wheel(artifact, recipe, options.paddle_version or "")
+            require_abi(artifact, recipe, options.paddle_version or "")
         final = publish_file(artifact, project.dist_dir)
     bundle = None
     if options.infer:

@@ -195,6 +195,34 @@ def verify(
         raise DevkitError(f"verification failed: {', '.join(failed)}", f"see {result.report_path}")
 
 
+@app.command("check-abi")
+def check_abi_command(
+    path: Annotated[Path, typer.Argument(help="A plugin wheel or shared library.")],
+    arch: Annotated[str, typer.Option("--arch", help="Target architecture it must run on.")] = "x86_64",
+    paddle_version: Annotated[Optional[str], typer.Option("--paddle-version", help="Paddle it must load into (default: the wheel's pin, else the recipe's).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check, without loading it, that a plugin links, and matches the target's machine and Paddle."""
+    from .abi import check_abi
+    from .verify import pinned_paddle
+
+    recipe = find_recipe(arch)
+    version = paddle_version or (pinned_paddle(path) if path.suffix == ".whl" and path.is_file() else None) \
+        or recipe.paddle_version
+    if not version:
+        raise DevkitError(f"{recipe.name} has no Paddle runtime to check against", "pass --arch with a Paddle runtime")
+    findings = check_abi(path, recipe, version)
+    if as_json:
+        emit_json({"path": str(path), "arch": recipe.name, "paddle_version": version, "ok": not findings,
+                   "findings": [{"library": f.library, "problem": f.problem, "fix": f.fix} for f in findings]})
+    elif not findings:
+        err.print(f"[green]✓[/] {path.name}: loads into Paddle {version} on {recipe.name} (machine, symbols, build info)")
+    for f in findings:
+        err.print(f"[red]✗[/] {f.line()}", markup=True)
+    if findings:
+        raise DevkitError(f"{len(findings)} ABI problem(s) in {path.name}", findings[0].fix)
+
+
 images_app = typer.Typer(help="Builder and verify container images.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from .abi import require_abi
 from .artifacts import check_plugin_wheel
 from .datasets import load_dataset
 from .envs import cache_root, create_env
@@ -84,6 +85,7 @@ def _check_wheel(wheel: Path, options: VerifyOptions) -> str:
         raise DevkitError(f"wheel {wheel} does not exist", "pass the path of a built plugin wheel")
     paddle_version = pinned_paddle(wheel)
     check_plugin_wheel(wheel, options.recipe, paddle_version)
+    require_abi(wheel, options.recipe, paddle_version)  # before installing anything
     return paddle_version
 
 

@@ -46,7 +46,7 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     return root
 
 
-def target_paddle(cache: Path, env: Path, version: str, platform: str) -> Path:
+def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Path:
     """The `paddle` package directory of the target's wheel (headers, libs, version)."""
     root = cache / "paddle" / f"{version}-{platform}"
     marker = root / "devkit-unpacked"
@@ -55,7 +55,7 @@ def target_paddle(cache: Path, env: Path, version: str, platform: str) -> Path:
     shutil.rmtree(root, ignore_errors=True)
     download = root / "download"
     py = f"{sys.version_info.major}{sys.version_info.minor}"
-    run([str(env / "bin" / "python"), "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+    run([str(python), "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
          "--platform", platform, "--python-version", py, "-d", str(download), f"paddlepaddle=={version}"])
     wheel = next(download.glob("paddlepaddle-*.whl"))
     wanted = ("paddle/include/", "paddle/libs/", "paddle/version/")
@@ -76,7 +76,8 @@ def build_wheel(args: argparse.Namespace, env: Path) -> Path:
     }
     if args.paddle_platform:  # cross build
         build_env.update(
-            PADDLE_ROOT=str(target_paddle(Path(args.cache), env, args.paddle_version, args.paddle_platform)),
+            PADDLE_ROOT=str(target_paddle(Path(args.cache), env / "bin" / "python", args.paddle_version,
+                                          args.paddle_platform)),
             SKBUILD_WHEEL_TAGS=args.wheel_tag,
             SKBUILD_CMAKE_TOOLCHAIN_FILE=args.toolchain_file,
             SKBUILD_CMAKE_PYTHON_HINTS="false",

@@ -10,6 +10,19 @@
 #ifndef {{ NAME }}_PLUGIN_VERSION
 #define {{ NAME }}_PLUGIN_VERSION "0.0.0"
 #endif
+#ifndef {{ NAME }}_PADDLE_VERSION
+#define {{ NAME }}_PADDLE_VERSION "unknown"
+#endif
+#define {{ NAME }}_STR2(x) #x
+#define {{ NAME }}_STR(x) {{ NAME }}_STR2(x)
+
+// What this plugin was compiled against, read by `devkit check-abi` without
+// loading the library.
+extern "C" __attribute__((visibility("default"), used)) const char {{ p }}_paddle_build_info[] =
+    "paddle_version=" {{ NAME }}_PADDLE_VERSION
+    ";custom_runtime_version=" {{ NAME }}_STR(PADDLE_CUSTOM_RUNTIME_MAJOR_VERSION) "." {{ NAME }}_STR(
+        PADDLE_CUSTOM_RUNTIME_MINOR_VERSION) "." {{ NAME }}_STR(PADDLE_CUSTOM_RUNTIME_PATCH_VERSION)
+    ";plugin_version=" {{ NAME }}_PLUGIN_VERSION;
 
 namespace {
 
