@@ -61,3 +61,16 @@ def test_verify_infer_matches_cpu_on_device(infer_project, model):
     assert set(check["latency_ms"]) == {"stpu", "cpu"}
     cpp = report["checks"][1]
     assert cpp["name"] == "C++ demo" and cpp["not_run"] and not cpp["passed"]
+
+
+def test_cpp_demo_runs_against_the_given_library_and_fails_loudly_without_one(infer_project, tmp_path):
+    # No Paddle Inference C++ release can be had here; an empty directory shows the
+    # demo really is configured against what --paddle-inference-dir names.
+    proc = devkit("verify", str(infer_project), "--runner", "host", "--infer", "--model", "mnist",
+                  "--warmup", "1", "--repeats", "2", "--paddle-inference-dir", str(tmp_path), "--json", check=False)
+    assert proc.returncode == 1
+    summary = json.loads(proc.stdout)
+    cpp = next(c for c in summary["checks"] if c["name"] == "C++ demo")
+    assert not cpp["passed"] and "configure C++ demo failed" in cpp["detail"]
+    log = Path(summary["report"]).with_name("verify.log").read_text()
+    assert "Paddle Inference not found: set PADDLE_INFERENCE_DIR" in log

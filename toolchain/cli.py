@@ -15,6 +15,7 @@ from rich.table import Table
 
 from . import __version__
 from .build import BuildOptions, build, device_bundle_name, resolve_paddle_version
+from .bundle import bundle_name as inference_bundle_name
 from .console import err
 from .errors import DevkitError
 from .naming import parse_backend_name
@@ -52,6 +53,13 @@ def main_options(
     debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
     _state["debug"] = debug
+
+
+def inference_bundle(project, recipe) -> Path | None:
+    if project is None:
+        return None
+    path = project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz"
+    return path if path.is_file() else None
 
 
 def emit_json(payload: dict) -> None:
@@ -154,7 +162,8 @@ def verify(
         result = run_infer_verify(
             (wheel or find_wheel(project, recipe)).resolve(), options,
             InferOptions(models=(model,), model_dir=model_dir.resolve() if model_dir else None, warmup=warmup,
-                         repeats=repeats, inference_dir=paddle_inference_dir),
+                         repeats=repeats, inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None,
+                         bundle=inference_bundle(project, recipe)),
             report_dir)
     elif not recipe.has_paddle_runtime:
         if project is None:

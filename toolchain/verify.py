@@ -25,8 +25,8 @@ from .envs import cache_root, create_env
 from .errors import DevkitError
 from .project import Project
 from .recipes import Recipe
-from .runner import Step
-from .runners import verify_runner
+from .runner import HostRunner, Step
+from .runners import host_recipe, verify_runner
 
 PAYLOAD = Path(__file__).parent / "payload" / "plugin_checks.py"
 INFER_PAYLOAD = Path(__file__).parent / "payload" / "infer_checks.py"
@@ -129,6 +129,7 @@ class InferOptions:
     warmup: int = 10
     repeats: int = 30
     inference_dir: Path | None = None
+    bundle: Path | None = None   # the project's inference bundle, whose C++ demo runs
 
 
 def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, report_dir: Path) -> VerifyResult:
@@ -148,6 +149,7 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         python = _fresh_env(runner, work, wheel, paddle_version, log)
         targets = [("model-dir", ["--model-dir", runner.path(infer.model_dir)])] if infer.model_dir else \
             [(m, ["--model", m]) for m in infer.models]
+        models = []
         for name, model_args in targets:
             out = work / f"{Path(name).name}.json"
             runner.run(Step(
@@ -159,15 +161,55 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
             check = json.loads(out.read_text())
             check["name"] = f"inference {Path(name).name}"
             checks.append(check)
-    checks.append({"name": "C++ demo", "passed": False, "not_run": True,
-                   "detail": "not run: no Paddle Inference C++ library was given (--paddle-inference-dir); "
-                             "not counted as passed"} if infer.inference_dir is None else
-                  {"name": "C++ demo", "passed": False, "not_run": True,
-                   "detail": "not run: building the C++ demo inside devkit verify is not implemented yet"})
+            models.append(_model_prefix(infer.model_dir) if infer.model_dir else str(work / name / "model"))
+        checks.append(cpp_demo(infer, options, models, work, log))
     report = {"device": checks[0].get("device"), "paddle_version": paddle_version, "runner": runner.name,
               "wheel": str(wheel), "checks": checks,
               "passed": all(c["passed"] for c in checks if not c.get("not_run"))}
     return _finish(report, options, report_dir, start, log)
+
+
+def _model_prefix(model_dir: Path) -> str:
+    for program in sorted([*model_dir.glob("*.json"), *model_dir.glob("*.pdmodel")]):
+        if program.with_suffix(".pdiparams").is_file():
+            return str(program.with_suffix(""))
+    raise DevkitError(f"{model_dir} holds no exported model", "pass the directory of <name>.json/.pdmodel + .pdiparams")
+
+
+def cpp_demo(infer: "InferOptions", options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict:
+    """Build the bundle's C++ demo against the given Paddle Inference and run it on the device."""
+    why = None
+    if infer.inference_dir is None:
+        why = "no Paddle Inference C++ library was given (--paddle-inference-dir)"
+    elif infer.bundle is None:
+        why = "no inference bundle: build with `devkit build --infer` first"
+    elif not host_recipe().matches(options.recipe.name):
+        why = f"the C++ demo runs on the host, which is not {options.recipe.name}"
+    if why:
+        return {"name": "C++ demo", "passed": False, "not_run": True, "detail": f"not run: {why}; not counted as passed"}
+    return _run_cpp_demo(infer, models, work, log)
+
+
+def _run_cpp_demo(infer: "InferOptions", models: list[str], work: Path, log: Path) -> dict:
+    # On the host only: the demo links the host's Paddle Inference release.
+    runner = HostRunner(fix_hint="see the C++ demo lines in the verify log")
+    demo = work / "cpp-demo"
+    with tarfile.open(infer.bundle) as tar:
+        tar.extractall(demo, filter="data")
+    root = next(demo.iterdir())
+    env = {"PADDLE_INFERENCE_DIR": str(infer.inference_dir), "CUSTOM_DEVICE_ROOT": str(root / "lib")}
+    try:
+        runner.run(Step("configure C++ demo", ["cmake", "-S", str(root / "demo" / "cpp"), "-B", str(demo / "build"),
+                                               f"-DPADDLE_INFERENCE_DIR={infer.inference_dir}"], log=log, env=env))
+        runner.run(Step("build C++ demo", ["cmake", "--build", str(demo / "build")], log=log, env=env))
+        binary = next((demo / "build").glob("*_infer_demo"))
+        outputs = [runner.run(Step(f"C++ demo {Path(m).parent.name}", [str(binary), m, str(infer.warmup),
+                                                                          str(infer.repeats)], log=log, env=env))
+                   for m in models]
+    except DevkitError as exc:
+        return {"name": "C++ demo", "passed": False, "detail": exc.one_line()}
+    ok = all("latency over" in out and "top-" in out for out in outputs)
+    return {"name": "C++ demo", "passed": ok, "detail": " | ".join(out.strip().splitlines()[-2] for out in outputs)}
 
 
 def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
