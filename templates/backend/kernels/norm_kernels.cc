@@ -56,20 +56,6 @@ void BatchNormKernel(const Context& ctx, const phi::DenseTensor& x, const phi::D
 }
 {{ NAME }}_CHECK_SIGNATURE(BatchNormKernel, phi::BatchNormKernel);
 
-template <typename T, typename Context>
-void BatchNormInferKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& mean,
-                          const phi::DenseTensor& variance, const phi::DenseTensor& scale,
-                          const phi::DenseTensor& bias, float momentum, float epsilon,
-                          const std::string& data_layout, phi::DenseTensor* y, phi::DenseTensor* mean_out,
-                          phi::DenseTensor* variance_out) {
-  batch_norm(ctx, x, mean, variance, scale.data<float>(), bias.data<float>(), epsilon, data_layout, y);
-  pass_through(ctx, mean, mean_out);
-  pass_through(ctx, variance, variance_out);
-}
-{{ NAME }}_CHECK_SIGNATURE(BatchNormInferKernel, phi::BatchNormInferKernel);
-
 }  // namespace {{ p }}_kernels
 
 PD_REGISTER_PLUGIN_KERNEL(batch_norm, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::BatchNormKernel, float) {}
-PD_REGISTER_PLUGIN_KERNEL(batch_norm_infer, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::BatchNormInferKernel,
-                          float) {}
