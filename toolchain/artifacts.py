@@ -28,6 +28,14 @@ def check_elf_bytes(data: bytes, what: str, recipe: Recipe) -> None:
         )
 
 
+def paddle_requirements(wheel: Path) -> list[Requirement]:
+    """The wheel's Requires-Dist entries on paddlepaddle."""
+    with zipfile.ZipFile(wheel) as zf:
+        meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = Parser().parsestr(zf.read(meta_name).decode())
+    return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "paddlepaddle"]
+
+
 def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict[str, object]:
     """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
     name, version, _, tags = parse_wheel_filename(wheel.name)
@@ -47,10 +55,7 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
             )
         for lib in libs:
             check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
-        meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
-        metadata = Parser().parsestr(zf.read(meta_name).decode())
-    pins = [Requirement(r) for r in metadata.get_all("Requires-Dist") or []]
-    paddle_pins = [r for r in pins if r.name == "paddlepaddle"]
+    paddle_pins = paddle_requirements(wheel)
     if not paddle_pins or str(paddle_pins[0].specifier) != f"=={paddle_version}":
         found = ", ".join(str(r) for r in paddle_pins) or "no paddlepaddle"
         raise DevkitError(

@@ -10,16 +10,13 @@ import shutil
 import tarfile
 import tempfile
 import time
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from email.parser import Parser
 from pathlib import Path
 
-from packaging.requirements import Requirement
 
 from .abi import require_abi
-from .artifacts import check_plugin_wheel
+from .artifacts import check_plugin_wheel, paddle_requirements
 from .datasets import load_dataset
 from .envs import cache_root, create_env
 from .errors import DevkitError
@@ -68,11 +65,8 @@ def find_wheel(project: Project, recipe: Recipe) -> Path:
 
 
 def pinned_paddle(wheel: Path) -> str:
-    with zipfile.ZipFile(wheel) as zf:
-        meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
-        metadata = Parser().parsestr(zf.read(meta).decode())
-    for req in map(Requirement, metadata.get_all("Requires-Dist") or []):
-        if req.name == "paddlepaddle" and str(req.specifier).startswith("=="):
+    for req in paddle_requirements(wheel):
+        if str(req.specifier).startswith("=="):
             return str(req.specifier)[2:]
     raise DevkitError(
         f"{wheel.name} does not pin paddlepaddle==<version>",
