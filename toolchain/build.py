@@ -87,7 +87,10 @@ def device_bundle_name(project: Project, recipe: Recipe) -> str:
 def build(project: Project, options: BuildOptions) -> BuildResult:
     recipe = options.recipe
     start = time.monotonic()
-    log = project.log_dir / f"build-{recipe.name}.log"
+    # One build tree and log per (target, Paddle version, mode): matrix entries never share one.
+    other_paddle = options.paddle_version and options.paddle_version != recipe.paddle_version
+    variant = (f"-paddle{options.paddle_version}" if other_paddle else "") + ("-infer" if options.infer else "")
+    log = project.log_dir / f"build-{recipe.name}{variant}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     device_only = options.paddle_version is None
@@ -100,7 +103,7 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
     for stale in [*project.dist_dir.glob(f"{device_bundle_name(project, recipe)}.tar.gz"),
                   *project.dist_dir.glob(f"{inference_bundle_name(project, recipe)}.tar.gz")]:
         stale.unlink()
-    build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{'-infer' if options.infer else ''}"
+    build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{variant}"
     if options.clean:
         shutil.rmtree(project.root / build_dir, ignore_errors=True)
 

@@ -11,19 +11,18 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
-from .build import BuildOptions, build, device_bundle_name, resolve_paddle_version
-from .bundle import bundle_name as inference_bundle_name
+from .build import BuildOptions, build, resolve_paddle_version
 from .console import err
 from .errors import DevkitError
 from .naming import parse_backend_name
 from .project import load_project
 from .recipes import find_recipe
 from .render import render_backend
-from .runners import host_recipe
-from .verify import InferOptions, VerifyOptions, find_wheel, run_device_tests, run_infer_verify, run_verify
+from .verification import VerifyRequest, run_verification
 
 app = typer.Typer(
     help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
@@ -53,13 +52,6 @@ def main_options(
     debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
     _state["debug"] = debug
-
-
-def inference_bundle(project, recipe) -> Path | None:
-    if project is None:
-        return None
-    path = project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz"
-    return path if path.is_file() else None
 
 
 def emit_json(payload: dict) -> None:
@@ -97,13 +89,18 @@ def build_command(
     arch: Annotated[str, typer.Option("--arch", help="Target architecture (a recipe name or alias: x86_64, armv8, armhf, ...).")] = "x86_64",
     paddle_version: Annotated[Optional[str], typer.Option("--paddle-version", help="Paddle to build against (default: the recipe's pin).")] = None,
     clean: Annotated[bool, typer.Option("--clean", help="Discard the build tree first.")] = False,
-    runner: Annotated[RunnerChoice, typer.Option("--runner", help="auto: a container when an engine answers, else the host.")] = RunnerChoice.auto,
+    runner: Annotated[Optional[RunnerChoice], typer.Option("--runner", help="auto: a container when an engine answers, else the host (default: [tool.devkit] runner).")] = None,
     infer: Annotated[bool, typer.Option("--infer", help="Build with ON_INFER and write an inference bundle next to the wheel.")] = False,
     paddle_inference_dir: Annotated[Optional[Path], typer.Option("--paddle-inference-dir", envvar="PADDLE_INFERENCE_DIR", help="Unpacked Paddle Inference release to link (with --infer).")] = None,
+    all_entries: Annotated[bool, typer.Option("--all", help="Build every entry of the [tool.devkit] matrix; write reports/matrix/.")] = False,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="With --all: targets built in parallel (default: [tool.devkit] jobs, else CPUs/2).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build the plugin wheel (or, for targets without Paddle, the device library bundle) into PROJECT_DIR/dist/."""
     project = load_project(project_dir)
+    runner_choice = runner.value if runner else project.config.runner
+    if all_entries:
+        return build_matrix(project, runner_choice, jobs, as_json)
     recipe = find_recipe(arch)
     if paddle_inference_dir is not None:
         if not infer:
@@ -112,7 +109,7 @@ def build_command(
             raise DevkitError(f"{paddle_inference_dir} has no paddle/lib/libpaddle_inference.so",
                               "point --paddle-inference-dir at an unpacked Paddle Inference release")
     options = BuildOptions(recipe=recipe, paddle_version=resolve_paddle_version(recipe, paddle_version), clean=clean,
-                           runner=runner.value, infer=infer,
+                           runner=runner_choice, infer=infer,
                            inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None)
     result = build(project, options)
     if as_json:
@@ -126,82 +123,214 @@ def build_command(
             err.print(f"[green]✓[/] inference bundle {result.bundle}")
 
 
+def build_matrix(project, runner_choice: str, jobs: int | None, as_json: bool) -> None:
+    from .matrix import build_all, default_jobs, matrix_entries, write_reports
+
+    entries = matrix_entries(project.config)
+    jobs = jobs or project.config.jobs or default_jobs()
+    err.print(f"building {len(entries)} matrix entries of {project.name} ({jobs} in parallel): "
+              + ", ".join(e.id for e in entries))
+    start = time.monotonic()
+    outcomes = build_all(project, entries, runner_choice, jobs)
+    json_path, junit_path = write_reports(outcomes, project.root / "reports" / "matrix", "devkit build --all")
+    if as_json:
+        emit_json({"passed": all(o.passed for o in outcomes), "report": str(json_path), "junit": str(junit_path),
+                   "seconds": round(time.monotonic() - start, 1), "entries": [o.as_dict() for o in outcomes]})
+    else:
+        table = Table(title=f"devkit build --all — {project.name} ({time.monotonic() - start:.0f} s)")
+        for col in ("target", "mode", "paddle", "result", "time", "artifact"):
+            table.add_column(col)
+        for o in outcomes:
+            artifact = "\n".join(a.relative_to(project.root).as_posix() for a in o.artifacts) or o.error
+            table.add_row(o.entry.recipe.name, o.entry.mode, o.entry.paddle_version or "-",
+                          "[green]pass[/]" if o.passed else "[red]FAIL[/]", f"{o.seconds:.0f} s", artifact)
+        err.print(table)
+        err.print(f"reports: {json_path}  {junit_path}")
+    failed = [o.entry.id for o in outcomes if not o.passed]
+    if failed:
+        raise DevkitError(f"{len(failed)} of {len(outcomes)} matrix entries failed: {', '.join(failed)}",
+                          f"see {json_path} and each entry's log")
+
+
 @app.command()
 def verify(
     project_dir: Annotated[Optional[Path], typer.Argument(help="The backend project whose dist/ wheel to verify.")] = None,
     wheel: Annotated[Optional[Path], typer.Option("--wheel", help="Verify this wheel instead of a project's.")] = None,
     arch: Annotated[str, typer.Option("--arch", help="Target architecture.")] = "x86_64",
-    model: Annotated[str, typer.Option("--model", help="Model to train on the device.")] = "mnist",
+    model: Annotated[Optional[str], typer.Option("--model", help="Model to train (or with --infer, to run) on the device (default: [tool.devkit.verify]).")] = None,
     steps: Annotated[Optional[int], typer.Option("--steps", help="Training steps (default 200 native, 100 emulated).")] = None,
     data: Annotated[Optional[Path], typer.Option("--data", help="Directory with MNIST idx files.")] = None,
     report_dir: Annotated[Optional[Path], typer.Option("--report-dir", help="Where to write report.json and the plot.")] = None,
-    runner: Annotated[RunnerChoice, typer.Option("--runner", help="Where to verify.")] = RunnerChoice.auto,
+    runner: Annotated[Optional[RunnerChoice], typer.Option("--runner", help="Where to verify (default: [tool.devkit] runner, else auto).")] = None,
     infer: Annotated[bool, typer.Option("--infer", help="Verify inference (paddle.inference) instead of training.")] = False,
     model_dir: Annotated[Optional[Path], typer.Option("--model-dir", help="With --infer: a user's exported model.")] = None,
-    warmup: Annotated[int, typer.Option("--warmup", help="With --infer: runs before timing.")] = 10,
-    repeats: Annotated[int, typer.Option("--repeats", help="With --infer: timed runs.")] = 30,
+    warmup: Annotated[Optional[int], typer.Option("--warmup", help="With --infer: runs before timing (default 10).")] = None,
+    repeats: Annotated[Optional[int], typer.Option("--repeats", help="With --infer: timed runs (default 30).")] = None,
     paddle_inference_dir: Annotated[Optional[Path], typer.Option("--paddle-inference-dir", envvar="PADDLE_INFERENCE_DIR", help="With --infer: Paddle Inference C++ library for the C++ demo.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside the reference Paddle in a fresh env and check it on the device."""
     recipe = find_recipe(arch)
-    device_type = None
-    project = None
-    if wheel is None:
-        project = load_project(project_dir or Path("."))
-        device_type = project.device_type
-        report_dir = report_dir or project.root / "reports" / f"verify-{recipe.name}"
-    report_dir = (report_dir or Path("devkit-report") / f"verify-{recipe.name}").resolve()
-    native = host_recipe().matches(recipe.name)
-    options = VerifyOptions(recipe=recipe, model=model, steps=steps or (200 if native else 100), data_dir=data,
-                            device_type=device_type, runner=runner.value)
-    if infer:
-        if not recipe.has_paddle_runtime:
-            raise DevkitError(f"{recipe.name} has no Paddle runtime, so there is no inference to verify",
-                              f"run `devkit verify PROJECT --arch {recipe.name}` for its device library tests")
-        result = run_infer_verify(
-            (wheel or find_wheel(project, recipe)).resolve(), options,
-            InferOptions(models=(model,), model_dir=model_dir.resolve() if model_dir else None, warmup=warmup,
-                         repeats=repeats, inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None,
-                         bundle=inference_bundle(project, recipe)),
-            report_dir)
-    elif not recipe.has_paddle_runtime:
-        if project is None:
-            raise DevkitError(f"{recipe.name} has no Paddle runtime; its device tests come from a project",
-                              f"pass the project directory: devkit verify PROJECT --arch {recipe.name}")
-        err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: running the device library's "
-                  f"tests on {recipe.name}")
-        result = run_device_tests(project.dist_dir / f"{device_bundle_name(project, recipe)}.tar.gz", options, report_dir)
-    else:
-        result = run_verify((wheel or find_wheel(project, recipe)).resolve(), options, report_dir)
+    project = None if wheel is not None else load_project(project_dir or Path("."))
+    settings = VerifyRequest(model=model, steps=steps, data=data, runner=runner.value if runner else None,
+                             model_dir=model_dir, warmup=warmup, repeats=repeats, inference_dir=paddle_inference_dir)
+    result = run_verification(project, wheel, recipe, settings, infer, report_dir)
     if as_json:
         emit_json({"passed": result.passed, "report": str(result.report_path),
                    "plot": str(result.plot_path) if result.plot_path else None,
                    "checks": [{k: c.get(k) for k in ("name", "passed", "detail")} for c in result.report["checks"]]})
     else:
-        where = (f"{result.report['device']}:0, paddle {result.report['paddle_version']}" if result.report.get("device")
-                 else "device library tests")
-        table = Table(title=f"devkit verify — {recipe.name}: {where} ({result.report.get('runner')})")
-        table.add_column("check")
-        table.add_column("result")
-        table.add_column("figures")
-        for check in result.report["checks"]:
-            status = "[yellow]not run[/]" if check.get("not_run") else "[green]pass[/]" if check["passed"] else "[red]FAIL[/]"
-            table.add_row(check["name"], status, check.get("detail", ""))
-        latency = [(c["name"], c["latency_ms"]) for c in result.report["checks"] if "latency_ms" in c]
-        if latency:
-            lat = Table(title="latency (ms) after warmup", show_lines=False)
-            for col in ("model", "place", "avg", "min", "max"):
-                lat.add_column(col)
-            for name, places in latency:
-                for place, t in places.items():
-                    lat.add_row(name, place, f"{t['avg_ms']:.2f}", f"{t['min_ms']:.2f}", f"{t['max_ms']:.2f}")
-            err.print(lat)
-        err.print(table)
-        err.print(f"report: {result.report_path}" + (f"  plot: {result.plot_path}" if result.plot_path else ""))
+        print_verify_result(result, recipe)
     if not result.passed:
         failed = [c["name"] for c in result.report["checks"] if not c["passed"] and not c.get("not_run")]
         raise DevkitError(f"verification failed: {', '.join(failed)}", f"see {result.report_path}")
+
+
+def print_verify_result(result, recipe) -> None:
+    where = (f"{result.report['device']}:0, paddle {result.report['paddle_version']}" if result.report.get("device")
+             else "device library tests")
+    table = Table(title=f"devkit verify — {recipe.name}: {where} ({result.report.get('runner')})")
+    table.add_column("check")
+    table.add_column("result")
+    table.add_column("figures")
+    for check in result.report["checks"]:
+        status = "[yellow]not run[/]" if check.get("not_run") else "[green]pass[/]" if check["passed"] else "[red]FAIL[/]"
+        table.add_row(check["name"], status, check.get("detail", ""))
+    latency = [(c["name"], c["latency_ms"]) for c in result.report["checks"] if "latency_ms" in c]
+    if latency:
+        lat = Table(title="latency (ms) after warmup", show_lines=False)
+        for col in ("model", "place", "avg", "min", "max"):
+            lat.add_column(col)
+        for name, places in latency:
+            for place, t in places.items():
+                lat.add_row(name, place, f"{t['avg_ms']:.2f}", f"{t['min_ms']:.2f}", f"{t['max_ms']:.2f}")
+        err.print(lat)
+    fallback = next((c for c in result.report["checks"] if "kernels" in c), None)
+    if fallback:
+        places = Table(title=f"kernels the model ran, with CPU fallback on ({len(fallback['kernels'])})")
+        for col in ("kernel", "ran on", "runs"):
+            places.add_column(col)
+        for kernel, counts in fallback["kernels"].items():
+            where = ("[red]CPU (fallback)[/]" if counts.get("cpu_fallback") else
+                     result.report["device"] if counts.get("device") else "CPU (CPU inputs)")
+            places.add_row(kernel, where, str(sum(counts.values())))
+        err.print(places)
+    err.print(table)
+    err.print(f"report: {result.report_path}" + (f"  plot: {result.plot_path}" if result.plot_path else ""))
+
+
+matrix_app = typer.Typer(help="The project's build matrix ([tool.devkit] targets x modes x Paddle versions).",
+                         no_args_is_help=True)
+app.add_typer(matrix_app, name="matrix")
+
+
+@matrix_app.command("list")
+def matrix_list(
+    project_dir: Annotated[Path, typer.Argument(help="The backend project.")] = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """List the matrix entries and the command each CI job runs."""
+    from .matrix import matrix_entries
+
+    entries = matrix_entries(load_project(project_dir).config)
+    if as_json:
+        emit_json([e.as_dict() for e in entries])
+        return
+    table = Table("entry", "target", "mode", "paddle", "command")
+    for e in entries:
+        table.add_row(e.id, e.recipe.name, e.mode, e.paddle_version or "-", f"devkit matrix run {e.id}")
+    err.print(table)
+
+
+@matrix_app.command("run")
+def matrix_run(
+    entry_id: Annotated[str, typer.Argument(help="A matrix entry, e.g. x86_64-train-paddle3.3.1 (see `devkit matrix list`).")],
+    project_dir: Annotated[Path, typer.Argument(help="The backend project.")] = Path("."),
+    runner: Annotated[Optional[RunnerChoice], typer.Option("--runner", help="Where to build and verify (default: [tool.devkit] runner).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build and verify one matrix entry: what each CI job runs. Reports go to reports/ENTRY/."""
+    from .matrix import EntryOutcome, build_entry, find_entry, write_reports
+
+    project = load_project(project_dir)
+    entry = find_entry(project.config, entry_id)
+    runner_choice = runner.value if runner else project.config.runner
+    report_dir = project.root / "reports" / entry.id
+    outcomes = [build_entry(project, entry, runner_choice)]  # step "build"
+    if outcomes[0].passed:
+        err.print(f"[green]✓[/] built {', '.join(a.name for a in outcomes[0].artifacts)}")
+        models = project.config.verify.infer_models if entry.infer else (None,)
+        for model in models:
+            check = EntryOutcome(entry, step=f"verify{' ' + model if model else ''}")
+            start = time.monotonic()
+            try:
+                result = run_verification(project, outcomes[0].artifacts[0] if entry.paddle_version else None,
+                                          entry.recipe, VerifyRequest(model=model, runner=runner_choice), entry.infer,
+                                          report_dir / (f"verify-{model}" if model else "verify"))
+                print_verify_result(result, entry.recipe)
+                check.passed = result.passed
+                check.error = "" if result.passed else f"verification failed; see {result.report_path}"
+                check.artifacts = [result.report_path]
+            except DevkitError as exc:
+                check.error, check.log = exc.one_line(), exc.log
+            check.seconds = time.monotonic() - start
+            outcomes.append(check)
+    json_path, junit_path = write_reports(outcomes, report_dir, f"devkit matrix run {entry.id}")
+    if as_json:
+        emit_json({"entry": entry.as_dict(), "passed": all(o.passed for o in outcomes), "report": str(json_path),
+                   "junit": str(junit_path), "steps": [o.as_dict() for o in outcomes]})
+    failed = [o for o in outcomes if not o.passed]
+    if failed:
+        raise DevkitError(f"matrix entry {entry.id} failed: {failed[0].error}", f"see {json_path}")
+    err.print(f"[green]✓[/] {entry.id}: built and verified; reports in {report_dir}")
+
+
+@app.command("ci")
+def ci_command(
+    provider: Annotated[str, typer.Option("--provider", help="github | gitlab")],
+    project_dir: Annotated[Path, typer.Argument(help="The backend project (the repository root).")] = Path("."),
+    out: Annotated[Optional[Path], typer.Option("--out", help="Where to write (default: .github/workflows/devkit.yml or .gitlab-ci.yml).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a CI workflow with one job per matrix entry (build, verify, upload wheel/bundle/reports)."""
+    from .ci import write_ci
+    from .matrix import matrix_entries
+
+    project = load_project(project_dir)
+    path = write_ci(project, provider, out)
+    entries = matrix_entries(project.config)
+    if as_json:
+        emit_json({"provider": provider, "path": str(path), "jobs": [e.id for e in entries]})
+    else:
+        err.print(f"[green]✓[/] wrote {path}: {len(entries)} jobs ({', '.join(e.id for e in entries)})")
+
+
+config_app = typer.Typer(help="The project's [tool.devkit] configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show(
+    project_dir: Annotated[Path, typer.Argument(help="The backend project.")] = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the resolved configuration (defaults filled in) and its matrix."""
+    from .matrix import matrix_entries
+
+    project = load_project(project_dir)
+    config = project.config.as_dict()
+    config["matrix"] = [e.id for e in matrix_entries(project.config)]
+    if as_json:
+        emit_json(config)
+        return
+    table = Table("key", "value", title=escape(f"[tool.devkit] of {project.root / 'pyproject.toml'}"))
+    for key, value in config.items():
+        if isinstance(value, dict) and key != "paddle_versions":
+            for sub, v in value.items():
+                table.add_row(f"{key}.{sub}".replace("_", "-"), json.dumps(v))
+        else:
+            table.add_row(key.replace("_", "-"), json.dumps(value))
+    err.print(table)
 
 
 @app.command("check-abi")
@@ -288,6 +417,17 @@ def images_list(as_json: JsonOpt = False) -> None:
     for i in infos:
         table.add_row(i.tag, i.platform, f"{i.size_mb:.0f} MB")
     err.print(table)
+
+
+@images_app.command("binfmt")
+def images_binfmt(
+    platforms: Annotated[list[str], typer.Argument(help="qemu platforms to register, e.g. arm64 arm.")],
+) -> None:
+    """Register qemu handlers through the engine (for CI engines you have no shell on, e.g. docker:dind)."""
+    from .engine import Engine
+
+    err.print(Engine.connect().install_binfmt(platforms))
+    err.print(f"[green]✓[/] qemu handlers for {', '.join(platforms)} registered in the engine's kernel")
 
 
 @images_app.command("prune")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 
@@ -11,10 +12,26 @@ from rich.console import Console
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+class _SilentStatus:
+    def update(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def status(text: str) -> Iterator[object]:
+    """A live spinner on the main thread; silence on worker threads (parallel matrix
+    lanes), where concurrent live displays would clash. Logs hold the detail either way."""
+    if threading.current_thread() is threading.main_thread():
+        with err.status(text) as live:
+            yield live
+    else:
+        yield _SilentStatus()
+
+
 @contextlib.contextmanager
 def step(title: str) -> Iterator[None]:
     """Show a spinner while a long step runs, then its duration."""
     start = time.monotonic()
-    with err.status(f"[bold]{title}[/]…"):
+    with status(f"[bold]{title}[/]…"):
         yield
     err.print(f"[green]✓[/] {title} [dim]({time.monotonic() - start:.1f} s)[/]")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import docker.errors
 
-from .console import err
+from .console import status
 from .engine import Engine
 from .errors import DevkitError
 from .runner import Step, failure
@@ -110,7 +110,7 @@ class ContainerRunner:
                 environment=env, volumes=volumes, user=f"{os.getuid()}:{os.getgid()}", platform=self.platform,
                 labels={"org.devkit.step": step.title[:60]},
             )
-            with step.log.open("a") as log, err.status(f"[bold]{step.title}[/] [dim](container)[/]…") as status:
+            with step.log.open("a") as log, status(f"[bold]{step.title}[/] [dim](container)[/]…") as live:
                 log.write(f"$ [{self.image} {self.platform}] {' '.join(step.argv)}\n")
                 container.start()
                 pending = ""
@@ -120,7 +120,7 @@ class ContainerRunner:
                     for line in lines:
                         log.write(line + "\n")
                         tail.append(line)
-                        status.update(f"[bold]{step.title}[/] [dim]{line.strip()[:100]}[/]")
+                        live.update(f"[bold]{step.title}[/] [dim]{line.strip()[:100]}[/]")
                 if pending:
                     log.write(pending + "\n")
                     tail.append(pending)

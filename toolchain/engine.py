@@ -24,6 +24,10 @@ ENGINE_FIX = (
 )
 
 
+# The image docker/setup-qemu-action uses; pinned.
+BINFMT_IMAGE = "tonistiigi/binfmt:qemu-v8.1.5"
+
+
 @dataclass(frozen=True)
 class ImageInfo:
     tag: str
@@ -53,6 +57,17 @@ class Engine:
             return True
         except Exception:
             return False
+
+    def install_binfmt(self, platforms: list[str], image: str = BINFMT_IMAGE) -> str:
+        """Register qemu handlers in the engine's kernel (binfmt_misc is kernel-wide, so
+        a privileged container can do it for a remote or dind engine we have no shell on)."""
+        try:
+            out = self.client.containers.run(image, ["--install", ",".join(platforms)], privileged=True, remove=True)
+        except docker.errors.DockerException as exc:
+            raise DevkitError(f"installing qemu handlers with {image} failed ({_short(exc)})",
+                              "run it where the engine can pull images, or install qemu-user-static + "
+                              "binfmt-support on the engine's machine") from None
+        return out.decode(errors="replace") if isinstance(out, bytes) else str(out)
 
     def describe(self) -> dict[str, str]:
         version = self.client.version()

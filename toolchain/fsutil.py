@@ -37,7 +37,7 @@ def staging_dir(final: Path, *, replace: bool) -> Iterator[Path]:
 
 
 def publish_file(src: Path, dest_dir: Path) -> Path:
-    """Move `src` into `dest_dir` atomically (same file system via a temp name)."""
+    """Copy `src` into `dest_dir` atomically (a temp name on the same file system, then rename)."""
     dest_dir.mkdir(parents=True, exist_ok=True)
     tmp = dest_dir / f".{src.name}.partial"
     shutil.copy2(src, tmp)

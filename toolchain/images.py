@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .console import err
+from .console import err, status
 from .engine import Engine, ImageInfo, tar_context
 from .envs import cache_root
 from .errors import DevkitError
@@ -73,11 +73,11 @@ def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
     if engine.image(tag) is not None:
         return tag
     dockerfile = (resource_dir("images") / spec.dockerfile).read_bytes()
-    with err.status(f"[bold]building image {tag}[/] ({spec.platform})…") as status:
+    with status(f"[bold]building image {tag}[/] ({spec.platform})…") as live:
         engine.build_image(
             tar_context({"Dockerfile": dockerfile}), tag=tag, platform=spec.platform,
             buildargs={"BASE": base_tag(spec.recipe)}, labels={LABEL: spec.kind}, log=log,
-            on_line=lambda line: status.update(f"[bold]building image {tag}[/] [dim]{line[:90]}[/]"),
+            on_line=lambda line: live.update(f"[bold]building image {tag}[/] [dim]{line[:90]}[/]"),
         )
     err.print(f"[green]✓[/] built image {tag} ({spec.platform})")
     return tag
@@ -104,7 +104,7 @@ def bootstrap_base(engine: Engine, recipe: Recipe, log: Path) -> ImageInfo:
         with tarfile.open(archive, "w") as tar:
             tar.add(str(rootfs), arcname=".")
         context = tar_context({"Dockerfile": b"FROM scratch\nADD rootfs.tar /\nCMD [\"bash\"]\n", "rootfs.tar": archive})
-        with err.status(f"[bold]importing {tag}[/]…"):
+        with status(f"[bold]importing {tag}[/]…"):
             info = engine.build_image(context, tag=tag, platform=recipe.oci_platform, buildargs={},
                                       labels={LABEL: "base"}, log=log)
     err.print(f"[green]✓[/] bootstrapped base image {tag} ({info.platform})")

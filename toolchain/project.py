@@ -6,6 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .config import DevkitConfig, parse_config
 from .errors import DevkitError
 
 
@@ -16,6 +17,7 @@ class Project:
     version: str
     name: str           # backend name, e.g. STPU
     device_type: str    # e.g. stpu
+    config: DevkitConfig
 
     @property
     def dist_dir(self) -> Path:
@@ -48,10 +50,12 @@ def load_project(path: Path) -> Project:
             f"{pyproject} has no [tool.devkit] device-type or [project] name",
             "restore them from a freshly rendered project (devkit new-backend NAME --out /tmp/x)",
         )
+    name = devkit.get("name", devkit["device-type"].upper())
     return Project(
         root=root,
         distribution=data["project"]["name"],
         version=str(data["project"].get("version", "0")),
-        name=devkit.get("name", devkit["device-type"].upper()),
+        name=name,
         device_type=devkit["device-type"],
+        config=parse_config(devkit, name=name, device_type=devkit["device-type"]),
     )

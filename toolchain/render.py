@@ -13,6 +13,7 @@ from . import __version__
 from .errors import DevkitError
 from .fsutil import staging_dir
 from .naming import BackendName
+from .config import default_targets
 from .recipes import find_recipe
 from .resources import resource_dir
 
@@ -26,7 +27,7 @@ class RenderResult:
     files: tuple[str, ...]
 
 
-def template_context(backend: BackendName) -> dict[str, str]:
+def template_context(backend: BackendName) -> dict[str, object]:
     return {
         "name": backend.name,
         "NAME": backend.upper,
@@ -37,6 +38,7 @@ def template_context(backend: BackendName) -> dict[str, str]:
         "plugin_version": PLUGIN_VERSION,
         "paddle_version": find_recipe(HOST_RECIPE).paddle_version or "",
         "devkit_version": __version__,
+        "recipes": [find_recipe(name) for name in default_targets()],
     }
 
 

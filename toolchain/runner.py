@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from .console import err
+from .console import status
 from .errors import DevkitError
 
+PROBLEM_PREFIX = "devkit-problem: "
 # Lines worth showing when a step fails: compiler and CMake diagnostics.
 _DIAGNOSTIC = re.compile(r"(error:|Error|FAILED:|fatal|undefined reference|CMake Error|ERROR:|Traceback)")
 
@@ -67,8 +68,15 @@ def diagnostic_lines(lines: list[str], limit: int = 25) -> list[str]:
 
 
 def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
+    """The step's error: a payload's own `devkit-problem: TEXT | FIX` line when it printed one,
+    else the exit code with the diagnostic lines shown above it."""
     lines = output.splitlines()
     context = diagnostic_lines(lines) or lines[-25:]
+    reported = [line for line in lines if line.startswith(PROBLEM_PREFIX)]
+    if reported:
+        text, _, own_fix = reported[-1][len(PROBLEM_PREFIX):].partition(" | ")
+        return DevkitError(f"{step.title}: {text.strip()}", own_fix.strip() or fix, log=step.log,
+                           details="\n".join(context))
     return DevkitError(
         f"{step.title} failed (exit code {returncode})",
         fix,
@@ -94,7 +102,7 @@ class HostRunner:
         step.log.parent.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in {**os.environ, **step.env}.items() if v is not None}
         tail: deque[str] = deque(maxlen=4000)
-        with step.log.open("a") as log, err.status(f"[bold]{step.title}[/]…") as status:
+        with step.log.open("a") as log, status(f"[bold]{step.title}[/]…") as live:
             log.write(f"$ {' '.join(step.argv)}\n")
             log.flush()
             proc = subprocess.Popen(
@@ -112,7 +120,7 @@ class HostRunner:
                 for line in proc.stdout:
                     log.write(line)
                     tail.append(line.rstrip("\n"))
-                    status.update(f"[bold]{step.title}[/] [dim]{line.strip()[:100]}[/]")
+                    live.update(f"[bold]{step.title}[/] [dim]{line.strip()[:100]}[/]")
                 returncode = proc.wait()
             except BaseException:
                 os.killpg(proc.pid, signal.SIGTERM)

@@ -11,12 +11,13 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 
 from .abi import require_abi
 from .artifacts import check_plugin_wheel, paddle_requirements
+from .config import INFER_MODELS, TRAIN_MODELS, Tolerances
 from .datasets import load_dataset
 from .envs import cache_root, create_env
 from .errors import DevkitError
@@ -27,9 +28,7 @@ from .runners import host_recipe, verify_runner
 
 PAYLOAD = Path(__file__).parent / "payload" / "plugin_checks.py"
 INFER_PAYLOAD = Path(__file__).parent / "payload" / "infer_checks.py"
-INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
-
-SUPPORTED_MODELS = ("mnist",)
+FALLBACK_PAYLOAD = Path(__file__).parent / "payload" / "fallback_report.py"
 
 
 @dataclass(frozen=True)
@@ -40,6 +39,11 @@ class VerifyOptions:
     data_dir: Path | None = None
     device_type: str | None = None
     runner: str = "auto"
+    tolerances: Tolerances = Tolerances()
+
+    @property
+    def check_env(self) -> dict[str, str | None]:
+        return {**CHECK_ENV, "DEVKIT_TOLERANCES": json.dumps(asdict(self.tolerances))}
 
 
 @dataclass(frozen=True)
@@ -93,8 +97,8 @@ CHECK_ENV = {"FLAGS_enable_api_kernel_fallback": "0", "CUSTOM_DEVICE_ROOT": None
 
 
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
-    if options.model not in SUPPORTED_MODELS:
-        raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(SUPPORTED_MODELS)}")
+    if options.model not in TRAIN_MODELS:
+        raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
     if options.steps < 20:
         raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
     paddle_version = _check_wheel(wheel, options)
@@ -110,10 +114,23 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
         if options.device_type:
             argv += ["--device", options.device_type]
         runner.run(Step(title=f"checks on {options.recipe.name} ({options.steps} MNIST steps)", argv=argv, log=log,
-                        cwd=Path(runner.path(work)), env=CHECK_ENV))
+                        cwd=Path(runner.path(work)), env=options.check_env))
         report = json.loads((work / "report.json").read_text())
+        if report.get("device"):
+            report["checks"].append(_fallback_report(runner, python, work, report["device"], options, log))
+            report["passed"] = all(c["passed"] for c in report["checks"])
     report.update(wheel=str(wheel), runner=runner.name)
     return _finish(report, options, report_dir, start, log)
+
+
+def _fallback_report(runner, python: str, work: Path, device: str, options: VerifyOptions, log: Path) -> dict:
+    """With CPU fallback on (Paddle's default), which kernels the model ran on the device and which on CPU."""
+    out = work / "fallback.json"
+    runner.run(Step(title=f"fallback report on {options.recipe.name}", log=log, cwd=Path(runner.path(work)),
+                    argv=[python, runner.path(FALLBACK_PAYLOAD), "--device", device, "--data",
+                          runner.path(work / "data.npz"), "--out", runner.path(out)],
+                    env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}))
+    return json.loads(out.read_text())
 
 
 @dataclass(frozen=True)
@@ -151,7 +168,7 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
                 argv=[python, runner.path(INFER_PAYLOAD), *model_args, "--device", options.device_type or "",
                       "--warmup", str(infer.warmup), "--repeats", str(infer.repeats),
                       "--work", runner.path(work), "--out", runner.path(out)],
-                log=log, cwd=Path(runner.path(work)), env=CHECK_ENV))
+                log=log, cwd=Path(runner.path(work)), env=options.check_env))
             check = json.loads(out.read_text())
             check["name"] = f"inference {Path(name).name}"
             checks.append(check)

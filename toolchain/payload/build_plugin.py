@@ -32,6 +32,21 @@ def run(argv: list[str], **kwargs) -> None:
     subprocess.run(argv, check=True, **kwargs)
 
 
+def problem(text: str, fix: str) -> SystemExit:
+    """A failure devkit reports as its one-line error (see runner.failure)."""
+    print(f"devkit-problem: {text} | {fix}", flush=True)
+    return SystemExit(1)
+
+
+def pip_paddle(argv: list[str], version: str, platform: str) -> None:
+    try:
+        run(argv)
+    except subprocess.CalledProcessError:
+        raise problem(f"paddlepaddle=={version} cannot be installed for Python "
+                      f"{sys.version_info.major}.{sys.version_info.minor} on {platform} (pip's list of versions is above)",
+                      "choose a version pip lists, in [tool.devkit.paddle-versions] or with --paddle-version") from None
+
+
 def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     """A venv with the build tools (and the native Paddle), reused while its marker exists."""
     root = cache / "envs" / f"{key}-py{sys.version_info.major}{sys.version_info.minor}-paddle-{paddle_version or 'none'}"
@@ -41,7 +56,11 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     shutil.rmtree(root, ignore_errors=True)  # an interrupted setup is redone
     run([sys.executable, "-m", "venv", str(root)])
     packages = BUILD_TOOLS + ([f"paddlepaddle=={paddle_version}"] if paddle_version else [])
-    run([str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages])
+    if paddle_version:
+        pip_paddle([str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages],
+                   paddle_version, "this machine")
+    else:
+        run([str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages])
     marker.write_text(json.dumps({"packages": packages}))
     return root
 
@@ -55,8 +74,8 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
     shutil.rmtree(root, ignore_errors=True)
     download = root / "download"
     py = f"{sys.version_info.major}{sys.version_info.minor}"
-    run([str(python), "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-         "--platform", platform, "--python-version", py, "-d", str(download), f"paddlepaddle=={version}"])
+    pip_paddle([str(python), "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", platform,
+                "--python-version", py, "-d", str(download), f"paddlepaddle=={version}"], version, platform)
     wheel = next(download.glob("paddlepaddle-*.whl"))
     wanted = ("paddle/include/", "paddle/libs/", "paddle/version/")
     with zipfile.ZipFile(wheel) as zf:

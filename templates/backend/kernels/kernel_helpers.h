@@ -37,12 +37,17 @@ inline {{ p }}_stream_t stream_of(const Context& ctx) {
   return reinterpret_cast<{{ p }}_stream_t>(ctx.stream());
 }
 
-inline void check({{ p }}_status_t status, const char* op) {
+inline void check_status({{ p }}_status_t status, const char* op) {
   if (status != {{ NAME }}_OK) {
     PADDLE_THROW(common::errors::External("{{ device_type }} device op %s failed: %s", op,
                                           {{ p }}_status_string(status)));
   }
 }
+
+// check(device_call, "kernel"): names the kernel to the device library before
+// the call (for {{ NAME }}_DUMP_OP_ARGS / {{ NAME }}_AUTOCOMPARE lines), then
+// turns a failed status into a Paddle error.
+#define check(call, kernel) check_status(({{ p }}_debug_kernel(kernel), (call)), kernel)
 
 inline {{ p }}_dtype_t dtype_of(phi::DataType dtype) {
   switch (dtype) {

@@ -189,10 +189,15 @@ C_Status DriverVersion(const C_Device, size_t* value) {
 
 }  // namespace
 
+namespace {{ p }}_kernels {
+void ApplyFallbackOps();  // kernels/fallback_ops.cc
+}
+
 extern "C" void InitPlugin(CustomRuntimeParams* params) {
   // Refuses (leaves the version unset) when Paddle's struct sizes differ from
   // the device_ext.h this plugin was compiled against.
   PADDLE_CUSTOM_RUNTIME_CHECK_VERSION(params);
+  {{ p }}_kernels::ApplyFallbackOps();
   params->device_type = const_cast<char*>("{{ device_type }}");
   params->sub_device_type = const_cast<char*>("{{ device_type }}-host-v" {{ NAME }}_PLUGIN_VERSION);
 

@@ -275,6 +275,11 @@ typedef struct {
 {{ p }}_status_t {{ p }}_random_normal({{ p }}_stream_t s, float* out, int64_t numel, float mean,
                                 float stddev, uint64_t seed);
 
+/* ---- debugging -------------------------------------------------------- */
+/* Names the framework kernel on whose behalf the calling thread's next ops run,
+ * for {{ NAME }}_DUMP_OP_ARGS and {{ NAME }}_AUTOCOMPARE output (see README). */
+void {{ p }}_debug_kernel(const char* name);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

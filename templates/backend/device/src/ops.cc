@@ -12,6 +12,7 @@
 #include <numeric>
 #include <vector>
 
+#include "debug.h"
 #include "internal.h"
 
 namespace {{ p }} {
@@ -309,6 +310,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_fill({{ p }}_stream_t s, {{ p }}_dtype_t dtype, void* out, int64_t numel,
                        double value) {
+  debug::Trace trace_("fill");
+  trace_.attr("value", value).tensor("out", out, dtype, {numel});
   if (numel > 0 && !out) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
@@ -321,6 +324,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_cast({{ p }}_stream_t s, {{ p }}_dtype_t in_dtype, const void* x,
                        {{ p }}_dtype_t out_dtype, void* out, int64_t numel) {
+  debug::Trace trace_("cast");
+  trace_.tensor("x", x, in_dtype, {numel}).tensor("out", out, out_dtype, {numel});
   {{ NAME }}_SUBMIT(s, {
     bool ok = dispatch(in_dtype, [&](auto in_tag) {
       using In = typename decltype(in_tag)::type;
@@ -337,6 +342,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_scale({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x, void* out,
                         int64_t numel, double scale, double bias, int bias_after_scale) {
+  debug::Trace trace_("scale");
+  trace_.attr("scale", scale).attr("bias", bias).attr("bias_after_scale", bias_after_scale).tensor("x", x, dtype, {numel}).tensor("out", out, dtype, {numel});
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -359,6 +366,8 @@ extern "C" {
                          const void* x, const {{ p }}_shape_t* x_shape, const void* y,
                          const {{ p }}_shape_t* y_shape, void* out,
                          const {{ p }}_shape_t* out_shape) {
+  debug::Trace trace_("binary");
+  trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, x_shape).tensor("y", y, dtype, y_shape).tensor("out", out, is_comparison(op) ? {{ NAME }}_BOOL : dtype, out_shape);
   std::vector<int64_t> sx, sy;
   if (!x_shape || !y_shape || !out_shape || !broadcast_strides(*x_shape, *out_shape, &sx) ||
       !broadcast_strides(*y_shape, *out_shape, &sy))
@@ -386,11 +395,21 @@ extern "C" {
           }
         }))
       status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+    // (in-place ops overwrite an input the reference would read: not compared)
+    if (debug::settings().autocompare && dtype == {{ NAME }}_FLOAT32 && !is_comparison(op) && out != x && out != y) {
+      std::vector<float> want(static_cast<size_t>(numel_of(*out_shape)));
+      reference::binary(op, static_cast<const float*>(x), *x_shape, static_cast<const float*>(y), *y_shape,
+                        want.data(), *out_shape);
+      debug::compare("binary", "out", static_cast<const float*>(out), want.data(),
+                     static_cast<int64_t>(want.size()), debug::shape_string(*out_shape));
+    }
   });
 }
 
 {{ p }}_status_t {{ p }}_unary({{ p }}_stream_t s, {{ p }}_unary_op_t op, {{ p }}_dtype_t dtype,
                         const void* x, void* out, int64_t numel) {
+  debug::Trace trace_("unary");
+  trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, {numel}).tensor("out", out, dtype, {numel});
   if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
   {{ NAME }}_SUBMIT(s, {
     dispatch_float(dtype, [&](auto tag) {
@@ -414,6 +433,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_unary_grad({{ p }}_stream_t s, {{ p }}_unary_op_t op, {{ p }}_dtype_t dtype,
                              const void* out, const void* dout, void* dx, int64_t numel) {
+  debug::Trace trace_("unary_grad");
+  trace_.attr("op", static_cast<int>(op)).tensor("out", out, dtype, {numel}).tensor("dout", dout, dtype, {numel}).tensor("dx", dx, dtype, {numel});
   if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
   if (op == {{ NAME }}_UNARY_ABS) return {{ NAME }}_ERROR_UNSUPPORTED;  // needs x, not out
   {{ NAME }}_SUBMIT(s, {
@@ -439,6 +460,8 @@ extern "C" {
 {{ p }}_status_t {{ p }}_reduce({{ p }}_stream_t s, {{ p }}_reduce_op_t op, {{ p }}_dtype_t dtype,
                          const void* x, const {{ p }}_shape_t* x_shape,
                          const int* reduce_mask, void* out) {
+  debug::Trace trace_("reduce");
+  trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, x_shape);
   if (!x_shape || (!reduce_mask && x_shape->ndim > 0)) return {{ NAME }}_ERROR_INVALID_VALUE;
   // Output strides in x's index space: 0 on reduced axes.
   std::vector<int64_t> out_strides(x_shape->ndim, 0), zero(x_shape->ndim, 0), x_strides(x_shape->ndim, 0);
@@ -472,12 +495,20 @@ extern "C" {
             dst[o] = static_cast<T>(op == {{ NAME }}_REDUCE_MEAN && group > 0 ? acc[o] / group : acc[o]);
         }))
       status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+    if (debug::settings().autocompare && dtype == {{ NAME }}_FLOAT32) {
+      std::vector<float> want(static_cast<size_t>(out_numel));
+      reference::reduce(op, static_cast<const float*>(x), *x_shape, reduce_mask, want.data());
+      debug::compare("reduce", "out", static_cast<const float*>(out), want.data(), out_numel,
+                     debug::shape_string(*x_shape) + " reduced");
+    }
   });
 }
 
 {{ p }}_status_t {{ p }}_sum_to_shape({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
                                const {{ p }}_shape_t* x_shape, void* out,
                                const {{ p }}_shape_t* out_shape) {
+  debug::Trace trace_("sum_to_shape");
+  trace_.tensor("x", x, dtype, x_shape).tensor("out", out, dtype, out_shape);
   std::vector<int64_t> so, zero;
   if (!x_shape || !out_shape || !broadcast_strides(*out_shape, *x_shape, &so))
     return {{ NAME }}_ERROR_INVALID_VALUE;
@@ -500,6 +531,8 @@ extern "C" {
 {{ p }}_status_t {{ p }}_broadcast({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
                             const {{ p }}_shape_t* x_shape, void* out,
                             const {{ p }}_shape_t* out_shape) {
+  debug::Trace trace_("broadcast");
+  trace_.tensor("x", x, dtype, x_shape).tensor("out", out, dtype, out_shape);
   std::vector<int64_t> sx, zero;
   if (!x_shape || !out_shape || !broadcast_strides(*x_shape, *out_shape, &sx))
     return {{ NAME }}_ERROR_INVALID_VALUE;
@@ -517,6 +550,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_transpose({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
                             const {{ p }}_shape_t* x_shape, const int* perm, void* out) {
+  debug::Trace trace_("transpose");
+  trace_.tensor("x", x, dtype, x_shape);
   if (!x_shape || !perm) return {{ NAME }}_ERROR_INVALID_VALUE;
   const int nd = x_shape->ndim;
   std::vector<int64_t> in_strides(nd, 1);
@@ -545,6 +580,8 @@ extern "C" {
 {{ p }}_status_t {{ p }}_pad({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
                       const {{ p }}_shape_t* x_shape, const int64_t* pads_before, double value,
                       void* out, const {{ p }}_shape_t* out_shape) {
+  debug::Trace trace_("pad");
+  trace_.attr("value", value).tensor("x", x, dtype, x_shape).tensor("out", out, dtype, out_shape);
   if (!x_shape || !out_shape || !pads_before || x_shape->ndim != out_shape->ndim)
     return {{ NAME }}_ERROR_INVALID_VALUE;
   const int nd = x_shape->ndim;
@@ -571,6 +608,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_copy_2d({{ p }}_stream_t s, void* dst, int64_t dst_pitch, const void* src,
                           int64_t src_pitch, int64_t width_bytes, int64_t rows) {
+  debug::Trace trace_("copy_2d");
+  trace_.attr("dst_pitch", dst_pitch).attr("src_pitch", src_pitch).attr("width_bytes", width_bytes).attr("rows", rows);
   if (rows < 0 || width_bytes < 0 || (rows * width_bytes > 0 && (!dst || !src))) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     for (int64_t r = 0; r < rows; ++r)
@@ -583,6 +622,8 @@ extern "C" {
                                        const float* variance, const float* scale, const float* bias,
                                        float epsilon, int64_t batch, int64_t channels, int64_t spatial,
                                        float* y) {
+  debug::Trace trace_("batch_norm_inference");
+  trace_.attr("epsilon", epsilon).tensor("x", x, {{ NAME }}_FLOAT32, {batch, channels, spatial}).tensor("y", y, {{ NAME }}_FLOAT32, {batch, channels, spatial});
   {{ NAME }}_SUBMIT(s, {
     for (int64_t c = 0; c < channels; ++c) {
       const float inv = 1.f / std::sqrt(variance[c] + epsilon);
@@ -600,12 +641,31 @@ extern "C" {
 {{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                        int64_t ldb, float beta, float* c, int64_t ldc) {
+  debug::Trace trace_("gemm");
+  trace_.attr("trans_a", trans_a).attr("trans_b", trans_b).attr("m", m).attr("n", n).attr("k", k).attr("alpha", alpha).attr("beta", beta).tensor("a", a, {{ NAME }}_FLOAT32, {trans_a ? k : m, trans_a ? m : k}).tensor("b", b, {{ NAME }}_FLOAT32, {trans_b ? n : k, trans_b ? k : n}).tensor("c", c, {{ NAME }}_FLOAT32, {m, n});
   if (m < 0 || n < 0 || k < 0 || (m * n > 0 && !c)) return {{ NAME }}_ERROR_INVALID_VALUE;
-  {{ NAME }}_SUBMIT(s, gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+  const bool compare = debug::settings().autocompare && m * n > 0;
+  std::vector<float> c_before;  // beta reads C, which the op overwrites
+  if (compare && beta != 0.f) c_before.assign(c, c + (m - 1) * ldc + n);
+  {{ NAME }}_SUBMIT(s, {
+    gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (compare) {
+      std::vector<float> want(static_cast<size_t>((m - 1) * ldc + n)), got(m * n), packed(m * n);
+      reference::gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c_before.data(), want.data(), ldc);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          got[i * n + j] = c[i * ldc + j];
+          packed[i * n + j] = want[i * ldc + j];
+        }
+      debug::compare("gemm", "c", got.data(), packed.data(), m * n, debug::dims_string({m, n}));
+    }
+  });
 }
 
 {{ p }}_status_t {{ p }}_conv2d_forward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
                                  const float* x, const float* w, float* y) {
+  debug::Trace trace_("conv2d_forward");
+  if (p) trace_.attr("stride", p->stride_h).attr("pad", p->pad_top).attr("dilation", p->dilation_h).attr("groups", p->groups).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->in_channels, p->in_h, p->in_w}).tensor("w", w, {{ NAME }}_FLOAT32, {p->out_channels, p->in_channels / std::max<int64_t>(p->groups, 1), p->kernel_h, p->kernel_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
   if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
@@ -617,12 +677,20 @@ extern "C" {
         gemm_nn(og, ohw, ckk, 1.f, w + g * og * ckk, ckk, col.data(), ohw, 0.f,
                 y + (n * p->out_channels + g * og) * ohw, ohw);
       }
+    if (debug::settings().autocompare) {
+      std::vector<float> want(static_cast<size_t>(p->batch * p->out_channels * ohw));
+      reference::conv2d_forward(*p, x, w, want.data());
+      debug::compare("conv2d_forward", "y", y, want.data(), static_cast<int64_t>(want.size()),
+                     debug::dims_string({p->batch, p->out_channels, p->out_h, p->out_w}));
+    }
   });
 }
 
 {{ p }}_status_t {{ p }}_conv2d_backward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
                                   const float* x, const float* w, const float* dy, float* dx,
                                   float* dw) {
+  debug::Trace trace_("conv2d_backward");
+  if (p) trace_.attr("groups", p->groups).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
   if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
@@ -649,6 +717,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
                                  const float* x, float* y) {
+  debug::Trace trace_("pool2d_forward");
+  if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
@@ -672,6 +742,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
                                   const float* x, const float* y, const float* dy, float* dx) {
+  debug::Trace trace_("pool2d_backward");
+  if (p) trace_.attr("max", p->is_max).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w}).tensor("dx", dx, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     std::fill(dx, dx + p->batch * p->channels * p->in_h * p->in_w, 0.f);
@@ -705,6 +777,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, const float* x, float* y, int64_t outer,
                                   int64_t axis, int64_t inner) {
+  debug::Trace trace_("softmax_forward");
+  trace_.tensor("x", x, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("y", y, {{ NAME }}_FLOAT32, {outer, axis, inner});
   {{ NAME }}_SUBMIT(s, {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
@@ -716,11 +790,19 @@ extern "C" {
         for (int64_t a = 0; a < axis; ++a) sum += (dst[a * inner] = std::exp(src[a * inner] - mx));
         for (int64_t a = 0; a < axis; ++a) dst[a * inner] /= sum;
       }
+    if (debug::settings().autocompare && x != y) {
+      std::vector<float> want(static_cast<size_t>(outer * axis * inner));
+      reference::softmax_forward(x, want.data(), outer, axis, inner);
+      debug::compare("softmax_forward", "y", y, want.data(), static_cast<int64_t>(want.size()),
+                     debug::dims_string({outer, axis, inner}));
+    }
   });
 }
 
 {{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, const float* y, const float* dy,
                                    float* dx, int64_t outer, int64_t axis, int64_t inner) {
+  debug::Trace trace_("softmax_backward");
+  trace_.tensor("dy", dy, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("dx", dx, {{ NAME }}_FLOAT32, {outer, axis, inner});
   {{ NAME }}_SUBMIT(s, {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
@@ -738,6 +820,8 @@ extern "C" {
                                                 int64_t ignore_index, float* softmax,
                                                 float* loss, int64_t outer, int64_t classes,
                                                 int64_t inner) {
+  debug::Trace trace_("softmax_cross_entropy_forward");
+  trace_.attr("soft_label", soft_label).attr("ignore_index", ignore_index).tensor("logits", logits, {{ NAME }}_FLOAT32, {outer, classes, inner}).tensor("loss", loss, {{ NAME }}_FLOAT32, {outer, inner});
   {{ p }}_status_t st = {{ p }}_softmax_forward(s, logits, softmax, outer, classes, inner);
   if (st != {{ NAME }}_OK) return st;
   {{ NAME }}_SUBMIT(s, {
@@ -776,6 +860,8 @@ extern "C" {
                                                  int64_t ignore_index, const float* dloss,
                                                  float* dlogits, int64_t outer, int64_t classes,
                                                  int64_t inner) {
+  debug::Trace trace_("softmax_cross_entropy_backward");
+  trace_.attr("soft_label", soft_label).tensor("dloss", dloss, {{ NAME }}_FLOAT32, {outer, inner}).tensor("dlogits", dlogits, {{ NAME }}_FLOAT32, {outer, classes, inner});
   {{ NAME }}_SUBMIT(s, {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
@@ -797,6 +883,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_argmax({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
                          int64_t outer, int64_t axis, int64_t inner, int64_t* out) {
+  debug::Trace trace_("argmax");
+  trace_.tensor("x", x, dtype, {outer, axis, inner}).tensor("out", out, {{ NAME }}_INT64, {outer, inner});
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -816,6 +904,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_topk({{ p }}_stream_t s, const float* x, int64_t outer, int64_t axis,
                        int64_t inner, int64_t k, int largest, float* values, int64_t* indices) {
+  debug::Trace trace_("topk");
+  trace_.attr("k", k).attr("largest", largest).tensor("x", x, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("values", values, {{ NAME }}_FLOAT32, {outer, k, inner});
   if (k < 0 || k > axis) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     std::vector<int64_t> order(axis);
@@ -838,6 +928,8 @@ extern "C" {
 {{ p }}_status_t {{ p }}_accuracy({{ p }}_stream_t s, const int64_t* indices, const int64_t* labels,
                            int64_t rows, int64_t k, float* accuracy, int32_t* correct,
                            int32_t* total) {
+  debug::Trace trace_("accuracy");
+  trace_.attr("k", k).tensor("indices", indices, {{ NAME }}_INT64, {rows, k}).tensor("labels", labels, {{ NAME }}_INT64, {rows}).tensor("accuracy", accuracy, {{ NAME }}_FLOAT32, {});
   {{ NAME }}_SUBMIT(s, {
     int32_t hits = 0;
     for (int64_t r = 0; r < rows; ++r)
@@ -854,6 +946,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_sgd_update({{ p }}_stream_t s, const float* param, const float* grad,
                              const float* lr, float* param_out, int64_t numel) {
+  debug::Trace trace_("sgd_update");
+  trace_.tensor("param", param, {{ NAME }}_FLOAT32, {numel}).tensor("grad", grad, {{ NAME }}_FLOAT32, {numel}).tensor("param_out", param_out, {{ NAME }}_FLOAT32, {numel});
   {{ NAME }}_SUBMIT(s, {
     const float rate = *lr;
     for (int64_t i = 0; i < numel; ++i) param_out[i] = param[i] - rate * grad[i];
@@ -866,6 +960,8 @@ extern "C" {
                               float beta2, float epsilon, float* param_out, float* moment1_out,
                               float* moment2_out, float* beta1_pow_out, float* beta2_pow_out,
                               int64_t numel) {
+  debug::Trace trace_("adam_update");
+  trace_.attr("beta1", beta1).attr("beta2", beta2).attr("epsilon", epsilon).tensor("param", param, {{ NAME }}_FLOAT32, {numel}).tensor("grad", grad, {{ NAME }}_FLOAT32, {numel}).tensor("param_out", param_out, {{ NAME }}_FLOAT32, {numel});
   {{ NAME }}_SUBMIT(s, {
     // Paddle's formulation: bias correction folded into the step size, epsilon
     // scaled by sqrt(1 - beta2^t).
@@ -887,6 +983,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_random_uniform({{ p }}_stream_t s, float* out, int64_t numel, float low,
                                  float high, uint64_t seed) {
+  debug::Trace trace_("random_uniform");
+  trace_.attr("low", low).attr("high", high).attr("seed", seed).tensor("out", out, {{ NAME }}_FLOAT32, {numel});
   {{ NAME }}_SUBMIT(s, {
     for (int64_t i = 0; i < numel; ++i) out[i] = low + (high - low) * unit_uniform(seed, i);
   });
@@ -894,6 +992,8 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_random_normal({{ p }}_stream_t s, float* out, int64_t numel, float mean,
                                 float stddev, uint64_t seed) {
+  debug::Trace trace_("random_normal");
+  trace_.attr("mean", mean).attr("stddev", stddev).attr("seed", seed).tensor("out", out, {{ NAME }}_FLOAT32, {numel});
   {{ NAME }}_SUBMIT(s, {
     // Box-Muller on two independent uniforms per element.
     for (int64_t i = 0; i < numel; ++i) {

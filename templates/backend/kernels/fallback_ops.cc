@@ -1,0 +1,52 @@
+// {{ NAME }}_FALLBACK_OPS: kernels not to register, so Paddle runs those ops on the CPU
+// (with FLAGS_enable_api_kernel_fallback, Paddle's default). A comma-separated list of
+// regular expressions matched against whole kernel names, e.g. "matmul.*,conv2d_grad".
+// Use it to isolate a suspect kernel without rebuilding.
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "paddle/phi/common/backend.h"
+#include "paddle/phi/core/custom_kernel.h"
+
+namespace {{ p }}_kernels {
+
+// Called from InitPlugin: Paddle has loaded the library (our kernels sit in its
+// custom-kernel map) and moves them into its kernel factory after InitPlugin returns.
+void ApplyFallbackOps() {
+  const char* spec = std::getenv("{{ NAME }}_FALLBACK_OPS");
+  if (!spec || !*spec) return;
+  std::vector<std::regex> patterns;
+  std::stringstream items(spec);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty()) continue;
+    try {
+      patterns.emplace_back(item);
+    } catch (const std::regex_error&) {
+      std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS: ignoring invalid regex '%s'\n", item.c_str());
+    }
+  }
+  const phi::Backend ours = paddle::experimental::StringToBackend("{{ device_type }}");
+  auto& kernels = phi::CustomKernelMap::Instance().Kernels();
+  std::string removed;
+  for (auto it = kernels.begin(); it != kernels.end();) {
+    bool match = false;
+    for (const auto& re : patterns) match = match || std::regex_match(it->first, re);
+    if (match) {
+      auto& keys = it->second;
+      for (auto k = keys.begin(); k != keys.end();) {
+        k = k->first.backend() == ours ? keys.erase(k) : std::next(k);
+      }
+      if (removed.find(" " + it->first + ",") == std::string::npos) removed += " " + it->first + ",";
+    }
+    it = it->second.empty() ? kernels.erase(it) : std::next(it);
+  }
+  if (!removed.empty()) removed.pop_back();
+  std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS=%s: not registering%s; these ops run on the CPU\n",
+               spec, removed.empty() ? " nothing (no kernel matched)" : removed.c_str());
+}
+
+}  // namespace {{ p }}_kernels

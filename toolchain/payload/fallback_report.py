@@ -1,0 +1,91 @@
+"""Which kernels a model ran on the device and which fell back to Paddle's CPU kernels.
+
+Trains MNIST LeNet for a few steps (and evaluates it) with kernel fallback enabled,
+as users run by default, with Paddle's kernel-choice logging on; then reads that log.
+Run by devkit verify in a fresh interpreter: the flags must be set before paddle loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+# "<api> API kernel key: [stpu, NCHW, float32]" then "<kernel> kernel: {...}" for every
+# dygraph op (forward: api.cc, backward: backward_api_base.cc); kernel_factory.cc adds
+# "missing stpu kernel: <kernel>, ..., fallbacking to CPU one!" before a fallback.
+KEY = re.compile(r"\] (\w+) API kernel key: \[(\w+),")
+KERNEL = re.compile(r"\] (\w+) kernel: [{\[]")
+MISSING = re.compile(r"\] missing (\w+) kernel: (\w+),")
+
+
+def parse(lines: list[str], device: str) -> dict[str, collections.Counter]:
+    placements: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    key_backend, fell_back = None, None
+    for line in lines:
+        if m := KEY.search(line):
+            key_backend, fell_back = m.group(2), None
+        elif m := MISSING.search(line):
+            fell_back = m.group(2)
+        elif (m := KERNEL.search(line)) and key_backend is not None:
+            kernel = m.group(1)
+            if fell_back == kernel:
+                placements[kernel]["cpu_fallback"] += 1
+            elif key_backend == device:
+                placements[kernel]["device"] += 1
+            else:
+                placements[kernel]["cpu_inputs"] += 1  # the op's inputs were CPU tensors
+            key_backend, fell_back = None, None
+    return placements
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--device", required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+
+    glog = Path(args.out).with_suffix(".glog")
+    fd = os.open(glog, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 2)  # Paddle's log goes to stderr; keep it for parsing
+    os.environ.update(FLAGS_enable_api_kernel_fallback="1", GLOG_v="0", GLOG_minloglevel="0",
+                      GLOG_vmodule="kernel_factory=3,api=6,backward_api_base=6")
+    sys.path.insert(0, str(Path(__file__).parent))
+    import numpy as np
+    import plugin_checks as checks  # imports paddle, after the flags above
+
+    with np.load(args.data) as npz:
+        data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
+    data["x_test"], data["y_test"] = data["x_test"][:256], data["y_test"][:256]
+    error = ""
+    try:
+        checks.train(args.device, data, args.steps, 64, 2024)
+    except Exception as exc:  # the report still says what ran until then
+        error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    sys.stderr.flush()
+    placements = parse(glog.read_text(errors="replace").splitlines(), args.device)
+    fallback = sorted(k for k, c in placements.items() if c["cpu_fallback"])
+    on_device = sorted(k for k, c in placements.items() if c["device"] and not c["cpu_fallback"])
+    report = {
+        "name": "fallback report",
+        "passed": bool(placements) and not fallback and not error,
+        "detail": (f"{len(placements)} kernels ran; " + (f"fell back to CPU: {', '.join(fallback)}" if fallback
+                   else f"all on {args.device}") + (f"; training failed: {error}" if error else "")),
+        "fallback_flag": "FLAGS_enable_api_kernel_fallback=1",
+        "kernels": {k: dict(c) for k, c in sorted(placements.items())},
+        "on_device": on_device,
+        "fallback": fallback,
+    }
+    Path(args.out).write_text(json.dumps(report, indent=2))
+    print(report["detail"], flush=True)
+    os._exit(0)  # skip Paddle's exit handlers, which can abort with verbose logging on
+
+
+if __name__ == "__main__":
+    sys.exit(main())
