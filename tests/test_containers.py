@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
@@ -157,3 +158,54 @@ def test_interrupt_leaves_no_container_and_no_wheel(tmp_path):
     assert "interrupted" in stderr
     assert devkit_containers() == []
     assert list(project.glob("dist/*.whl")) == []
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory) -> Path:
+    """Golden data recorded with Paddle CPU on this (x86_64) machine."""
+    out = tmp_path_factory.mktemp("golden") / "golden"
+    summary = json.loads(devkit("test-ops", "--gen-golden", str(out), "--runner", "host", "--json").stdout)
+    assert summary["cases"] >= 20 and (out / "manifest.txt").is_file()
+    return out
+
+
+def test_golden_data_checks_the_armhf_device_library_under_emulation(project, golden):
+    devkit("build", str(project), "--arch", "armhf")
+    summary = json.loads(devkit("test-ops", str(project), "--arch", "armhf", "--golden", str(golden), "--json").stdout)
+    assert summary["passed"] and summary["counts"]["pass"] >= 20
+    report = json.loads(Path(summary["report"]).read_text())
+    assert report["runner"].startswith("docker:devkit-verify-armhf") and report["golden_source"].startswith("Paddle 3.3.1 on CPU")
+    assert {r["kernels"][0] for r in report["results"]} >= {"binary", "gemm", "conv2d", "pool2d", "reduce", "softmax"}
+
+
+def test_golden_data_catches_a_broken_armhf_kernel(golden, tmp_path):
+    from test_conformance import break_gemm
+
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    break_gemm(project)
+    devkit("build", str(project), "--arch", "armhf")
+    proc = devkit("test-ops", str(project), "--arch", "armhf", "--golden", str(golden), check=False)
+    assert proc.returncode == 1
+    assert "op case(s) failed: matmul [float32] (gemm: out: max |diff|" in proc.stderr.strip().splitlines()[-1]
+    report = json.loads((project / "reports" / "test-ops-armhf-golden" / "report.json").read_text())
+    failed = {r["case"] for r in report["results"] if r["status"] == "fail"}
+    assert failed == {"matmul", "matmul_transpose_y", "conv2d_pad1", "conv2d_stride2_groups2", "conv2d_dilation2"}
+
+
+def test_build_all_runs_the_default_matrix(tmp_path):
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    proc = devkit("build", str(project), "--all", "--jobs", "2", "--json")
+    summary = json.loads(proc.stdout)
+    assert summary["passed"], proc.stderr
+    assert [e["id"] for e in summary["entries"]] == ["x86_64-train-paddle3.3.1", "x86_64-infer-paddle3.3.1",
+                                                     "aarch64-train-paddle3.2.2", "aarch64-infer-paddle3.2.2",
+                                                     "armhf-device"]
+    names = {e["id"]: [Path(a).name for a in e["artifacts"]] for e in summary["entries"]}
+    assert names["aarch64-infer-paddle3.2.2"] == ["paddle_custom_stpu-0.1.0-py3-none-linux_aarch64.whl",
+                                                  "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz"]
+    assert names["armhf-device"] == ["paddle-custom-stpu-device-0.1.0-armhf.tar.gz"]
+    suite = ET.parse(summary["junit"]).getroot().find("testsuite")
+    assert suite.get("tests") == "5" and suite.get("failures") == "0"
+    assert "devkit build --all" in proc.stderr or summary["seconds"] > 0

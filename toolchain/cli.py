@@ -23,6 +23,7 @@ from .project import load_project
 from .recipes import find_recipe
 from .render import render_backend
 from .verification import VerifyRequest, run_verification
+from .verify import find_wheel
 
 app = typer.Typer(
     help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
@@ -333,6 +334,79 @@ def config_show(
     err.print(table)
 
 
+@app.command("test-ops")
+def test_ops(
+    project_dir: Annotated[Optional[Path], typer.Argument(help="The backend project whose dist/ artifact to test.")] = None,
+    wheel: Annotated[Optional[Path], typer.Option("--wheel", help="Test this wheel instead of a project's.")] = None,
+    arch: Annotated[str, typer.Option("--arch", help="Target architecture.")] = "x86_64",
+    ops: Annotated[str, typer.Option("--ops", help="Regular expression: cases whose name or kernels match.")] = "",
+    dtypes: Annotated[str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")] = "float32,float64,int64",
+    gen_golden: Annotated[Optional[Path], typer.Option("--gen-golden", help="Record golden data with Paddle CPU into this directory.")] = None,
+    golden: Annotated[Optional[Path], typer.Option("--golden", help="Check the target's device library against golden data from --gen-golden.")] = None,
+    paddle_version: Annotated[Optional[str], typer.Option("--paddle-version", help="With --gen-golden: Paddle to record with (default: this machine's recipe pin).")] = None,
+    report_dir: Annotated[Optional[Path], typer.Option("--report-dir", help="Where to write report.json, report.md and junit.xml.")] = None,
+    runner: Annotated[Optional[RunnerChoice], typer.Option("--runner", help="Where to run (default: [tool.devkit] runner, else auto).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every registered kernel vs Paddle CPU over shapes and dtypes; or golden data for targets without Paddle."""
+    from .conformance import describe_failures, gen_golden as record_golden, parse_selection, run_golden, \
+        run_test_ops, target_device_bundle
+    from .runners import host_recipe
+    from .verify import VerifyOptions
+
+    if gen_golden and golden:
+        raise DevkitError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
+    if gen_golden:
+        version = resolve_paddle_version(host_recipe(), paddle_version)
+        summary = record_golden(gen_golden, version, runner.value if runner else "auto",
+                                (report_dir or gen_golden.resolve().parent / f".{gen_golden.name}-log"))
+        if as_json:
+            emit_json(summary)
+        else:
+            err.print(f"[green]✓[/] recorded {summary['cases']} golden cases with Paddle {summary['paddle_version']} "
+                      f"CPU into {summary['golden_dir']}")
+        return
+    ops, dtype_list = parse_selection(ops, dtypes)
+    recipe = find_recipe(arch)
+    project = None if wheel is not None else load_project(project_dir or Path("."))
+    config = project.config if project else None
+    options = VerifyOptions(recipe=recipe, device_type=project.device_type if project else None,
+                            runner=runner.value if runner else (config.runner if config else "auto"),
+                            **({"tolerances": config.tolerances} if config else {}))
+    mode = "golden" if golden else "ops"
+    report_dir = (report_dir or ((project.root / "reports") if project else Path("devkit-report"))
+                  / f"test-ops-{recipe.name}{'-golden' if golden else ''}").resolve()
+    if golden:
+        if project is None:
+            raise DevkitError("--golden checks a project's device library bundle", "pass the project directory")
+        result = run_golden(target_device_bundle(project, recipe), golden, options, report_dir)
+    else:
+        if not recipe.has_paddle_runtime:
+            raise DevkitError(f"{recipe.name} has no Paddle runtime to compare with",
+                              f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {recipe.name} --golden DIR")
+        result = run_test_ops((wheel or find_wheel(project, recipe)).resolve(), options, ops, dtype_list, report_dir)
+    counts = result.report["counts"]
+    if as_json:
+        emit_json({"passed": result.report["passed"], "mode": mode, "counts": counts,
+                   "report": str(report_dir / "report.json"), "markdown": str(report_dir / "report.md"),
+                   "junit": str(report_dir / "junit.xml"),
+                   "failed": [f"{r['case']} [{r['dtype']}]" for r in result.failed]})
+    else:
+        table = Table("case", "dtype", "kernels", "result", title=f"devkit test-ops — {recipe.name} ({mode})")
+        for r in result.report["results"]:
+            status = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}.get(
+                r["status"], f"[yellow]{r['status']}[/]")
+            table.add_row(r["case"], r["dtype"], ", ".join(r["kernels"]), status)
+        err.print(table)
+        err.print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
+                  f"{counts['not registered']} not registered; reports in {report_dir} (report.md, junit.xml)")
+    if not result.report["passed"]:
+        raise DevkitError(f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
+                          f"see {report_dir / 'report.md'}; isolate a kernel with {(project.name if project else 'NAME')}"
+                          f"_FALLBACK_OPS or {(project.name if project else 'NAME')}_AUTOCOMPARE=1")
+    err.print(f"[green]✓[/] all op cases pass")
+
+
 @app.command("check-abi")
 def check_abi_command(
     path: Annotated[Path, typer.Argument(help="A plugin wheel or shared library.")],
@@ -356,7 +430,7 @@ def check_abi_command(
     elif not findings:
         err.print(f"[green]✓[/] {path.name}: loads into Paddle {version} on {recipe.name} (machine, symbols, build info)")
     for f in findings:
-        err.print(f"[red]✗[/] {f.line()}", markup=True)
+        err.print(f"[red]✗[/] {escape(f.line())}", markup=True)
     if findings:
         raise DevkitError(f"{len(findings)} ABI problem(s) in {path.name}", findings[0].fix)
 
@@ -471,7 +545,7 @@ def main() -> None:
     except DevkitError as exc:
         if exc.details:
             err.print(exc.details, markup=False, style="dim")
-        err.print(f"[red]error:[/] {exc.one_line()}", markup=True)
+        err.print(f"[red]error:[/] {escape(exc.one_line())}", markup=True)
         if _state["debug"]:
             traceback.print_exc()
         sys.exit(1)

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import time
-import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from .config import DevkitConfig
 from .errors import DevkitError
 from .fsutil import publish_file
+from .junit import Case, write_junit
 from .project import Project
 from .recipes import Recipe, find_recipe
 
@@ -145,20 +145,8 @@ def write_reports(outcomes: list[EntryOutcome], report_dir: Path, suite: str) ->
     json_path = report_dir / "report.json"
     json_path.write_text(json.dumps({"suite": suite, "passed": all(o.passed for o in outcomes),
                                      "entries": [o.as_dict() for o in outcomes]}, indent=2) + "\n")
-    suite_el = ET.Element("testsuite", name=suite, tests=str(len(outcomes)),
-                          failures=str(sum(not o.passed for o in outcomes)), errors="0",
-                          time=f"{sum(o.seconds for o in outcomes):.1f}")
-    for o in outcomes:
-        case = ET.SubElement(suite_el, "testcase", classname=f"{suite}.{o.entry.recipe.name}", name=f"{o.entry.id} {o.step}",
-                             time=f"{o.seconds:.1f}")
-        if o.passed:
-            ET.SubElement(case, "system-out").text = "\n".join(str(a) for a in o.artifacts)
-        else:
-            failure = ET.SubElement(case, "failure", message=o.error[:500])
-            failure.text = f"{o.error}\nlog: {o.log}"
-    junit_path = report_dir / "junit.xml"
-    tree = ET.ElementTree(ET.Element("testsuites", name="devkit"))
-    tree.getroot().append(suite_el)
-    ET.indent(tree)
-    tree.write(junit_path, encoding="utf-8", xml_declaration=True)
+    junit_path = write_junit(report_dir / "junit.xml", suite, [
+        Case(name=f"{o.entry.id} {o.step}", classname=f"{suite}.{o.entry.recipe.name}", seconds=o.seconds,
+             failure=None if o.passed else f"{o.error}\nlog: {o.log}", output="\n".join(str(a) for a in o.artifacts))
+        for o in outcomes])
     return json_path, junit_path

@@ -78,7 +78,7 @@ def pinned_paddle(wheel: Path) -> str:
     )
 
 
-def _check_wheel(wheel: Path, options: VerifyOptions) -> str:
+def check_wheel(wheel: Path, options: VerifyOptions) -> str:
     if not wheel.is_file():
         raise DevkitError(f"wheel {wheel} does not exist", "pass the path of a built plugin wheel")
     paddle_version = pinned_paddle(wheel)
@@ -87,7 +87,7 @@ def _check_wheel(wheel: Path, options: VerifyOptions) -> str:
     return paddle_version
 
 
-def _fresh_env(runner, work: Path, wheel: Path, paddle_version: str, log: Path) -> str:
+def fresh_env(runner, work: Path, wheel: Path, paddle_version: str, log: Path) -> str:
     return create_env(runner, work / "venv", [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
                       f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})", log)
 
@@ -101,13 +101,13 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
         raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
     if options.steps < 20:
         raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
-    paddle_version = _check_wheel(wheel, options)
+    paddle_version = check_wheel(wheel, options)
     dataset = load_dataset(options.data_dir)
     start = time.monotonic()
-    log = _fresh_log(report_dir)
-    with _work_dir() as work:
+    log = fresh_log(report_dir)
+    with work_dir() as work:
         runner = verify_runner(options.runner, options.recipe, work, [wheel.parent], log)
-        python = _fresh_env(runner, work, wheel, paddle_version, log)
+        python = fresh_env(runner, work, wheel, paddle_version, log)
         dataset.save(work / "data.npz")
         argv = [python, runner.path(PAYLOAD), "--data", runner.path(work / "data.npz"),
                 "--steps", str(options.steps), "--out", runner.path(work / "report.json")]
@@ -150,14 +150,14 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         raise DevkitError(f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir")
     if infer.warmup < 0 or infer.repeats < 1:
         raise DevkitError("--warmup must be >= 0 and --repeats >= 1", "e.g. --warmup 10 --repeats 30")
-    paddle_version = _check_wheel(wheel, options)
+    paddle_version = check_wheel(wheel, options)
     start = time.monotonic()
-    log = _fresh_log(report_dir)
+    log = fresh_log(report_dir)
     inputs = [wheel.parent] + ([infer.model_dir] if infer.model_dir else [])
     checks = []
-    with _work_dir() as work:
+    with work_dir() as work:
         runner = verify_runner(options.runner, options.recipe, work, inputs, log)
-        python = _fresh_env(runner, work, wheel, paddle_version, log)
+        python = fresh_env(runner, work, wheel, paddle_version, log)
         targets = [("model-dir", ["--model-dir", runner.path(infer.model_dir)])] if infer.model_dir else \
             [(m, ["--model", m]) for m in infer.models]
         models = []
@@ -228,8 +228,8 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
     if not bundle.is_file():
         raise DevkitError(f"device bundle {bundle} does not exist", f"run `devkit build --arch {options.recipe.name}`")
     start = time.monotonic()
-    log = _fresh_log(report_dir)
-    with _work_dir() as work:
+    log = fresh_log(report_dir)
+    with work_dir() as work:
         with tarfile.open(bundle) as tar:
             tar.extractall(work, filter="data")
         tests = sorted(work.glob("*/tests/test_*"))
@@ -256,7 +256,7 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
     return _finish(report, options, report_dir, start, log)
 
 
-def _fresh_log(report_dir: Path) -> Path:
+def fresh_log(report_dir: Path) -> Path:
     report_dir.mkdir(parents=True, exist_ok=True)
     log = report_dir / "verify.log"
     log.write_text("")
@@ -264,7 +264,7 @@ def _fresh_log(report_dir: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _work_dir() -> Iterator[Path]:
+def work_dir() -> Iterator[Path]:
     """A scratch directory for one verification, removed afterwards."""
     root = cache_root() / "verify"
     root.mkdir(parents=True, exist_ok=True)

@@ -123,12 +123,13 @@ def build_device_library(args: argparse.Namespace, env: Path) -> Path:
         shutil.copy2(lib, stage / "lib")
     for header in (project / "device" / "include").glob("*.h"):
         shutil.copy2(header, stage / "include")
-    for test in build.glob("test_*_device"):
+    for test in [*build.glob("test_*_device"), *build.glob("golden_*_device")]:
         shutil.copy2(test, stage / "tests")
     (stage / "README.txt").write_text(
         f"{args.bundle_name}: the device library (static, with headers) and its test binary for "
         f"{args.target}.\nPaddlePaddle publishes no runtime for this target, so there is no plugin wheel; "
-        "run tests/ on the target (or under qemu) to check the library.\n")
+        "run tests/test_* on the target (or under qemu) to check the library, and tests/golden_* DIR\n"
+        "against golden data from `devkit test-ops --gen-golden DIR`.\n")
     archive = Path(args.out) / f"{args.bundle_name}.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(str(stage), arcname=args.bundle_name)

@@ -98,7 +98,7 @@ def _run(fn, arrays: dict, device: str, grad: bool):
     tensors = {}
     for key, arr in arrays.items():
         t = paddle.to_tensor(arr)
-        if grad and arr.dtype == np.float32:
+        if grad and arr.dtype.kind == "f":
             t.stop_gradient = False
         tensors[key] = t
     out = fn(**tensors)

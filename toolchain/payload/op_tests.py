@@ -1,0 +1,261 @@
+"""devkit test-ops: the plugin's kernels vs Paddle CPU, over shapes and dtypes.
+
+Cases are verify's op cases (plugin_checks.op_cases) plus broadcasting, empty and 0-d
+shapes, each run in every requested dtype the plugin registers all the case's kernels
+for (float inputs are cast; integer cases keep their dtype). Forward results and, where
+the op has a backward kernel, gradients are compared with per-dtype tolerances.
+
+--gen-golden DIR records, with Paddle CPU only, inputs and outputs of the cases the
+device library's golden checker runs (tests/device/golden_check.cc), for targets with
+no Paddle runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import plugin_checks as checks  # noqa: E402  (sets FLAGS_enable_api_kernel_fallback=0, imports paddle)
+
+np, paddle, F = checks.np, checks.paddle, checks.F
+
+FLOATS = ("float32", "float64")
+# (forward, backward) tolerances per dtype; float32 comes from [tool.devkit.tolerances].
+TOLERANCES = {
+    "float32": (checks.FORWARD_TOL, checks.BACKWARD_TOL),
+    "float64": ({"rtol": 1e-9, "atol": 1e-12}, {"rtol": 1e-8, "atol": 1e-10}),
+}
+EXACT = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
+
+
+def shape_cases() -> list[tuple]:
+    """Empty, 0-d and two-sided broadcasting shapes, where the ops allow them."""
+    r = checks._rng(1)
+
+    def u(*shape, lo=-1.0, hi=1.0):
+        return np.asarray(r.uniform(lo, hi, shape), dtype=np.float32)
+
+    return [
+        ("add empty [0,5]+[5]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(0, 5), "y": u(5)}, True),
+        ("add 0-d + [3]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(), "y": u(3)}, True),
+        ("multiply 0-d * 0-d", ["multiply", "multiply_grad"], lambda x, y: x * y, {"x": u(), "y": u()}, True),
+        ("divide broadcast [2,1,4]/[3,1]", ["divide", "divide_grad"], lambda x, y: x / y,
+         {"x": u(2, 1, 4), "y": u(3, 1, lo=0.5, hi=2.0)}, True),
+        ("subtract broadcast [4,1]-0-d", ["subtract", "subtract_grad"], lambda x, y: x - y, {"x": u(4, 1), "y": u()},
+         True),
+        ("relu empty [0,4]", ["relu", "relu_grad"], lambda x: F.relu(x), {"x": u(0, 4)}, True),
+        ("relu 0-d", ["relu", "relu_grad"], lambda x: F.relu(x), {"x": u()}, True),
+        ("sigmoid 0-d", ["sigmoid", "sigmoid_grad"], lambda x: F.sigmoid(x), {"x": u()}, True),
+        ("exp empty [2,0]", ["exp", "exp_grad"], lambda x: paddle.exp(x), {"x": u(2, 0)}, True),
+        ("matmul empty rows [0,4]x[4,3]", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y),
+         {"x": u(0, 4), "y": u(4, 3)}, True),
+        ("matmul vector [4]x[4,3]", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y),
+         {"x": u(4), "y": u(4, 3)}, True),
+        ("sum of 0-d", ["sum", "sum_grad"], lambda x: paddle.sum(x), {"x": u()}, True),
+        ("sum axis 1 of [3,0]", ["sum", "sum_grad"], lambda x: paddle.sum(x, axis=1), {"x": u(3, 0)}, True),
+        ("mean 0-d", ["mean_all", "mean_all_grad"], lambda x: paddle.mean(x), {"x": u()}, True),
+        ("reshape empty [0,6]->[0,2,3]", ["reshape", "reshape_grad"], lambda x: paddle.reshape(x, [0, 2, 3]),
+         {"x": u(0, 6)}, True),
+        ("scale 0-d", ["scale"], lambda x: paddle.scale(x, 3.0, -1.0), {"x": u()}, False),
+        ("cast empty", ["cast"], lambda x: paddle.cast(x, "int64"), {"x": u(0, 3)}, False),
+        ("concat with an empty part", ["concat"], lambda x, y: paddle.concat([x, y], axis=1),
+         {"x": u(2, 0, 4), "y": u(2, 3, 4)}, False),
+        ("softmax [2,3,5] axis 1", ["softmax", "softmax_grad"], lambda x: F.softmax(x, axis=1), {"x": u(2, 3, 5)},
+         True),
+        ("max over axes (0,2)", ["max"], lambda x: paddle.max(x, axis=[0, 2]), {"x": u(3, 4, 5)}, False),
+    ]
+
+
+def registered_dtypes(device: str) -> dict[str, set[str]]:
+    """kernel -> dtypes the plugin registers it for (keys read "(stpu, layout, float32)")."""
+    from paddle.base import core
+
+    found: dict[str, set[str]] = {}
+    for name, keys in core._get_registered_phi_kernels("function").items():
+        for key in keys:
+            parts = [p.strip() for p in key.strip("()").split(",")]
+            if parts and parts[0] == device:
+                found.setdefault(name, set()).add(parts[-1])
+    return found
+
+
+def case_dtype(inputs: dict) -> str:
+    floats = [a.dtype.name for a in inputs.values() if a.dtype.kind == "f"]
+    return floats[0] if floats else next(iter(inputs.values())).dtype.name
+
+
+def in_dtype(inputs: dict, dtype: str) -> dict | None:
+    """The case's inputs in `dtype`, or None when the case does not come in it."""
+    base = case_dtype(inputs)
+    if base == dtype:
+        return inputs
+    if base in FLOATS and dtype in FLOATS:
+        return {k: a.astype(dtype) if a.dtype.kind == "f" else a for k, a in inputs.items()}
+    return None
+
+
+def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad: bool, flags: dict, dtype: str) -> dict:
+    entry = {"case": case, "dtype": dtype, "kernels": kernels,
+             "shapes": {k: list(a.shape) for k, a in inputs.items()}, "max_abs_diff": {}}
+    forward_tol, backward_tol = TOLERANCES.get(dtype, EXACT)
+    saved = paddle.get_flags(list(flags)) if flags else {}
+    try:
+        if flags:
+            paddle.set_flags(flags)
+        dev = checks._run(fn, inputs, device, grad)
+        cpu = checks._run(fn, inputs, "cpu", grad)
+        ok = True
+        for key in cpu:
+            if key not in dev:
+                ok, entry["error"] = False, f"no gradient {key} on {device}"
+                continue
+            same, diff = checks._compare(dev[key], cpu[key], forward_tol if key == "out" else backward_tol)
+            entry["max_abs_diff"][key] = diff
+            if not same:
+                entry.setdefault("mismatch", []).append(
+                    f"{key}: max |diff| {diff:.3g}" if np.isfinite(diff) else
+                    f"{key}: shape/dtype {dev[key].shape}/{dev[key].dtype} vs cpu {cpu[key].shape}/{cpu[key].dtype}")
+            ok &= same
+        entry["status"] = "pass" if ok else "fail"
+    except Exception as exc:  # a missing or failing kernel raises: report it by name
+        entry.update(status="error", error=checks._first_line(exc))
+    finally:
+        if saved:
+            paddle.set_flags(saved)
+    entry["tolerance"] = {"forward": forward_tol, "backward": backward_tol}
+    return entry
+
+
+def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
+    pattern = re.compile(ops) if ops else None
+    registered = registered_dtypes(device)
+    results = []
+    cases = checks.op_cases() + shape_cases()
+    for case, kernels, fn, inputs, grad, *flags in cases:
+        if pattern and not (pattern.search(case) or any(pattern.search(k) for k in kernels)):
+            continue
+        for dtype in dtypes:
+            variant = in_dtype(inputs, dtype)
+            if variant is None:
+                continue
+            missing = [k for k in kernels if dtype not in registered.get(k, set())]
+            if missing:
+                results.append({"case": case, "dtype": dtype, "kernels": kernels, "status": "not registered",
+                                "detail": f"{', '.join(missing)} not registered for {dtype}"})
+                continue
+            entry = run_case(device, case, kernels, fn, variant, grad, flags[0] if flags else {}, dtype)
+            checks.log(f"  {case} [{dtype}]: {entry['status']}")
+            results.append(entry)
+    if "float32" in dtypes:
+        for extra in (checks.check_optimizers, checks.check_random):
+            entry = extra(device)
+            if pattern and not any(pattern.search(k) for k in entry["kernels"]) and not pattern.search(entry["case"]):
+                continue
+            entry.update(dtype="float32", status="pass" if entry.pop("passed") else "fail")
+            results.append(entry)
+    exercised = {k for r in results if r["status"] in ("pass", "fail", "error") for k in r["kernels"]}
+    selected = {k for k in registered if not pattern or pattern.search(k)}
+    return {"device": device, "paddle_version": paddle.__version__, "ops": ops, "dtypes": dtypes,
+            "registered_kernels": {k: sorted(v) for k, v in sorted(registered.items())},
+            "not_exercised": sorted(selected - exercised), "results": results}
+
+
+# ------------------------------------------------------------------ golden data
+
+def golden_cases() -> list[dict]:
+    """Cases the device library's golden checker understands: op, attributes, inputs, Paddle op."""
+    r = checks._rng(11)
+
+    def u(*shape, lo=-1.0, hi=1.0):
+        return np.asarray(r.uniform(lo, hi, shape), dtype=np.float32)
+
+    cases = []
+    for name, fn in (("add", paddle.add), ("subtract", paddle.subtract), ("multiply", paddle.multiply),
+                     ("divide", paddle.divide), ("maximum", paddle.maximum), ("minimum", paddle.minimum)):
+        cases.append({"id": f"{name}_broadcast", "op": "binary", "attrs": {"kind": name},
+                      "inputs": {"x": u(2, 3, 4), "y": u(3, 1, lo=0.5, hi=2.0)}, "fn": fn})
+    cases.append({"id": "add_0d", "op": "binary", "attrs": {"kind": "add"}, "inputs": {"x": u(), "y": u(5)},
+                  "fn": paddle.add})
+    for name, fn in (("relu", F.relu), ("sigmoid", F.sigmoid), ("tanh", paddle.tanh), ("exp", paddle.exp),
+                     ("abs", paddle.abs)):
+        cases.append({"id": name, "op": "unary", "attrs": {"kind": name}, "inputs": {"x": u(4, 6)}, "fn": fn})
+    cases.append({"id": "sqrt", "op": "unary", "attrs": {"kind": "sqrt"}, "inputs": {"x": u(4, 6, lo=0.1, hi=3)},
+                  "fn": paddle.sqrt})
+    cases.append({"id": "matmul", "op": "gemm", "attrs": {"trans_b": 0}, "inputs": {"x": u(7, 33), "y": u(33, 5)},
+                  "fn": paddle.matmul})
+    cases.append({"id": "matmul_transpose_y", "op": "gemm", "attrs": {"trans_b": 1},
+                  "inputs": {"x": u(6, 20), "y": u(9, 20)}, "fn": lambda x, y: paddle.matmul(x, y, transpose_y=True)})
+    for cid, stride, pad, dil, groups, xs, ws in (("conv2d_pad1", 1, 1, 1, 1, (2, 3, 9, 9), (4, 3, 3, 3)),
+                                                  ("conv2d_stride2_groups2", 2, 0, 1, 2, (1, 4, 11, 11), (6, 2, 3, 3)),
+                                                  ("conv2d_dilation2", 1, 2, 2, 1, (1, 2, 8, 8), (3, 2, 3, 3))):
+        cases.append({"id": cid, "op": "conv2d", "attrs": {"stride": stride, "pad": pad, "dilation": dil,
+                                                           "groups": groups},
+                      "inputs": {"x": u(*xs), "w": u(*ws)},
+                      "fn": lambda x, w, s=stride, p=pad, d=dil, g=groups: F.conv2d(x, w, stride=s, padding=p,
+                                                                                   dilation=d, groups=g)})
+    cases.append({"id": "max_pool2d", "op": "pool2d", "attrs": {"max": 1, "kernel": 2, "stride": 2, "pad": 0},
+                  "inputs": {"x": u(2, 3, 8, 8)}, "fn": lambda x: F.max_pool2d(x, 2, 2)})
+    cases.append({"id": "avg_pool2d_pad1", "op": "pool2d", "attrs": {"max": 0, "kernel": 3, "stride": 1, "pad": 1},
+                  "inputs": {"x": u(1, 2, 6, 6)}, "fn": lambda x: F.avg_pool2d(x, 3, 1, padding=1)})
+    cases.append({"id": "softmax", "op": "softmax", "attrs": {}, "inputs": {"x": u(5, 10)},
+                  "fn": lambda x: F.softmax(x, axis=-1)})
+    for cid, kind, axes, fn in (("sum_axis1", "sum", [1], lambda x: paddle.sum(x, axis=1)),
+                                ("mean_all", "mean", [0, 1, 2], lambda x: paddle.mean(x)),
+                                ("max_axes_0_2", "max", [0, 2], lambda x: paddle.max(x, axis=[0, 2]))):
+        cases.append({"id": cid, "op": "reduce", "attrs": {"kind": kind, "axes": ",".join(map(str, axes))},
+                      "inputs": {"x": u(3, 4, 5)}, "fn": fn})
+    cases.append({"id": "transpose", "op": "transpose", "attrs": {"perm": "2,0,1"}, "inputs": {"x": u(2, 3, 4)},
+                  "fn": lambda x: paddle.transpose(x, [2, 0, 1])})
+    cases.append({"id": "scale", "op": "scale", "attrs": {"scale": 2.5, "bias": -1.0},
+                  "inputs": {"x": u(3, 7)}, "fn": lambda x: paddle.scale(x, 2.5, -1.0)})
+    return cases
+
+
+def gen_golden(out_dir: Path) -> dict:
+    """Inputs and Paddle CPU outputs as raw little-endian float32, plus a line-based
+    manifest the C++ checker parses: `id op key=value ... x=file:d0,d1 ... expected=file:d0,..`."""
+    paddle.set_device("cpu")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = [f"# golden data: Paddle {paddle.__version__} on CPU; float32 little-endian; rtol/atol per line"]
+    for case in golden_cases():
+        outputs = case["fn"](**{k: paddle.to_tensor(v) for k, v in case["inputs"].items()}).numpy()
+        fields = [case["id"], case["op"]] + [f"{k}={v}" for k, v in case["attrs"].items()]
+        for key, arr in [*case["inputs"].items(), ("expected", outputs)]:
+            path = out_dir / f"{case['id']}.{key}.bin"
+            arr.astype("<f4").tofile(path)
+            fields.append(f"{key}={path.name}:{','.join(map(str, arr.shape)) or '-'}")
+        fields += [f"rtol={checks.FORWARD_TOL['rtol']}", f"atol={checks.FORWARD_TOL['atol']}"]
+        lines.append(" ".join(fields))
+    (out_dir / "manifest.txt").write_text("\n".join(lines) + "\n")
+    return {"golden_dir": str(out_dir), "cases": len(lines) - 1, "paddle_version": paddle.__version__}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--device", default="")
+    p.add_argument("--ops", default="")
+    p.add_argument("--dtypes", default="float32,float64,int64")
+    p.add_argument("--gen-golden", type=Path)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    if args.gen_golden:
+        report = gen_golden(args.gen_golden)
+    else:
+        types = paddle.device.get_all_custom_device_type() or []
+        device = args.device or (types[0] if len(types) == 1 else "")
+        if device not in types:
+            raise SystemExit(f"devkit-problem: the plugin's device {device!r} is not registered (found {types}) | "
+                             "check the wheel with devkit check-abi")
+        report = run_tests(device, args.ops, [d for d in args.dtypes.split(",") if d])
+    Path(args.out).write_text(json.dumps(report, indent=2, default=float))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
