@@ -140,3 +140,30 @@ def devkit_cmd() -> list[str]:
     import sys
 
     return [sys.executable, "-m", "devkit"]
+
+
+def test_check_kernels_finds_a_stale_signature_at_run_time(tmp_path):
+    """A kernel with the pre-3.x reshape_grad signature and no compile-time check (what vendors
+    who copied an older custom_cpu ship) builds, and check-kernels names it."""
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    src = project / "kernels" / "shape_kernels.cc"
+    text = src.read_text()
+    stale = text.replace(
+        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out_grad,",
+        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& out_grad,",
+    ).replace("  x_grad->Resize(x.dims());\n  copy_tensor(ctx, out_grad, x_grad);",
+              "  x_grad->Resize(out_grad.dims());\n  copy_tensor(ctx, out_grad, x_grad);",
+    ).replace("STPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel, phi::ReshapeGradKernel);\n", "")
+    assert stale.count("ReshapeGradKernel") == text.count("ReshapeGradKernel") - 2
+    src.write_text(stale)
+    devkit("build", str(project), "--runner", "host")
+    proc = devkit("check-kernels", str(project), "--runner", "host", check=False)
+    assert proc.returncode == 1
+    assert ("kernel signatures differ from Paddle 3.3.1: reshape_grad: 1 inputs but Paddle's kernel has 2"
+            in proc.stderr.strip().splitlines()[-1]), proc.stderr
+
+
+def test_check_kernels_passes_on_the_generated_backend(built_project):
+    summary = json.loads(devkit("check-kernels", str(built_project), "--runner", "host", "--json").stdout)
+    assert summary["passed"] and summary["mismatched"] == [] and summary["kernels"] >= 59

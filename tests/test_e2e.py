@@ -49,19 +49,24 @@ def test_verify_passes_with_no_fallback(built_project):
     proc = devkit("verify", str(built_project), "--runner", "host", "--json")
     summary = json.loads(proc.stdout)
     assert summary["passed"], proc.stderr
-    assert [c["name"] for c in summary["checks"]] == ["registration", "tensor", "ops", "mnist", "fallback report"]
+    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops", "mnist",
+                                                      "fallback report"]
     report = json.loads(Path(summary["report"]).read_text())
     assert report["fallback_flag"] == {"FLAGS_enable_api_kernel_fallback": False}
     assert Path(summary["plot"]).stat().st_size > 10_000  # a real PNG
-    mnist = report["checks"][3]
+    checks = {c["name"]: c for c in report["checks"]}
+    mnist = checks["mnist"]
     assert mnist["device"]["heldout_accuracy"] >= 0.85 and "scikit-learn" in mnist["dataset"]
     assert {"conv2d_grad", "adam", "cross_entropy_with_softmax_grad", "pool2d_grad"} <= set(report["registered_kernels"])
-    assert report["checks"][2]["uncovered_kernels"] == []  # every plugin kernel was compared with CPU
+    assert checks["ops"]["uncovered_kernels"] == []  # every plugin kernel was compared with CPU
     # with fallback on, every kernel the model ran was the plugin's
-    fallback = report["checks"][4]
+    fallback = checks["fallback report"]
     assert fallback["passed"] and fallback["fallback"] == []
     assert {"conv2d", "conv2d_grad", "matmul", "adam", "pool2d"} <= set(fallback["on_device"])
     assert all(set(c) == {"device"} for c in fallback["kernels"].values())
+    # at run time every kernel's inputs/attributes/outputs equal the installed Paddle's
+    signatures = checks["kernel signatures"]
+    assert signatures["passed"] and signatures["mismatched"] == [] and len(signatures["kernels"]) >= 59
 
 
 def test_stale_kernel_signature_fails_the_build_and_leaves_no_wheel(tmp_path):

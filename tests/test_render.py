@@ -82,3 +82,12 @@ def test_failed_render_leaves_nothing(tmp_path, monkeypatch):
         render_backend(parse_backend_name("STPU"), tmp_path / "STPU")
     assert calls["n"] == 5
     assert list(tmp_path.iterdir()) == []
+
+
+def test_readme_documents_the_debugging_switches(tmp_path):
+    from conftest import devkit
+
+    devkit("new-backend", "STPU", "--out", str(tmp_path / "STPU"))
+    readme = (tmp_path / "STPU" / "README.md").read_text()
+    for switch in ("STPU_FALLBACK_OPS", "STPU_AUTOCOMPARE=1", "STPU_DUMP_OP_ARGS=1", "devkit test-ops"):
+        assert f"`{switch}" in readme, switch

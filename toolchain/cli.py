@@ -407,6 +407,36 @@ def test_ops(
     err.print(f"[green]✓[/] all op cases pass")
 
 
+@app.command("check-kernels")
+def check_kernels(
+    project_dir: Annotated[Optional[Path], typer.Argument(help="The backend project whose dist/ wheel to check.")] = None,
+    wheel: Annotated[Optional[Path], typer.Option("--wheel", help="Check this wheel instead of a project's.")] = None,
+    arch: Annotated[str, typer.Option("--arch", help="Target architecture.")] = "x86_64",
+    runner: Annotated[Optional[RunnerChoice], typer.Option("--runner", help="Where to run (default: [tool.devkit] runner, else auto).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load the plugin into its Paddle and compare each registered kernel's inputs, attributes and outputs with Paddle's."""
+    from .verify import VerifyOptions, run_check_kernels
+
+    recipe = find_recipe(arch)
+    project = None if wheel is not None else load_project(project_dir or Path("."))
+    options = VerifyOptions(recipe=recipe, device_type=project.device_type if project else None,
+                            runner=runner.value if runner else (project.config.runner if project else "auto"))
+    report_dir = ((project.root / "reports") if project else Path("devkit-report")) / f"check-kernels-{recipe.name}"
+    result = run_check_kernels((wheel or find_wheel(project, recipe)).resolve(), options, report_dir.resolve())
+    check = next((c for c in result.report["checks"] if c["name"] == "kernel signatures"), result.report["checks"][-1])
+    if as_json:
+        emit_json({"passed": result.passed, "report": str(result.report_path), "detail": check.get("detail"),
+                   "mismatched": check.get("mismatched", []), "kernels": len(check.get("kernels", {}))})
+    elif result.passed:
+        err.print(f"[green]✓[/] {escape(check['detail'])}")
+    if not result.passed:
+        raise DevkitError(f"kernel signatures differ from Paddle {result.report.get('paddle_version')}: "
+                          + ("; ".join(check.get("mismatched", [])) or check.get("detail", "")),
+                          "update each named kernel to the declaration in paddle/phi/kernels/ of that Paddle "
+                          "and rebuild (the build's signature checks then hold)")
+
+
 @app.command("check-abi")
 def check_abi_command(
     path: Annotated[Path, typer.Argument(help="A plugin wheel or shared library.")],

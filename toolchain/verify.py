@@ -123,6 +123,24 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
     return _finish(report, options, report_dir, start, log)
 
 
+def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
+    """Load the plugin into its pinned Paddle and compare every kernel's signature with Paddle's."""
+    paddle_version = check_wheel(wheel, options)
+    start = time.monotonic()
+    log = fresh_log(report_dir)
+    with work_dir() as work:
+        runner = verify_runner(options.runner, options.recipe, work, [wheel.parent], log)
+        python = fresh_env(runner, work, wheel, paddle_version, log)
+        argv = [python, runner.path(PAYLOAD), "--only", "kernel-signatures", "--out", runner.path(work / "report.json")]
+        if options.device_type:
+            argv += ["--device", options.device_type]
+        runner.run(Step(title=f"kernel signatures on {options.recipe.name}", argv=argv, log=log,
+                        cwd=Path(runner.path(work)), env=options.check_env))
+        report = json.loads((work / "report.json").read_text())
+    report.update(wheel=str(wheel), runner=runner.name)
+    return _finish(report, options, report_dir, start, log)
+
+
 def _fallback_report(runner, python: str, work: Path, device: str, options: VerifyOptions, log: Path) -> dict:
     """With CPU fallback on (Paddle's default), which kernels the model ran on the device and which on CPU."""
     out = work / "fallback.json"

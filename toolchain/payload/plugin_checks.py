@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -84,6 +85,81 @@ def registered_kernels(device: str) -> list[str]:
     kernels = core._get_registered_phi_kernels("function")
     prefix = f"({device},"
     return sorted(name for name, keys in kernels.items() if any(k.startswith(prefix) for k in keys))
+
+
+# ------------------------------------------------------- kernel signatures
+
+ATTRIBUTE_TYPES = ("undefined", "bool", "int32", "int64", "float32", "float64", "string", "bools", "int32s",
+                   "int64s", "float32s", "float64s", "strings", "Scalar", "Scalars", "IntArray", "DataType",
+                   "DataLayout", "Place")  # phi::AttributeType, in order
+
+
+def _plugin_library(device: str):
+    """The loaded plugin, found where Paddle looks for plugins (CUSTOM_DEVICE_ROOT, site-packages)."""
+    import ctypes
+    import glob
+
+    roots = [os.environ.get("CUSTOM_DEVICE_ROOT", "")] + [os.path.join(p, "paddle_custom_device") for p in sys.path]
+    for root in filter(None, roots):
+        for path in sorted(glob.glob(os.path.join(root, "*.so"))):
+            lib = ctypes.CDLL(path)  # already loaded by Paddle: the same handle
+            if hasattr(lib, f"{device}_kernel_report"):
+                return path, getattr(lib, f"{device}_kernel_report")
+    return None, None
+
+
+def _parse_args_def(text: str) -> dict:
+    parts = {}
+    for kind, count, items in re.findall(r"(inputs|attributes|outputs) (\d+) \[([^\]]*)\]", text):
+        parts[kind] = [i for i in items.split(",") if i]
+    return parts
+
+
+def _describe_difference(ours: dict, paddles: dict) -> str:
+    diffs = []
+    for kind in ("inputs", "attributes", "outputs"):
+        a, b = ours.get(kind, []), paddles.get(kind, [])
+        if a == b:
+            continue
+        if kind == "attributes":
+            names = lambda xs: ", ".join(ATTRIBUTE_TYPES[int(x)] if x.isdigit() and int(x) < len(ATTRIBUTE_TYPES) else x
+                                         for x in xs)
+            diffs.append(f"attributes ({names(a)}) but Paddle's are ({names(b)})")
+        elif len(a) != len(b):
+            diffs.append(f"{len(a)} {kind} but Paddle's kernel has {len(b)}")
+        else:
+            diffs.append(f"{kind} of other tensor types than Paddle's")
+    return "; ".join(diffs)
+
+
+def check_kernel_signatures(device: str) -> dict:
+    """Each registered kernel's inputs, attributes and outputs vs the installed Paddle's CPU kernel."""
+    path, report_fn = _plugin_library(device)
+    if report_fn is None:
+        return {"name": "kernel signatures", "passed": False,
+                "detail": f"no loaded library exports {device}_kernel_report (rebuild with this devkit's template)"}
+    import ctypes
+
+    report_fn.restype = ctypes.c_char_p
+    mismatched, unmatched, kernels = [], [], {}
+    for line in report_fn().decode().splitlines():
+        name, ours, paddles = line.split("\t")
+        kernels[name] = {"plugin": ours, "paddle": paddles}
+        if paddles == "-":
+            unmatched.append(name)
+        elif ours != paddles:
+            why = _describe_difference(_parse_args_def(ours), _parse_args_def(paddles))
+            mismatched.append(f"{name}: {why}")
+    return {
+        "name": "kernel signatures",
+        "passed": not mismatched and bool(kernels),
+        "detail": (f"{len(kernels) - len(mismatched) - len(unmatched)}/{len(kernels)} kernels match Paddle "
+                   f"{paddle.__version__}'s definitions" + (f"; MISMATCH {'; '.join(mismatched)}" if mismatched else "")
+                   + (f"; no CPU kernel to compare: {', '.join(unmatched)}" if unmatched else "")),
+        "library": path,
+        "mismatched": mismatched,
+        "kernels": kernels,
+    }
 
 
 # ------------------------------------------------------------- ops vs CPU
@@ -406,7 +482,8 @@ def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> d
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", help="expected device type; default: the only registered one")
-    parser.add_argument("--data", required=True, help=".npz with x_train, y_train, x_test, y_test, source")
+    parser.add_argument("--data", help=".npz with x_train, y_train, x_test, y_test, source (for mnist)")
+    parser.add_argument("--only", default="", help="comma-separated checks to run (default: all)")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=2024)
@@ -426,19 +503,26 @@ def main(argv: list[str] | None = None) -> int:
         report["checks"].append({"name": "registration", "passed": False,
                                  "detail": f"cannot tell the plugin's device type; registered: {types}"})
     else:
+        wanted = set(filter(None, args.only.split(","))) or {"tensor", "kernel-signatures", "ops", "mnist"}
         log("check registration")
         report["checks"].append(check_registration(device))
         if report["checks"][-1]["passed"]:
             report["registered_kernels"] = registered_kernels(device)
-            log("check tensor")
-            report["checks"].append(check_tensor(device))
-            log("check ops vs cpu")
-            report["checks"].append(check_ops(device, report["registered_kernels"]))
-            log(f"check mnist ({args.steps} steps)")
-            with np.load(args.data) as npz:
-                data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
-                data["source"] = str(npz["source"])
-            report["checks"].append(check_mnist(device, data, args.steps, args.batch_size, args.seed))
+            if "kernel-signatures" in wanted:
+                log("check kernel signatures")
+                report["checks"].append(check_kernel_signatures(device))
+            if "tensor" in wanted:
+                log("check tensor")
+                report["checks"].append(check_tensor(device))
+            if "ops" in wanted:
+                log("check ops vs cpu")
+                report["checks"].append(check_ops(device, report["registered_kernels"]))
+            if "mnist" in wanted:
+                log(f"check mnist ({args.steps} steps)")
+                with np.load(args.data) as npz:
+                    data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
+                    data["source"] = str(npz["source"])
+                report["checks"].append(check_mnist(device, data, args.steps, args.batch_size, args.seed))
     report["passed"] = all(c["passed"] for c in report["checks"])
     with open(args.out, "w") as f:
         json.dump(report, f, indent=2, default=float)
