@@ -20,7 +20,30 @@ def wheel_of(project: Path) -> Path:
 
 def test_built_plugin_passes(built_project):
     summary = json.loads(devkit("check-abi", str(wheel_of(built_project)), "--json").stdout)
-    assert summary["ok"] and summary["paddle_version"] == "3.3.1" and summary["findings"] == []
+    assert summary["ok"] and summary["paddle_version"] == "3.3.1"
+    assert [f for f in summary["findings"] if f["severity"] == "error"] == []
+
+
+def test_newer_system_symbol_versions_than_paddle_are_a_warning(built_project):
+    """Built on Debian 12 (glibc 2.36, GCC 12), the plugin needs newer glibc symbol versions than
+    Paddle 3.3.1's own libraries (glibc 2.28): it loads here, not on every system that Paddle does."""
+    summary = json.loads(devkit("check-abi", str(wheel_of(built_project)), "--json").stdout)
+    warnings = [f["problem"] for f in summary["findings"] if f["severity"] == "warning"]
+    assert any(p.startswith("needs GLIBC_2.") and "Paddle 3.3.1's libraries need at most GLIBC_2.28" in p
+               for p in warnings), warnings
+
+
+def test_other_device_ext_version_is_caught(built_project, tmp_path):
+    lib = next(built_project.glob("build/*/libpaddle-custom-stpu.so"))
+    data = lib.read_bytes()
+    assert data.count(b"custom_runtime_version=0.1.1") == 1
+    forged = tmp_path / lib.name
+    forged.write_bytes(data.replace(b"custom_runtime_version=0.1.1", b"custom_runtime_version=0.9.1"))
+    proc = devkit("check-abi", str(forged), "--json", check=False)
+    assert proc.returncode == 1
+    problems = [f["problem"] for f in json.loads(proc.stdout)["findings"] if f["severity"] == "error"]
+    assert problems == ["was built with device_ext.h 0.9.1, and Paddle 3.3.1 has 0.1.1: Paddle refuses the runtime "
+                        "(C_DeviceInterface differs)"]
 
 
 def test_plugin_without_core_libraries_is_caught(tmp_path):

@@ -21,7 +21,9 @@ from pathlib import Path
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
+from rich.markup import escape
 
+from .console import err
 from .envs import cache_root
 from .errors import DevkitError
 from .recipes import Recipe
@@ -29,6 +31,7 @@ from .recipes import Recipe
 # Symbol versions of the system libraries the manylinux policies allow
 # (glibc, libstdc++, libgcc): resolved by the target's system, not by Paddle.
 SYSTEM_VERSION = re.compile(r"^(GLIBC|GLIBCXX|CXXABI|GCC)_")
+SYSTEM_FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI")
 BUILD_INFO = re.compile(rb"paddle_version=([^;\x00]*);custom_runtime_version=([^;\x00]*);plugin_version=([^;\x00]*)")
 
 
@@ -37,6 +40,7 @@ class Finding:
     library: str
     problem: str
     fix: str
+    severity: str = "error"   # "warning": loads into this Paddle, but not everywhere that Paddle runs
 
     def line(self) -> str:
         return f"{self.library}: {self.problem}. Fix: {self.fix}"
@@ -84,15 +88,62 @@ def read_library(data: bytes, name: str) -> LibraryAbi:
 
 
 @lru_cache(maxsize=8)
-def paddle_exports(paddle_root: Path) -> dict[str, frozenset[str]]:
-    """Exported symbols of each shared library in the wheel's paddle/libs."""
-    exports = {}
+def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
+    """The shared libraries in the wheel's paddle/libs."""
+    libs = {}
     for path in sorted((paddle_root / "libs").glob("*.so*")):
         try:
-            exports[path.name] = frozenset(read_library(path.read_bytes(), path.name).defined)
-        except Exception:  # a non-ELF file (linker script): nothing to export
+            libs[path.name] = read_library(path.read_bytes(), path.name)
+        except Exception:  # a non-ELF file (linker script)
             continue
-    return exports
+    return libs
+
+
+def paddle_exports(paddle_root: Path) -> dict[str, frozenset[str]]:
+    """Exported symbols of each shared library in the wheel's paddle/libs."""
+    return {name: frozenset(lib.defined) for name, lib in paddle_libraries(paddle_root).items()}
+
+
+def newest_versions(libs: list[LibraryAbi]) -> dict[str, tuple[int, ...]]:
+    """The newest GLIBC / GLIBCXX / CXXABI symbol version each family is needed at."""
+    newest: dict[str, tuple[int, ...]] = {}
+    for lib in libs:
+        for version in filter(None, lib.undefined.values()):
+            family, _, number = version.partition("_")
+            if family in SYSTEM_FAMILIES and number:
+                key = tuple(int(n) for n in number.split(".") if n.isdigit())
+                newest[family] = max(newest.get(family, key), key)
+    return newest
+
+
+def device_ext_version(paddle_root: Path) -> str | None:
+    """PADDLE_CUSTOM_RUNTIME_{MAJOR,MINOR,PATCH}_VERSION of the target's device_ext.h."""
+    header = paddle_root / "include" / "paddle" / "phi" / "backends" / "device_ext.h"
+    if not header.is_file():
+        return None
+    found = dict(re.findall(r"#define PADDLE_CUSTOM_RUNTIME_(MAJOR|MINOR|PATCH)_VERSION (\d+)", header.read_text()))
+    return ".".join(found.get(k, "?") for k in ("MAJOR", "MINOR", "PATCH"))
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> list[Finding]:
+    """Symbol versions newer than Paddle's own libraries need: the plugin then fails to load
+    on older systems where that Paddle wheel works."""
+    ours = newest_versions([lib])
+    paddles = newest_versions(list(paddle_libraries(paddle_root).values()))
+    findings = []
+    for family in SYSTEM_FAMILIES:
+        if family in ours and family in paddles and ours[family] > paddles[family]:
+            findings.append(Finding(
+                lib.name, f"needs {family}_{_dotted(ours[family])} but Paddle {paddle_version}'s libraries need at "
+                f"most {family}_{_dotted(paddles[family])}, so it will not load on systems older than its toolchain "
+                "where that Paddle does",
+                f"build with a toolchain whose C/C++ runtime is no newer than {family} {_dotted(paddles[family])} "
+                "(an older builder base image), or state this minimum to your users", severity="warning"))
+    return findings
 
 
 def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_version: str) -> list[Finding]:
@@ -105,6 +156,13 @@ def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_ver
         findings.append(Finding(lib.name, f"was compiled against Paddle {built}, not {paddle_version}",
                                 f"rebuild with --paddle-version {paddle_version} (kernel signatures and "
                                 "device_ext.h change between versions)"))
+    runtime = lib.build_info.get("custom_runtime_version")
+    target_runtime = device_ext_version(paddle_root)
+    if runtime and target_runtime and runtime.split(".")[:2] != target_runtime.split(".")[:2]:
+        findings.append(Finding(lib.name, f"was built with device_ext.h {runtime}, and Paddle {paddle_version} has "
+                                f"{target_runtime}: Paddle refuses the runtime (C_DeviceInterface differs)",
+                                f"rebuild against paddlepaddle=={paddle_version}"))
+    findings += system_findings(lib, paddle_root, paddle_version)
     exports = paddle_exports(paddle_root)
     linked = {name: syms for name, syms in exports.items() if name in lib.needed}
     paddle_cxx11 = _cxx11(exports.get("libphi_core.so", ()))
@@ -182,12 +240,16 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
         os.close(saved)
 
 
-def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> None:
-    """Raise with every finding when the plugin would not load."""
+def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding]:
+    """Raise with every finding when the plugin would not load; return the warnings."""
     findings = check_abi(path, recipe, paddle_version)
-    if findings:
-        raise DevkitError(f"ABI check of {path.name} failed: {findings[0].problem}", findings[0].fix,
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        raise DevkitError(f"ABI check of {path.name} failed: {errors[0].problem}", errors[0].fix,
                           details="\n".join(f.line() for f in findings))
+    for warning in findings:
+        err.print(f"[yellow]![/] {escape(warning.line())}")
+    return findings
 
 
 def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding]:

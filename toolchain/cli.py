@@ -454,15 +454,18 @@ def check_abi_command(
     if not version:
         raise DevkitError(f"{recipe.name} has no Paddle runtime to check against", "pass --arch with a Paddle runtime")
     findings = check_abi(path, recipe, version)
+    errors = [f for f in findings if f.severity == "error"]
     if as_json:
-        emit_json({"path": str(path), "arch": recipe.name, "paddle_version": version, "ok": not findings,
-                   "findings": [{"library": f.library, "problem": f.problem, "fix": f.fix} for f in findings]})
-    elif not findings:
-        err.print(f"[green]✓[/] {path.name}: loads into Paddle {version} on {recipe.name} (machine, symbols, build info)")
+        emit_json({"path": str(path), "arch": recipe.name, "paddle_version": version, "ok": not errors,
+                   "findings": [{"library": f.library, "problem": f.problem, "fix": f.fix, "severity": f.severity}
+                                for f in findings]})
+    elif not errors:
+        err.print(f"[green]✓[/] {path.name}: loads into Paddle {version} on {recipe.name} (machine, symbols, "
+                  "build info, device_ext.h)")
     for f in findings:
-        err.print(f"[red]✗[/] {escape(f.line())}", markup=True)
-    if findings:
-        raise DevkitError(f"{len(findings)} ABI problem(s) in {path.name}", findings[0].fix)
+        err.print(f"{'[red]✗' if f.severity == 'error' else '[yellow]!'}[/] {escape(f.line())}", markup=True)
+    if errors:
+        raise DevkitError(f"{len(errors)} ABI problem(s) in {path.name}: {errors[0].problem}", errors[0].fix)
 
 
 images_app = typer.Typer(help="Builder and verify container images.", no_args_is_help=True)
