@@ -209,3 +209,60 @@ def test_build_all_runs_the_default_matrix(tmp_path):
     suite = ET.parse(summary["junit"]).getroot().find("testsuite")
     assert suite.get("tests") == "5" and suite.get("failures") == "0"
     assert "devkit build --all" in proc.stderr or summary["seconds"] > 0
+
+
+@pytest.fixture()
+def tcp_engine():
+    """This machine's engine reached over TCP, as a remote engine is (DOCKER_HOST=tcp://...).
+    It shares our file system, but devkit cannot know that: it must copy files, not bind-mount."""
+    import socket
+    import socketserver
+    import threading
+
+    class Forward(socketserver.BaseRequestHandler):
+        def handle(self):
+            upstream = socket.socket(socket.AF_UNIX)
+            upstream.connect("/var/run/docker.sock")
+
+            def pump(src, dst):
+                try:
+                    while data := src.recv(65536):
+                        dst.sendall(data)
+                except OSError:
+                    pass
+                finally:
+                    try:
+                        dst.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+
+            back = threading.Thread(target=pump, args=(upstream, self.request), daemon=True)
+            back.start()
+            pump(self.request, upstream)
+            back.join()
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Forward)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_remote_engine_build_copies_files(tmp_path, tcp_engine):
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    env = {**os.environ, "DOCKER_HOST": tcp_engine, "COLUMNS": "200"}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "devkit", *args], capture_output=True, text=True, env=env)
+    proc = run("build", str(project), "--arch", "aarch64", "--runner", "docker", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["runner"].endswith("(files copied to a remote engine)")
+    assert Path(summary["wheel"]).name == "paddle_custom_stpu-0.1.0-py3-none-linux_aarch64.whl"
+    assert "files copied]" in Path(summary["log"]).read_text()
+    assert any(project.glob("build/*aarch64*/CMakeCache.txt"))  # the build tree came back
+    again = json.loads(run("build", str(project), "--arch", "aarch64", "--runner", "docker", "--json").stdout)
+    assert again["compiled_files"] == 0  # incremental through the copied build tree and the volume cache
+    proc = run("verify", str(project), "--arch", "aarch64", "--runner", "docker")
+    assert proc.returncode == 1 and "verifying on a remote container engine" in proc.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
+import tarfile
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,11 @@ class Mount:
     host: Path
     target: str
     read_only: bool = True
+    cache: bool = False   # state kept between steps; on a remote engine a named volume, not copied
+
+    @property
+    def volume(self) -> str:
+        return "devkit-" + self.target.strip("/").replace("/", "-")
 
 
 def host_pip_settings() -> tuple[dict[str, str], list[Mount]]:
@@ -76,7 +83,8 @@ class ContainerRunner:
         self.mounts = [*mounts, *pip_mounts]
         self.env = {**pip_env, **(env or {})}
         self.fix_hint = fix_hint
-        self.name = f"docker:{image}"
+        self.files = engine.files_mode
+        self.name = f"docker:{image}" + (" (files copied to a remote engine)" if self.files == "copy" else "")
         self.key = image.replace(":", "-").replace("/", "-")
 
     def path(self, host: Path) -> str:
@@ -101,17 +109,25 @@ class ContainerRunner:
             if not m.read_only:
                 m.host.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in {**self.env, **step.env}.items() if v is not None}
-        volumes = {str(m.host.resolve()): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in self.mounts}
+        copy = self.files == "copy"
+        if copy:  # the engine cannot see our files: caches live in its volumes, the rest is copied
+            volumes = {m.volume: {"bind": m.target, "mode": "rw"} for m in self.mounts if m.cache}
+        else:
+            volumes = {str(m.host.resolve()): {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
+                       for m in self.mounts}
         tail: deque[str] = deque(maxlen=4000)
         container = None
         try:
             container = self.engine.client.containers.create(
                 self.image, command=step.argv, working_dir=str(step.cwd) if step.cwd else None,
-                environment=env, volumes=volumes, user=f"{os.getuid()}:{os.getgid()}", platform=self.platform,
-                labels={"org.devkit.step": step.title[:60]},
+                environment=env, volumes=volumes, platform=self.platform, labels={"org.devkit.step": step.title[:60]},
+                # copied files come back through an archive, so root in the container writes nothing of ours
+                user="0:0" if copy else f"{os.getuid()}:{os.getgid()}",
             )
             with step.log.open("a") as log, status(f"[bold]{step.title}[/] [dim](container)[/]…") as live:
-                log.write(f"$ [{self.image} {self.platform}] {' '.join(step.argv)}\n")
+                log.write(f"$ [{self.image} {self.platform}{', files copied' if copy else ''}] {' '.join(step.argv)}\n")
+                if copy:
+                    container.put_archive("/", self._archive_inputs())
                 container.start()
                 pending = ""
                 for chunk in container.logs(stream=True, follow=True):
@@ -125,6 +141,8 @@ class ContainerRunner:
                     log.write(pending + "\n")
                     tail.append(pending)
                 returncode = container.wait().get("StatusCode", 1)
+                if copy:
+                    self._copy_back(container)
         except docker.errors.APIError as exc:
             raise DevkitError(f"{step.title}: the container engine refused the step ({exc.explanation or exc})",
                               "check the image and the engine with `devkit doctor`", log=step.log) from None
@@ -138,3 +156,44 @@ class ContainerRunner:
         if returncode != 0:
             raise failure(step, returncode, output, self.fix_hint)
         return output
+
+    # ---- copy mode (remote engines) -----------------------------------------
+    def _copied(self) -> list[Mount]:
+        return [m for m in self.mounts if not m.cache]
+
+    def _archive_inputs(self) -> bytes:
+        """One tar, rooted at /, of every non-cache mount; a deeper mount's files come from it."""
+        targets = {m.target for m in self._copied()}
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for m in self._copied():
+                root = m.host.resolve()
+                if root.is_file():
+                    tar.add(str(root), arcname=m.target.lstrip("/"))
+                    continue
+                tar.add(str(root), arcname=m.target.lstrip("/"), recursive=False)
+                for path in sorted(root.rglob("*")):
+                    rel = path.relative_to(root).as_posix()
+                    inner = f"{m.target}/{rel}"
+                    if ".git" in path.relative_to(root).parts or any(
+                            inner == t or inner.startswith(t + "/") for t in targets if len(t) > len(m.target)):
+                        continue
+                    tar.add(str(path), arcname=inner.lstrip("/"), recursive=False)
+        return buf.getvalue()
+
+    def _copy_back(self, container) -> None:
+        """Bring writable mounts' contents back (build tree, artifacts, reports)."""
+        for m in self._copied():
+            if m.read_only:
+                continue
+            stream, _ = container.get_archive(m.target)
+            data = io.BytesIO(b"".join(stream))
+            with tarfile.open(fileobj=data) as tar:
+                members = []
+                for member in tar.getmembers():
+                    _, _, rel = member.name.partition("/")  # the archive's top entry is the target's basename
+                    if rel:
+                        member.name = rel
+                        members.append(member)
+                m.host.mkdir(parents=True, exist_ok=True)
+                tar.extractall(m.host, members=members, filter="tar")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,19 @@ class Engine:
         except Exception as exc:  # the SDK raises several types for "no engine"
             raise DevkitError(f"no container engine answers ({_short(exc)})", ENGINE_FIX) from None
         return cls(client)
+
+    @property
+    def files_mode(self) -> str:
+        """How step files reach containers: "bind" mounts when the engine shares this machine's
+        file system (a local socket), else "copy" (archives in and out, caches in named volumes).
+        DEVKIT_ENGINE_FILES=bind|copy overrides (e.g. a tcp:// engine on this machine)."""
+        forced = os.environ.get("DEVKIT_ENGINE_FILES", "")
+        if forced:
+            if forced not in ("bind", "copy"):
+                raise DevkitError(f"DEVKIT_ENGINE_FILES={forced!r} is not bind or copy", "unset it or use bind | copy")
+            return forced
+        host = os.environ.get("DOCKER_HOST", "")
+        return "bind" if not host or host.startswith(("unix://", "npipe://")) else "copy"
 
     @staticmethod
     def available() -> bool:

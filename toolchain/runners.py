@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ def build_place(choice: str, recipe: Recipe, project: Project, out: Path, log: P
             Mount(project.root, "/src"),
             Mount(project.root / "build", "/src/build", read_only=False),
             Mount(out, "/out", read_only=False),
-            Mount(cache, "/cache", read_only=False),
+            Mount(cache, "/cache", read_only=False, cache=True),
             Mount(PAYLOAD_DIR, "/devkit/payload"),
             Mount(resource_dir("images"), "/devkit/images"),
             *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs or [])),
@@ -79,10 +80,16 @@ def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], l
     """A runner for the target's architecture with `work` writable and `inputs` readable."""
     if use_container(choice):
         engine = Engine.connect()
+        if engine.files_mode == "copy":
+            raise DevkitError(
+                f"verifying on a remote container engine ({os.environ.get('DOCKER_HOST', 'DEVKIT_ENGINE_FILES=copy')}) "
+                "is not supported: each check step shares a large environment that would cross the network",
+                f"run devkit verify on a {recipe.name} machine with --runner host, or unset DOCKER_HOST for a local "
+                "engine with qemu")
         spec = verify_spec(recipe)
         image = ensure_image(engine, spec, log)
         mounts = [Mount(work, "/work", read_only=False), Mount(PAYLOAD_DIR, "/devkit/payload"),
-                  Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False)]
+                  Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True)]
         mounts += [Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)]
         return ContainerRunner(engine, image, spec.platform, mounts, env={"PIP_CACHE_DIR": "/cache/pip"},
                                fix_hint="see the verify log; for emulated targets check `devkit doctor`")
