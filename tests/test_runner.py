@@ -40,7 +40,7 @@ def test_container_paths_map_through_the_deepest_mount(tmp_path):
 
     project = tmp_path / "proj"
     (project / "build").mkdir(parents=True)
-    runner = ContainerRunner(engine=None, image="img:1", platform="linux/amd64",  # engine unused by path()
+    runner = ContainerRunner(engine=StubEngine("bind"), image="img:1", platform="linux/amd64",
                              mounts=[Mount(project, "/src"), Mount(project / "build", "/src/build", read_only=False)])
     assert runner.path(project) == "/src"
     assert runner.path(project / "kernels" / "a.cc") == "/src/kernels/a.cc"
@@ -61,3 +61,47 @@ def test_host_pip_settings_pass_the_ca_bundle_not_local_indexes(monkeypatch, tmp
     env, mounts = container.host_pip_settings()
     assert env["PIP_CERT"] == "/etc/devkit/ca-bundle.crt" and env["PIP_EXTRA_INDEX_URL"] == "https://mirror/simple"
     assert [(m.host, m.target, m.read_only) for m in mounts] == [(cert, "/etc/devkit/ca-bundle.crt", True)]
+
+
+class StubEngine:
+    """Stands in for the engine where the test is about path and file handling, not the engine."""
+
+    def __init__(self, files_mode: str) -> None:
+        self.files_mode = files_mode
+
+
+def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
+    import io
+    import tarfile
+
+    from devkit.container import ContainerRunner, Mount
+
+    project = tmp_path / "proj"
+    (project / "build" / "obj").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref")
+    (project / "CMakeLists.txt").write_text("project(x)")
+    (project / "build" / "obj" / "a.o").write_text("o")
+    cache = tmp_path / "cache"
+    (cache / "envs").mkdir(parents=True)
+    (cache / "envs" / "big").write_text("x" * 1000)
+    runner = ContainerRunner(engine=StubEngine("copy"), image="img:1", platform="linux/amd64",
+                             mounts=[Mount(project, "/src"), Mount(project / "build", "/src/build", read_only=False),
+                                     Mount(cache, "/cache", read_only=False, cache=True)])
+    names = tarfile.open(fileobj=io.BytesIO(runner._archive_inputs())).getnames()
+    assert "src/CMakeLists.txt" in names and "src/build/obj/a.o" in names
+    assert names.count("src/build/obj/a.o") == 1  # from its own mount, not twice
+    assert not any(n.startswith("src/.git") or n.startswith("cache") for n in names)
+    assert runner.name.endswith("(files copied to a remote engine)")
+
+
+@pytest.mark.parametrize("docker_host, forced, mode", [
+    ("", "", "bind"), ("unix:///var/run/docker.sock", "", "bind"), ("tcp://arm64-box:2375", "", "copy"),
+    ("ssh://me@arm64-box", "", "copy"), ("tcp://127.0.0.1:2375", "bind", "bind"), ("", "copy", "copy"),
+])
+def test_engine_files_mode(monkeypatch, docker_host, forced, mode):
+    from devkit.engine import Engine
+
+    monkeypatch.setenv("DOCKER_HOST", docker_host)
+    monkeypatch.setenv("DEVKIT_ENGINE_FILES", forced)
+    assert Engine(client=None).files_mode == mode
