@@ -55,10 +55,7 @@ def timed_compile(runner: ContainerRunner, compiler: str, log: Path) -> float:
     return float(out.strip().splitlines()[-1].split()[1])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/cross_vs_emulated.json"))
-    args = parser.parse_args()
+def measure() -> dict:
     paddle = next((cache_root() / "container" / "paddle").glob("3.2.2-manylinux2014_aarch64/paddle"), None)
     if paddle is None:
         raise SystemExit("no aarch64 Paddle headers cached: run `devkit build --arch aarch64` on any project first")
@@ -73,11 +70,18 @@ def main() -> None:
         start = time.monotonic()
         cross_s = timed_compile(builder, "aarch64-linux-gnu-g++", log)
         emulated_s = timed_compile(emulated, "g++", log)
-    result = {
+    return {
         "date": time.strftime("%Y-%m-%d"), "sources": SOURCES, "cross_seconds": round(cross_s, 2),
         "emulated_seconds": round(emulated_s, 2), "emulated_over_cross": round(emulated_s / cross_s, 2),
         "wall_seconds": round(time.monotonic() - start, 1),
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/cross_vs_emulated.json"))
+    args = parser.parse_args()
+    result = measure()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))

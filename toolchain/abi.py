@@ -10,11 +10,12 @@ exports, or a system library by its symbol version); the C++11 string ABI.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import sys
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -89,13 +90,25 @@ def read_library(data: bytes, name: str) -> LibraryAbi:
 
 @lru_cache(maxsize=8)
 def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
-    """The shared libraries in the wheel's paddle/libs."""
+    """The shared libraries in the wheel's paddle/libs (parsed once per file, then read from
+    devkit's cache: libphi_core.so alone exports ~66k symbols)."""
     libs = {}
     for path in sorted((paddle_root / "libs").glob("*.so*")):
+        stat = path.stat()
+        cached = cache_root() / "abi" / f"{path.name}-{stat.st_size}-{stat.st_mtime_ns}.json"
+        if cached.is_file():
+            data = json.loads(cached.read_text())
+            libs[path.name] = LibraryAbi(**{**data, "defined": set(data["defined"])})
+            continue
         try:
-            libs[path.name] = read_library(path.read_bytes(), path.name)
+            lib = read_library(path.read_bytes(), path.name)
         except Exception:  # a non-ELF file (linker script)
             continue
+        libs[path.name] = lib
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(".partial")
+        tmp.write_text(json.dumps({**asdict(lib), "defined": sorted(lib.defined)}))
+        tmp.replace(cached)
     return libs
 
 

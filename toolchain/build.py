@@ -7,6 +7,7 @@ the artifact and publishes it to PROJECT/dist/.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tarfile
@@ -132,6 +133,7 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
             + (" with ON_INFER" if options.infer else ""),
             argv=argv, log=log, cwd=Path(runner.path(project.root)),
             env={"CCACHE_DIR": runner.path(place.cache / "ccache"), "ON_INFER": "ON" if options.infer else "OFF",
+                 "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
                  "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else ""},
         ))
         artifacts = [p for p in out.iterdir() if p.is_file()]

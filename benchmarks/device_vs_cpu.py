@@ -1,0 +1,98 @@
+"""Runs inside an environment with paddlepaddle and the plugin wheel installed (benchmarks/run.py
+makes one). Prints one JSON object: op dispatch time and LeNet training step time, on the
+plugin's device and on Paddle's CPU place, measured alternately in one process.
+
+    python device_vs_cpu.py DEVICE [--ops N] [--steps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("FLAGS_enable_api_kernel_fallback", "0")
+os.environ.setdefault("GLOG_minloglevel", "2")
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+import paddle.nn.functional as F  # noqa: E402
+
+
+def dispatch_us(place: str, n: int) -> float:
+    """Mean microseconds per op for a chain of tiny element-wise ops (dispatch dominates)."""
+    paddle.set_device(place)
+    x = paddle.ones([16], dtype="float32")
+    one = paddle.ones([16], dtype="float32")
+    for _ in range(50):  # warm up kernel selection and allocator
+        x = x + one
+    start = time.perf_counter()
+    for _ in range(n):
+        x = x + one
+    float(x[0])  # wait for the result
+    return (time.perf_counter() - start) / n * 1e6
+
+
+class LeNet(paddle.nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = paddle.nn.Conv2D(1, 6, 5, padding=2)
+        self.conv2 = paddle.nn.Conv2D(6, 16, 5)
+        self.pool = paddle.nn.MaxPool2D(2, 2)
+        self.fc1 = paddle.nn.Linear(400, 120)
+        self.fc2 = paddle.nn.Linear(120, 84)
+        self.fc3 = paddle.nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = self.pool(F.relu(self.conv2(x)))
+        x = paddle.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+def train_step_ms(place: str, steps: int, batch: int = 64) -> float:
+    paddle.set_device(place)
+    paddle.seed(0)
+    model = LeNet()
+    opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+    rng = np.random.RandomState(0)
+    x = paddle.to_tensor(rng.uniform(0, 1, (batch, 1, 28, 28)).astype("float32"))
+    y = paddle.to_tensor(rng.randint(0, 10, (batch, 1)).astype("int64"))
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    for _ in range(3):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    float(loss)
+    return (time.perf_counter() - start) / steps * 1e3
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("device")
+    p.add_argument("--ops", type=int, default=5000)
+    p.add_argument("--steps", type=int, default=30)
+    args = p.parse_args()
+    result = {"paddle": paddle.__version__}
+    # alternate the places so drift on a noisy machine hits both
+    d1, c1 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
+    d2, c2 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
+    result["dispatch_us"] = {"device": min(d1, d2), "cpu": min(c1, c2)}
+    result["train_step_ms"] = {"device": train_step_ms(args.device, args.steps), "cpu": train_step_ms("cpu", args.steps)}
+    print(json.dumps(result), flush=True)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
