@@ -257,7 +257,7 @@ def matrix_run(
     entry = find_entry(project.config, entry_id)
     runner_choice = runner.value if runner else project.config.runner
     report_dir = project.root / "reports" / entry.id
-    outcomes = [build_entry(project, entry, runner_choice)]  # step "build"
+    outcomes = [build_entry(project, entry, runner_choice)]
     if outcomes[0].passed:
         err.print(f"[green]✓[/] built {', '.join(a.name for a in outcomes[0].artifacts)}")
         models = project.config.verify.infer_models if entry.infer else (None,)
@@ -404,7 +404,7 @@ def test_ops(
         raise DevkitError(f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
                           f"see {report_dir / 'report.md'}; isolate a kernel with {(project.name if project else 'NAME')}"
                           f"_FALLBACK_OPS or {(project.name if project else 'NAME')}_AUTOCOMPARE=1")
-    err.print(f"[green]✓[/] all op cases pass")
+    err.print("[green]✓[/] all op cases pass")
 
 
 @app.command("check-kernels")

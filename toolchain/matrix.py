@@ -38,12 +38,6 @@ class Entry:
     def infer(self) -> bool:
         return self.mode == "infer"
 
-    def build_args(self) -> list[str]:
-        args = ["--arch", self.recipe.name]
-        if self.paddle_version:
-            args += ["--paddle-version", self.paddle_version]
-        return args + (["--infer"] if self.infer else [])
-
     def as_dict(self) -> dict[str, object]:
         return {"id": self.id, "target": self.recipe.name, "mode": self.mode, "paddle_version": self.paddle_version,
                 "oci_platform": self.recipe.oci_platform, "command": f"devkit matrix run {self.id}"}
@@ -87,7 +81,7 @@ class EntryOutcome:
                 "error": self.error, "log": str(self.log) if self.log else None}
 
 
-def build_entry(project: Project, entry: Entry, runner: str, clean: bool = False) -> EntryOutcome:
+def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
     """Build one entry; its artifacts are copied to dist/matrix/ID/ (entries of one target
     share dist/, where the next entry replaces them)."""
     from .build import BuildOptions, build
@@ -95,7 +89,7 @@ def build_entry(project: Project, entry: Entry, runner: str, clean: bool = False
     outcome = EntryOutcome(entry)
     start = time.monotonic()
     try:
-        result = build(project, BuildOptions(recipe=entry.recipe, paddle_version=entry.paddle_version, clean=clean,
+        result = build(project, BuildOptions(recipe=entry.recipe, paddle_version=entry.paddle_version,
                                              runner=runner, infer=entry.infer))
         outcome.log = result.log
         target = project.dist_dir / "matrix" / entry.id
@@ -118,7 +112,7 @@ def build_all(project: Project, entries: list[Entry], runner: str, jobs: int) ->
     lanes: dict[str, list[Entry]] = {}
     for entry in entries:
         lanes.setdefault(entry.recipe.name, []).append(entry)
-    _prepare_images(runner, [lane[0].recipe for lane in lanes.values()], project)
+    _prepare_builder_image(runner, project)
 
     def run_lane(lane: list[Entry]) -> list[EntryOutcome]:
         return [build_entry(project, e, runner) for e in lane]
@@ -129,7 +123,7 @@ def build_all(project: Project, entries: list[Entry], runner: str, jobs: int) ->
     return [by_id[e.id] for e in entries]
 
 
-def _prepare_images(runner: str, recipes: list[Recipe], project: Project) -> None:
+def _prepare_builder_image(runner: str, project: Project) -> None:
     """Build the shared builder image once, before lanes would race to build it."""
     from .engine import Engine
     from .images import builder_spec, ensure_image
