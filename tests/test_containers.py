@@ -64,7 +64,8 @@ def test_x86_64_container_build_matches_host_contract(project):
 def test_x86_64_container_verify(project):
     summary = json.loads(devkit("verify", str(project), "--runner", "docker", "--json").stdout)
     assert summary["passed"], summary
-    assert [c["name"] for c in summary["checks"]] == ["registration", "tensor", "ops", "mnist"]
+    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops", "mnist",
+                                                      "fallback report"]
 
 
 def test_aarch64_cross_build(project):
@@ -139,20 +140,23 @@ def test_armhf_rejects_paddle_version(project):
     assert proc.returncode == 1 and "no PaddlePaddle runtime" in proc.stderr
 
 
-def test_interrupt_leaves_no_container_and_no_wheel(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupt_leaves_no_container_and_no_wheel(tmp_path, sig):
     project = tmp_path / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
     # A fresh cache makes the step long (it sets up the build tools), so the
     # interrupt lands while the container is working.
     env = {**os.environ, "DEVKIT_CACHE_DIR": str(tmp_path / "cache")}
+    # As from a terminal: a parent that ignores SIGINT (a background job) would pass that on.
     proc = subprocess.Popen([sys.executable, "-m", "devkit", "build", str(project), "--runner", "docker"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not devkit_containers() and time.monotonic() < deadline:  # wait until the compile container runs
         time.sleep(0.2)
     assert devkit_containers(), "the build container never started"
     time.sleep(2)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 import traceback
@@ -206,7 +207,7 @@ def print_verify_result(result, recipe) -> None:
             for place, t in places.items():
                 lat.add_row(name, place, f"{t['avg_ms']:.2f}", f"{t['min_ms']:.2f}", f"{t['max_ms']:.2f}")
         err.print(lat)
-    fallback = next((c for c in result.report["checks"] if "kernels" in c), None)
+    fallback = next((c for c in result.report["checks"] if c["name"] == "fallback report"), None)
     if fallback:
         places = Table(title=f"kernels the model ran, with CPU fallback on ({len(fallback['kernels'])})")
         for col in ("kernel", "ran on", "runs"):
@@ -568,7 +569,12 @@ def doctor(as_json: JsonOpt = False) -> None:
         raise DevkitError("some required pieces are missing", "apply the fixes listed above")
 
 
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a cancelled CI job) cleans up like Ctrl-C: no container, no partial artifact
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         code = app(standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C into this return value
