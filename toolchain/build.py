@@ -85,6 +85,11 @@ def device_bundle_name(project: Project, recipe: Recipe) -> str:
     return f"{project.distribution}-device-{project.version}-{recipe.name}"
 
 
+def device_bundle_path(project: Project, recipe: Recipe) -> Path:
+    """Where `devkit build` puts the device library bundle of a target without a Paddle runtime."""
+    return project.dist_dir / f"{device_bundle_name(project, recipe)}.tar.gz"
+
+
 def build(project: Project, options: BuildOptions) -> BuildResult:
     recipe = options.recipe
     start = time.monotonic()
@@ -101,9 +106,8 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
     # A failed build must not leave an older artifact looking like its result.
     for stale in project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"):
         stale.unlink()
-    for stale in [*project.dist_dir.glob(f"{device_bundle_name(project, recipe)}.tar.gz"),
-                  *project.dist_dir.glob(f"{inference_bundle_name(project, recipe)}.tar.gz")]:
-        stale.unlink()
+    for stale in (device_bundle_path(project, recipe), project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz"):
+        stale.unlink(missing_ok=True)
     build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{variant}"
     if options.clean:
         shutil.rmtree(project.root / build_dir, ignore_errors=True)

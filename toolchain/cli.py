@@ -350,10 +350,11 @@ def test_ops(
     as_json: JsonOpt = False,
 ) -> None:
     """Every registered kernel vs Paddle CPU over shapes and dtypes; or golden data for targets without Paddle."""
+    from .build import device_bundle_path
     from .conformance import describe_failures, gen_golden as record_golden, parse_selection, run_golden, \
-        run_test_ops, target_device_bundle
+        run_test_ops
     from .runners import host_recipe
-    from .verify import VerifyOptions
+    from .verification import reports_root, verify_options
 
     if gen_golden and golden:
         raise DevkitError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
@@ -370,17 +371,13 @@ def test_ops(
     ops, dtype_list = parse_selection(ops, dtypes)
     recipe = find_recipe(arch)
     project = None if wheel is not None else load_project(project_dir or Path("."))
-    config = project.config if project else None
-    options = VerifyOptions(recipe=recipe, device_type=project.device_type if project else None,
-                            runner=runner.value if runner else (config.runner if config else "auto"),
-                            **({"tolerances": config.tolerances} if config else {}))
+    options = verify_options(project, recipe, runner.value if runner else None)
     mode = "golden" if golden else "ops"
-    report_dir = (report_dir or ((project.root / "reports") if project else Path("devkit-report"))
-                  / f"test-ops-{recipe.name}{'-golden' if golden else ''}").resolve()
+    report_dir = (report_dir or reports_root(project) / f"test-ops-{recipe.name}{'-golden' if golden else ''}").resolve()
     if golden:
         if project is None:
             raise DevkitError("--golden checks a project's device library bundle", "pass the project directory")
-        result = run_golden(target_device_bundle(project, recipe), golden, options, report_dir)
+        result = run_golden(device_bundle_path(project, recipe), golden, options, report_dir)
     else:
         if not recipe.has_paddle_runtime:
             raise DevkitError(f"{recipe.name} has no Paddle runtime to compare with",
@@ -402,9 +399,10 @@ def test_ops(
         err.print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
                   f"{counts['not registered']} not registered; reports in {report_dir} (report.md, junit.xml)")
     if not result.report["passed"]:
+        name = project.name if project else "NAME"
         raise DevkitError(f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
-                          f"see {report_dir / 'report.md'}; isolate a kernel with {(project.name if project else 'NAME')}"
-                          f"_FALLBACK_OPS or {(project.name if project else 'NAME')}_AUTOCOMPARE=1")
+                          f"see {report_dir / 'report.md'}; isolate a kernel with {name}_FALLBACK_OPS or "
+                          f"{name}_AUTOCOMPARE=1")
     err.print("[green]✓[/] all op cases pass")
 
 
@@ -417,13 +415,13 @@ def check_kernels(
     as_json: JsonOpt = False,
 ) -> None:
     """Load the plugin into its Paddle and compare each registered kernel's inputs, attributes and outputs with Paddle's."""
-    from .verify import VerifyOptions, run_check_kernels
+    from .verification import reports_root, verify_options
+    from .verify import run_check_kernels
 
     recipe = find_recipe(arch)
     project = None if wheel is not None else load_project(project_dir or Path("."))
-    options = VerifyOptions(recipe=recipe, device_type=project.device_type if project else None,
-                            runner=runner.value if runner else (project.config.runner if project else "auto"))
-    report_dir = ((project.root / "reports") if project else Path("devkit-report")) / f"check-kernels-{recipe.name}"
+    options = verify_options(project, recipe, runner.value if runner else None)
+    report_dir = reports_root(project) / f"check-kernels-{recipe.name}"
     result = run_check_kernels((wheel or find_wheel(project, recipe)).resolve(), options, report_dir.resolve())
     check = next((c for c in result.report["checks"] if c["name"] == "kernel signatures"), result.report["checks"][-1])
     if as_json:

@@ -20,10 +20,9 @@ from .envs import create_env
 from .errors import DevkitError
 from .fsutil import staging_dir
 from .junit import Case, write_junit
-from .recipes import Recipe
 from .runner import Step
 from .runners import host_recipe, verify_runner
-from .verify import VerifyOptions, check_wheel, fresh_env, fresh_log, work_dir
+from .verify import VerifyOptions, fresh_log, plugin_session, work_dir
 
 PAYLOAD = Path(__file__).parent / "payload" / "op_tests.py"
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
@@ -53,21 +52,11 @@ def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
 
 
 def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str], report_dir: Path) -> OpsResult:
-    paddle_version = check_wheel(wheel, options)
-    log = fresh_log(report_dir)
-    start = time.monotonic()
-    with work_dir() as work:
-        runner = verify_runner(options.runner, options.recipe, work, [wheel.parent], log)
-        python = fresh_env(runner, work, wheel, paddle_version, log)
-        argv = [python, runner.path(PAYLOAD), "--ops", ops, "--dtypes", ",".join(dtypes),
-                "--out", runner.path(work / "ops.json")]
-        if options.device_type:
-            argv += ["--device", options.device_type]
-        runner.run(Step(title=f"op tests on {options.recipe.name}", argv=argv, log=log, cwd=Path(runner.path(work)),
-                        env=options.check_env))
-        report = json.loads((work / "ops.json").read_text())
-    report.update(mode="plugin", wheel=str(wheel), arch=options.recipe.name, runner=runner.name,
-                  seconds=round(time.monotonic() - start, 1), log=str(log))
+    with plugin_session(wheel, options, report_dir) as session:
+        report = session.run_payload(f"op tests on {options.recipe.name}", PAYLOAD,
+                                     ["--ops", ops, "--dtypes", ",".join(dtypes)], "ops.json")
+    report.update(mode="plugin", wheel=str(wheel), arch=options.recipe.name, runner=session.runner.name,
+                  seconds=round(time.monotonic() - session.start, 1), log=str(session.log))
     return _publish(report, report_dir)
 
 
@@ -174,8 +163,3 @@ def describe_failures(result: OpsResult, limit: int = 6) -> str:
     parts = [f"{r['case']} [{r['dtype']}] ({', '.join(r['kernels'])}: {_detail(r)[:120]})" for r in result.failed]
     return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
 
-
-def target_device_bundle(project, recipe: Recipe) -> Path:
-    from .build import device_bundle_name
-
-    return project.dist_dir / f"{device_bundle_name(project, recipe)}.tar.gz"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .bundle import bundle_name as inference_bundle_name
-from .build import device_bundle_name
+from .build import device_bundle_path
 from .config import DevkitConfig
 from .console import err
 from .errors import DevkitError
@@ -40,17 +40,32 @@ def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
     return path if path.is_file() else None
 
 
+def project_config(project: Project | None) -> DevkitConfig:
+    """The project's [tool.devkit], or the defaults when a bare wheel is checked."""
+    return project.config if project else DevkitConfig(name="", device_type="")
+
+
+def reports_root(project: Project | None) -> Path:
+    return project.root / "reports" if project else Path("devkit-report")
+
+
+def verify_options(project: Project | None, recipe: Recipe, runner: str | None, **fields) -> VerifyOptions:
+    """Options for running checks of `recipe`'s plugin: the command line's runner, else [tool.devkit]'s."""
+    config = project_config(project)
+    return VerifyOptions(recipe=recipe, device_type=project.device_type if project else None,
+                         runner=runner or config.runner, tolerances=config.tolerances, **fields)
+
+
 def run_verification(project: Project | None, wheel: Path | None, recipe: Recipe, request: VerifyRequest,
                      infer: bool, report_dir: Path | None) -> VerifyResult:
-    config = project.config if project else DevkitConfig(name="", device_type="")
+    config = project_config(project)
     if project is not None:
-        report_dir = report_dir or project.root / "reports" / f"verify-{recipe.name}{'-infer' if infer else ''}"
-    report_dir = (report_dir or Path("devkit-report") / f"verify-{recipe.name}").resolve()
+        report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{'-infer' if infer else ''}"
+    report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}").resolve()
     native = host_recipe().matches(recipe.name)
     steps = request.steps or (config.verify.steps if native else config.verify.emulated_steps)
-    options = VerifyOptions(recipe=recipe, model=request.model or config.verify.train_model, steps=steps,
-                            data_dir=request.data, device_type=project.device_type if project else None,
-                            runner=request.runner or config.runner, tolerances=config.tolerances)
+    options = verify_options(project, recipe, request.runner, model=request.model or config.verify.train_model,
+                             steps=steps, data_dir=request.data)
     if infer:
         if not recipe.has_paddle_runtime:
             raise DevkitError(f"{recipe.name} has no Paddle runtime, so there is no inference to verify",
@@ -70,5 +85,5 @@ def run_verification(project: Project | None, wheel: Path | None, recipe: Recipe
                               f"pass the project directory: devkit verify PROJECT --arch {recipe.name}")
         err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: running the device library's "
                   f"tests on {recipe.name}")
-        return run_device_tests(project.dist_dir / f"{device_bundle_name(project, recipe)}.tar.gz", options, report_dir)
+        return run_device_tests(device_bundle_path(project, recipe), options, report_dir)
     return run_verify((wheel or find_wheel(project, recipe)).resolve(), options, report_dir)

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-
 from .abi import require_abi
 from .artifacts import check_plugin_wheel, paddle_requirements
 from .config import INFER_MODELS, TRAIN_MODELS, Tolerances
@@ -23,7 +22,7 @@ from .envs import cache_root, create_env
 from .errors import DevkitError
 from .project import Project
 from .recipes import Recipe
-from .runner import HostRunner, Step
+from .runner import HostRunner, Runner, Step
 from .runners import host_recipe, verify_runner
 
 PAYLOAD = Path(__file__).parent / "payload" / "plugin_checks.py"
@@ -96,59 +95,69 @@ def fresh_env(runner, work: Path, wheel: Path, paddle_version: str, log: Path) -
 CHECK_ENV = {"FLAGS_enable_api_kernel_fallback": "0", "CUSTOM_DEVICE_ROOT": None}
 
 
+@dataclass(frozen=True)
+class PluginSession:
+    """A fresh environment with the wheel's pinned Paddle and the wheel, where payload scripts run."""
+    runner: Runner
+    python: str
+    work: Path
+    log: Path
+    paddle_version: str
+    options: VerifyOptions
+    start: float   # after the wheel checks: what the report's seconds count
+
+    def run_payload(self, title: str, payload: Path, args: list[str], out_name: str, *, device: str | None = None,
+                    env: dict[str, str | None] | None = None) -> dict:
+        """Run `payload ARGS --out WORK/OUT_NAME [--device TYPE]` and return the JSON it wrote."""
+        argv = [self.python, self.runner.path(payload), *args, "--out", self.runner.path(self.work / out_name)]
+        if device or self.options.device_type:
+            argv += ["--device", device or self.options.device_type]
+        self.runner.run(Step(title=title, argv=argv, log=self.log, cwd=Path(self.runner.path(self.work)),
+                             env=self.options.check_env if env is None else env))
+        return json.loads((self.work / out_name).read_text())
+
+
+@contextlib.contextmanager
+def plugin_session(wheel: Path, options: VerifyOptions, report_dir: Path,
+                   inputs: tuple[Path, ...] = ()) -> Iterator[PluginSession]:
+    """Check the wheel (before installing anything), then install it in a fresh env on the target."""
+    paddle_version = check_wheel(wheel, options)
+    start = time.monotonic()
+    log = fresh_log(report_dir)
+    with work_dir() as work:
+        runner = verify_runner(options.runner, options.recipe, work, [wheel.parent, *inputs], log)
+        python = fresh_env(runner, work, wheel, paddle_version, log)
+        yield PluginSession(runner, python, work, log, paddle_version, options, start)
+
+
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     if options.model not in TRAIN_MODELS:
         raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
     if options.steps < 20:
         raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
-    paddle_version = check_wheel(wheel, options)
     dataset = load_dataset(options.data_dir)
-    start = time.monotonic()
-    log = fresh_log(report_dir)
-    with work_dir() as work:
-        runner = verify_runner(options.runner, options.recipe, work, [wheel.parent], log)
-        python = fresh_env(runner, work, wheel, paddle_version, log)
-        dataset.save(work / "data.npz")
-        argv = [python, runner.path(PAYLOAD), "--data", runner.path(work / "data.npz"),
-                "--steps", str(options.steps), "--out", runner.path(work / "report.json")]
-        if options.device_type:
-            argv += ["--device", options.device_type]
-        runner.run(Step(title=f"checks on {options.recipe.name} ({options.steps} MNIST steps)", argv=argv, log=log,
-                        cwd=Path(runner.path(work)), env=options.check_env))
-        report = json.loads((work / "report.json").read_text())
+    with plugin_session(wheel, options, report_dir) as session:
+        data = session.runner.path(session.work / "data.npz")
+        dataset.save(session.work / "data.npz")
+        report = session.run_payload(f"checks on {options.recipe.name} ({options.steps} MNIST steps)", PAYLOAD,
+                                     ["--data", data, "--steps", str(options.steps)], "report.json")
         if report.get("device"):
-            report["checks"].append(_fallback_report(runner, python, work, report["device"], options, log))
+            # With CPU fallback on (Paddle's default): which kernels the model ran on the device, which on CPU.
+            report["checks"].append(session.run_payload(
+                f"fallback report on {options.recipe.name}", FALLBACK_PAYLOAD, ["--data", data], "fallback.json",
+                device=report["device"], env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}))
             report["passed"] = all(c["passed"] for c in report["checks"])
-    report.update(wheel=str(wheel), runner=runner.name)
-    return _finish(report, options, report_dir, start, log)
+    report.update(wheel=str(wheel), runner=session.runner.name)
+    return _finish(report, options, report_dir, session.start, session.log)
 
 
 def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     """Load the plugin into its pinned Paddle and compare every kernel's signature with Paddle's."""
-    paddle_version = check_wheel(wheel, options)
-    start = time.monotonic()
-    log = fresh_log(report_dir)
-    with work_dir() as work:
-        runner = verify_runner(options.runner, options.recipe, work, [wheel.parent], log)
-        python = fresh_env(runner, work, wheel, paddle_version, log)
-        argv = [python, runner.path(PAYLOAD), "--only", "kernel-signatures", "--out", runner.path(work / "report.json")]
-        if options.device_type:
-            argv += ["--device", options.device_type]
-        runner.run(Step(title=f"kernel signatures on {options.recipe.name}", argv=argv, log=log,
-                        cwd=Path(runner.path(work)), env=options.check_env))
-        report = json.loads((work / "report.json").read_text())
-    report.update(wheel=str(wheel), runner=runner.name)
-    return _finish(report, options, report_dir, start, log)
-
-
-def _fallback_report(runner, python: str, work: Path, device: str, options: VerifyOptions, log: Path) -> dict:
-    """With CPU fallback on (Paddle's default), which kernels the model ran on the device and which on CPU."""
-    out = work / "fallback.json"
-    runner.run(Step(title=f"fallback report on {options.recipe.name}", log=log, cwd=Path(runner.path(work)),
-                    argv=[python, runner.path(FALLBACK_PAYLOAD), "--device", device, "--data",
-                          runner.path(work / "data.npz"), "--out", runner.path(out)],
-                    env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}))
-    return json.loads(out.read_text())
+    with plugin_session(wheel, options, report_dir) as session:
+        report = session.run_payload(f"kernel signatures on {options.recipe.name}", PAYLOAD,
+                                     ["--only", "kernel-signatures"], "report.json")
+    report.update(wheel=str(wheel), runner=session.runner.name)
+    return _finish(report, options, report_dir, session.start, session.log)
 
 
 @dataclass(frozen=True)
@@ -168,34 +177,25 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         raise DevkitError(f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir")
     if infer.warmup < 0 or infer.repeats < 1:
         raise DevkitError("--warmup must be >= 0 and --repeats >= 1", "e.g. --warmup 10 --repeats 30")
-    paddle_version = check_wheel(wheel, options)
-    start = time.monotonic()
-    log = fresh_log(report_dir)
-    inputs = [wheel.parent] + ([infer.model_dir] if infer.model_dir else [])
     checks = []
-    with work_dir() as work:
-        runner = verify_runner(options.runner, options.recipe, work, inputs, log)
-        python = fresh_env(runner, work, wheel, paddle_version, log)
+    with plugin_session(wheel, options, report_dir, (infer.model_dir,) if infer.model_dir else ()) as session:
+        runner, work = session.runner, session.work
         targets = [("model-dir", ["--model-dir", runner.path(infer.model_dir)])] if infer.model_dir else \
             [(m, ["--model", m]) for m in infer.models]
         models = []
         for name, model_args in targets:
-            out = work / f"{Path(name).name}.json"
-            runner.run(Step(
-                title=f"inference {name} on {options.recipe.name} ({infer.warmup} warmup, {infer.repeats} repeats)",
-                argv=[python, runner.path(INFER_PAYLOAD), *model_args, "--device", options.device_type or "",
-                      "--warmup", str(infer.warmup), "--repeats", str(infer.repeats),
-                      "--work", runner.path(work), "--out", runner.path(out)],
-                log=log, cwd=Path(runner.path(work)), env=options.check_env))
-            check = json.loads(out.read_text())
+            check = session.run_payload(
+                f"inference {name} on {options.recipe.name} ({infer.warmup} warmup, {infer.repeats} repeats)",
+                INFER_PAYLOAD, [*model_args, "--warmup", str(infer.warmup), "--repeats", str(infer.repeats),
+                                "--work", runner.path(work)], f"{Path(name).name}.json")
             check["name"] = f"inference {Path(name).name}"
             checks.append(check)
             models.append(_model_prefix(infer.model_dir) if infer.model_dir else str(work / name / "model"))
-        checks.append(cpp_demo(infer, options, models, work, log))
-    report = {"device": checks[0].get("device"), "paddle_version": paddle_version, "runner": runner.name,
+        checks.append(cpp_demo(infer, options, models, work, session.log))
+    report = {"device": checks[0].get("device"), "paddle_version": session.paddle_version, "runner": runner.name,
               "wheel": str(wheel), "checks": checks,
               "passed": all(c["passed"] for c in checks if not c.get("not_run"))}
-    return _finish(report, options, report_dir, start, log)
+    return _finish(report, options, report_dir, session.start, session.log)
 
 
 def _model_prefix(model_dir: Path) -> str:
