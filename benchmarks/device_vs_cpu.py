@@ -12,13 +12,11 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
-os.environ.setdefault("FLAGS_enable_api_kernel_fallback", "0")
-os.environ.setdefault("GLOG_minloglevel", "2")
-
-import numpy as np  # noqa: E402
-import paddle  # noqa: E402
-import paddle.nn.functional as F  # noqa: E402
+# verify's checks: the same LeNet, and fallback off so every op runs on the device
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
+from plugin_checks import LeNet, np, paddle, F  # noqa: E402
 
 
 def dispatch_us(place: str, n: int) -> float:
@@ -33,23 +31,6 @@ def dispatch_us(place: str, n: int) -> float:
         x = x + one
     float(x[0])  # wait for the result
     return (time.perf_counter() - start) / n * 1e6
-
-
-class LeNet(paddle.nn.Layer):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = paddle.nn.Conv2D(1, 6, 5, padding=2)
-        self.conv2 = paddle.nn.Conv2D(6, 16, 5)
-        self.pool = paddle.nn.MaxPool2D(2, 2)
-        self.fc1 = paddle.nn.Linear(400, 120)
-        self.fc2 = paddle.nn.Linear(120, 84)
-        self.fc3 = paddle.nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = self.pool(F.relu(self.conv1(x)))
-        x = self.pool(F.relu(self.conv2(x)))
-        x = paddle.flatten(x, 1)
-        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
 def train_step_ms(place: str, steps: int, batch: int = 64) -> float:

@@ -56,11 +56,11 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     shutil.rmtree(root, ignore_errors=True)  # an interrupted setup is redone
     run([sys.executable, "-m", "venv", str(root)])
     packages = BUILD_TOOLS + ([f"paddlepaddle=={paddle_version}"] if paddle_version else [])
+    install = [str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages]
     if paddle_version:
-        pip_paddle([str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages],
-                   paddle_version, "this machine")
+        pip_paddle(install, paddle_version, "this machine")
     else:
-        run([str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages])
+        run(install)
     marker.write_text(json.dumps({"packages": packages}))
     return root
 

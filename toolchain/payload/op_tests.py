@@ -35,10 +35,7 @@ EXACT = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
 
 def shape_cases() -> list[tuple]:
     """Empty, 0-d and two-sided broadcasting shapes, where the ops allow them."""
-    r = checks._rng(1)
-
-    def u(*shape, lo=-1.0, hi=1.0):
-        return np.asarray(r.uniform(lo, hi, shape), dtype=np.float32)
+    u = checks.uniform(checks._rng(1))
 
     return [
         ("add empty [0,5]+[5]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(0, 5), "y": u(5)}, True),
@@ -69,19 +66,6 @@ def shape_cases() -> list[tuple]:
          True),
         ("max over axes (0,2)", ["max"], lambda x: paddle.max(x, axis=[0, 2]), {"x": u(3, 4, 5)}, False),
     ]
-
-
-def registered_dtypes(device: str) -> dict[str, set[str]]:
-    """kernel -> dtypes the plugin registers it for (keys read "(stpu, layout, float32)")."""
-    from paddle.base import core
-
-    found: dict[str, set[str]] = {}
-    for name, keys in core._get_registered_phi_kernels("function").items():
-        for key in keys:
-            parts = [p.strip() for p in key.strip("()").split(",")]
-            if parts and parts[0] == device:
-                found.setdefault(name, set()).add(parts[-1])
-    return found
 
 
 def case_dtype(inputs: dict) -> str:
@@ -133,7 +117,7 @@ def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad:
 
 def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
     pattern = re.compile(ops) if ops else None
-    registered = registered_dtypes(device)
+    registered = checks.registered_dtypes(device)
     results = []
     cases = checks.op_cases() + shape_cases()
     for case, kernels, fn, inputs, grad, *flags in cases:
@@ -169,10 +153,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
 
 def golden_cases() -> list[dict]:
     """Cases the device library's golden checker understands: op, attributes, inputs, Paddle op."""
-    r = checks._rng(11)
-
-    def u(*shape, lo=-1.0, hi=1.0):
-        return np.asarray(r.uniform(lo, hi, shape), dtype=np.float32)
+    u = checks.uniform(checks._rng(11))
 
     cases = []
     for name, fn in (("add", paddle.add), ("subtract", paddle.subtract), ("multiply", paddle.multiply),

@@ -78,13 +78,22 @@ def check_tensor(device: str) -> dict:
     }
 
 
-def registered_kernels(device: str) -> list[str]:
-    """phi kernels the plugin registered for `device` (keys read "(stpu, layout, dtype)")."""
+def registered_dtypes(device: str) -> dict[str, set[str]]:
+    """kernel -> dtypes the plugin registers it for (keys read "(stpu, layout, float32)")."""
     from paddle.base import core
 
-    kernels = core._get_registered_phi_kernels("function")
-    prefix = f"({device},"
-    return sorted(name for name, keys in kernels.items() if any(k.startswith(prefix) for k in keys))
+    found: dict[str, set[str]] = {}
+    for name, keys in core._get_registered_phi_kernels("function").items():
+        for key in keys:
+            parts = [p.strip() for p in key.strip("()").split(",")]
+            if parts and parts[0] == device:
+                found.setdefault(name, set()).add(parts[-1])
+    return found
+
+
+def registered_kernels(device: str) -> list[str]:
+    """phi kernels the plugin registered for `device`."""
+    return sorted(registered_dtypes(device))
 
 
 # ------------------------------------------------------- kernel signatures
@@ -168,6 +177,11 @@ def _rng(seed: int) -> np.random.RandomState:
     return np.random.RandomState(seed)
 
 
+def uniform(r: np.random.RandomState):
+    """u(*shape, lo=-1, hi=1): float32 uniform samples from `r` (u() is a 0-d array)."""
+    return lambda *shape, lo=-1.0, hi=1.0: np.asarray(r.uniform(lo, hi, shape), dtype=np.float32)
+
+
 def _run(fn, arrays: dict, device: str, grad: bool):
     """Forward (and backward with a fixed upstream gradient) on one place."""
     paddle.set_device(device)
@@ -197,9 +211,7 @@ DENSE_KERNELS = {"FLAGS_use_stride_kernel": False}
 def op_cases() -> list[tuple]:
     """(case, kernels exercised, function, inputs, check gradients[, Paddle flags for the case])."""
     r = _rng(0)
-
-    def u(*shape, lo=-1.0, hi=1.0):
-        return r.uniform(lo, hi, shape).astype(np.float32)
+    u = uniform(r)
 
     return [
         ("add", ["add", "add_grad"], lambda x, y: x + y, {"x": u(4, 5), "y": u(4, 5)}, True),
