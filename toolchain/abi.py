@@ -112,6 +112,7 @@ def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
     return libs
 
 
+@lru_cache(maxsize=8)
 def paddle_exports(paddle_root: Path) -> dict[str, frozenset[str]]:
     """Exported symbols of each shared library in the wheel's paddle/libs."""
     return {name: frozenset(lib.defined) for name, lib in paddle_libraries(paddle_root).items()}

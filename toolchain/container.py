@@ -172,11 +172,11 @@ class ContainerRunner:
                     tar.add(str(root), arcname=m.target.lstrip("/"))
                     continue
                 tar.add(str(root), arcname=m.target.lstrip("/"), recursive=False)
+                deeper = [t for t in targets if t.startswith(m.target + "/")]
                 for path in sorted(root.rglob("*")):
-                    rel = path.relative_to(root).as_posix()
-                    inner = f"{m.target}/{rel}"
-                    if ".git" in path.relative_to(root).parts or any(
-                            inner == t or inner.startswith(t + "/") for t in targets if len(t) > len(m.target)):
+                    rel = path.relative_to(root)
+                    inner = f"{m.target}/{rel.as_posix()}"
+                    if ".git" in rel.parts or any(inner == t or inner.startswith(t + "/") for t in deeper):
                         continue
                     tar.add(str(path), arcname=inner.lstrip("/"), recursive=False)
         return buf.getvalue()

@@ -11,6 +11,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .config import RUNNERS
 from .container import ContainerRunner, Mount
 from .engine import Engine
 from .envs import cache_root
@@ -21,7 +22,6 @@ from .recipes import Recipe, all_recipes
 from .resources import resource_dir
 from .runner import HostRunner, Runner
 
-RUNNER_CHOICES = ("auto", "docker", "host")
 PAYLOAD_DIR = Path(__file__).parent / "payload"
 
 
@@ -34,8 +34,8 @@ def host_recipe() -> Recipe:
 
 
 def use_container(choice: str) -> bool:
-    if choice not in RUNNER_CHOICES:
-        raise DevkitError(f"unknown runner {choice!r}", f"use --runner {' | '.join(RUNNER_CHOICES)}")
+    if choice not in RUNNERS:
+        raise DevkitError(f"unknown runner {choice!r}", f"use --runner {' | '.join(RUNNERS)}")
     return choice == "docker" or (choice == "auto" and Engine.available())
 
 
