@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,8 +86,8 @@ def test_ci_config_changes_the_workflow(project, tmp_path):
     pyproject = project / "pyproject.toml"
     original = pyproject.read_text()
     try:
-        pyproject.write_text(original.replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["armhf"]')
-                             .replace('devkit-requirement = "devkit"', 'devkit-requirement = "devkit==9.9"'))
+        pyproject.write_text(re.sub(r'devkit-requirement = ".*"', 'devkit-requirement = "devkit==9.9"', original)
+                             .replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["armhf"]'))
         out = json.loads(devkit("ci", "--provider", "gitlab", str(project), "--json", "--out",
                                 str(tmp_path / "g.yml")).stdout)
         doc = yaml.safe_load(Path(out["path"]).read_text())
@@ -101,3 +102,27 @@ def test_unknown_provider_and_entry_are_one_line_errors(project):
     assert proc.returncode == 1 and "unknown CI provider 'jenkins'. Fix: use --provider github | gitlab" in proc.stderr
     proc = devkit("matrix", "run", "riscv-train", str(project), check=False)
     assert proc.returncode == 1 and "no matrix entry 'riscv-train'" in proc.stderr and "x86_64-train-paddle3.3.1" in proc.stderr
+
+
+def test_generated_ci_installs_this_devkit(project, tmp_path):
+    """The workflow's install step must resolve to this project's own wheel, at the version that wrote it
+    (the name `devkit` on PyPI is someone else's)."""
+    repo = Path(__file__).resolve().parents[1]
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(repo)], check=True,
+                   capture_output=True)
+    (wheel,) = wheels.glob("*.whl")
+    out = json.loads(devkit("ci", "--provider", "github", str(project), "--json", "--out",
+                            str(tmp_path / "w.yml")).stdout)
+    steps = next(iter(yaml.safe_load(Path(out["path"]).read_text())["jobs"].values()))["steps"]
+    install = next(s["run"] for s in steps if s.get("name") == "Install devkit")
+    requirement = re.fullmatch(r"python -m pip install '(.+)'", install).group(1)
+    report = tmp_path / "report.json"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "--no-index", "--find-links",
+                    str(wheels), "--report", str(report), "-q", requirement], check=True, capture_output=True)
+    (chosen,) = json.loads(report.read_text())["install"]
+    from devkit import __version__
+    assert chosen["metadata"]["name"] == "accelerator-devkit" and chosen["metadata"]["version"] == __version__
+    assert Path(chosen["download_info"]["url"].removeprefix("file://")).name == wheel.name
+    entry_points = subprocess.run([sys.executable, "-m", "zipfile", "-l", str(wheel)], capture_output=True, text=True)
+    assert "devkit/cli.py" in entry_points.stdout  # the wheel carries the devkit command's package

@@ -79,3 +79,53 @@ def test_verify_without_wheel_says_build_first(tmp_path):
 def test_debug_shows_traceback(tmp_path):
     proc = devkit("--debug", "new-backend", "int", "--out", str(tmp_path / "o"), check=False)
     assert proc.returncode == 1 and "Traceback" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args, usage, message",
+    [
+        (["buld"], "Usage: devkit [OPTIONS] COMMAND", "No such command 'buld'. Did you mean 'build'?"),
+        (["new-backend"], "Usage: devkit new-backend", "Missing argument"),
+        (["build", "--jobs", "0", "."], "Usage: devkit build", "Invalid value for '--jobs'"),
+        (["build", "--frobnicate"], "Usage: devkit build", "No such option: --frobnicate"),
+        (["verify", "--runner", "cloud"], "Usage: devkit verify", "Invalid value for '--runner'"),
+        (["matrix", "lst"], "Usage: devkit matrix", "No such command 'lst'"),
+    ],
+)
+def test_usage_errors_print_usage_and_one_error_line(args, usage, message):
+    """Through the installed console script, with the typer a fresh install resolves (no click of its own)."""
+    proc = devkit(*args, check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 2 and lines[0].startswith(usage), proc.stderr
+    assert lines[1].startswith("error: ") and message in lines[1] and "Fix: see `devkit" in lines[1]
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_installed_dependencies_are_consistent_and_declared():
+    """`pip check` is clean, and every third-party module devkit imports is a declared dependency."""
+    import ast
+    import subprocess
+    import sys
+    import tomllib
+    from importlib.metadata import packages_distributions
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    check = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    root = Path(__file__).resolve().parents[1]
+    declared = {Requirement(r).name.lower() for r in tomllib.loads((root / "pyproject.toml").read_text())
+                ["project"]["dependencies"]}
+    providers = packages_distributions()
+    stdlib = set(sys.stdlib_module_names)
+    missing = set()
+    for source in (root / "toolchain").glob("*.py"):  # payload/ runs in the target's own env
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            for top in {n.split(".")[0] for n in names} - stdlib:
+                if not {d.lower() for d in providers.get(top, [])} & declared:
+                    missing.add(f"{source.name}: {top}")
+    assert not missing, f"imported but not declared in pyproject.toml: {sorted(missing)}"

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import sys
-import zipfile
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +24,7 @@ from elftools.elf.gnuversions import GNUVerNeedSection
 from rich.markup import escape
 
 from .console import err
+from .archives import validate_wheel, zip_archive
 from .envs import cache_root
 from .errors import DevkitError
 from .recipes import Recipe
@@ -210,7 +210,8 @@ def libraries_in(path: Path) -> list[tuple[str, bytes]]:
     if not path.is_file():
         raise DevkitError(f"{path} does not exist", "pass a plugin wheel or shared library")
     if path.suffix == ".whl":
-        with zipfile.ZipFile(path) as zf:
+        validate_wheel(path, "plugin wheel")
+        with zip_archive(path, "plugin wheel", "pass a plugin wheel built by devkit") as zf:
             libs = [(n, zf.read(n)) for n in zf.namelist() if n.endswith(".so")]
         if not libs:
             raise DevkitError(f"{path.name} contains no shared library", "pass a plugin wheel built by devkit")
@@ -237,7 +238,7 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
                 return candidate
     if not recipe.paddle_wheel_platform:
         raise DevkitError(f"{recipe.name} has no paddlepaddle wheel to check against", "use --arch with a Paddle runtime")
-    from .payload.build_plugin import target_paddle
+    from .payload.build_plugin import Problem, target_paddle
 
     # pip's progress goes to stderr: stdout stays clean for --json.
     sys.stdout.flush()
@@ -245,6 +246,8 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
     os.dup2(2, 1)
     try:
         return target_paddle(root / "host", Path(sys.executable), version, recipe.paddle_wheel_platform)
+    except Problem as exc:
+        raise DevkitError(exc.text, exc.fix) from None
     except Exception as exc:
         raise DevkitError(f"cannot get paddlepaddle=={version} for {recipe.name} ({exc})",
                           "check the package index, or the version exists for that platform") from None
@@ -267,8 +270,14 @@ def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding
 
 
 def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding]:
+    libraries = libraries_in(path)  # a damaged file is named before any Paddle is fetched
     paddle_root = paddle_root_for(recipe, paddle_version)
     findings = []
-    for name, data in libraries_in(path):
-        findings += check_library(read_library(data, name), recipe, paddle_root, paddle_version)
+    for name, data in libraries:
+        try:
+            library = read_library(data, name)
+        except Exception as exc:  # pyelftools raises many kinds on a damaged file
+            raise DevkitError(f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
+                              "rebuild it; a truncated or edited library cannot be checked or loaded") from None
+        findings += check_library(library, recipe, paddle_root, paddle_version)
     return findings

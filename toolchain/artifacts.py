@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import zipfile
 from email.parser import Parser
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from elftools.elf.elffile import ELFFile
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
 
+from .archives import zip_archive
 from .errors import DevkitError
 from .recipes import Recipe
 
@@ -30,8 +30,10 @@ def check_elf_bytes(data: bytes, what: str, recipe: Recipe) -> None:
 
 def paddle_requirements(wheel: Path) -> list[Requirement]:
     """The wheel's Requires-Dist entries on paddlepaddle."""
-    with zipfile.ZipFile(wheel) as zf:
-        meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+    with zip_archive(wheel, "wheel", "pass a wheel built by `devkit build`") as zf:
+        meta_name = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
+        if meta_name is None:
+            raise DevkitError(f"{wheel} has no .dist-info/METADATA, so it is not a wheel", "rebuild it with devkit build")
         metadata = Parser().parsestr(zf.read(meta_name).decode())
     return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "paddlepaddle"]
 
@@ -46,7 +48,7 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
             f"{wheel.name} has tags {', '.join(tag_strings)}, expected {expected_tag}",
             "keep wheel.py-api = \"py3\" in the project's pyproject.toml and build for the right target",
         )
-    with zipfile.ZipFile(wheel) as zf:
+    with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
         libs = [n for n in zf.namelist() if n.startswith("paddle_custom_device/") and n.endswith(".so")]
         if not libs:
             raise DevkitError(

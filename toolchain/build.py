@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -22,9 +21,10 @@ from .abi import require_abi
 from .artifacts import check_elf_bytes, check_plugin_wheel
 from .bundle import bundle_name as inference_bundle_name
 from .bundle import make_inference_bundle
+from .archives import sha256_file, tar_archive
 from .console import err
 from .errors import DevkitError
-from .fsutil import publish_file
+from .fsutil import exclusive_lock, publish_file
 from .project import Project
 from .recipes import Recipe
 from .resources import resource_dir
@@ -63,6 +63,8 @@ class BuildResult:
             "paddle_version": self.paddle_version, "seconds": round(self.seconds, 2),
             "compiled_files": self.compiled_files, "log": str(self.log), "runner": self.runner,
             "inference_bundle": str(self.bundle) if self.bundle else None,
+            "sha256": sha256_file(self.artifact),
+            "inference_bundle_sha256": sha256_file(self.bundle) if self.bundle else None,
             **({"wheel": str(self.artifact)} if self.kind == "wheel" else {}),
         }
 
@@ -91,6 +93,16 @@ def device_bundle_path(project: Project, recipe: Recipe) -> Path:
 
 
 def build(project: Project, options: BuildOptions) -> BuildResult:
+    """Build one target; a second devkit building the same target of the project waits its turn,
+    so dist/ never holds a mix of two builds."""
+    lock = project.root / "build" / f".devkit-{options.recipe.name}.lock"
+    with exclusive_lock(lock, lambda holder: err.print(
+            f"[yellow]![/] another devkit build of {project.name} for {options.recipe.name} is running ({holder}); "
+            "waiting for it to finish")):
+        return _build(project, options)
+
+
+def _build(project: Project, options: BuildOptions) -> BuildResult:
     recipe = options.recipe
     start = time.monotonic()
     # One build tree and log per (target, Paddle version, mode): matrix entries never share one.
@@ -164,7 +176,7 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
 
 def check_device_bundle(archive: Path, recipe: Recipe) -> None:
     """Every binary in a device bundle is built for the target."""
-    with tarfile.open(archive) as tar:
+    with tar_archive(archive, "device bundle", "rebuild it with devkit build --clean") as tar:
         members = [m for m in tar.getmembers() if m.isfile() and "/tests/" in m.name]
         if not members:
             raise DevkitError(f"{archive.name} holds no test binaries", "check the device library build log")

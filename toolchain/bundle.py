@@ -15,12 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tarfile
 import tempfile
-import zipfile
 from pathlib import Path
 
 from . import __version__
+from .archives import extract_tar, write_tar_gz, zip_archive
 from .errors import DevkitError
 from .fsutil import publish_file
 from .project import Project
@@ -39,7 +38,7 @@ def make_inference_bundle(project: Project, recipe: Recipe, build_tree: Path, wh
         (root / "lib").mkdir(parents=True)
         (root / "include").mkdir()
         if wheel is not None:
-            with zipfile.ZipFile(wheel) as zf:
+            with zip_archive(wheel, "plugin wheel", "rebuild it with devkit build") as zf:
                 for member in zf.namelist():
                     if member.startswith("paddle_custom_device/") and member.endswith(".so"):
                         (root / "lib" / Path(member).name).write_bytes(zf.read(member))
@@ -48,8 +47,7 @@ def make_inference_bundle(project: Project, recipe: Recipe, build_tree: Path, wh
             for header in (project.root / "device" / "include").glob("*.h"):
                 shutil.copy2(header, root / "include")
         if device_bundle is not None:  # no Paddle runtime: library, header and tests from the device build
-            with tarfile.open(device_bundle) as tar:
-                tar.extractall(Path(tmp) / "device", filter="data")
+            extract_tar(device_bundle, Path(tmp) / "device", "device bundle", "rebuild it with devkit build")
             device_root = next((Path(tmp) / "device").iterdir())
             for sub in ("lib", "include", "tests"):
                 if (device_root / sub).is_dir():
@@ -72,6 +70,5 @@ def make_inference_bundle(project: Project, recipe: Recipe, build_tree: Path, wh
         }
         (root / "manifest.json").write_text(json.dumps(manifest, indent=2))
         archive = Path(tmp) / f"{name}.tar.gz"
-        with tarfile.open(archive, "w:gz") as tar:
-            tar.add(str(root), arcname=name)
+        write_tar_gz(root, archive, name)
         return publish_file(archive, project.dist_dir)

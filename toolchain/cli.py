@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import signal
 import sys
@@ -571,10 +572,34 @@ def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt  # SIGTERM (a cancelled CI job) cleans up like Ctrl-C: no container, no partial artifact
 
 
+def _usage_error(exc: typer.TyperException) -> None:
+    """A mistyped command line: the usage line and one error line naming the mistake, exit 2."""
+    message = exc.format_message().strip()
+    if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: its help (rich prints it itself) is the answer
+        if message:
+            err.print(message, markup=False, highlight=False)
+        return
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        err.print(ctx.get_usage(), markup=False, highlight=False)
+    command = ctx.command_path if ctx is not None else "devkit"
+    message = message.rstrip(".") + ("" if message.endswith(("?", "!")) else ".")
+    err.print(f"[red]error:[/] {escape(message)} Fix: see `{escape(command)} --help`", highlight=False)
+
+
+def _os_problem(exc: OSError) -> str:
+    where = f" ({exc.filename})" if exc.filename else ""
+    fix = {errno.ENOSPC: "free space on that file system (or point DEVKIT_CACHE_DIR / --out elsewhere) and rerun",
+           errno.EDQUOT: "free space within your quota and rerun",
+           errno.EACCES: "make the path writable for this user, or choose another",
+           errno.EROFS: "choose a writable directory"}.get(exc.errno or 0, "check the path and rerun")
+    return f"{exc.strerror or exc}{where}. Fix: {fix}"
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = app(standalone_mode=False)
+        code = app(prog_name="devkit", standalone_mode=False)
         if code == 130:  # typer turns Ctrl-C into this return value
             err.print("[red]error:[/] interrupted; no partial output was kept")
         if isinstance(code, int) and code:
@@ -591,13 +616,16 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         err.print("[red]error:[/] interrupted; no partial output was kept")
         sys.exit(130)
-    except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+    except typer.TyperException as exc:  # usage errors (typer >= 0.29 carries its own click)
+        _usage_error(exc)
+        sys.exit(exc.exit_code)
+    except OSError as exc:  # the machine, not devkit: a full disk, a read-only or vanished directory
+        if _state["debug"]:
+            traceback.print_exc()
+        err.print(f"[red]error:[/] {escape(_os_problem(exc))}", highlight=False)
+        sys.exit(1)
+    except Exception as exc:
         if _state["debug"]:
             traceback.print_exc()
         err.print(f"[red]error:[/] internal error: {exc}. Fix: rerun with --debug and report the traceback")
-        sys.exit(2)
+        sys.exit(3)

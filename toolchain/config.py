@@ -11,6 +11,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from . import DISTRIBUTION, __version__
 from .errors import DevkitError
 from .recipes import all_recipes, find_recipe
 
@@ -52,8 +53,9 @@ class VerifySettings:
 
 @dataclass(frozen=True)
 class CiSettings:
-    # What the CI job pip-installs to get devkit: a version on your index, a git URL or a path.
-    devkit_requirement: str = "devkit"
+    # What the CI job pip-installs to get devkit: this devkit (the version that wrote the
+    # workflow) by default; a version on your index, a git URL or a path otherwise.
+    devkit_requirement: str = f"{DISTRIBUTION}=={__version__}"
     python: str = "3.11"
 
 

@@ -9,14 +9,15 @@ Three modes, one report format (report.json, report.md, junit.xml):
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
-import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .envs import create_env
+from .archives import extract_tar
 from .errors import DevkitError
 from .fsutil import staging_dir
 from .junit import Case, write_junit
@@ -80,18 +81,60 @@ def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: 
 _GOLDEN_LINE = re.compile(r"^GOLDEN (PASS|FAIL) (\S+) (\S+) max_abs_diff=(\S+) values=(\d+) ?(.*)$", re.M)
 
 
+def validate_golden(golden: Path) -> int:
+    """Check a golden directory before it is shipped to the target: the manifest parses and
+    every tensor file it names is there, inside the directory, with the size its shape says.
+    Returns the number of cases."""
+    fix = "record it again with `devkit test-ops --gen-golden DIR`"
+    manifest = golden / "manifest.txt"
+    if not golden.is_dir():
+        raise DevkitError(f"golden directory {golden} does not exist", fix)
+    if not manifest.is_file():
+        raise DevkitError(f"{golden} has no manifest.txt", "make it with `devkit test-ops --gen-golden DIR`")
+    try:
+        lines = manifest.read_text().splitlines()
+    except UnicodeDecodeError:
+        raise DevkitError(f"{manifest} is not a text file", fix) from None
+    cases = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split()
+        where = f"{manifest}:{number}"
+        if len(fields) < 3 or not all("=" in f for f in fields[2:]):
+            raise DevkitError(f"{where} is not `ID OP key=value ...`", fix)
+        for key, value in (f.split("=", 1) for f in fields[2:]):
+            if ".bin:" not in value:
+                continue
+            name, dims = value.split(":", 1)
+            if "/" in name or name.startswith("."):
+                raise DevkitError(f"{where}: {key} names {name!r}, outside the golden directory", fix)
+            try:
+                numel = math.prod(int(d) for d in dims.split(",")) if dims != "-" else 1
+            except ValueError:
+                raise DevkitError(f"{where}: {key} has the shape {dims!r}, not comma-separated integers", fix) from None
+            data = golden / name
+            if not data.is_file():
+                raise DevkitError(f"{where}: {key} names {name}, which is missing", fix)
+            if data.stat().st_size != 4 * numel:
+                raise DevkitError(f"{data} holds {data.stat().st_size} bytes, but its shape {dims} needs {4 * numel} "
+                                  "(float32)", fix)
+        cases += 1
+    if not cases:
+        raise DevkitError(f"{manifest} lists no cases", fix)
+    return cases
+
+
 def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: Path) -> OpsResult:
     """The device library's golden checker, on the target (under qemu for foreign targets)."""
-    if not (golden / "manifest.txt").is_file():
-        raise DevkitError(f"{golden} has no manifest.txt", "make it with `devkit test-ops --gen-golden DIR`")
+    validate_golden(golden)
     if not bundle.is_file():
         raise DevkitError(f"no device library bundle {bundle.name}",
                           f"build it first: devkit build --arch {options.recipe.name}")
     log = fresh_log(report_dir)
     start = time.monotonic()
     with work_dir() as work:
-        with tarfile.open(bundle) as tar:
-            tar.extractall(work, filter="data")
+        extract_tar(bundle, work, "device bundle", f"rebuild it with devkit build --arch {options.recipe.name}")
         checker = next(iter(work.glob("*/tests/golden_*")), None)
         if checker is None:
             raise DevkitError(f"{bundle.name} has no golden checker (tests/golden_*)",

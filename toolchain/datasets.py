@@ -8,6 +8,7 @@ cache, else the real handwritten digits that ship inside scikit-learn
 from __future__ import annotations
 
 import gzip
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +48,24 @@ def _find(directory: Path, stem: str) -> Path | None:
 
 
 def _read_idx(path: Path) -> np.ndarray:
-    raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
-    magic = int.from_bytes(raw[:4], "big")
+    """One MNIST idx file (magic, dimensions, uint8 data), checked against what the header says."""
+    fix = "pass the directory of the original MNIST files (optionally .gz), or omit --data"
+    try:
+        raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError) as exc:
+        raise DevkitError(f"{path} cannot be read ({exc})", fix) from None
+    magic = int.from_bytes(raw[:4], "big") if len(raw) >= 4 else -1
     if magic not in (2049, 2051):
-        raise DevkitError(f"{path} is not an MNIST idx file (magic {magic})", "pass the directory of the original files")
+        raise DevkitError(f"{path} is not an MNIST idx file (magic {magic})", fix)
     ndim = magic & 0xFF
+    header = 4 + 4 * ndim
     dims = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+    if len(raw) < header or len(raw) != header + math.prod(dims):
+        raise DevkitError(f"{path} is truncated: its header says {dims} values, it holds {max(len(raw) - header, 0)}",
+                          fix)
+    if ndim == 3 and dims[1:] != [28, 28]:
+        raise DevkitError(f"{path} holds {dims[1]}x{dims[2]} images, not 28x28", fix)
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
 
 
 def load_mnist(directory: Path) -> Dataset | None:
@@ -61,6 +73,12 @@ def load_mnist(directory: Path) -> Dataset | None:
     if not all(paths.values()):
         return None
     arrays = {key: _read_idx(path) for key, path in paths.items()}  # type: ignore[arg-type]
+    for images_key, labels_key in (("x_train", "y_train"), ("x_test", "y_test")):
+        if arrays[images_key].ndim != 3 or arrays[labels_key].ndim != 1 or \
+                len(arrays[images_key]) != len(arrays[labels_key]):
+            raise DevkitError(f"{paths[images_key]} and {paths[labels_key]} do not pair up "
+                              f"({arrays[images_key].shape} images, {arrays[labels_key].shape} labels)",
+                              "pass the four original MNIST files, images and labels of the same split")
 
     def images(a: np.ndarray, limit: int) -> np.ndarray:
         return (a[:limit].astype(np.float32) / 255.0).reshape(-1, 1, 28, 28)
@@ -91,6 +109,8 @@ def load_digits_28x28(seed: int = 0) -> Dataset:
 
 def load_dataset(data_dir: Path | None) -> Dataset:
     if data_dir is not None:
+        if not data_dir.is_dir():
+            raise DevkitError(f"--data {data_dir} is not a directory", "pass the directory holding the MNIST idx files")
         found = load_mnist(data_dir)
         if found is None:
             raise DevkitError(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -37,10 +38,38 @@ def staging_dir(final: Path, *, replace: bool) -> Iterator[Path]:
 
 
 def publish_file(src: Path, dest_dir: Path) -> Path:
-    """Copy `src` into `dest_dir` atomically (a temp name on the same file system, then rename)."""
+    """Copy `src` into `dest_dir` atomically (a temp name on the same file system, then rename);
+    a failed copy (a full disk) leaves nothing behind."""
     dest_dir.mkdir(parents=True, exist_ok=True)
     tmp = dest_dir / f".{src.name}.partial"
-    shutil.copy2(src, tmp)
-    final = dest_dir / src.name
-    os.replace(tmp, final)
+    try:
+        shutil.copy2(src, tmp)
+        final = dest_dir / src.name
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
     return final
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, on_wait: Callable[[str], None]) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (released when the process dies, however it dies).
+
+    When another process holds it, `on_wait` is told who, and this one waits its turn.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            on_wait(f.read().strip() or "another process")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.truncate(0)

@@ -44,18 +44,27 @@ def load_project(path: Path) -> Project:
         data = tomllib.loads(pyproject.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise DevkitError(f"{pyproject} is not valid TOML: {exc}", "fix its syntax") from None
-    devkit = data.get("tool", {}).get("devkit", {})
-    if "device-type" not in devkit or "name" not in data.get("project", {}):
-        raise DevkitError(
-            f"{pyproject} has no [tool.devkit] device-type or [project] name",
-            "restore them from a freshly rendered project (devkit new-backend NAME --out /tmp/x)",
-        )
-    name = devkit.get("name", devkit["device-type"].upper())
+    except UnicodeDecodeError:
+        raise DevkitError(f"{pyproject} is not UTF-8 text", "restore it from a freshly rendered project") from None
+    restore = "restore them from a freshly rendered project (devkit new-backend NAME --out /tmp/x)"
+    project, tool = data.get("project"), data.get("tool", {})
+    devkit = tool.get("devkit") if isinstance(tool, dict) else None
+    if not isinstance(project, dict) or not isinstance(devkit, dict):
+        raise DevkitError(f"{pyproject} has no [project] or [tool.devkit] table", restore)
+    for table, key in (("project", "name"), ("project", "version"), ("tool.devkit", "device-type")):
+        value = (project if table == "project" else devkit).get(key)
+        if not isinstance(value, str) or not value:
+            raise DevkitError(f"{pyproject}: {table}.{key} is {'missing' if value is None else repr(value)}, "
+                              "not a non-empty string", restore)
+    device_type = devkit["device-type"]
+    name = devkit.get("name", device_type.upper())
+    if not isinstance(name, str) or not name:
+        raise DevkitError(f"{pyproject}: tool.devkit.name = {name!r} must be a non-empty string", restore)
     return Project(
         root=root,
-        distribution=data["project"]["name"],
-        version=str(data["project"].get("version", "0")),
+        distribution=project["name"],
+        version=project["version"],
         name=name,
-        device_type=devkit["device-type"],
-        config=parse_config(devkit, name=name, device_type=devkit["device-type"]),
+        device_type=device_type,
+        config=parse_config(devkit, name=name, device_type=device_type),
     )

@@ -41,6 +41,8 @@ class Recipe:
 
 
 _REQUIRED = ("name", "triple", "oci_platform", "wheel_platform", "elf_machine", "debian_arch")
+_TYPES: dict[str, type] = {**dict.fromkeys(_REQUIRED, str), "paddle_version": str, "paddle_wheel_platform": str,
+                           "toolchain_file": str, "aliases": list, "supports": dict}
 
 
 def _load(path: Path) -> Recipe:
@@ -48,13 +50,20 @@ def _load(path: Path) -> Recipe:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise DevkitError(f"recipe {path} is not valid TOML: {exc}", "fix the file's syntax") from None
+    except UnicodeDecodeError:
+        raise DevkitError(f"recipe {path} is not UTF-8 text", "restore the file") from None
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise DevkitError(f"recipe {path} lacks {', '.join(missing)}", "add the missing keys")
-    known = set(_REQUIRED) | {"paddle_version", "paddle_wheel_platform", "toolchain_file", "aliases", "supports"}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - set(_TYPES))
     if unknown:
         raise DevkitError(f"recipe {path} has unknown keys {', '.join(unknown)}", "remove or rename them")
+    for key, value in data.items():
+        kind = _TYPES[key]
+        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)) or \
+                (kind is dict and not all(isinstance(v, bool) for v in value.values())):
+            expected = {str: "a string", list: "a list of strings", dict: "a table of true/false"}[kind]
+            raise DevkitError(f"recipe {path}: {key} = {value!r} must be {expected}", f"fix {key} in {path.name}")
     return Recipe(
         name=data["name"],
         triple=data["triple"],

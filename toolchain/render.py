@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__
+from . import DISTRIBUTION, __version__
 from .errors import DevkitError
 from .fsutil import staging_dir
 from .naming import BackendName
@@ -38,6 +38,7 @@ def template_context(backend: BackendName) -> dict[str, object]:
         "plugin_version": PLUGIN_VERSION,
         "paddle_version": find_recipe(HOST_RECIPE).paddle_version or "",
         "devkit_version": __version__,
+        "devkit_distribution": DISTRIBUTION,
         "recipes": [find_recipe(name) for name in default_targets()],
     }
 

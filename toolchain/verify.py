@@ -7,7 +7,6 @@ import contextlib
 import json
 import re
 import shutil
-import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from .artifacts import check_plugin_wheel, paddle_requirements
 from .config import INFER_MODELS, TRAIN_MODELS, Tolerances
 from .datasets import load_dataset
 from .envs import cache_root, create_env
+from .archives import extract_tar, validate_wheel
 from .errors import DevkitError
 from .project import Project
 from .recipes import Recipe
@@ -78,8 +78,7 @@ def pinned_paddle(wheel: Path) -> str:
 
 
 def check_wheel(wheel: Path, options: VerifyOptions) -> str:
-    if not wheel.is_file():
-        raise DevkitError(f"wheel {wheel} does not exist", "pass the path of a built plugin wheel")
+    validate_wheel(wheel, "plugin wheel")
     paddle_version = pinned_paddle(wheel)
     check_plugin_wheel(wheel, options.recipe, paddle_version)
     require_abi(wheel, options.recipe, paddle_version)  # before installing anything
@@ -177,6 +176,8 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         raise DevkitError(f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir")
     if infer.warmup < 0 or infer.repeats < 1:
         raise DevkitError("--warmup must be >= 0 and --repeats >= 1", "e.g. --warmup 10 --repeats 30")
+    if infer.model_dir is not None:
+        _model_prefix(infer.model_dir)  # before a verify environment is made for it
     checks = []
     with plugin_session(wheel, options, report_dir, (infer.model_dir,) if infer.model_dir else ()) as session:
         runner, work = session.runner, session.work
@@ -199,10 +200,25 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
 
 
 def _model_prefix(model_dir: Path) -> str:
+    """The exported model in a user's --model-dir: a program (.json, or .pdmodel) and its .pdiparams."""
+    fix = "pass the directory of <name>.json (or .pdmodel) + <name>.pdiparams, as paddle.jit.save writes them"
+    if not model_dir.is_dir():
+        raise DevkitError(f"--model-dir {model_dir} is not a directory", fix)
     for program in sorted([*model_dir.glob("*.json"), *model_dir.glob("*.pdmodel")]):
-        if program.with_suffix(".pdiparams").is_file():
-            return str(program.with_suffix(""))
-    raise DevkitError(f"{model_dir} holds no exported model", "pass the directory of <name>.json/.pdmodel + .pdiparams")
+        params = program.with_suffix(".pdiparams")
+        if not params.is_file():
+            continue
+        if program.suffix == ".json":
+            try:
+                json.loads(program.read_bytes())
+            except ValueError as exc:
+                raise DevkitError(f"{program} is not a valid Paddle program (JSON: {exc})", fix) from None
+        elif program.stat().st_size == 0:
+            raise DevkitError(f"{program} is empty", fix)
+        if params.stat().st_size == 0:
+            raise DevkitError(f"{params} is empty", fix)
+        return str(program.with_suffix(""))
+    raise DevkitError(f"{model_dir} holds no exported model", fix)
 
 
 def cpp_demo(infer: "InferOptions", options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict:
@@ -223,8 +239,7 @@ def _run_cpp_demo(infer: "InferOptions", models: list[str], work: Path, log: Pat
     # On the host only: the demo links the host's Paddle Inference release.
     runner = HostRunner(fix_hint="see the C++ demo lines in the verify log")
     demo = work / "cpp-demo"
-    with tarfile.open(infer.bundle) as tar:
-        tar.extractall(demo, filter="data")
+    extract_tar(infer.bundle, demo, "inference bundle", "rebuild it with devkit build --infer")
     root = next(demo.iterdir())
     env = {"PADDLE_INFERENCE_DIR": str(infer.inference_dir), "CUSTOM_DEVICE_ROOT": str(root / "lib")}
     try:
@@ -248,8 +263,7 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
     start = time.monotonic()
     log = fresh_log(report_dir)
     with work_dir() as work:
-        with tarfile.open(bundle) as tar:
-            tar.extractall(work, filter="data")
+        extract_tar(bundle, work, "device bundle", f"rebuild it with devkit build --arch {options.recipe.name}")
         tests = sorted(work.glob("*/tests/test_*"))
         if not tests:
             raise DevkitError(f"{bundle.name} holds no test binaries", "rebuild it with devkit build")

@@ -15,14 +15,19 @@ Prints progress lines; the last line is `ARTIFACT <path>`.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import zipfile
 from pathlib import Path
+
+try:
+    from .archive_io import UnsafeArchive, extract_zip, write_tar_gz  # imported by devkit (check-abi)
+except ImportError:
+    from archive_io import UnsafeArchive, extract_zip, write_tar_gz  # run as a script, on the host or in a container
 
 BUILD_TOOLS = ["scikit-build-core>=1.1,<2", "cmake>=3.18", "ninja"]
 
@@ -32,10 +37,17 @@ def run(argv: list[str], **kwargs) -> None:
     subprocess.run(argv, check=True, **kwargs)
 
 
-def problem(text: str, fix: str) -> SystemExit:
+class Problem(SystemExit):
     """A failure devkit reports as its one-line error (see runner.failure)."""
+
+    def __init__(self, text: str, fix: str) -> None:
+        super().__init__(1)
+        self.text, self.fix = text, fix
+
+
+def problem(text: str, fix: str) -> Problem:
     print(f"devkit-problem: {text} | {fix}", flush=True)
-    return SystemExit(1)
+    return Problem(text, fix)
 
 
 def pip_paddle(argv: list[str], version: str, platform: str) -> None:
@@ -65,11 +77,32 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     return root
 
 
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Path:
-    """The `paddle` package directory of the target's wheel (headers, libs, version)."""
+    """The `paddle` package directory of the target's wheel (headers, libs, version).
+
+    The downloaded wheel stays in the cache with the sha256 it had when fetched; every
+    reuse re-checks it (and the unpacked files' sizes), and a mismatch is an error
+    naming the file: a damaged cache is never silently downloaded again or used.
+    """
     root = cache / "paddle" / f"{version}-{platform}"
-    marker = root / "devkit-unpacked"
+    marker = root / "devkit-unpacked.json"
     if marker.is_file():
+        recorded = json.loads(marker.read_text())
+        wheel = root / "download" / recorded["wheel"]
+        if not wheel.is_file() or sha256_of(wheel) != recorded["sha256"]:
+            raise problem(f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
+                          f"({recorded['sha256'][:16]}...)", f"delete {root} to download it again")
+        for name, size in recorded["files"].items():
+            if not (root / name).is_file() or (root / name).stat().st_size != size:
+                raise problem(f"the cached {root / name} differs from {wheel.name}", f"delete {root} to unpack it again")
         return root / "paddle"
     shutil.rmtree(root, ignore_errors=True)
     download = root / "download"
@@ -78,10 +111,14 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
                 "--python-version", py, "-d", str(download), f"paddlepaddle=={version}"], version, platform)
     wheel = next(download.glob("paddlepaddle-*.whl"))
     wanted = ("paddle/include/", "paddle/libs/", "paddle/version/")
-    with zipfile.ZipFile(wheel) as zf:
-        zf.extractall(root, [n for n in zf.namelist() if n.startswith(wanted)])
-    shutil.rmtree(download)
-    marker.write_text(wheel.name)
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            members = [i for i in zf.infolist() if i.filename.startswith(wanted) and not i.is_dir()]
+            extract_zip(zf, root, [i.filename for i in members])
+    except (zipfile.BadZipFile, UnsafeArchive) as exc:
+        raise problem(f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry") from None
+    marker.write_text(json.dumps({"wheel": wheel.name, "sha256": sha256_of(wheel),
+                                  "files": {i.filename: i.file_size for i in members}}))
     return root / "paddle"
 
 
@@ -131,8 +168,7 @@ def build_device_library(args: argparse.Namespace, env: Path) -> Path:
         "run tests/test_* on the target (or under qemu) to check the library, and tests/golden_* DIR\n"
         "against golden data from `devkit test-ops --gen-golden DIR`.\n")
     archive = Path(args.out) / f"{args.bundle_name}.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        tar.add(str(stage), arcname=args.bundle_name)
+    write_tar_gz(stage, archive, args.bundle_name)
     shutil.rmtree(stage)
     return archive
 
