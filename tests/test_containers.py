@@ -270,3 +270,45 @@ def test_remote_engine_build_copies_files(tmp_path, tcp_engine):
     assert again["compiled_files"] == 0  # incremental through the copied build tree and the volume cache
     proc = run("verify", str(project), "--arch", "aarch64", "--runner", "docker")
     assert proc.returncode == 1 and "verifying on a remote container engine" in proc.stderr
+
+
+def _stop_engine_and_restart(during: subprocess.Popen) -> tuple[str, str]:
+    """Stop the Docker Engine (SIGTERM, as `systemctl stop docker` does) while `during` runs, collect
+    its output, then start the engine again the way .ci/run does."""
+    pid = int(Path("/var/run/docker.pid").read_text())
+    os.kill(pid, signal.SIGTERM)
+    try:
+        deadline = time.monotonic() + 60
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return during.communicate(timeout=180)
+    finally:
+        with open("/tmp/devkit-test-dockerd.log", "a") as log:
+            subprocess.Popen(["dockerd"], stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while not Engine.available() and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/var/run/docker.pid").is_file(),
+                    reason="stopping and restarting the engine needs root and a dockerd started by hand (as in CI)")
+def test_engine_stopping_mid_build_is_one_line_and_leaves_nothing(tmp_path):
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    proc = subprocess.Popen([sys.executable, "-m", "devkit", "build", str(project), "--runner", "docker"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "CCACHE_DISABLE": "1", "COLUMNS": "200"})
+    deadline = time.monotonic() + 120
+    while not devkit_containers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert devkit_containers(), "the build container never started"
+    time.sleep(2)
+    _, stderr = _stop_engine_and_restart(proc)
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 1, stderr
+    assert len(errors) == 1 and "the container engine stopped answering" in errors[0] and "Fix:" in errors[0], stderr
+    assert "Traceback" not in stderr
+    assert list(project.glob("dist/*")) == []
+    assert Engine.available(), "the engine did not come back"
+    Engine.connect()  # what the next devkit run does first: remove what the stopped engine left
+    assert devkit_containers() == []

@@ -270,14 +270,15 @@ def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding
 
 
 def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding]:
-    libraries = libraries_in(path)  # a damaged file is named before any Paddle is fetched
-    paddle_root = paddle_root_for(recipe, paddle_version)
-    findings = []
-    for name, data in libraries:
+    libraries = []
+    for name, data in libraries_in(path):  # a damaged file is named before any Paddle is fetched
         try:
-            library = read_library(data, name)
+            libraries.append(read_library(data, name))
         except Exception as exc:  # pyelftools raises many kinds on a damaged file
             raise DevkitError(f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
                               "rebuild it; a truncated or edited library cannot be checked or loaded") from None
+    paddle_root = paddle_root_for(recipe, paddle_version)
+    findings = []
+    for library in libraries:
         findings += check_library(library, recipe, paddle_root, paddle_version)
     return findings

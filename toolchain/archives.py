@@ -65,6 +65,8 @@ def extract_tar(path: Path, dest: Path, what: str, fix: str) -> None:
     with tar_archive(path, what, fix) as tar:
         members = tar.getmembers()
         for member in members:  # refuse before writing anything
+            if member.name.startswith("/"):  # the data filter would quietly strip the "/"
+                raise DevkitError(f"{what} {path} is unsafe to unpack: member {member.name!r} has an absolute path", fix)
             try:
                 tarfile.data_filter(member, str(dest))
             except tarfile.FilterError as exc:

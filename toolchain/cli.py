@@ -160,7 +160,7 @@ def verify(
     project_dir: Annotated[Optional[Path], typer.Argument(help="The backend project whose dist/ wheel to verify.")] = None,
     wheel: Annotated[Optional[Path], typer.Option("--wheel", help="Verify this wheel instead of a project's.")] = None,
     arch: Annotated[str, typer.Option("--arch", help="Target architecture.")] = "x86_64",
-    model: Annotated[Optional[str], typer.Option("--model", help="Model to train (or with --infer, to run) on the device (default: [tool.devkit.verify]).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model to train on the device vs CPU: mnist (LeNet), resnet_bn (ResNet-style CNN, BatchNorm training), transformer (tiny encoder: embedding, layer_norm, attention, gelu, dropout); with --infer, the model to run (default: [tool.devkit.verify]).")] = None,
     steps: Annotated[Optional[int], typer.Option("--steps", help="Training steps (default 200 native, 100 emulated).")] = None,
     data: Annotated[Optional[Path], typer.Option("--data", help="Directory with MNIST idx files.")] = None,
     report_dir: Annotated[Optional[Path], typer.Option("--report-dir", help="Where to write report.json and the plot.")] = None,

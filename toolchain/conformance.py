@@ -131,10 +131,10 @@ def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: P
     if not bundle.is_file():
         raise DevkitError(f"no device library bundle {bundle.name}",
                           f"build it first: devkit build --arch {options.recipe.name}")
-    log = fresh_log(report_dir)
     start = time.monotonic()
     with work_dir() as work:
         extract_tar(bundle, work, "device bundle", f"rebuild it with devkit build --arch {options.recipe.name}")
+        log = fresh_log(report_dir)
         checker = next(iter(work.glob("*/tests/golden_*")), None)
         if checker is None:
             raise DevkitError(f"{bundle.name} has no golden checker (tests/golden_*)",

@@ -13,7 +13,7 @@ from pathlib import Path
 import docker.errors
 
 from .console import status
-from .engine import Engine
+from .engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
 from .errors import DevkitError
 from .runner import Step, failure
 
@@ -120,7 +120,8 @@ class ContainerRunner:
         try:
             container = self.engine.client.containers.create(
                 self.image, command=step.argv, working_dir=str(step.cwd) if step.cwd else None,
-                environment=env, volumes=volumes, platform=self.platform, labels={"org.devkit.step": step.title[:60]},
+                environment=env, volumes=volumes, platform=self.platform,
+                labels={STEP_LABEL: step.title[:60], OWNER_LABEL: owner_label()},
                 # copied files come back through an archive, so root in the container writes nothing of ours
                 user="0:0" if copy else f"{os.getuid()}:{os.getgid()}",
             )
@@ -146,11 +147,15 @@ class ContainerRunner:
         except docker.errors.APIError as exc:
             raise DevkitError(f"{step.title}: the container engine refused the step ({exc.explanation or exc})",
                               "check the image and the engine with `devkit doctor`", log=step.log) from None
+        except ENGINE_ERRORS as exc:
+            raise DevkitError(f"{step.title}: the container engine stopped answering ({type(exc).__name__})",
+                              "start the engine again (`devkit doctor` checks it) and rerun: the build tree is kept, "
+                              "and the next devkit run removes the container left behind", log=step.log) from None
         finally:
             if container is not None:
                 try:
                     container.remove(force=True)  # also on failure and Ctrl-C
-                except docker.errors.APIError:
+                except ENGINE_ERRORS:
                     pass
         output = "\n".join(tail)
         if returncode != 0:

@@ -10,14 +10,28 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import docker
 import docker.errors
+import requests
+import urllib3
 
 from .errors import DevkitError
+
+# What the SDK raises when the engine refuses a call, or stops answering in the middle of one
+# (a stream cut by a stopped engine surfaces from urllib3 or requests, not as a DockerException).
+ENGINE_ERRORS = (docker.errors.DockerException, requests.RequestException, urllib3.exceptions.HTTPError,
+                 ConnectionError)
+STEP_LABEL = "org.devkit.step"
+OWNER_LABEL = "org.devkit.owner"   # host:pid of the devkit process that made the container
+
+
+def owner_label() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 ENGINE_FIX = (
     "start a Docker Engine (Debian: apt-get install docker.io && dockerd &), point DOCKER_HOST at one, "
@@ -49,7 +63,25 @@ class Engine:
             client.ping()
         except Exception as exc:  # the SDK raises several types for "no engine"
             raise DevkitError(f"no container engine answers ({_short(exc)})", ENGINE_FIX) from None
-        return cls(client)
+        engine = cls(client)
+        engine.remove_orphans()
+        return engine
+
+    def remove_orphans(self) -> list[str]:
+        """Remove step containers whose devkit process on this machine is gone: what a devkit that
+        could not clean up (the engine stopped under it, or it was killed) left behind."""
+        host = socket.gethostname()
+        removed = []
+        try:
+            for container in self.client.containers.list(all=True, filters={"label": OWNER_LABEL}):
+                owner_host, _, pid = container.labels.get(OWNER_LABEL, "").rpartition(":")
+                if owner_host != host or not pid.isdigit() or _alive(int(pid)):
+                    continue
+                container.remove(force=True)
+                removed.append(container.name)
+        except ENGINE_ERRORS:
+            pass  # best effort: the step that follows reports an engine that does not answer
+        return removed
 
     @property
     def files_mode(self) -> str:
@@ -164,3 +196,13 @@ def _short(exc: BaseException) -> str:
     except Exception:
         pass
     return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from .console import status
 from .errors import DevkitError
+from .payload.build_plugin import INDEX_FIX, index_unreachable
 
 PROBLEM_PREFIX = "devkit-problem: "
 # Lines worth showing when a step fails: compiler and CMake diagnostics.
@@ -68,10 +69,18 @@ def diagnostic_lines(lines: list[str], limit: int = 25) -> list[str]:
 
 
 def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
-    """The step's error: a payload's own `devkit-problem: TEXT | FIX` line when it printed one,
-    else the exit code with the diagnostic lines shown above it."""
+    """The step's error: an unreachable package index when pip says so; else a payload's own
+    `devkit-problem: TEXT | FIX` line when it printed one; else the exit code with the
+    diagnostic lines shown above it."""
     lines = output.splitlines()
     context = diagnostic_lines(lines) or lines[-25:]
+    unreachable = index_unreachable(output)
+    if unreachable:
+        return DevkitError(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details="\n".join(context))
+    if "No space left on device" in output:
+        return DevkitError(f"{step.title}: the disk filled up (No space left on device)",
+                           "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
+                           "rerun: the build continues where it stopped", log=step.log, details="\n".join(context))
     reported = [line for line in lines if line.startswith(PROBLEM_PREFIX)]
     if reported:
         text, _, own_fix = reported[-1][len(PROBLEM_PREFIX):].partition(" | ")

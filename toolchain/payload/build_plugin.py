@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,9 +51,38 @@ def problem(text: str, fix: str) -> Problem:
     return Problem(text, fix)
 
 
+# What pip prints when it cannot reach the package index (refused, no route, no DNS, proxy, TLS).
+_UNREACHABLE = re.compile(r"(Failed to establish a new connection|Connection refused|Max retries exceeded|"
+                          r"Temporary failure in name resolution|Name or service not known|ProxyError|"
+                          r"ConnectTimeoutError|Network is unreachable|SSLError|CERTIFICATE_VERIFY_FAILED)")
+INDEX_FIX = ("check the network and pip's index settings (`pip config list`, PIP_INDEX_URL, a proxy's CA bundle); "
+             "environments devkit already made are reused without the index")
+
+
+def index_unreachable(pip_output: str) -> str | None:
+    """'the package index is unreachable (why)' when pip's output says so."""
+    found = _UNREACHABLE.search(pip_output)
+    return f"the package index is unreachable ({found.group(1)})" if found else None
+
+
+def run_pip(argv: list[str]) -> None:
+    """Run pip with its output shown as usual; an unreachable index is reported as such."""
+    print("$ " + " ".join(argv), flush=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in proc.stdout:  # type: ignore[union-attr]
+        print(line, end="", flush=True)
+        seen.append(line)
+    if proc.wait() != 0:
+        unreachable = index_unreachable("".join(seen))
+        if unreachable:
+            raise problem(unreachable, INDEX_FIX)
+        raise subprocess.CalledProcessError(proc.returncode, argv)
+
+
 def pip_paddle(argv: list[str], version: str, platform: str) -> None:
     try:
-        run(argv)
+        run_pip(argv)
     except subprocess.CalledProcessError:
         raise problem(f"paddlepaddle=={version} cannot be installed for Python "
                       f"{sys.version_info.major}.{sys.version_info.minor} on {platform} (pip's list of versions is above)",
@@ -72,7 +102,7 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     if paddle_version:
         pip_paddle(install, paddle_version, "this machine")
     else:
-        run(install)
+        run_pip(install)
     marker.write_text(json.dumps({"packages": packages}))
     return root
 

@@ -1,0 +1,321 @@
+"""The bad-input catalogue: every kind of wrong input a user can hand devkit, each answered by
+exactly one `error:` line that names the problem and the fix, a non-zero exit, no traceback,
+and nothing written (the files under the test's directory and devkit's cache are unchanged).
+
+The CLI runs in-process (`devkit.cli.main`, the console script's entry point) so that the
+catalogue stays cheap; tests/test_cli.py runs the usage errors through the installed script.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from devkit import cli
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    args: Callable[["Inputs"], list[str]]  # the command line, given the prepared inputs
+    message: str                           # part of the one error line
+    code: int = 1
+
+
+class Inputs:
+    """Bad (and good) inputs, made once for the whole catalogue in one directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.project = self._render("STPU")
+        self.wheel = self._fake_wheel("paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl")
+        raw = self.wheel.read_bytes()
+        self.truncated_wheel = self._write("broken/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl", raw[:1000])
+        self.text_wheel = self._write("text/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl", b"not a zip\n")
+        self.badly_named_wheel = self._write("named/plugin.whl", raw)
+        self.wheel_without_metadata = self._zip("nometa/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl",
+                                                {"paddle_custom_device/libx.so": b"\x7fELF"})
+        self.traversing_wheel = self._zip("evil/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl",
+                                          {**self._wheel_files(), "../../outside.txt": b"x"})
+        self.not_elf = self._write("lib/libplugin.so", b"#!/bin/sh\n")
+        self.truncated_elf = self._write("lib/libtrunc.so", Path(sys.executable).resolve().read_bytes()[:200])
+        self.empty_dir = self.root / "empty"
+        self.empty_dir.mkdir()
+        self.a_file = self._write("a-file.txt", b"x")
+        # Projects whose pyproject.toml is wrong in one way each.
+        self.bad_toml = self._project_with("bad-toml", lambda t: t.replace("[tool.devkit]", "[tool.devkit"))
+        self.non_utf8 = self._project_with("non-utf8", lambda t: t, raw_suffix=b"\n# \xff\xfe\n")
+        self.no_device_type = self._project_with("no-device-type",
+                                                 lambda t: t.replace('device-type = "stpu"', ""))
+        self.numeric_name = self._project_with("numeric-name",
+                                               lambda t: t.replace('name = "paddle-custom-stpu"', "name = 5"))
+        self.bad_runner = self._project_with("bad-runner", lambda t: t.replace('runner = "auto"', 'runner = "cloud"'))
+        self.bad_target = self._project_with(
+            "bad-target", lambda t: t.replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["riscv64"]'))
+        self.negative_steps = self._project_with("neg-steps", lambda t: t.replace("steps = 200", "steps = -1"))
+        self.text_tolerance = self._project_with("text-tol", lambda t: t.replace("op-rtol = 1e-4", 'op-rtol = "x"'))
+        self.unknown_key = self._project_with("unknown-key", lambda t: t.replace('runner = "auto"',
+                                                                                 'runner = "auto"\ncolour = "red"'))
+        self.bad_paddle_pin = self._project_with("bad-pin", lambda t: t.replace('x86_64 = ["3.3.1"]',
+                                                                                'x86_64 = ["3.x"]'))
+        self.bad_mode = self._project_with("bad-mode", lambda t: t.replace('modes = ["train", "infer"]',
+                                                                           'modes = ["debug"]'))
+        self.bad_train_model = self._project_with("bad-model", lambda t: t.replace('train-model = "mnist"',
+                                                                                   'train-model = "gpt"'))
+        # Device bundles (armhf) in a project's dist/: truncated, and one with a member escaping the directory.
+        self.truncated_bundle_project = self._project_with("trunc-bundle", lambda t: t)
+        self._write_bundle(self.truncated_bundle_project, lambda data: data[:40])
+        self.evil_bundle_project = self._project_with("evil-bundle", lambda t: t)
+        self._write_bundle(self.evil_bundle_project, None)
+        # Data a user points devkit at.
+        self.truncated_mnist = self._mnist("mnist-truncated", truncate=True)
+        self.wrong_magic_mnist = self._mnist("mnist-magic", magic=1234)
+        self.golden_missing_bin = self._golden("golden-missing", "1 relu x=x.bin:2,2 expected=y.bin:2,2\n",
+                                               {"x.bin": 16})
+        self.golden_short_bin = self._golden("golden-short", "1 relu x=x.bin:2,2 expected=y.bin:2,2\n",
+                                             {"x.bin": 16, "y.bin": 8})
+        self.golden_escaping = self._golden("golden-escape", "1 relu x=../x.bin:1 expected=y.bin:1\n", {"y.bin": 4})
+        self.golden_empty = self._golden("golden-empty", "# golden data: nothing\n", {})
+        self.model_broken_json = self.root / "model-json"
+        self.model_broken_json.mkdir()
+        (self.model_broken_json / "inference.json").write_text("{ not json")
+        (self.model_broken_json / "inference.pdiparams").write_bytes(b"\0" * 8)
+
+    # -- helpers that make the inputs
+    def _render(self, name: str, out: str | None = None) -> Path:
+        path = self.root / (out or name)
+        run_cli(["new-backend", name, "--out", str(path)], expect=0)
+        return path
+
+    def _write(self, rel: str, data: bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return path
+
+    @staticmethod
+    def _wheel_files() -> dict[str, bytes]:
+        meta = "Metadata-Version: 2.1\nName: paddle-custom-stpu\nVersion: 0.1.0\nRequires-Dist: paddlepaddle==3.3.1\n"
+        return {"paddle_custom_device/libpaddle-custom-stpu.so": os.urandom(4096),
+                "paddle_custom_stpu-0.1.0.dist-info/METADATA": meta.encode(),
+                "paddle_custom_stpu-0.1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nTag: py3-none-linux_x86_64\n"}
+
+    def _zip(self, rel: str, files: dict[str, bytes]) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in files.items():
+                zf.writestr(name, data)
+        return path
+
+    def _fake_wheel(self, name: str) -> Path:
+        return self._zip(f"wheel/{name}", self._wheel_files())
+
+    def _project_with(self, out: str, edit: Callable[[str], str], raw_suffix: bytes = b"") -> Path:
+        path = self._render("STPU", out)
+        pyproject = path / "pyproject.toml"
+        pyproject.write_bytes(edit(pyproject.read_text()).encode() + raw_suffix)
+        return path
+
+    def _write_bundle(self, project: Path, damage: Callable[[bytes], bytes] | None) -> None:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            name = "paddle-custom-stpu-device-0.1.0-armhf"
+            for member in (f"{name}/tests/test_stpu_device", f"{name}/../../escaped" if damage is None else None):
+                if member:
+                    info = tarfile.TarInfo(member)
+                    info.size = 4
+                    tar.addfile(info, io.BytesIO(b"\x7fELF"))
+        data = buf.getvalue()
+        self._write(f"{project.name}/dist/paddle-custom-stpu-device-0.1.0-armhf.tar.gz",
+                    damage(data) if damage else data)
+
+    def _mnist(self, rel: str, truncate: bool = False, magic: int | None = None) -> Path:
+        def idx(dims: list[int]) -> bytes:
+            header = (magic or (0x800 | len(dims))).to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in dims)
+            payload = bytes(math.prod(dims))
+            return header + (payload[: len(payload) // 2] if truncate else payload)
+
+        directory = self.root / rel
+        directory.mkdir()
+        for split, n in (("train", 4), ("t10k", 2)):
+            (directory / f"{split}-images-idx3-ubyte").write_bytes(idx([n, 28, 28]))
+            (directory / f"{split}-labels-idx1-ubyte").write_bytes(idx([n]))
+        return directory
+
+    def _golden(self, rel: str, manifest: str, files: dict[str, int]) -> Path:
+        directory = self.root / rel
+        directory.mkdir()
+        (directory / "manifest.txt").write_text("# golden data: test\n" + manifest)
+        for name, size in files.items():
+            (directory / name).write_bytes(b"\0" * size)
+        return directory
+
+
+def run_cli(argv: list[str], expect: int | None = None) -> tuple[int, str, str]:
+    """Run devkit's entry point in-process; return (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv, sys.stdout, sys.stderr
+    sys.argv, sys.stdout, sys.stderr = ["devkit", *argv], out, err
+    code = 0
+    try:
+        cli.main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv, sys.stdout, sys.stderr = saved
+    if expect is not None:
+        assert code == expect, f"devkit {' '.join(argv)} exited {code}:\n{err.getvalue()}"
+    return code, out.getvalue(), err.getvalue()
+
+
+P = lambda i: str(i.project)  # noqa: E731
+CASES = [
+    # names
+    Case("name-starts-with-digit", lambda i: ["new-backend", "1abc", "--out", str(i.root / "n1")], "must start with a letter"),
+    Case("name-is-paddle-device", lambda i: ["new-backend", "cpu", "--out", str(i.root / "n2")], "already used by Paddle"),
+    Case("name-is-cxx-keyword", lambda i: ["new-backend", "int", "--out", str(i.root / "n3")], "C/C++ keyword"),
+    Case("name-too-long", lambda i: ["new-backend", "X" * 40, "--out", str(i.root / "n4")], "more than 32"),
+    Case("name-with-dash", lambda i: ["new-backend", "ab-c", "--out", str(i.root / "n5")], "letters, digits"),
+    Case("device-type-upper-case", lambda i: ["new-backend", "STPU", "--device-type", "Bad-Type", "--out",
+                                              str(i.root / "n6")], "device type"),
+    # output paths
+    Case("out-is-a-file", lambda i: ["new-backend", "STPU", "--out", str(i.a_file)], "is not a directory"),
+    Case("out-is-non-empty", lambda i: ["new-backend", "STPU", "--out", str(i.project)], "--force"),
+    # projects
+    Case("project-missing", lambda i: ["build", str(i.root / "nowhere")], "is not a backend project"),
+    Case("project-empty-dir", lambda i: ["build", str(i.empty_dir)], "is not a backend project"),
+    Case("pyproject-bad-toml", lambda i: ["build", str(i.bad_toml)], "is not valid TOML"),
+    Case("pyproject-not-utf8", lambda i: ["build", str(i.non_utf8)], "is not UTF-8"),
+    Case("pyproject-no-device-type", lambda i: ["build", str(i.no_device_type)], "tool.devkit.device-type is missing"),
+    Case("pyproject-numeric-name", lambda i: ["build", str(i.numeric_name)], "project.name is 5"),
+    # [tool.devkit] keys
+    Case("config-runner", lambda i: ["build", str(i.bad_runner)], "tool.devkit.runner has 'cloud'"),
+    Case("config-target", lambda i: ["config", "show", str(i.bad_target)], "tool.devkit.targets has 'riscv64'"),
+    Case("config-steps", lambda i: ["config", "show", str(i.negative_steps)], "tool.devkit.verify.steps = -1"),
+    Case("config-tolerance", lambda i: ["config", "show", str(i.text_tolerance)], "tool.devkit.tolerances.op-rtol"),
+    Case("config-unknown-key", lambda i: ["config", "show", str(i.unknown_key)], "tool.devkit.colour is not a devkit setting"),
+    Case("config-paddle-version", lambda i: ["matrix", "list", str(i.bad_paddle_pin)], "'3.x', which is not a version"),
+    Case("config-mode", lambda i: ["matrix", "list", str(i.bad_mode)], "'debug', which is not one of"),
+    Case("config-train-model", lambda i: ["config", "show", str(i.bad_train_model)], "'gpt', which is not one of"),
+    # wheels
+    Case("wheel-missing", lambda i: ["verify", "--wheel", str(i.root / "none.whl")], "does not exist"),
+    Case("wheel-truncated", lambda i: ["verify", "--wheel", str(i.truncated_wheel)], "is damaged or not a zip"),
+    Case("wheel-not-a-zip", lambda i: ["verify", "--wheel", str(i.text_wheel)], "is damaged or not a zip"),
+    Case("wheel-bad-file-name", lambda i: ["verify", "--wheel", str(i.badly_named_wheel)], "is not named like a wheel"),
+    Case("wheel-no-metadata", lambda i: ["verify", "--wheel", str(i.wheel_without_metadata)], "no .dist-info/METADATA"),
+    Case("wheel-path-traversal", lambda i: ["verify", "--wheel", str(i.traversing_wheel)], "leaves the target directory"),
+    Case("wheel-is-a-directory", lambda i: ["verify", "--wheel", str(i.empty_dir)], "is not a file"),
+    Case("check-abi-truncated-wheel", lambda i: ["check-abi", str(i.truncated_wheel)], "is damaged or not a zip"),
+    Case("check-abi-not-elf", lambda i: ["check-abi", str(i.not_elf)], "neither a wheel nor an ELF library"),
+    Case("check-abi-truncated-elf", lambda i: ["check-abi", str(i.truncated_elf), "--paddle-version", "3.3.1"],
+         "is not a readable ELF library"),
+    Case("test-ops-truncated-wheel", lambda i: ["test-ops", "--wheel", str(i.truncated_wheel)], "is damaged"),
+    Case("check-kernels-truncated-wheel", lambda i: ["check-kernels", "--wheel", str(i.truncated_wheel)], "is damaged"),
+    # bundles
+    Case("device-bundle-truncated", lambda i: ["verify", str(i.truncated_bundle_project), "--arch", "armhf"],
+         "is damaged or not a tar archive"),
+    Case("device-bundle-escaping-member", lambda i: ["verify", str(i.evil_bundle_project), "--arch", "armhf"],
+         "is unsafe to unpack"),
+    # arches and versions
+    Case("build-unknown-arch", lambda i: ["build", P(i), "--arch", "riscv64"], "unknown target architecture 'riscv64'"),
+    Case("verify-unknown-arch", lambda i: ["verify", P(i), "--arch", "sparc"], "unknown target architecture 'sparc'"),
+    Case("check-abi-arch-without-paddle", lambda i: ["check-abi", str(i.not_elf), "--arch", "armhf"],
+         "has no Paddle runtime"),
+    Case("paddle-version-not-a-version", lambda i: ["build", P(i), "--paddle-version", "latest"], "is not a version"),
+    Case("paddle-version-on-armhf", lambda i: ["build", P(i), "--arch", "armhf", "--paddle-version", "3.3.1"],
+         "has no PaddlePaddle runtime"),
+    Case("infer-dir-without-infer", lambda i: ["build", P(i), "--paddle-inference-dir", str(i.empty_dir)],
+         "applies to inference builds"),
+    # models and data
+    Case("verify-unknown-model", lambda i: ["verify", "--wheel", str(i.wheel), "--model", "gpt"], "unknown model 'gpt'"),
+    Case("verify-too-few-steps", lambda i: ["verify", "--wheel", str(i.wheel), "--steps", "3"], "too few"),
+    Case("infer-unknown-model", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model", "gpt"],
+         "unknown inference model 'gpt'"),
+    Case("model-dir-missing", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir",
+                                         str(i.root / "nomodel")], "is not a directory"),
+    Case("model-dir-empty", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir", str(i.empty_dir)],
+         "holds no exported model"),
+    Case("model-dir-broken-json", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir",
+                                             str(i.model_broken_json)], "is not a valid Paddle program"),
+    Case("data-dir-missing", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.root / "nodata")],
+         "is not a directory"),
+    Case("data-dir-without-mnist", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.empty_dir)],
+         "does not contain the four MNIST idx files"),
+    Case("mnist-truncated", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.truncated_mnist)],
+         "is truncated"),
+    Case("mnist-wrong-magic", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.wrong_magic_mnist)],
+         "is not an MNIST idx file"),
+    Case("golden-dir-missing", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.root / "nogold")],
+         "does not exist"),
+    Case("golden-missing-bin", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_missing_bin)],
+         "names y.bin, which is missing"),
+    Case("golden-short-bin", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_short_bin)],
+         "holds 8 bytes"),
+    Case("golden-escaping-path", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_escaping)],
+         "outside the golden directory"),
+    Case("golden-no-cases", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_empty)],
+         "lists no cases"),
+    Case("golden-both-directions", lambda i: ["test-ops", P(i), "--gen-golden", str(i.root / "g1"), "--golden",
+                                              str(i.golden_empty)], "exclude each other"),
+    Case("test-ops-no-paddle-arch", lambda i: ["test-ops", P(i), "--arch", "armhf"], "has no Paddle runtime"),
+    # CI
+    Case("ci-unknown-provider", lambda i: ["ci", "--provider", "jenkins", P(i)], "unknown CI provider 'jenkins'"),
+    Case("matrix-unknown-entry", lambda i: ["matrix", "run", "riscv-train", P(i)], "no matrix entry 'riscv-train'"),
+    # runners and usage (exit 2: the command line itself is wrong)
+    Case("runner-unknown", lambda i: ["build", P(i), "--runner", "cloud"], "Invalid value for '--runner'", 2),
+    Case("jobs-zero", lambda i: ["build", P(i), "--all", "--jobs", "0"], "Invalid value for '--jobs'", 2),
+    Case("unknown-option", lambda i: ["build", P(i), "--framework", "mxnet"], "No such option: --framework", 2),
+    Case("unknown-command", lambda i: ["buld", P(i)], "No such command 'buld'", 2),
+    Case("missing-argument", lambda i: ["new-backend"], "Missing argument", 2),
+]
+
+
+def snapshot(*roots: Path, files_only: tuple[Path, ...] = ()) -> dict[str, tuple[int, int]]:
+    """Every file and directory under `roots` (only the files under `files_only`: devkit's cache
+    may gain an empty work directory) with its size and modification time."""
+    state = {}
+    for root in (*roots, *files_only):
+        for path in [root, *root.rglob("*")] if root.exists() else []:
+            if root in files_only and path.is_dir():
+                continue
+            st = path.lstat()
+            state[str(path)] = (st.st_size if path.is_file() else -1, st.st_mtime_ns)
+    return state
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Inputs:
+    return Inputs(tmp_path_factory.mktemp("bad-input"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def test_catalogue_is_large_enough():
+    assert len(CASES) >= 40 and len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_gets_one_error_line(case: Case, inputs: Inputs, tmp_path):
+    argv = case.args(inputs)
+    watched = (inputs.root, Path.cwd() / "devkit-report")
+    before = snapshot(*watched, files_only=(tmp_path / "cache",))
+    code, out, err = run_cli(argv)
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == case.code, f"devkit {' '.join(argv)} exited {code}:\n{err}"
+    assert len(errors) == 1 and case.message in errors[0] and "Fix:" in errors[0], err
+    assert "Traceback" not in err and "internal error" not in err
+    assert snapshot(*watched, files_only=(tmp_path / "cache",)) == before, f"devkit {' '.join(argv)} wrote files"
