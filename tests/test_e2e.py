@@ -49,8 +49,8 @@ def test_verify_passes_with_no_fallback(built_project):
     proc = devkit("verify", str(built_project), "--runner", "host", "--json")
     summary = json.loads(proc.stdout)
     assert summary["passed"], proc.stderr
-    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops", "mnist",
-                                                      "fallback report"]
+    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops",
+                                                      "strided views", "mnist", "fallback report"]
     report = json.loads(Path(summary["report"]).read_text())
     assert report["fallback_flag"] == {"FLAGS_enable_api_kernel_fallback": False}
     assert Path(summary["plot"]).stat().st_size > 10_000  # a real PNG
@@ -115,7 +115,7 @@ def test_generated_project_tests_pass(built_project, tmp_path):
                            capture_output=True, text=True)
     assert ctest.returncode == 0, ctest.stdout
     device_test = subprocess.run([str(build / "test_stpu_device")], capture_output=True, text=True)
-    assert "8 passed, 0 failed" in device_test.stdout
+    assert "12 passed, 0 failed" in device_test.stdout
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

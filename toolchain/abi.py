@@ -247,7 +247,7 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
     try:
         return target_paddle(root / "host", Path(sys.executable), version, recipe.paddle_wheel_platform)
     except Problem as exc:
-        raise DevkitError(exc.text, exc.fix) from None
+        raise DevkitError(f"cannot get paddlepaddle=={version} for {recipe.name}: {exc.text}", exc.fix) from None
     except Exception as exc:
         raise DevkitError(f"cannot get paddlepaddle=={version} for {recipe.name} ({exc})",
                           "check the package index, or the version exists for that platform") from None

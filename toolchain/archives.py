@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import hashlib
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from email.parser import Parser
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from .errors import DevkitError
-from .payload.archive_io import UnsafeArchive, extract_zip, unsafe_zip_member, write_tar_gz
+from .payload.archive_io import UnsafeArchive, extract_zip, sha256_file, unsafe_zip_member, write_tar_gz
 
 __all__ = ["extract_tar", "extract_zip", "sha256_file", "tar_archive", "validate_wheel", "write_tar_gz", "zip_archive"]
 
@@ -34,29 +34,25 @@ def _require_file(path: Path, what: str, fix: str) -> None:
 
 
 @contextlib.contextmanager
-def zip_archive(path: Path, what: str, fix: str) -> Iterator[zipfile.ZipFile]:
-    """Open a zip file (a wheel); damage found while it is read becomes a DevkitError naming it."""
+def _opened(opener: Callable[[Path], Any], kind: str, path: Path, what: str, fix: str) -> Iterator[Any]:
+    """Open an archive; damage found while it is read (or a hostile member) becomes one DevkitError naming it."""
     _require_file(path, what, fix)
     try:
-        with zipfile.ZipFile(path) as zf:
-            yield zf
-    except UnsafeArchive as exc:
-        raise DevkitError(f"{what} {path} is unsafe to unpack: {exc}", fix) from None
-    except _CORRUPT as exc:
-        raise DevkitError(f"{what} {path} is damaged or not a zip archive ({exc or type(exc).__name__})", fix) from None
-
-
-@contextlib.contextmanager
-def tar_archive(path: Path, what: str, fix: str) -> Iterator[tarfile.TarFile]:
-    """Open a (compressed) tar file; damage found while it is read becomes a DevkitError naming it."""
-    _require_file(path, what, fix)
-    try:
-        with tarfile.open(path) as tar:
-            yield tar
-    except tarfile.FilterError as exc:
+        with opener(path) as archive:
+            yield archive
+    except (UnsafeArchive, tarfile.FilterError) as exc:
         raise DevkitError(f"{what} {path} is unsafe to unpack: {exc}", fix) from None
     except (*_CORRUPT, gzip.BadGzipFile) as exc:
-        raise DevkitError(f"{what} {path} is damaged or not a tar archive ({exc or type(exc).__name__})", fix) from None
+        raise DevkitError(f"{what} {path} is damaged or not a {kind} archive ({exc or type(exc).__name__})",
+                          fix) from None
+
+
+def zip_archive(path: Path, what: str, fix: str) -> contextlib.AbstractContextManager[zipfile.ZipFile]:
+    return _opened(zipfile.ZipFile, "zip", path, what, fix)
+
+
+def tar_archive(path: Path, what: str, fix: str) -> contextlib.AbstractContextManager[tarfile.TarFile]:
+    return _opened(tarfile.open, "tar", path, what, fix)
 
 
 def extract_tar(path: Path, dest: Path, what: str, fix: str) -> None:
@@ -94,11 +90,3 @@ def validate_wheel(path: Path, what: str = "wheel") -> None:
         if len(metadata) != 1:
             raise DevkitError(f"{what} {path} has no .dist-info/METADATA, so it is not a wheel", fix)
         Parser().parsestr(zf.read(metadata[0]).decode())
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -17,7 +17,7 @@ from .recipes import all_recipes, find_recipe
 
 MODES = ("train", "infer")
 RUNNERS = ("auto", "docker", "host")
-TRAIN_MODELS = ("mnist",)
+TRAIN_MODELS = ("mnist", "resnet_bn", "transformer")  # plugin_checks.py: LeNet, then the model battery
 INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
 CI_PROVIDERS = ("github", "gitlab")
 

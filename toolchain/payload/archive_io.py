@@ -13,6 +13,7 @@ such an archive is refused whole, before anything is written.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import stat
@@ -76,3 +77,11 @@ def write_tar_gz(src: Path, archive: Path, arcname: str) -> Path:
     with archive.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
         gz.write(buf.getvalue())
     return archive
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

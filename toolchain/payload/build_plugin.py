@@ -15,7 +15,6 @@ Prints progress lines; the last line is `ARTIFACT <path>`.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -26,9 +25,9 @@ import zipfile
 from pathlib import Path
 
 try:
-    from .archive_io import UnsafeArchive, extract_zip, write_tar_gz  # imported by devkit (check-abi)
+    from .archive_io import UnsafeArchive, extract_zip, sha256_file, write_tar_gz  # imported by devkit (check-abi)
 except ImportError:
-    from archive_io import UnsafeArchive, extract_zip, write_tar_gz  # run as a script, on the host or in a container
+    from archive_io import UnsafeArchive, extract_zip, sha256_file, write_tar_gz  # run as a script, on the host or in a container
 
 BUILD_TOOLS = ["scikit-build-core>=1.1,<2", "cmake>=3.18", "ninja"]
 
@@ -107,14 +106,6 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     return root
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Path:
     """The `paddle` package directory of the target's wheel (headers, libs, version).
 
@@ -127,7 +118,7 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
     if marker.is_file():
         recorded = json.loads(marker.read_text())
         wheel = root / "download" / recorded["wheel"]
-        if not wheel.is_file() or sha256_of(wheel) != recorded["sha256"]:
+        if not wheel.is_file() or sha256_file(wheel) != recorded["sha256"]:
             raise problem(f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
                           f"({recorded['sha256'][:16]}...)", f"delete {root} to download it again")
         for name, size in recorded["files"].items():
@@ -147,7 +138,7 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
             extract_zip(zf, root, [i.filename for i in members])
     except (zipfile.BadZipFile, UnsafeArchive) as exc:
         raise problem(f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry") from None
-    marker.write_text(json.dumps({"wheel": wheel.name, "sha256": sha256_of(wheel),
+    marker.write_text(json.dumps({"wheel": wheel.name, "sha256": sha256_file(wheel),
                                   "files": {i.filename: i.file_size for i in members}}))
     return root / "paddle"
 

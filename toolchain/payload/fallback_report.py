@@ -1,6 +1,7 @@
 """Which kernels a model ran on the device and which fell back to Paddle's CPU kernels.
 
-Trains MNIST LeNet for a few steps (and evaluates it) with kernel fallback enabled,
+Trains a model (MNIST LeNet, or one of the battery's: resnet_bn, transformer) for a few
+steps (and evaluates it) with kernel fallback enabled,
 as users run by default, with Paddle's kernel-choice logging on; then reads that log.
 Run by devkit verify in a fresh interpreter: the flags must be set before paddle loads.
 """
@@ -45,8 +46,9 @@ def parse(lines: list[str], device: str) -> dict[str, collections.Counter]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--device", required=True)
-    p.add_argument("--data", required=True)
+    p.add_argument("--device", help="default: the only registered custom device type")
+    p.add_argument("--data", help="the .npz of mnist / resnet_bn (transformer makes its own data)")
+    p.add_argument("--model", default="mnist")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -60,12 +62,22 @@ def main() -> int:
     import numpy as np
     import plugin_checks as checks  # imports paddle, after the flags above
 
-    with np.load(args.data) as npz:
-        data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
-    data["x_test"], data["y_test"] = data["x_test"][:256], data["y_test"][:256]
+    if not args.device:
+        types = checks.paddle.device.get_all_custom_device_type() or []
+        args.device = types[0] if len(types) == 1 else ""
+
+    data = None
+    if args.data:
+        with np.load(args.data) as npz:
+            data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
+        data["x_test"], data["y_test"] = data["x_test"][:256], data["y_test"][:256]
     error = ""
     try:
-        checks.train(args.device, data, args.steps, 64, 2024)
+        if args.model == "mnist":
+            checks.train(args.device, data, args.steps, 64, 2024)
+        else:
+            checks.train_model(args.model, args.device, checks.battery_data(args.model, data, 2024), args.steps, 64,
+                               2024)
     except Exception as exc:  # the report still says what ran until then
         error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     sys.stderr.flush()
@@ -78,6 +90,7 @@ def main() -> int:
         "detail": (f"{len(placements)} kernels ran; " + (f"fell back to CPU: {', '.join(fallback)}" if fallback
                    else f"all on {args.device}") + (f"; training failed: {error}" if error else "")),
         "fallback_flag": "FLAGS_enable_api_kernel_fallback=1",
+        "model": args.model,
         "kernels": {k: dict(c) for k, c in sorted(placements.items())},
         "on_device": on_device,
         "fallback": fallback,

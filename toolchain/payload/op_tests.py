@@ -136,7 +136,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
             checks.log(f"  {case} [{dtype}]: {entry['status']}")
             results.append(entry)
     if "float32" in dtypes:
-        for extra in (checks.check_optimizers, checks.check_random):
+        for extra in (checks.check_optimizers, checks.check_random, checks.check_dropout_random):
             entry = extra(device)
             if pattern and not any(pattern.search(k) for k in entry["kernels"]) and not pattern.search(entry["case"]):
                 continue

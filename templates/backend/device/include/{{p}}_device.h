@@ -188,6 +188,84 @@ typedef enum {
                                        const float* bias, float epsilon, int64_t batch,
                                        int64_t channels, int64_t spatial, float* y);
 
+/* ---- normalization, activations, dropout, indexing, strided copies --------
+ * (device/src/nn_ops.cc). Floating-point ops take a dtype: FLOAT32 or FLOAT64;
+ * optional pointers may be NULL. Channel ops view the tensor as [outer, channels,
+ * inner]: channels-first (NCHW) is [N, C, H*W], channels-last (NHWC) [N*H*W, C, 1]. */
+
+/* Batch norm with batch statistics (training). Writes y, saved_mean and
+ * saved_inv_std = 1/sqrt(var + epsilon) (biased variance over outer*inner values)
+ * and the running statistics: running_*_out = momentum * running_* + (1 - momentum)
+ * * batch value (running_*_out may alias running_*). scale/bias NULL: 1 and 0. */
+{{ p }}_status_t {{ p }}_batch_norm_training({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                      const void* scale, const void* bias, double epsilon,
+                                      double momentum, int64_t outer, int64_t channels,
+                                      int64_t inner, void* y, void* saved_mean,
+                                      void* saved_inv_std, const void* running_mean,
+                                      const void* running_var, void* running_mean_out,
+                                      void* running_var_out);
+/* Batch norm with given statistics (inference): y = (x - mean) / sqrt(var + eps) * scale + bias. */
+{{ p }}_status_t {{ p }}_batch_norm_normalize({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                       const void* mean, const void* variance,
+                                       const void* scale, const void* bias, double epsilon,
+                                       int64_t outer, int64_t channels, int64_t inner, void* y);
+/* Gradient of batch norm. global_stats == 0: mean/stat are the batch's saved mean and
+ * inverse std (from batch_norm_training); != 0: the running mean and variance that
+ * normalized x (dx does not flow through the statistics). dx/dscale/dbias may be NULL. */
+{{ p }}_status_t {{ p }}_batch_norm_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                      const void* dy, const void* mean, const void* stat,
+                                      int global_stats, double epsilon, const void* scale,
+                                      int64_t outer, int64_t channels, int64_t inner, void* dx,
+                                      void* dscale, void* dbias);
+/* Layer norm over the last `cols` values of each of `rows` rows; scale/bias have
+ * `cols` entries. mean and variance (biased) are written per row. */
+{{ p }}_status_t {{ p }}_layer_norm_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                     const void* scale, const void* bias, double epsilon,
+                                     int64_t rows, int64_t cols, void* y, void* mean,
+                                     void* variance);
+{{ p }}_status_t {{ p }}_layer_norm_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                      const void* dy, const void* mean, const void* variance,
+                                      const void* scale, double epsilon, int64_t rows,
+                                      int64_t cols, void* dx, void* dscale, void* dbias);
+/* GELU: exact x * Phi(x), or the tanh approximation when approximate != 0. */
+{{ p }}_status_t {{ p }}_gelu_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x, void* out,
+                               int64_t numel, int approximate);
+{{ p }}_status_t {{ p }}_gelu_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                const void* dout, void* dx, int64_t numel, int approximate);
+
+typedef enum {
+  /* splitmix64 counter-based stream: the same values on every architecture */
+  {{ NAME }}_RNG_COUNTER = 0,
+  /* std::mt19937_64 seeded with `seed`, one uniform float in [0,1) per element: the
+   * stream of a host framework's CPU kernels (Paddle's fixed-seed dropout) */
+  {{ NAME }}_RNG_MT19937_64 = 1,
+} {{ p }}_rng_t;
+
+/* Dropout mask: mask[i] = 0 with probability p (uniform < p), else 1. */
+{{ p }}_status_t {{ p }}_dropout_mask({{ p }}_stream_t s, uint8_t* mask, int64_t numel, float p,
+                               uint64_t seed, {{ p }}_rng_t rng);
+/* out[i] = mask[i] ? x[i] * scale : 0 (dropout forward and backward). */
+{{ p }}_status_t {{ p }}_masked_scale({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                               const uint8_t* mask, int64_t numel, double scale, void* out);
+/* Gather along the middle axis of x = [outer, axis_size, inner]:
+ * out[o, j, i] = x[o, index[j], i], j < num_index. index is INT32 or INT64; entries
+ * equal to skip_index (>= 0; -1: none) give zeros (embedding padding_idx). */
+{{ p }}_status_t {{ p }}_gather({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x, int64_t outer,
+                         int64_t axis_size, int64_t inner, {{ p }}_dtype_t index_dtype,
+                         const void* index, int64_t num_index, int64_t skip_index, void* out);
+/* The adjoint: dx = 0, then dx[o, index[j], i] += dout[o, j, i] (skip_index skipped). */
+{{ p }}_status_t {{ p }}_gather_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* dout,
+                                  int64_t outer, int64_t axis_size, int64_t inner,
+                                  {{ p }}_dtype_t index_dtype, const void* index,
+                                  int64_t num_index, int64_t skip_index, void* dx);
+/* Strided copy of a dims-shaped array: dst[sum i_d * dst_strides[d]] =
+ * src[sum i_d * src_strides[d]], strides in elements, src/dst at element 0.
+ * Materializes views (transpose, slice) and writes into them. */
+{{ p }}_status_t {{ p }}_strided_copy({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                               const {{ p }}_shape_t* dims, const void* src,
+                               const int64_t* src_strides, void* dst,
+                               const int64_t* dst_strides);
+
 /* C[M,N] = alpha * op(A) op(B) + beta * C, float32, row-major with leading
  * dimensions lda/ldb/ldc; op(X) = X or X^T. */
 {{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,

@@ -219,6 +219,84 @@ bool random_is_deterministic() {
   return ok;
 }
 
+// One small check of each op of nn_ops.cc, against values worked out by hand.
+bool batch_norm_training_and_backward() {
+  bool ok = true;
+  // [outer=2, channels=1, inner=2]: x = 1 2 3 4 -> mean 2.5, var 1.25
+  std::vector<float> x = {1, 2, 3, 4}, y(4), sm(1), sv(1), rm = {1.f}, rv = {1.f};
+  EXPECT_OK({{ p }}_batch_norm_training(nullptr, {{ NAME }}_FLOAT32, x.data(), nullptr, nullptr, 0.0, 0.9, 2, 1, 2,
+                                        y.data(), sm.data(), sv.data(), rm.data(), rv.data(), rm.data(), rv.data()));
+  EXPECT(near(sm[0], 2.5f) && near(sv[0], 1.f / std::sqrt(1.25f)) && near(y[0], -1.5f / std::sqrt(1.25f)));
+  EXPECT(near(rm[0], 0.9f + 0.25f) && near(rv[0], 0.9f + 0.125f));  // momentum update, biased variance
+  std::vector<float> dy = {1, 1, 1, 1}, dx(4), ds(1), db(1);
+  EXPECT_OK({{ p }}_batch_norm_backward(nullptr, {{ NAME }}_FLOAT32, x.data(), dy.data(), sm.data(), sv.data(), 0, 0.0,
+                                        nullptr, 2, 1, 2, dx.data(), ds.data(), db.data()));
+  EXPECT(near(db[0], 4.f) && std::fabs(ds[0]) < 1e-5f && std::fabs(dx[0]) < 1e-5f);  // constant dy: no dx
+  std::vector<float> mean = {0.f}, var = {3.f};
+  EXPECT_OK({{ p }}_batch_norm_normalize(nullptr, {{ NAME }}_FLOAT32, x.data(), mean.data(), var.data(), nullptr,
+                                         nullptr, 1.0, 2, 1, 2, y.data()));
+  EXPECT(near(y[3], 2.f));
+  return ok;
+}
+
+bool layer_norm_and_gelu() {
+  bool ok = true;
+  std::vector<double> x = {1, 3, -2, 2}, y(4), m(2), v(2), dy = {1, 0, 0, 0}, dx(4);
+  EXPECT_OK({{ p }}_layer_norm_forward(nullptr, {{ NAME }}_FLOAT64, x.data(), nullptr, nullptr, 0.0, 2, 2, y.data(),
+                                       m.data(), v.data()));
+  EXPECT(near(y[0], -1.f) && near(y[1], 1.f) && near(m[1], 0.f) && near(v[1], 4.f));
+  EXPECT_OK({{ p }}_layer_norm_backward(nullptr, {{ NAME }}_FLOAT64, x.data(), dy.data(), m.data(), v.data(), nullptr,
+                                        0.0, 2, 2, dx.data(), nullptr, nullptr));
+  EXPECT(std::fabs(dx[0] + dx[1]) < 1e-9 && std::fabs(dx[2]) < 1e-9);  // gradient sums to zero per row
+  std::vector<float> g = {0.f, 1.f, -1.f}, gy(3), one = {1, 1, 1}, gd(3);
+  EXPECT_OK({{ p }}_gelu_forward(nullptr, {{ NAME }}_FLOAT32, g.data(), gy.data(), 3, 0));
+  EXPECT(near(gy[0], 0.f) && near(gy[1], 0.841345f) && near(gy[2], -0.158655f));
+  EXPECT_OK({{ p }}_gelu_backward(nullptr, {{ NAME }}_FLOAT32, g.data(), one.data(), gd.data(), 3, 0));
+  EXPECT(near(gd[0], 0.5f) && near(gd[1], 1.083315f));
+  return ok;
+}
+
+bool dropout_mask_and_scale() {
+  bool ok = true;
+  std::vector<uint8_t> a(10000), b(10000);
+  EXPECT_OK({{ p }}_dropout_mask(nullptr, a.data(), 10000, 0.25f, 7, {{ NAME }}_RNG_COUNTER));
+  EXPECT_OK({{ p }}_dropout_mask(nullptr, b.data(), 10000, 0.25f, 7, {{ NAME }}_RNG_COUNTER));
+  EXPECT(a == b);
+  int dropped = 0;
+  for (uint8_t m : a) dropped += m == 0;
+  EXPECT(std::abs(dropped - 2500) < 200);
+  EXPECT_OK({{ p }}_dropout_mask(nullptr, b.data(), 10000, 0.25f, 7, {{ NAME }}_RNG_MT19937_64));
+  EXPECT(a != b);
+  EXPECT({{ p }}_dropout_mask(nullptr, b.data(), 10, 1.5f, 7, {{ NAME }}_RNG_COUNTER) == {{ NAME }}_ERROR_INVALID_VALUE);
+  std::vector<float> x = {1, 2, 3}, out(3);
+  std::vector<uint8_t> mask = {1, 0, 1};
+  EXPECT_OK({{ p }}_masked_scale(nullptr, {{ NAME }}_FLOAT32, x.data(), mask.data(), 3, 2.0, out.data()));
+  EXPECT(out[0] == 2.f && out[1] == 0.f && out[2] == 6.f);
+  return ok;
+}
+
+bool gather_and_strided_copy() {
+  bool ok = true;
+  // x = [[0 1] [2 3] [4 5]] ; rows 2, 0, 2 (row 0 is the padding row: zeros)
+  std::vector<float> x = {0, 1, 2, 3, 4, 5}, out(6), dx(6);
+  std::vector<int64_t> idx = {2, 0, 2};
+  EXPECT_OK({{ p }}_gather(nullptr, {{ NAME }}_FLOAT32, x.data(), 1, 3, 2, {{ NAME }}_INT64, idx.data(), 3, 0, out.data()));
+  EXPECT(out[0] == 4.f && out[1] == 5.f && out[2] == 0.f && out[3] == 0.f && out[4] == 4.f);
+  std::vector<float> ones(6, 1.f);
+  EXPECT_OK({{ p }}_gather_backward(nullptr, {{ NAME }}_FLOAT32, ones.data(), 1, 3, 2, {{ NAME }}_INT64, idx.data(), 3,
+                                    -1, dx.data()));
+  EXPECT(dx[0] == 1.f && dx[2] == 0.f && dx[4] == 2.f);
+  idx[0] = 3;  // out of range
+  EXPECT({{ p }}_gather(nullptr, {{ NAME }}_FLOAT32, x.data(), 1, 3, 2, {{ NAME }}_INT64, idx.data(), 3, -1, out.data()) ==
+         {{ NAME }}_ERROR_INVALID_VALUE);
+  // the transpose view of a [3,2] array (strides 1, 2) made contiguous
+  const {{ p }}_shape_t dims = shape({2, 3});
+  const int64_t view_strides[] = {1, 2}, dense[] = {3, 1};
+  EXPECT_OK({{ p }}_strided_copy(nullptr, {{ NAME }}_FLOAT32, &dims, x.data(), view_strides, out.data(), dense));
+  EXPECT(out[0] == 0.f && out[1] == 2.f && out[2] == 4.f && out[3] == 1.f && out[5] == 5.f);
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -230,6 +308,10 @@ int main() {
   run("broadcast_and_reduce", broadcast_and_reduce);
   run("softmax_cross_entropy", softmax_cross_entropy);
   run("random_is_deterministic", random_is_deterministic);
+  run("batch_norm_training_and_backward", batch_norm_training_and_backward);
+  run("layer_norm_and_gelu", layer_norm_and_gelu);
+  run("dropout_mask_and_scale", dropout_mask_and_scale);
+  run("gather_and_strided_copy", gather_and_strided_copy);
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

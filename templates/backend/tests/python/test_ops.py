@@ -21,6 +21,11 @@ CASES = {
     "softmax": (lambda x: F.softmax(x), [u(4, 10)]),
     "relu": (lambda x: F.relu(x), [u(6, 6)]),
     "mean": (lambda x: paddle.mean(x), [u(4, 5)]),
+    "batch_norm_training": (lambda x, g, b: F.batch_norm(x, paddle.zeros([3]), paddle.ones([3]), g, b, training=True),
+                            [u(4, 3, 5, 5), u(3), u(3)]),
+    "layer_norm": (lambda x, g, b: F.layer_norm(x, [6], g, b), [u(4, 6), u(6), u(6)]),
+    "gelu": (lambda x: F.gelu(x), [u(4, 6)]),
+    "transpose_view": (lambda x: paddle.transpose(x, [1, 0]) * 2.0, [u(3, 4)]),  # a strided view: contiguous
 }
 
 
