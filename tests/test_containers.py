@@ -64,8 +64,8 @@ def test_x86_64_container_build_matches_host_contract(project):
 def test_x86_64_container_verify(project):
     summary = json.loads(devkit("verify", str(project), "--runner", "docker", "--json").stdout)
     assert summary["passed"], summary
-    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops", "mnist",
-                                                      "fallback report"]
+    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops",
+                                                      "strided views", "mnist", "fallback report"]
 
 
 def test_aarch64_cross_build(project):
@@ -113,7 +113,7 @@ def test_check_abi_rejects_armhf_library_for_aarch64(project, tmp_path):
 def test_armhf_device_tests_pass_under_emulation(project):
     summary = json.loads(devkit("verify", str(project), "--arch", "armhf", "--json").stdout)
     assert summary["passed"], summary
-    assert summary["checks"][0]["detail"] == "8 passed, 0 failed"
+    assert summary["checks"][0]["detail"] == "12 passed, 0 failed"
 
 
 def test_aarch64_inference_under_emulation(project):

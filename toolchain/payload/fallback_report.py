@@ -31,11 +31,15 @@ def parse(lines: list[str], device: str) -> dict[str, collections.Counter]:
         if m := KEY.search(line):
             key_backend, fell_back = m.group(2), None
         elif m := MISSING.search(line):
+            # Counted here, not at the kernel line: some ops (dropout, layer_norm, contiguous) are
+            # dispatched without the API's kernel-key line, and their fallback must not go unseen.
             fell_back = m.group(2)
+            if m.group(1) == device:
+                placements[fell_back]["cpu_fallback"] += 1
         elif (m := KERNEL.search(line)) and key_backend is not None:
             kernel = m.group(1)
             if fell_back == kernel:
-                placements[kernel]["cpu_fallback"] += 1
+                pass  # counted at its "missing" line
             elif key_backend == device:
                 placements[kernel]["device"] += 1
             else:
