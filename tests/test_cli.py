@@ -129,3 +129,10 @@ def test_installed_dependencies_are_consistent_and_declared():
                 if not {d.lower() for d in providers.get(top, [])} & declared:
                     missing.add(f"{source.name}: {top}")
     assert not missing, f"imported but not declared in pyproject.toml: {sorted(missing)}"
+
+
+def test_help_keeps_bracketed_text():
+    """`[tool.devkit]` in a help text is text, not rich markup (it used to vanish)."""
+    text = " ".join(devkit("build", "--help").stdout.split())
+    assert "(default: [tool.devkit] runner)" in text
+    assert "mnist (LeNet), resnet_bn" in " ".join(devkit("verify", "--help").stdout.split())

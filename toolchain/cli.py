@@ -27,7 +27,9 @@ from .render import render_backend
 from .verification import VerifyRequest, run_verification
 from .verify import find_wheel
 
+# Help texts are plain text: "[tool.devkit]" must not be read as rich markup (it vanished).
 app = typer.Typer(
+    rich_markup_mode=None,
     help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
     no_args_is_help=True,
     add_completion=False,
@@ -222,7 +224,7 @@ def print_verify_result(result, recipe) -> None:
     err.print(f"report: {result.report_path}" + (f"  plot: {result.plot_path}" if result.plot_path else ""))
 
 
-matrix_app = typer.Typer(help="The project's build matrix ([tool.devkit] targets x modes x Paddle versions).",
+matrix_app = typer.Typer(rich_markup_mode=None, help="The project's build matrix ([tool.devkit] targets x modes x Paddle versions).",
                          no_args_is_help=True)
 app.add_typer(matrix_app, name="matrix")
 
@@ -308,7 +310,7 @@ def ci_command(
         err.print(f"[green]✓[/] wrote {path}: {len(entries)} jobs ({', '.join(e.id for e in entries)})")
 
 
-config_app = typer.Typer(help="The project's [tool.devkit] configuration.", no_args_is_help=True)
+config_app = typer.Typer(rich_markup_mode=None, help="The project's [tool.devkit] configuration.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
 
 
@@ -468,7 +470,7 @@ def check_abi_command(
         raise DevkitError(f"{len(errors)} ABI problem(s) in {path.name}: {errors[0].problem}", errors[0].fix)
 
 
-images_app = typer.Typer(help="Builder and verify container images.", no_args_is_help=True)
+images_app = typer.Typer(rich_markup_mode=None, help="Builder and verify container images.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 
 
