@@ -18,14 +18,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from devkit.container import ContainerRunner, Mount
-from devkit.engine import Engine, tar_context
-from devkit.envs import cache_root
-from devkit.images import base_tag, builder_spec, ensure_image
-from devkit.naming import parse_backend_name
-from devkit.recipes import find_recipe
-from devkit.render import render_backend
-from devkit.runner import Step
+from devkit.run.container import ContainerRunner, Mount
+from devkit.run.engine import Engine, tar_context
+from devkit.run.envs import cache_root
+from devkit.run.images import base_tag, builder_spec, ensure_image
+from devkit.project.naming import parse_backend_name
+from devkit.project.recipes import find_recipe
+from devkit.scaffold.render import render_backend
+from devkit.run.step import Step
 
 SOURCES = ["device/src/ops.cc", "device/src/device.cc", "runtime/runtime.cc",
            "kernels/elementwise_kernels.cc", "kernels/matmul_kernels.cc"]

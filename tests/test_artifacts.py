@@ -4,9 +4,9 @@ import zipfile
 
 import pytest
 
-from devkit.artifacts import check_plugin_wheel
-from devkit.errors import DevkitError
-from devkit.recipes import find_recipe
+from devkit.build.artifacts import check_plugin_wheel
+from devkit.util.errors import DevkitError
+from devkit.project.recipes import find_recipe
 
 
 def make_wheel(path, so_bytes, requires="paddlepaddle==3.3.1", tag="py3-none-linux_x86_64"):

@@ -125,4 +125,4 @@ def test_generated_ci_installs_this_devkit(project, tmp_path):
     assert chosen["metadata"]["name"] == "accelerator-devkit" and chosen["metadata"]["version"] == __version__
     assert Path(chosen["download_info"]["url"].removeprefix("file://")).name == wheel.name
     entry_points = subprocess.run([sys.executable, "-m", "zipfile", "-l", str(wheel)], capture_output=True, text=True)
-    assert "devkit/cli.py" in entry_points.stdout  # the wheel carries the devkit command's package
+    assert "devkit/cli/app.py" in entry_points.stdout  # the wheel carries the devkit command's package

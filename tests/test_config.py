@@ -12,9 +12,9 @@ import tomllib
 import pytest
 
 from conftest import devkit
-from devkit.config import DevkitConfig, parse_config
-from devkit.errors import DevkitError
-from devkit.matrix import matrix_entries
+from devkit.project.config import DevkitConfig, parse_config
+from devkit.util.errors import DevkitError
+from devkit.matrix.entries import matrix_entries
 
 
 def parse(table: dict) -> DevkitConfig:

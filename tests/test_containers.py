@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import devkit
-from devkit.doctor import run_doctor
-from devkit.engine import Engine
+from devkit.run.doctor import run_doctor
+from devkit.run.engine import Engine
 
 pytestmark = [
     pytest.mark.container,

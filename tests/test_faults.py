@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from conftest import devkit
-from devkit.archives import extract_tar, validate_wheel, write_tar_gz
-from devkit.errors import DevkitError
+from devkit.util.archives import extract_tar, validate_wheel, write_tar_gz
+from devkit.util.errors import DevkitError
 from devkit.payload.build_plugin import Problem, target_paddle
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root (CI runs as root)")
@@ -246,7 +246,7 @@ def _cached_target_wheel(cache: Path) -> Path:
     wheel = root / "download" / "paddlepaddle-3.2.2-cp311-cp311-manylinux2014_aarch64.whl"
     wheel.write_bytes(b"the wheel as downloaded")
     (root / "paddle" / "libs" / "libphi_core.so").write_bytes(b"\x7fELF core")
-    from devkit.archives import sha256_file
+    from devkit.util.archives import sha256_file
 
     (root / "devkit-unpacked.json").write_text(json.dumps({
         "wheel": wheel.name, "sha256": sha256_file(wheel), "files": {"paddle/libs/libphi_core.so": 9}}))

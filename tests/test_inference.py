@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import devkit
-from devkit.envs import cache_root
+from devkit.run.envs import cache_root
 
 pytestmark = pytest.mark.e2e
 

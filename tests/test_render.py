@@ -3,9 +3,9 @@ import time
 
 import pytest
 
-from devkit.errors import DevkitError
-from devkit.naming import parse_backend_name
-from devkit.render import render_backend
+from devkit.util.errors import DevkitError
+from devkit.project.naming import parse_backend_name
+from devkit.scaffold.render import render_backend
 
 EXPECTED = [
     "CMakeLists.txt", "pyproject.toml", "README.md", "compile.sh", "cmake/FindPaddle.cmake",

@@ -2,8 +2,8 @@ import sys
 
 import pytest
 
-from devkit.errors import DevkitError
-from devkit.runner import HostRunner, Step, diagnostic_lines
+from devkit.util.errors import DevkitError
+from devkit.run.step import HostRunner, Step, diagnostic_lines
 
 
 def test_host_runner_returns_output_and_logs(tmp_path):
@@ -36,7 +36,7 @@ def test_cmake_messages_keep_their_continuation_lines():
 def test_container_paths_map_through_the_deepest_mount(tmp_path):
     from pathlib import Path
 
-    from devkit.container import ContainerRunner, Mount
+    from devkit.run.container import ContainerRunner, Mount
 
     project = tmp_path / "proj"
     (project / "build").mkdir(parents=True)
@@ -50,7 +50,7 @@ def test_container_paths_map_through_the_deepest_mount(tmp_path):
 
 
 def test_host_pip_settings_pass_the_ca_bundle_not_local_indexes(monkeypatch, tmp_path):
-    from devkit import container
+    from devkit.run import container
 
     cert = tmp_path / "ca.crt"
     cert.write_text("cert")
@@ -74,7 +74,7 @@ def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
     import io
     import tarfile
 
-    from devkit.container import ContainerRunner, Mount
+    from devkit.run.container import ContainerRunner, Mount
 
     project = tmp_path / "proj"
     (project / "build" / "obj").mkdir(parents=True)
@@ -100,7 +100,7 @@ def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
     ("ssh://me@arm64-box", "", "copy"), ("tcp://127.0.0.1:2375", "bind", "bind"), ("", "copy", "copy"),
 ])
 def test_engine_files_mode(monkeypatch, docker_host, forced, mode):
-    from devkit.engine import Engine
+    from devkit.run.engine import Engine
 
     monkeypatch.setenv("DOCKER_HOST", docker_host)
     monkeypatch.setenv("DEVKIT_ENGINE_FILES", forced)

@@ -1,0 +1,67 @@
+"""Checks on built artifacts before devkit reports them as built."""
+
+from __future__ import annotations
+
+import io
+from email.parser import Parser
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+from packaging.requirements import Requirement
+from packaging.utils import parse_wheel_filename
+
+from ..util.archives import zip_archive
+from ..util.errors import DevkitError
+from ..project.recipes import Recipe
+
+
+def elf_machine(data: bytes) -> str:
+    return ELFFile(io.BytesIO(data))["e_machine"]
+
+
+def check_elf_bytes(data: bytes, what: str, recipe: Recipe) -> None:
+    machine = elf_machine(data)
+    if machine != recipe.elf_machine:
+        raise DevkitError(
+            f"{what} is built for {machine}, not {recipe.elf_machine} ({recipe.name})",
+            f"rebuild with devkit build --arch {recipe.name}",
+        )
+
+
+def paddle_requirements(wheel: Path) -> list[Requirement]:
+    """The wheel's Requires-Dist entries on paddlepaddle."""
+    with zip_archive(wheel, "wheel", "pass a wheel built by `devkit build`") as zf:
+        meta_name = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
+        if meta_name is None:
+            raise DevkitError(f"{wheel} has no .dist-info/METADATA, so it is not a wheel", "rebuild it with devkit build")
+        metadata = Parser().parsestr(zf.read(meta_name).decode())
+    return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "paddlepaddle"]
+
+
+def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict[str, object]:
+    """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
+    name, version, _, tags = parse_wheel_filename(wheel.name)
+    tag_strings = sorted(str(t) for t in tags)
+    expected_tag = recipe.wheel_tag
+    if expected_tag not in tag_strings:
+        raise DevkitError(
+            f"{wheel.name} has tags {', '.join(tag_strings)}, expected {expected_tag}",
+            "keep wheel.py-api = \"py3\" in the project's pyproject.toml and build for the right target",
+        )
+    with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
+        libs = [n for n in zf.namelist() if n.startswith("paddle_custom_device/") and n.endswith(".so")]
+        if not libs:
+            raise DevkitError(
+                f"{wheel.name} contains no paddle_custom_device/*.so, so Paddle would load nothing",
+                "install the plugin target to paddle_custom_device in CMakeLists.txt",
+            )
+        for lib in libs:
+            check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
+    paddle_pins = paddle_requirements(wheel)
+    if not paddle_pins or str(paddle_pins[0].specifier) != f"=={paddle_version}":
+        found = ", ".join(str(r) for r in paddle_pins) or "no paddlepaddle"
+        raise DevkitError(
+            f"{wheel.name} requires {found}, expected paddlepaddle=={paddle_version}",
+            "keep the paddle_pin dynamic-metadata provider in the project's pyproject.toml",
+        )
+    return {"name": str(name), "version": str(version), "tag": expected_tag, "libraries": libs}

@@ -1,0 +1,185 @@
+"""`devkit build`: compile a backend project for one target.
+
+The same payload (payload/build_plugin.py) runs on the host or in the builder
+container; this module decides what to build, runs it through a Runner, checks
+the artifact and publishes it to PROJECT/dist/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from ..build.abi import require_abi
+from ..build.artifacts import check_elf_bytes, check_plugin_wheel
+from ..build.bundles import bundle_name as inference_bundle_name
+from ..build.bundles import make_inference_bundle
+from ..util.archives import sha256_file, tar_archive
+from ..util.console import err
+from ..util.errors import DevkitError
+from ..util.fsutil import exclusive_lock, publish_file
+from ..project.project import Project
+from ..project.recipes import Recipe
+from ..util.resources import PAYLOAD_DIR, resource_dir
+from ..run.step import Runner, Step
+from ..run.select import BuildPlace, build_place
+
+_COMPILE_LINE = re.compile(r"Building (C|CXX) object")
+PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    recipe: Recipe
+    paddle_version: str | None   # None: the target has no Paddle runtime (device library only)
+    clean: bool = False
+    runner: str = "auto"
+    infer: bool = False          # ON_INFER build plus an inference bundle
+    inference_dir: Path | None = None  # an unpacked Paddle Inference release to link
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    artifact: Path
+    kind: str   # "wheel" or "device-bundle"
+    arch: str
+    paddle_version: str | None
+    seconds: float
+    compiled_files: int
+    log: Path
+    runner: str
+    bundle: Path | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "artifact": str(self.artifact), "kind": self.kind, "arch": self.arch,
+            "paddle_version": self.paddle_version, "seconds": round(self.seconds, 2),
+            "compiled_files": self.compiled_files, "log": str(self.log), "runner": self.runner,
+            "inference_bundle": str(self.bundle) if self.bundle else None,
+            "sha256": sha256_file(self.artifact),
+            "inference_bundle_sha256": sha256_file(self.bundle) if self.bundle else None,
+            **({"wheel": str(self.artifact)} if self.kind == "wheel" else {}),
+        }
+
+
+def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
+    if not recipe.has_paddle_runtime:
+        if requested:
+            raise DevkitError(f"target {recipe.name} has no PaddlePaddle runtime, so --paddle-version does not apply",
+                              f"drop --paddle-version for --arch {recipe.name}")
+        return None
+    version = requested or recipe.paddle_version
+    try:
+        Version(version or "")
+    except InvalidVersion:
+        raise DevkitError(f"--paddle-version {version!r} is not a version", "use e.g. --paddle-version 3.3.1") from None
+    return version
+
+
+def device_bundle_name(project: Project, recipe: Recipe) -> str:
+    return f"{project.distribution}-device-{project.version}-{recipe.name}"
+
+
+def device_bundle_path(project: Project, recipe: Recipe) -> Path:
+    """Where `devkit build` puts the device library bundle of a target without a Paddle runtime."""
+    return project.dist_dir / f"{device_bundle_name(project, recipe)}.tar.gz"
+
+
+def build(project: Project, options: BuildOptions) -> BuildResult:
+    """Build one target; a second devkit building the same target of the project waits its turn,
+    so dist/ never holds a mix of two builds."""
+    lock = project.root / "build" / f".devkit-{options.recipe.name}.lock"
+    with exclusive_lock(lock, lambda holder: err.print(
+            f"[yellow]![/] another devkit build of {project.name} for {options.recipe.name} is running ({holder}); "
+            "waiting for it to finish")):
+        return _build(project, options)
+
+
+def _build(project: Project, options: BuildOptions) -> BuildResult:
+    recipe = options.recipe
+    start = time.monotonic()
+    # One build tree and log per (target, Paddle version, mode): matrix entries never share one.
+    other_paddle = options.paddle_version and options.paddle_version != recipe.paddle_version
+    variant = (f"-paddle{options.paddle_version}" if other_paddle else "") + ("-infer" if options.infer else "")
+    log = project.log_dir / f"build-{recipe.name}{variant}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("")
+    device_only = options.paddle_version is None
+    if device_only:
+        err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: building the {project.name} "
+                  f"device library and its tests (no plugin wheel)")
+    # A failed build must not leave an older artifact looking like its result.
+    for stale in project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"):
+        stale.unlink()
+    for stale in (device_bundle_path(project, recipe), project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz"):
+        stale.unlink(missing_ok=True)
+    build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{variant}"
+    if options.clean:
+        shutil.rmtree(project.root / build_dir, ignore_errors=True)
+
+    with tempfile.TemporaryDirectory(prefix="devkit-out-") as tmp:
+        out = Path(tmp)
+        inputs = [options.inference_dir] if options.inference_dir else []
+        place: BuildPlace = build_place(options.runner, recipe, project, out, log, inputs)
+        runner: Runner = place.runner
+        cross = not place.machine_recipe.matches(recipe.name)
+        argv = [
+            runner.python, runner.path(PAYLOAD),
+            "--project", runner.path(project.root), "--out", runner.path(out),
+            "--cache", runner.path(place.cache), "--env-key", runner.key,
+            "--build-dir", build_dir, "--target", recipe.name,
+            "--paddle-version", options.paddle_version or "",
+        ]
+        if cross or device_only:
+            argv += ["--toolchain-file", runner.path(resource_dir("images") / recipe.toolchain_file)]
+        if cross and not device_only:
+            argv += ["--paddle-platform", recipe.paddle_wheel_platform, "--wheel-tag", recipe.wheel_tag]
+        if device_only:
+            argv += ["--device-only", "--bundle-name", device_bundle_name(project, recipe)]
+        what = "device library" if device_only else f"plugin wheel (paddle {options.paddle_version})"
+        output = runner.run(Step(
+            title=f"build {project.name} {what} for {recipe.name}" + (" (cross)" if cross else "")
+            + (" with ON_INFER" if options.infer else ""),
+            argv=argv, log=log, cwd=Path(runner.path(project.root)),
+            env={"CCACHE_DIR": runner.path(place.cache / "ccache"), "ON_INFER": "ON" if options.infer else "OFF",
+                 "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
+                 "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else ""},
+        ))
+        artifacts = [p for p in out.iterdir() if p.is_file()]
+        if len(artifacts) != 1:
+            raise DevkitError(f"the build produced {len(artifacts)} artifacts, expected 1", "inspect the log", log=log)
+        artifact = artifacts[0]
+        if device_only:
+            check_device_bundle(artifact, recipe)
+        else:
+            check_plugin_wheel(artifact, recipe, options.paddle_version or "")
+            require_abi(artifact, recipe, options.paddle_version or "")
+        final = publish_file(artifact, project.dist_dir)
+    bundle = None
+    if options.infer:
+        bundle = make_inference_bundle(project, recipe, project.root / build_dir,
+                                       None if device_only else final, final if device_only else None,
+                                       options.paddle_version)
+    return BuildResult(
+        artifact=final, kind="device-bundle" if device_only else "wheel", arch=recipe.name,
+        paddle_version=options.paddle_version, seconds=time.monotonic() - start,
+        compiled_files=len(_COMPILE_LINE.findall(output)), log=log, runner=runner.name, bundle=bundle,
+    )
+
+
+def check_device_bundle(archive: Path, recipe: Recipe) -> None:
+    """Every binary in a device bundle is built for the target."""
+    with tar_archive(archive, "device bundle", "rebuild it with devkit build --clean") as tar:
+        members = [m for m in tar.getmembers() if m.isfile() and "/tests/" in m.name]
+        if not members:
+            raise DevkitError(f"{archive.name} holds no test binaries", "check the device library build log")
+        for member in members:
+            data = tar.extractfile(member).read()  # type: ignore[union-attr]
+            check_elf_bytes(data, f"{archive.name}:{member.name}", recipe)

@@ -1,0 +1,146 @@
+"""The build matrix of a project: targets x modes x Paddle versions, from [tool.devkit].
+
+`devkit build --all` builds every entry (one lane per target, lanes in parallel);
+`devkit matrix run ID` builds and verifies one entry, and is what each CI job runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..project.config import DevkitConfig
+from ..util.errors import DevkitError
+from ..util.fsutil import publish_file
+from ..verify.junit import Case, write_junit
+from ..project.project import Project
+from ..project.recipes import Recipe, find_recipe
+
+
+@dataclass(frozen=True)
+class Entry:
+    recipe: Recipe
+    mode: str                    # train | infer | device (targets without a Paddle runtime)
+    paddle_version: str | None
+
+    @property
+    def id(self) -> str:
+        if self.paddle_version is None:
+            return f"{self.recipe.name}-device"
+        return f"{self.recipe.name}-{self.mode}-paddle{self.paddle_version}"
+
+    @property
+    def infer(self) -> bool:
+        return self.mode == "infer"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"id": self.id, "target": self.recipe.name, "mode": self.mode, "paddle_version": self.paddle_version,
+                "oci_platform": self.recipe.oci_platform, "command": f"devkit matrix run {self.id}"}
+
+
+def matrix_entries(config: DevkitConfig) -> list[Entry]:
+    entries: list[Entry] = []
+    for target in config.targets:
+        recipe = find_recipe(target)
+        if not recipe.has_paddle_runtime:
+            entries.append(Entry(recipe, "device", None))
+            continue
+        for version in config.paddle_versions.get(recipe.name, (recipe.paddle_version,)):
+            for mode in config.modes:
+                entries.append(Entry(recipe, mode, version))
+    return entries
+
+
+def find_entry(config: DevkitConfig, entry_id: str) -> Entry:
+    entries = matrix_entries(config)
+    for entry in entries:
+        if entry.id == entry_id:
+            return entry
+    raise DevkitError(f"no matrix entry {entry_id!r} in this project",
+                      f"use one of: {', '.join(e.id for e in entries)} (see `devkit matrix list`)")
+
+
+@dataclass
+class EntryOutcome:
+    entry: Entry
+    step: str = "build"
+    passed: bool = False
+    seconds: float = 0.0
+    artifacts: list[Path] = field(default_factory=list)
+    error: str = ""
+    log: Path | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {**self.entry.as_dict(), "step": self.step, "result": "passed" if self.passed else "failed",
+                "seconds": round(self.seconds, 1), "artifacts": [str(a) for a in self.artifacts],
+                "error": self.error, "log": str(self.log) if self.log else None}
+
+
+def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
+    """Build one entry; its artifacts are copied to dist/matrix/ID/ (entries of one target
+    share dist/, where the next entry replaces them)."""
+    from ..build.plugin import BuildOptions, build
+
+    outcome = EntryOutcome(entry)
+    start = time.monotonic()
+    try:
+        result = build(project, BuildOptions(recipe=entry.recipe, paddle_version=entry.paddle_version,
+                                             runner=runner, infer=entry.infer))
+        outcome.log = result.log
+        target = project.dist_dir / "matrix" / entry.id
+        shutil.rmtree(target, ignore_errors=True)
+        outcome.artifacts = [publish_file(p, target) for p in (result.artifact, result.bundle) if p]
+        outcome.passed = True
+    except DevkitError as exc:
+        outcome.error = exc.one_line()
+        outcome.log = exc.log
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def default_jobs() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def build_all(project: Project, entries: list[Entry], runner: str, jobs: int) -> list[EntryOutcome]:
+    """Entries of one target run in order in one lane (they share its build cache); lanes run in parallel."""
+    lanes: dict[str, list[Entry]] = {}
+    for entry in entries:
+        lanes.setdefault(entry.recipe.name, []).append(entry)
+    _prepare_builder_image(runner, project)
+
+    def run_lane(lane: list[Entry]) -> list[EntryOutcome]:
+        return [build_entry(project, e, runner) for e in lane]
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(run_lane, lanes.values()))
+    by_id = {o.entry.id: o for lane in results for o in lane}
+    return [by_id[e.id] for e in entries]
+
+
+def _prepare_builder_image(runner: str, project: Project) -> None:
+    """Build the shared builder image once, before lanes would race to build it."""
+    from ..run.engine import Engine
+    from ..run.images import builder_spec, ensure_image
+    from ..run.select import use_container
+
+    if use_container(runner):
+        ensure_image(Engine.connect(), builder_spec(), project.log_dir / "images.log")
+
+
+def write_reports(outcomes: list[EntryOutcome], report_dir: Path, suite: str) -> tuple[Path, Path]:
+    """report.json and JUnit XML (one testcase per entry) for CI dashboards."""
+    report_dir.mkdir(parents=True, exist_ok=True)
+    json_path = report_dir / "report.json"
+    json_path.write_text(json.dumps({"suite": suite, "passed": all(o.passed for o in outcomes),
+                                     "entries": [o.as_dict() for o in outcomes]}, indent=2) + "\n")
+    junit_path = write_junit(report_dir / "junit.xml", suite, [
+        Case(name=f"{o.entry.id} {o.step}", classname=f"{suite}.{o.entry.recipe.name}", seconds=o.seconds,
+             failure=None if o.passed else f"{o.error}\nlog: {o.log}", output="\n".join(str(a) for a in o.artifacts))
+        for o in outcomes])
+    return json_path, junit_path

@@ -1,0 +1,191 @@
+"""The `[tool.devkit]` table of a backend's pyproject.toml, parsed once into frozen dataclasses.
+
+Every key is checked: an unknown key or a value of the wrong kind is an error that
+names the key (`tool.devkit.verify.steps`), so a typo never silently means "default".
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from .. import DISTRIBUTION, __version__
+from ..util.errors import DevkitError
+from ..project.recipes import all_recipes, find_recipe
+
+MODES = ("train", "infer")
+RUNNERS = ("auto", "docker", "host")
+TRAIN_MODELS = ("mnist", "resnet_bn", "transformer")  # plugin_checks.py: LeNet, then the model battery
+INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
+CI_PROVIDERS = ("github", "gitlab")
+
+
+def default_targets() -> tuple[str, ...]:
+    """Every recipe, x86_64 (where Paddle publishes the most) first."""
+    names = [r.name for r in all_recipes()]
+    return tuple(sorted(names, key=lambda n: n != "x86_64"))
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    op_rtol: float = 1e-4           # forward op results vs Paddle CPU
+    op_atol: float = 1e-5
+    grad_rtol: float = 1e-3         # gradients vs Paddle CPU
+    grad_atol: float = 1e-4
+    min_loss_drop: float = 0.5      # MNIST: mean of the last 10 losses <= (1 - this) x the first 10
+    min_accuracy: float = 0.85      # MNIST held-out accuracy
+    max_curve_diff: float = 0.05    # MNIST per-step |loss_device - loss_cpu|
+    infer_rtol: float = 1e-4        # inference outputs vs Paddle CPU
+    infer_atol: float = 1e-5
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    train_model: str = "mnist"
+    steps: int = 200                # native targets
+    emulated_steps: int = 100       # targets run under qemu (about 10x slower)
+    infer_models: tuple[str, ...] = ("mnist",)
+    warmup: int = 10
+    repeats: int = 30
+
+
+@dataclass(frozen=True)
+class CiSettings:
+    # What the CI job pip-installs to get devkit: this devkit (the version that wrote the
+    # workflow) by default; a version on your index, a git URL or a path otherwise.
+    devkit_requirement: str = f"{DISTRIBUTION}=={__version__}"
+    python: str = "3.11"
+
+
+@dataclass(frozen=True)
+class DevkitConfig:
+    name: str
+    device_type: str
+    targets: tuple[str, ...] = field(default_factory=lambda: default_targets())
+    modes: tuple[str, ...] = ("train", "infer")
+    paddle_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # recipe name -> versions
+    runner: str = "auto"
+    jobs: int = 0                   # parallel matrix lanes; 0: one per 2 CPUs
+    verify: VerifySettings = VerifySettings()
+    tolerances: Tolerances = Tolerances()
+    ci: CiSettings = CiSettings()
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _fail(key: str, problem: str, fix: str) -> DevkitError:
+    return DevkitError(f"pyproject.toml: tool.devkit.{key} {problem}", fix)
+
+
+def _check_keys(table: dict, known: set[str], prefix: str) -> None:
+    for key in table:
+        if key not in known:
+            where = f"{prefix}.{key}" if prefix else key
+            raise _fail(where, "is not a devkit setting", f"remove it or use one of: {', '.join(sorted(known))}")
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _number(value: Any, key: str, kind: type, minimum: float) -> Any:
+    ok = isinstance(value, (int, float)) if kind is float else isinstance(value, int)
+    if not ok or isinstance(value, bool) or value < minimum:
+        raise _fail(key, f"= {value!r} must be a{'n integer' if kind is int else ' number'} >= {minimum}",
+                    f"set e.g. {key.rsplit('.', 1)[-1]} = {kind(minimum) if minimum else kind(1)}")
+    return kind(value)
+
+
+def _choices(value: Any, key: str, allowed: tuple[str, ...], many: bool) -> Any:
+    items = value if many else [value]
+    if (many and not isinstance(value, list)) or not items or not all(isinstance(v, str) for v in items):
+        raise _fail(key, f"= {value!r} must be {'a non-empty list of strings' if many else 'a string'}",
+                    f"use {key.rsplit('.', 1)[-1]} = {list(allowed) if many else repr(allowed[0])}")
+    for v in items:
+        if v not in allowed:
+            raise _fail(key, f"has {v!r}, which is not one of {', '.join(allowed)}", f"use one of: {', '.join(allowed)}")
+    return tuple(items) if many else value
+
+
+def _section(table: Any, key: str, cls: type, choices: dict[str, tuple[str, ...]]) -> Any:
+    if not isinstance(table, dict):
+        raise _fail(key, "must be a table", f"write it as [tool.devkit.{key}]")
+    defaults = cls()
+    _check_keys(table, {_kebab(f) for f in asdict(defaults)}, key)
+    values = {}
+    for name, default in asdict(defaults).items():
+        if _kebab(name) not in table:
+            continue
+        raw, where = table[_kebab(name)], f"{key}.{_kebab(name)}"
+        if name in choices:
+            values[name] = _choices(raw, where, choices[name], isinstance(default, tuple))
+        elif isinstance(default, str):
+            if not isinstance(raw, str) or not raw:
+                raise _fail(where, f"= {raw!r} must be a non-empty string", f"e.g. {_kebab(name)} = {default!r}")
+            values[name] = raw
+        else:
+            values[name] = _number(raw, where, type(default), 1 if name == "repeats" else 0)
+    return cls(**values)
+
+
+def _paddle_versions(table: Any) -> dict[str, tuple[str, ...]]:
+    if not isinstance(table, dict):
+        raise _fail("paddle-versions", "must be a table of target = [versions]",
+                    'write e.g. [tool.devkit.paddle-versions] then x86_64 = ["3.3.1"]')
+    resolved: dict[str, tuple[str, ...]] = {}
+    for target, versions in table.items():
+        key = f"paddle-versions.{target}"
+        try:
+            recipe = find_recipe(target)
+        except DevkitError as exc:
+            raise _fail(key, f"names an unknown target ({exc.fix})", "use a recipe name") from None
+        if not recipe.has_paddle_runtime:
+            raise _fail(key, f"is set, but {recipe.name} has no Paddle runtime", "remove it")
+        if not isinstance(versions, list) or not versions:
+            raise _fail(key, f"= {versions!r} must be a non-empty list", f'e.g. {target} = ["{recipe.paddle_version}"]')
+        for v in versions:
+            try:
+                Version(str(v))
+            except InvalidVersion:
+                raise _fail(key, f"has {v!r}, which is not a version", f'e.g. {target} = ["{recipe.paddle_version}"]') from None
+        resolved[recipe.name] = tuple(str(v) for v in versions)
+    return resolved
+
+
+def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
+    """`devkit` is the [tool.devkit] table (name/device-type already read by the caller)."""
+    sections = {"verify", "tolerances", "ci", "paddle-versions"}
+    scalars = {"name", "device-type", "targets", "modes", "runner", "jobs"}
+    _check_keys(devkit, sections | scalars, "")
+    values: dict[str, Any] = {"name": name, "device_type": device_type}
+    if "targets" in devkit:
+        targets = devkit["targets"]
+        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+            raise _fail("targets", f"= {targets!r} must be a non-empty list of target names",
+                        'e.g. targets = ["x86_64", "aarch64"]')
+        names = []
+        for t in targets:
+            try:
+                names.append(find_recipe(t).name)
+            except DevkitError as exc:
+                raise _fail("targets", f"has {t!r}: {exc.problem}", exc.fix) from None
+        values["targets"] = tuple(dict.fromkeys(names))
+    if "modes" in devkit:
+        values["modes"] = _choices(devkit["modes"], "modes", MODES, many=True)
+    if "runner" in devkit:
+        values["runner"] = _choices(devkit["runner"], "runner", RUNNERS, many=False)
+    if "jobs" in devkit:
+        values["jobs"] = _number(devkit["jobs"], "jobs", int, 0)
+    if "paddle-versions" in devkit:
+        values["paddle_versions"] = _paddle_versions(devkit["paddle-versions"])
+    if "verify" in devkit:
+        values["verify"] = _section(devkit["verify"], "verify", VerifySettings,
+                                    {"train_model": TRAIN_MODELS, "infer_models": INFER_MODELS})
+    if "tolerances" in devkit:
+        values["tolerances"] = _section(devkit["tolerances"], "tolerances", Tolerances, {})
+    if "ci" in devkit:
+        values["ci"] = _section(devkit["ci"], "ci", CiSettings, {})
+    return DevkitConfig(**values)

@@ -1,0 +1,70 @@
+"""A generated backend project on disk, as devkit sees it."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..project.config import DevkitConfig, parse_config
+from ..util.errors import DevkitError
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    distribution: str   # the wheel's project name, e.g. paddle-custom-stpu
+    version: str
+    name: str           # backend name, e.g. STPU
+    device_type: str    # e.g. stpu
+    config: DevkitConfig
+
+    @property
+    def dist_dir(self) -> Path:
+        return self.root / "dist"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.root / "build" / "devkit-logs"
+
+    @property
+    def wheel_prefix(self) -> str:
+        return self.distribution.replace("-", "_") + "-"
+
+
+def load_project(path: Path) -> Project:
+    root = path.resolve()
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file() or not (root / "CMakeLists.txt").is_file():
+        raise DevkitError(
+            f"{root} is not a backend project (no pyproject.toml and CMakeLists.txt)",
+            "pass the directory made by `devkit new-backend`, or create one with it",
+        )
+    try:
+        data = tomllib.loads(pyproject.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise DevkitError(f"{pyproject} is not valid TOML: {exc}", "fix its syntax") from None
+    except UnicodeDecodeError:
+        raise DevkitError(f"{pyproject} is not UTF-8 text", "restore it from a freshly rendered project") from None
+    restore = "restore them from a freshly rendered project (devkit new-backend NAME --out /tmp/x)"
+    project, tool = data.get("project"), data.get("tool", {})
+    devkit = tool.get("devkit") if isinstance(tool, dict) else None
+    if not isinstance(project, dict) or not isinstance(devkit, dict):
+        raise DevkitError(f"{pyproject} has no [project] or [tool.devkit] table", restore)
+    for table, key in (("project", "name"), ("project", "version"), ("tool.devkit", "device-type")):
+        value = (project if table == "project" else devkit).get(key)
+        if not isinstance(value, str) or not value:
+            raise DevkitError(f"{pyproject}: {table}.{key} is {'missing' if value is None else repr(value)}, "
+                              "not a non-empty string", restore)
+    device_type = devkit["device-type"]
+    name = devkit.get("name", device_type.upper())
+    if not isinstance(name, str) or not name:
+        raise DevkitError(f"{pyproject}: tool.devkit.name = {name!r} must be a non-empty string", restore)
+    return Project(
+        root=root,
+        distribution=project["name"],
+        version=project["version"],
+        name=name,
+        device_type=device_type,
+        config=parse_config(devkit, name=name, device_type=device_type),
+    )

@@ -1,0 +1,93 @@
+"""Targets as data: one TOML file per target in recipes/.
+
+Adding a target is adding a file; no code branches on architecture names.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..util.errors import DevkitError
+from ..util.resources import resource_dir
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    triple: str
+    oci_platform: str
+    wheel_platform: str
+    elf_machine: str
+    debian_arch: str
+    paddle_version: str | None
+    paddle_wheel_platform: str = ""
+    toolchain_file: str = ""
+    aliases: tuple[str, ...] = ()
+    supports: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def has_paddle_runtime(self) -> bool:
+        return bool(self.supports.get("paddle_runtime")) and self.paddle_version is not None
+
+    @property
+    def wheel_tag(self) -> str:
+        return f"py3-none-{self.wheel_platform}"
+
+    def matches(self, machine: str) -> bool:
+        """Whether `machine` (platform.machine() or an alias) names this target."""
+        return machine.lower() in {self.name.lower(), *(a.lower() for a in self.aliases)}
+
+
+_REQUIRED = ("name", "triple", "oci_platform", "wheel_platform", "elf_machine", "debian_arch")
+_TYPES: dict[str, type] = {**dict.fromkeys(_REQUIRED, str), "paddle_version": str, "paddle_wheel_platform": str,
+                           "toolchain_file": str, "aliases": list, "supports": dict}
+
+
+def _load(path: Path) -> Recipe:
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise DevkitError(f"recipe {path} is not valid TOML: {exc}", "fix the file's syntax") from None
+    except UnicodeDecodeError:
+        raise DevkitError(f"recipe {path} is not UTF-8 text", "restore the file") from None
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise DevkitError(f"recipe {path} lacks {', '.join(missing)}", "add the missing keys")
+    unknown = sorted(set(data) - set(_TYPES))
+    if unknown:
+        raise DevkitError(f"recipe {path} has unknown keys {', '.join(unknown)}", "remove or rename them")
+    for key, value in data.items():
+        kind = _TYPES[key]
+        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)) or \
+                (kind is dict and not all(isinstance(v, bool) for v in value.values())):
+            expected = {str: "a string", list: "a list of strings", dict: "a table of true/false"}[kind]
+            raise DevkitError(f"recipe {path}: {key} = {value!r} must be {expected}", f"fix {key} in {path.name}")
+    return Recipe(
+        name=data["name"],
+        triple=data["triple"],
+        oci_platform=data["oci_platform"],
+        wheel_platform=data["wheel_platform"],
+        elf_machine=data["elf_machine"],
+        debian_arch=data["debian_arch"],
+        paddle_version=data.get("paddle_version") or None,
+        paddle_wheel_platform=data.get("paddle_wheel_platform", ""),
+        toolchain_file=data.get("toolchain_file", ""),
+        aliases=tuple(data.get("aliases", ())),
+        supports=dict(data.get("supports", {})),
+    )
+
+
+def all_recipes() -> list[Recipe]:
+    return [_load(p) for p in sorted(resource_dir("recipes").glob("*.toml"))]
+
+
+def find_recipe(arch: str) -> Recipe:
+    """The recipe whose name or alias is `arch` (case-insensitive)."""
+    recipes = all_recipes()
+    for recipe in recipes:
+        if recipe.matches(arch):
+            return recipe
+    names = ", ".join(sorted(n for r in recipes for n in (r.name, *r.aliases)))
+    raise DevkitError(f"unknown target architecture {arch!r}", f"use one of: {names}")

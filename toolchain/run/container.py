@@ -1,0 +1,204 @@
+"""ContainerRunner: runs build and verify steps in throw-away containers."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker.errors
+
+from ..util.console import status
+from ..run.engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
+from ..util.errors import DevkitError
+from ..run.step import Step, failure
+
+
+@dataclass(frozen=True)
+class Mount:
+    host: Path
+    target: str
+    read_only: bool = True
+    cache: bool = False   # state kept between steps; on a remote engine a named volume, not copied
+
+    @property
+    def volume(self) -> str:
+        return "devkit-" + self.target.strip("/").replace("/", "-")
+
+
+def host_pip_settings() -> tuple[dict[str, str], list[Mount]]:
+    """The host's pip index and CA bundle, passed in at run time (never baked into an image).
+
+    Behind a TLS-intercepting proxy pip needs the host's CA bundle; it is mounted at
+    a path of its own so the container's ca-certificates package stays intact.
+    """
+    env: dict[str, str] = {}
+    mounts: list[Mount] = []
+    settings = _pip_config()
+    for key, var in (("index-url", "PIP_INDEX_URL"), ("extra-index-url", "PIP_EXTRA_INDEX_URL"),
+                     ("trusted-host", "PIP_TRUSTED_HOST")):
+        value = os.environ.get(var) or settings.get(key, "")
+        # file:// indexes and local find-links exist only on the host
+        value = " ".join(v for v in value.split() if not v.startswith(("file:", "/")))
+        if value:
+            env[var] = value
+    cert = os.environ.get("PIP_CERT") or settings.get("cert") or "/etc/ssl/certs/ca-certificates.crt"
+    if Path(cert).is_file():
+        mounts.append(Mount(Path(cert), "/etc/devkit/ca-bundle.crt"))
+        env["PIP_CERT"] = "/etc/devkit/ca-bundle.crt"
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+        if os.environ.get(var):
+            env[var] = os.environ[var]
+    return env, mounts
+
+
+def _pip_config() -> dict[str, str]:
+    try:
+        out = subprocess.run(["python3", "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    settings = {}
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        settings[key.split(".", 1)[-1]] = value.strip().strip("'\"")
+    return settings
+
+
+class ContainerRunner:
+    """Each step runs in a new container of `image`, removed when the step ends,
+    fails or is interrupted. Files are written as the calling user."""
+
+    python = "/usr/bin/python3"
+
+    def __init__(self, engine: Engine, image: str, platform: str, mounts: list[Mount],
+                 env: dict[str, str] | None = None, fix_hint: str = "read the lines above and the log") -> None:
+        self.engine = engine
+        self.image = image
+        self.platform = platform
+        pip_env, pip_mounts = host_pip_settings()
+        self.mounts = [*mounts, *pip_mounts]
+        self.env = {**pip_env, **(env or {})}
+        self.fix_hint = fix_hint
+        self.files = engine.files_mode
+        self.name = f"docker:{image}" + (" (files copied to a remote engine)" if self.files == "copy" else "")
+        self.key = image.replace(":", "-").replace("/", "-")
+
+    def path(self, host: Path) -> str:
+        """Where `host` is visible inside the container (deepest mount wins)."""
+        host = host.resolve()
+        best = None
+        for m in self.mounts:
+            try:
+                rel = host.relative_to(m.host.resolve())
+            except ValueError:
+                continue
+            if best is None or len(m.host.parts) > len(best[0].host.parts):
+                best = (m, rel)
+        if best is None:
+            raise DevkitError(f"{host} is not mounted into the container", "this is a devkit bug; report it")
+        m, rel = best
+        return m.target if str(rel) == "." else f"{m.target}/{rel.as_posix()}"
+
+    def run(self, step: Step) -> str:
+        step.log.parent.mkdir(parents=True, exist_ok=True)
+        for m in self.mounts:
+            if not m.read_only:
+                m.host.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in {**self.env, **step.env}.items() if v is not None}
+        copy = self.files == "copy"
+        if copy:  # the engine cannot see our files: caches live in its volumes, the rest is copied
+            volumes = {m.volume: {"bind": m.target, "mode": "rw"} for m in self.mounts if m.cache}
+        else:
+            volumes = {str(m.host.resolve()): {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
+                       for m in self.mounts}
+        tail: deque[str] = deque(maxlen=4000)
+        container = None
+        try:
+            container = self.engine.client.containers.create(
+                self.image, command=step.argv, working_dir=str(step.cwd) if step.cwd else None,
+                environment=env, volumes=volumes, platform=self.platform,
+                labels={STEP_LABEL: step.title[:60], OWNER_LABEL: owner_label()},
+                # copied files come back through an archive, so root in the container writes nothing of ours
+                user="0:0" if copy else f"{os.getuid()}:{os.getgid()}",
+            )
+            with step.log.open("a") as log, status(f"[bold]{step.title}[/] [dim](container)[/]…") as live:
+                log.write(f"$ [{self.image} {self.platform}{', files copied' if copy else ''}] {' '.join(step.argv)}\n")
+                if copy:
+                    container.put_archive("/", self._archive_inputs())
+                container.start()
+                pending = ""
+                for chunk in container.logs(stream=True, follow=True):
+                    pending += chunk.decode(errors="replace")
+                    *lines, pending = pending.split("\n")
+                    for line in lines:
+                        log.write(line + "\n")
+                        tail.append(line)
+                        live.update(f"[bold]{step.title}[/] [dim]{line.strip()[:100]}[/]")
+                if pending:
+                    log.write(pending + "\n")
+                    tail.append(pending)
+                returncode = container.wait().get("StatusCode", 1)
+                if copy:
+                    self._copy_back(container)
+        except docker.errors.APIError as exc:
+            raise DevkitError(f"{step.title}: the container engine refused the step ({exc.explanation or exc})",
+                              "check the image and the engine with `devkit doctor`", log=step.log) from None
+        except ENGINE_ERRORS as exc:
+            raise DevkitError(f"{step.title}: the container engine stopped answering ({type(exc).__name__})",
+                              "start the engine again (`devkit doctor` checks it) and rerun: the build tree is kept, "
+                              "and the next devkit run removes the container left behind", log=step.log) from None
+        finally:
+            if container is not None:
+                try:
+                    container.remove(force=True)  # also on failure and Ctrl-C
+                except ENGINE_ERRORS:
+                    pass
+        output = "\n".join(tail)
+        if returncode != 0:
+            raise failure(step, returncode, output, self.fix_hint)
+        return output
+
+    # ---- copy mode (remote engines) -----------------------------------------
+    def _copied(self) -> list[Mount]:
+        return [m for m in self.mounts if not m.cache]
+
+    def _archive_inputs(self) -> bytes:
+        """One tar, rooted at /, of every non-cache mount; a deeper mount's files come from it."""
+        targets = {m.target for m in self._copied()}
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for m in self._copied():
+                root = m.host.resolve()
+                if root.is_file():
+                    tar.add(str(root), arcname=m.target.lstrip("/"))
+                    continue
+                tar.add(str(root), arcname=m.target.lstrip("/"), recursive=False)
+                deeper = [t for t in targets if t.startswith(m.target + "/")]
+                for path in sorted(root.rglob("*")):
+                    rel = path.relative_to(root)
+                    inner = f"{m.target}/{rel.as_posix()}"
+                    if ".git" in rel.parts or any(inner == t or inner.startswith(t + "/") for t in deeper):
+                        continue
+                    tar.add(str(path), arcname=inner.lstrip("/"), recursive=False)
+        return buf.getvalue()
+
+    def _copy_back(self, container) -> None:
+        """Bring writable mounts' contents back (build tree, artifacts, reports)."""
+        for m in self._copied():
+            if m.read_only:
+                continue
+            stream, _ = container.get_archive(m.target)
+            data = io.BytesIO(b"".join(stream))
+            with tarfile.open(fileobj=data) as tar:
+                members = []
+                for member in tar.getmembers():
+                    _, _, rel = member.name.partition("/")  # the archive's top entry is the target's basename
+                    if rel:
+                        member.name = rel
+                        members.append(member)
+                m.host.mkdir(parents=True, exist_ok=True)
+                tar.extractall(m.host, members=members, filter="tar")

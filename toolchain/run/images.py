@@ -1,0 +1,133 @@
+"""Builder and verify images: offline base bootstrap, content-hash tags, reuse."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..util.console import err, status
+from ..run.engine import Engine, ImageInfo, tar_context
+from ..run.envs import cache_root
+from ..util.errors import DevkitError
+from ..project.recipes import Recipe, find_recipe
+from ..util.resources import resource_dir
+from ..run.step import HostRunner, Step
+
+LABEL = "org.devkit.image"
+SUITE = "bookworm"
+
+
+def debian_mirror() -> str:
+    return os.environ.get("DEVKIT_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+
+
+def base_tag(recipe: Recipe) -> str:
+    """The base image for a target: DEVKIT_BASE_IMAGE, else the bootstrapped one."""
+    return os.environ.get("DEVKIT_BASE_IMAGE") or f"devkit-base:{SUITE}-{recipe.debian_arch}"
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    kind: str          # "builder" or "verify-<arch>"
+    dockerfile: str    # file under images/
+    recipe: Recipe     # whose platform the image runs on
+
+    @property
+    def platform(self) -> str:
+        return self.recipe.oci_platform
+
+    def tag(self, engine: Engine) -> str:
+        base = engine.image(base_tag(self.recipe))
+        if base is None:
+            raise DevkitError(
+                f"base image {base_tag(self.recipe)} is missing",
+                f"run `devkit images bootstrap --arch {self.recipe.name}` (or set DEVKIT_BASE_IMAGE=debian:bookworm "
+                "where a registry is reachable)",
+            )
+        digest = hashlib.sha256()
+        digest.update((resource_dir("images") / self.dockerfile).read_bytes())
+        digest.update(base.id.encode())
+        digest.update(self.platform.encode())
+        return f"devkit-{self.kind}:{digest.hexdigest()[:12]}"
+
+
+def builder_spec() -> ImageSpec:
+    # Cross compilers run on x86_64; every target is built from this one image.
+    return ImageSpec("builder", "builder.Dockerfile", find_recipe("x86_64"))
+
+
+def verify_spec(recipe: Recipe) -> ImageSpec:
+    return ImageSpec(f"verify-{recipe.name}", "verify.Dockerfile", recipe)
+
+
+def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
+    """The image's tag, building it (and bootstrapping its base) when missing."""
+    if engine.image(base_tag(spec.recipe)) is None and not os.environ.get("DEVKIT_BASE_IMAGE"):
+        bootstrap_base(engine, spec.recipe, log)
+    tag = spec.tag(engine)
+    if engine.image(tag) is not None:
+        return tag
+    dockerfile = (resource_dir("images") / spec.dockerfile).read_bytes()
+    with status(f"[bold]building image {tag}[/] ({spec.platform})…") as live:
+        engine.build_image(
+            tar_context({"Dockerfile": dockerfile}), tag=tag, platform=spec.platform,
+            buildargs={"BASE": base_tag(spec.recipe)}, labels={LABEL: spec.kind}, log=log,
+            on_line=lambda line: live.update(f"[bold]building image {tag}[/] [dim]{line[:90]}[/]"),
+        )
+    err.print(f"[green]✓[/] built image {tag} ({spec.platform})")
+    return tag
+
+
+def bootstrap_base(engine: Engine, recipe: Recipe, log: Path) -> ImageInfo:
+    """Make devkit-base:bookworm-<arch> offline: debootstrap from the Debian mirror, then
+    import it with a FROM scratch build so the image records the target's platform."""
+    tag = f"devkit-base:{SUITE}-{recipe.debian_arch}"
+    if shutil.which("debootstrap") is None:
+        raise DevkitError("debootstrap is not installed, so no base image can be made offline",
+                          "apt-get install debootstrap (or set DEVKIT_BASE_IMAGE=debian:bookworm with registry access)")
+    work_root = cache_root() / "bootstrap"
+    work_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{recipe.debian_arch}-", dir=work_root) as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        HostRunner(fix_hint=f"check that {debian_mirror()} is reachable and, for a foreign architecture, "
+                            "that qemu binfmt handlers are registered (devkit doctor)").run(
+            Step(title=f"debootstrap {SUITE} for {recipe.debian_arch}",
+                 argv=["debootstrap", "--variant=minbase", f"--arch={recipe.debian_arch}", SUITE, str(rootfs),
+                       debian_mirror()],
+                 log=log))
+        archive = Path(tmp) / "rootfs.tar"
+        with tarfile.open(archive, "w") as tar:
+            tar.add(str(rootfs), arcname=".")
+        context = tar_context({"Dockerfile": b"FROM scratch\nADD rootfs.tar /\nCMD [\"bash\"]\n", "rootfs.tar": archive})
+        with status(f"[bold]importing {tag}[/]…"):
+            info = engine.build_image(context, tag=tag, platform=recipe.oci_platform, buildargs={},
+                                      labels={LABEL: "base"}, log=log)
+    err.print(f"[green]✓[/] bootstrapped base image {tag} ({info.platform})")
+    return info
+
+
+def list_images(engine: Engine) -> list[ImageInfo]:
+    return sorted(engine.images_with_label(LABEL), key=lambda i: i.tag)
+
+
+def prune_images(engine: Engine) -> list[str]:
+    """Remove devkit images that the current Dockerfiles no longer produce (bases are kept)."""
+    from ..project.recipes import all_recipes
+
+    wanted = set()
+    for spec in [builder_spec(), *(verify_spec(r) for r in all_recipes())]:
+        try:
+            wanted.add(spec.tag(engine))
+        except DevkitError:
+            pass
+    removed = []
+    for info in list_images(engine):
+        if info.labels.get(LABEL) != "base" and info.tag not in wanted:
+            engine.remove_image(info.tag)
+            removed.append(info.tag)
+    return removed

@@ -1,0 +1,99 @@
+"""Choosing where a step runs: the host, or a container of the right image.
+
+`--runner auto` uses the container engine when one answers, else the host.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..project.config import RUNNERS
+from ..run.container import ContainerRunner, Mount
+from ..run.engine import Engine
+from ..run.envs import cache_root
+from ..util.errors import DevkitError
+from ..run.images import builder_spec, ensure_image, verify_spec
+from ..project.project import Project
+from ..project.recipes import Recipe, all_recipes
+from ..util.resources import PAYLOAD_DIR, resource_dir
+from ..run.step import HostRunner, Runner
+
+
+def host_recipe() -> Recipe:
+    machine = platform.machine()
+    for recipe in all_recipes():
+        if recipe.matches(machine):
+            return recipe
+    raise DevkitError(f"no recipe describes this host ({machine})", "add one under recipes/ or use a container runner")
+
+
+def use_container(choice: str) -> bool:
+    if choice not in RUNNERS:
+        raise DevkitError(f"unknown runner {choice!r}", f"use --runner {' | '.join(RUNNERS)}")
+    return choice == "docker" or (choice == "auto" and Engine.available())
+
+
+@dataclass(frozen=True)
+class BuildPlace:
+    runner: Runner
+    machine_recipe: Recipe   # the architecture the compiler runs on
+    cache: Path              # host directory for tool envs, target Paddle, ccache
+
+
+def build_place(choice: str, recipe: Recipe, project: Project, out: Path, log: Path,
+                inputs: list[Path] | None = None) -> BuildPlace:
+    """Where to build; `inputs` are extra host directories the build reads."""
+    if use_container(choice):
+        engine = Engine.connect()
+        spec = builder_spec()
+        image = ensure_image(engine, spec, log)
+        cache = cache_root() / "container"
+        mounts = [
+            Mount(project.root, "/src"),
+            Mount(project.root / "build", "/src/build", read_only=False),
+            Mount(out, "/out", read_only=False),
+            Mount(cache, "/cache", read_only=False, cache=True),
+            Mount(PAYLOAD_DIR, "/devkit/payload"),
+            Mount(resource_dir("images"), "/devkit/images"),
+            *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs or [])),
+        ]
+        runner = ContainerRunner(engine, image, spec.platform, mounts, env={"PIP_CACHE_DIR": "/cache/pip"},
+                                 fix_hint="read the compiler lines above; fix the source and rebuild")
+        return BuildPlace(runner, spec.recipe, cache)
+    machine = host_recipe()
+    if not machine.matches(recipe.name) and shutil.which(f"{recipe.triple}-g++") is None:
+        raise DevkitError(
+            f"cross-building for {recipe.name} on the host needs {recipe.triple}-g++, which is not installed",
+            f"use the container runner (start a Docker Engine; see `devkit doctor`) or apt-get install "
+            f"g++-{recipe.triple}",
+        )
+    return BuildPlace(HostRunner(), machine, cache_root() / "host")
+
+
+def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], log: Path) -> Runner:
+    """A runner for the target's architecture with `work` writable and `inputs` readable."""
+    if use_container(choice):
+        engine = Engine.connect()
+        if engine.files_mode == "copy":
+            raise DevkitError(
+                f"verifying on a remote container engine ({os.environ.get('DOCKER_HOST', 'DEVKIT_ENGINE_FILES=copy')}) "
+                "is not supported: each check step shares a large environment that would cross the network",
+                f"run devkit verify on a {recipe.name} machine with --runner host, or unset DOCKER_HOST for a local "
+                "engine with qemu")
+        spec = verify_spec(recipe)
+        image = ensure_image(engine, spec, log)
+        mounts = [Mount(work, "/work", read_only=False), Mount(PAYLOAD_DIR, "/devkit/payload"),
+                  Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True)]
+        mounts += [Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)]
+        return ContainerRunner(engine, image, spec.platform, mounts, env={"PIP_CACHE_DIR": "/cache/pip"},
+                               fix_hint="see the verify log; for emulated targets check `devkit doctor`")
+    if not host_recipe().matches(recipe.name):
+        raise DevkitError(
+            f"verifying {recipe.name} needs a {recipe.name} environment, and the host is {platform.machine()}",
+            "start a Docker Engine with qemu binfmt handlers (see `devkit doctor`) or run on a native machine",
+        )
+    return HostRunner(fix_hint="see the verify log")

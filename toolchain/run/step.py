@@ -1,0 +1,141 @@
+"""Where build and verify steps run.
+
+Every step goes through a Runner, so build and verify code never touches
+subprocess or a container engine directly. HostRunner runs on this machine;
+a container runner implements the same interface.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..util.console import status
+from ..util.errors import DevkitError
+from ..payload.build_plugin import INDEX_FIX, index_unreachable
+
+PROBLEM_PREFIX = "devkit-problem: "
+# Lines worth showing when a step fails: compiler and CMake diagnostics.
+_DIAGNOSTIC = re.compile(r"(error:|Error|FAILED:|fatal|undefined reference|CMake Error|ERROR:|Traceback)")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command: what it is for, its argv, and where its output goes."""
+
+    title: str
+    argv: list[str]
+    log: Path
+    cwd: Path | None = None
+    env: dict[str, str | None] = field(default_factory=dict)  # None: remove the variable
+
+
+class Runner(Protocol):
+    name: str
+    key: str      # names state the runner keeps in the cache (e.g. its tool envs)
+    python: str   # interpreter that runs devkit's payload scripts there
+
+    def path(self, host: Path) -> str:
+        """Where a host path is visible to the step."""
+        ...
+
+    def run(self, step: Step) -> str:
+        """Run the step; return its output, or raise DevkitError with the failing lines."""
+        ...
+
+
+def diagnostic_lines(lines: list[str], limit: int = 25) -> list[str]:
+    """Diagnostic lines plus their indented continuation (CMake wraps its messages)."""
+    picked: list[str] = []
+    following = False
+    for line in lines:
+        if _DIAGNOSTIC.search(line):
+            picked.append(line)
+            following = True
+        elif following and line.startswith((" ", "\t")) and line.strip():
+            picked.append(line)
+        else:
+            following = False
+        if len(picked) >= limit:
+            break
+    return picked
+
+
+def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
+    """The step's error: an unreachable package index when pip says so; else a payload's own
+    `devkit-problem: TEXT | FIX` line when it printed one; else the exit code with the
+    diagnostic lines shown above it."""
+    lines = output.splitlines()
+    context = diagnostic_lines(lines) or lines[-25:]
+    unreachable = index_unreachable(output)
+    if unreachable:
+        return DevkitError(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details="\n".join(context))
+    if "No space left on device" in output:
+        return DevkitError(f"{step.title}: the disk filled up (No space left on device)",
+                           "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
+                           "rerun: the build continues where it stopped", log=step.log, details="\n".join(context))
+    reported = [line for line in lines if line.startswith(PROBLEM_PREFIX)]
+    if reported:
+        text, _, own_fix = reported[-1][len(PROBLEM_PREFIX):].partition(" | ")
+        return DevkitError(f"{step.title}: {text.strip()}", own_fix.strip() or fix, log=step.log,
+                           details="\n".join(context))
+    return DevkitError(
+        f"{step.title} failed (exit code {returncode})",
+        fix,
+        log=step.log,
+        details="\n".join(context),
+    )
+
+
+class HostRunner:
+    """Runs steps as processes on this machine, output teed to the step's log."""
+
+    name = "host"
+    key = "host"
+    python = sys.executable
+
+    def __init__(self, fix_hint: str = "read the compiler lines above; fix the source and rebuild") -> None:
+        self.fix_hint = fix_hint
+
+    def path(self, host: Path) -> str:
+        return str(host.resolve())
+
+    def run(self, step: Step) -> str:
+        step.log.parent.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in {**os.environ, **step.env}.items() if v is not None}
+        tail: deque[str] = deque(maxlen=4000)
+        with step.log.open("a") as log, status(f"[bold]{step.title}[/]…") as live:
+            log.write(f"$ {' '.join(step.argv)}\n")
+            log.flush()
+            proc = subprocess.Popen(
+                step.argv,
+                cwd=step.cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                start_new_session=True,  # Ctrl-C: we stop the whole process group below
+            )
+            try:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    log.write(line)
+                    tail.append(line.rstrip("\n"))
+                    live.update(f"[bold]{step.title}[/] [dim]{line.strip()[:100]}[/]")
+                returncode = proc.wait()
+            except BaseException:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait()
+                raise
+        output = "\n".join(tail)
+        if returncode != 0:
+            raise failure(step, returncode, output, self.fix_hint)
+        return output

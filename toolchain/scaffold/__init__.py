@@ -1,0 +1,1 @@
+"""`devkit new-backend`: rendering templates/backend into a project."""

@@ -1,0 +1,1 @@
+"""Shared pieces with no knowledge of the pipeline: errors, console, files, archives, resources."""

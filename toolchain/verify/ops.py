@@ -1,0 +1,209 @@
+"""`devkit test-ops`: op conformance of a plugin against Paddle CPU, and golden data.
+
+Three modes, one report format (report.json, report.md, junit.xml):
+- a wheel: its kernels vs Paddle CPU in a fresh env (payload/op_tests.py);
+- --gen-golden DIR: Paddle CPU inputs/outputs recorded on this machine;
+- --golden DIR: the device library bundle of a target without Paddle checked against them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..run.envs import create_env
+from ..util.archives import extract_tar
+from ..util.errors import DevkitError
+from ..util.resources import PAYLOAD_DIR
+from ..util.fsutil import staging_dir
+from ..verify.junit import Case, write_junit
+from ..run.step import Step
+from ..run.select import host_recipe, verify_runner
+from ..verify.session import VerifyOptions, fresh_log, plugin_session, work_dir
+
+PAYLOAD = PAYLOAD_DIR / "op_tests.py"
+DTYPES = ("float32", "float64", "int64", "int32", "bool")
+FAILED = ("fail", "error")
+
+
+@dataclass(frozen=True)
+class OpsResult:
+    report: dict
+    report_dir: Path
+
+    @property
+    def failed(self) -> list[dict]:
+        return [r for r in self.report["results"] if r["status"] in FAILED]
+
+
+def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
+    try:
+        re.compile(ops)
+    except re.error as exc:
+        raise DevkitError(f"--ops {ops!r} is not a regular expression ({exc})", "e.g. --ops 'matmul|conv2d'") from None
+    chosen = [d.strip() for d in dtypes.split(",") if d.strip()]
+    unknown = [d for d in chosen if d not in DTYPES]
+    if unknown or not chosen:
+        raise DevkitError(f"--dtypes {dtypes!r} names unknown dtypes {unknown}", f"use a subset of {','.join(DTYPES)}")
+    return ops, chosen
+
+
+def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str], report_dir: Path) -> OpsResult:
+    with plugin_session(wheel, options, report_dir) as session:
+        report = session.run_payload(f"op tests on {options.recipe.name}", PAYLOAD,
+                                     ["--ops", ops, "--dtypes", ",".join(dtypes)], "ops.json")
+    report.update(mode="plugin", wheel=str(wheel), arch=options.recipe.name, runner=session.runner.name,
+                  seconds=round(time.monotonic() - session.start, 1), log=str(session.log))
+    return _publish(report, report_dir)
+
+
+def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: Path) -> dict:
+    """Record golden data with Paddle CPU on this machine; out_dir appears only when complete."""
+    recipe = host_recipe()
+    log = fresh_log(log_dir)
+    with work_dir() as work, staging_dir(out_dir.resolve(), replace=True) as stage:
+        runner = verify_runner(runner_choice, recipe, work, [], log)
+        python = create_env(runner, work / "venv", [f"paddlepaddle=={paddle_version}"],
+                            f"Paddle CPU environment (paddlepaddle {paddle_version})", log)
+        runner.run(Step(title=f"record golden data with Paddle {paddle_version} CPU", log=log,
+                        argv=[python, runner.path(PAYLOAD), "--gen-golden", runner.path(work / "golden"),
+                              "--out", runner.path(work / "golden.json")]))
+        summary = json.loads((work / "golden.json").read_text())
+        for item in (work / "golden").iterdir():
+            shutil.move(str(item), stage / item.name)
+    return {**summary, "golden_dir": str(out_dir.resolve()), "machine": recipe.name}
+
+
+_GOLDEN_LINE = re.compile(r"^GOLDEN (PASS|FAIL) (\S+) (\S+) max_abs_diff=(\S+) values=(\d+) ?(.*)$", re.M)
+
+
+def validate_golden(golden: Path) -> int:
+    """Check a golden directory before it is shipped to the target: the manifest parses and
+    every tensor file it names is there, inside the directory, with the size its shape says.
+    Returns the number of cases."""
+    fix = "record it again with `devkit test-ops --gen-golden DIR`"
+    manifest = golden / "manifest.txt"
+    if not golden.is_dir():
+        raise DevkitError(f"golden directory {golden} does not exist", fix)
+    if not manifest.is_file():
+        raise DevkitError(f"{golden} has no manifest.txt", "make it with `devkit test-ops --gen-golden DIR`")
+    try:
+        lines = manifest.read_text().splitlines()
+    except UnicodeDecodeError:
+        raise DevkitError(f"{manifest} is not a text file", fix) from None
+    cases = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split()
+        where = f"{manifest}:{number}"
+        if len(fields) < 3 or not all("=" in f for f in fields[2:]):
+            raise DevkitError(f"{where} is not `ID OP key=value ...`", fix)
+        for key, value in (f.split("=", 1) for f in fields[2:]):
+            if ".bin:" not in value:
+                continue
+            name, dims = value.split(":", 1)
+            if "/" in name or name.startswith("."):
+                raise DevkitError(f"{where}: {key} names {name!r}, outside the golden directory", fix)
+            try:
+                numel = math.prod(int(d) for d in dims.split(",")) if dims != "-" else 1
+            except ValueError:
+                raise DevkitError(f"{where}: {key} has the shape {dims!r}, not comma-separated integers", fix) from None
+            data = golden / name
+            if not data.is_file():
+                raise DevkitError(f"{where}: {key} names {name}, which is missing", fix)
+            if data.stat().st_size != 4 * numel:
+                raise DevkitError(f"{data} holds {data.stat().st_size} bytes, but its shape {dims} needs {4 * numel} "
+                                  "(float32)", fix)
+        cases += 1
+    if not cases:
+        raise DevkitError(f"{manifest} lists no cases", fix)
+    return cases
+
+
+def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: Path) -> OpsResult:
+    """The device library's golden checker, on the target (under qemu for foreign targets)."""
+    validate_golden(golden)
+    if not bundle.is_file():
+        raise DevkitError(f"no device library bundle {bundle.name}",
+                          f"build it first: devkit build --arch {options.recipe.name}")
+    start = time.monotonic()
+    with work_dir() as work:
+        extract_tar(bundle, work, "device bundle", f"rebuild it with devkit build --arch {options.recipe.name}")
+        log = fresh_log(report_dir)
+        checker = next(iter(work.glob("*/tests/golden_*")), None)
+        if checker is None:
+            raise DevkitError(f"{bundle.name} has no golden checker (tests/golden_*)",
+                              "re-render the project with this devkit and rebuild")
+        checker.chmod(0o755)
+        runner = verify_runner(options.runner, options.recipe, work, [golden.resolve()], log)
+        try:
+            output = runner.run(Step(title=f"golden checks on {options.recipe.name}", log=log,
+                                     argv=[runner.path(checker), runner.path(golden.resolve())]))
+        except DevkitError as exc:  # failing cases exit non-zero; their lines are in the log
+            output = log.read_text()
+            if not _GOLDEN_LINE.search(output):
+                raise exc from None
+    results = [{"case": case_id, "dtype": "float32", "kernels": [op], "status": "pass" if status == "PASS" else "fail",
+                "max_abs_diff": {"out": float(diff)}, "values": int(n),
+                **({"mismatch": [f"out: max |diff| {float(diff):.3g}; {why}"]} if why else {})}
+               for status, case_id, op, diff, n, why in _GOLDEN_LINE.findall(output)]
+    manifest = (golden / "manifest.txt").read_text().splitlines()
+    report = {"mode": "golden", "golden_dir": str(golden.resolve()), "golden_source": manifest[0].lstrip("# ").removeprefix("golden data: "),
+              "bundle": str(bundle), "arch": options.recipe.name, "runner": runner.name, "results": results,
+              "not_exercised": [], "seconds": round(time.monotonic() - start, 1), "log": str(log)}
+    expected = sum(1 for line in manifest if line and not line.startswith("#"))
+    if len(results) != expected:
+        results.append({"case": "all golden cases ran", "dtype": "-", "kernels": [], "status": "error",
+                        "error": f"{len(results)} of {expected} cases reported; see {log}"})
+    return _publish(report, report_dir)
+
+
+def _detail(r: dict) -> str:
+    if r.get("error"):
+        return r["error"]
+    if r.get("mismatch"):
+        return "; ".join(r["mismatch"])
+    if r.get("detail"):
+        return r["detail"]
+    diffs = r.get("max_abs_diff") or {}
+    return ", ".join(f"{k} {v:.2g}" for k, v in diffs.items())
+
+
+def _publish(report: dict, report_dir: Path) -> OpsResult:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    results = report["results"]
+    report["passed"] = bool(results) and not any(r["status"] in FAILED for r in results)
+    counts = {s: sum(r["status"] == s for r in results) for s in ("pass", "fail", "error", "not registered")}
+    report["counts"] = counts
+    (report_dir / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    title = (f"devkit test-ops — {report['arch']}, " +
+             (f"golden data ({report['golden_source']})" if report["mode"] == "golden"
+              else f"{report['device']} vs Paddle {report['paddle_version']} CPU"))
+    lines = [f"# {title}", "",
+             f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
+             f"{counts['not registered']} not registered for the dtype.", "",
+             "| case | dtype | kernels | result | max abs diff / reason |", "| --- | --- | --- | --- | --- |"]
+    for r in results:
+        lines.append(f"| {r['case']} | {r['dtype']} | {', '.join(r['kernels'])} | {r['status']} | "
+                     f"{_detail(r).replace('|', '/')} |")
+    if report.get("not_exercised"):
+        lines += ["", f"Registered but not exercised by any case: {', '.join(report['not_exercised'])}."]
+    (report_dir / "report.md").write_text("\n".join(lines) + "\n")
+    write_junit(report_dir / "junit.xml", "devkit test-ops", [
+        Case(name=f"{r['case']} [{r['dtype']}]", classname=f"test-ops.{(r['kernels'] or ['-'])[0]}",
+             failure=_detail(r) if r["status"] in FAILED else None,
+             skipped=_detail(r) if r["status"] == "not registered" else None)
+        for r in results])
+    return OpsResult(report, report_dir)
+
+
+def describe_failures(result: OpsResult, limit: int = 6) -> str:
+    parts = [f"{r['case']} [{r['dtype']}] ({', '.join(r['kernels'])}: {_detail(r)[:120]})" for r in result.failed]
+    return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
+
