@@ -28,6 +28,7 @@ from ..util.archives import validate_wheel, zip_archive
 from ..run.envs import cache_root
 from ..util.errors import DevkitError
 from ..project.recipes import Recipe
+from ..util.fsutil import write_atomic
 
 # Symbol versions of the system libraries the manylinux policies allow
 # (glibc, libstdc++, libgcc): resolved by the target's system, not by Paddle.
@@ -37,7 +38,7 @@ BUILD_INFO = re.compile(rb"paddle_version=([^;\x00]*);custom_runtime_version=([^
 
 
 @dataclass(frozen=True)
-class Finding:
+class AbiFinding:
     library: str
     problem: str
     fix: str
@@ -105,10 +106,7 @@ def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
         except Exception:  # a non-ELF file (linker script)
             continue
         libs[path.name] = lib
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".partial")
-        tmp.write_text(json.dumps({**asdict(lib), "defined": sorted(lib.defined)}))
-        tmp.replace(cached)
+        write_atomic(cached, json.dumps({**asdict(lib), "defined": sorted(lib.defined)}))
     return libs
 
 
@@ -143,7 +141,7 @@ def _dotted(version: tuple[int, ...]) -> str:
     return ".".join(map(str, version))
 
 
-def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> list[Finding]:
+def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> list[AbiFinding]:
     """Symbol versions newer than Paddle's own libraries need: the plugin then fails to load
     on older systems where that Paddle wheel works."""
     ours = newest_versions([lib])
@@ -151,7 +149,7 @@ def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> 
     findings = []
     for family in SYSTEM_FAMILIES:
         if family in ours and family in paddles and ours[family] > paddles[family]:
-            findings.append(Finding(
+            findings.append(AbiFinding(
                 lib.name, f"needs {family}_{_dotted(ours[family])} but Paddle {paddle_version}'s libraries need at "
                 f"most {family}_{_dotted(paddles[family])}, so it will not load on systems older than its toolchain "
                 "where that Paddle does",
@@ -160,20 +158,20 @@ def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> 
     return findings
 
 
-def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_version: str) -> list[Finding]:
+def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_version: str) -> list[AbiFinding]:
     findings = []
     if lib.machine != recipe.elf_machine:
-        return [Finding(lib.name, f"is built for {lib.machine} but {recipe.name} needs {recipe.elf_machine}",
+        return [AbiFinding(lib.name, f"is built for {lib.machine} but {recipe.name} needs {recipe.elf_machine}",
                         f"rebuild it with devkit build --arch {recipe.name}")]
     built = lib.build_info.get("paddle_version")
     if built and built != paddle_version:
-        findings.append(Finding(lib.name, f"was compiled against Paddle {built}, not {paddle_version}",
+        findings.append(AbiFinding(lib.name, f"was compiled against Paddle {built}, not {paddle_version}",
                                 f"rebuild with --paddle-version {paddle_version} (kernel signatures and "
                                 "device_ext.h change between versions)"))
     runtime = lib.build_info.get("custom_runtime_version")
     target_runtime = device_ext_version(paddle_root)
     if runtime and target_runtime and runtime.split(".")[:2] != target_runtime.split(".")[:2]:
-        findings.append(Finding(lib.name, f"was built with device_ext.h {runtime}, and Paddle {paddle_version} has "
+        findings.append(AbiFinding(lib.name, f"was built with device_ext.h {runtime}, and Paddle {paddle_version} has "
                                 f"{target_runtime}: Paddle refuses the runtime (C_DeviceInterface differs)",
                                 f"rebuild against paddlepaddle=={paddle_version}"))
     findings += system_findings(lib, paddle_root, paddle_version)
@@ -191,11 +189,11 @@ def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_ver
     for owner, symbols in unresolved.items():
         shown = ", ".join(symbols[:3]) + (f" and {len(symbols) - 3} more" if len(symbols) > 3 else "")
         if owner:
-            findings.append(Finding(lib.name, f"undefined symbol {shown}: defined in {owner}, which it does not link",
+            findings.append(AbiFinding(lib.name, f"undefined symbol {shown}: defined in {owner}, which it does not link",
                                     f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so and libcommon.so)"))
         else:
             abi_hint = " or with a different _GLIBCXX_USE_CXX11_ABI" if _cxx11(symbols) != paddle_cxx11 else ""
-            findings.append(Finding(lib.name, f"undefined symbol {shown} is exported by no library of Paddle "
+            findings.append(AbiFinding(lib.name, f"undefined symbol {shown} is exported by no library of Paddle "
                                     f"{paddle_version}: it was built against another Paddle{abi_hint}",
                                     f"rebuild against paddlepaddle=={paddle_version}"))
     return findings
@@ -257,7 +255,7 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
         os.close(saved)
 
 
-def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding]:
+def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFinding]:
     """Raise with every finding when the plugin would not load; return the warnings."""
     findings = check_abi(path, recipe, paddle_version)
     errors = [f for f in findings if f.severity == "error"]
@@ -269,7 +267,7 @@ def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding
     return findings
 
 
-def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[Finding]:
+def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFinding]:
     libraries = []
     for name, data in libraries_in(path):  # a damaged file is named before any Paddle is fetched
         try:

@@ -15,6 +15,7 @@ from ..util.errors import DevkitError
 from ..matrix.entries import Entry, matrix_entries
 from ..project.project import Project
 from ..project.recipes import find_recipe
+from ..util.fsutil import write_atomic
 
 # The hosted runners both providers offer by default (ubuntu-24.04, saas-linux-*-amd64).
 RUNNER_ARCH = "x86_64"
@@ -103,9 +104,5 @@ def write_ci(project: Project, provider: str, out: Path | None) -> Path:
         raise DevkitError(f"unknown CI provider {provider!r}", f"use --provider {' | '.join(CI_PROVIDERS)}")
     document = github_workflow(project) if provider == "github" else gitlab_pipeline(project)
     path = (out or project.root / DEFAULT_PATHS[provider]).resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = HEADER.format(provider=provider) + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=120)
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return path
+    return write_atomic(path, text)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..project.config import DevkitConfig
 from ..util.errors import DevkitError
+from ..util.fsutil import write_atomic
 from ..util.fsutil import publish_file
 from ..verify.junit import Case, write_junit
 from ..project.project import Project
@@ -135,10 +136,9 @@ def _prepare_builder_image(runner: str, project: Project) -> None:
 
 def write_reports(outcomes: list[EntryOutcome], report_dir: Path, suite: str) -> tuple[Path, Path]:
     """report.json and JUnit XML (one testcase per entry) for CI dashboards."""
-    report_dir.mkdir(parents=True, exist_ok=True)
-    json_path = report_dir / "report.json"
-    json_path.write_text(json.dumps({"suite": suite, "passed": all(o.passed for o in outcomes),
-                                     "entries": [o.as_dict() for o in outcomes]}, indent=2) + "\n")
+    json_path = write_atomic(report_dir / "report.json", json.dumps(
+        {"suite": suite, "passed": all(o.passed for o in outcomes), "entries": [o.as_dict() for o in outcomes]},
+        indent=2) + "\n")
     junit_path = write_junit(report_dir / "junit.xml", suite, [
         Case(name=f"{o.entry.id} {o.step}", classname=f"{suite}.{o.entry.recipe.name}", seconds=o.seconds,
              failure=None if o.passed else f"{o.error}\nlog: {o.log}", output="\n".join(str(a) for a in o.artifacts))

@@ -19,7 +19,7 @@ QEMU_HANDLER = {"EM_AARCH64": "qemu-aarch64", "EM_ARM": "qemu-arm"}
 
 
 @dataclass(frozen=True)
-class Finding:
+class DoctorCheck:
     name: str
     ok: bool
     detail: str
@@ -30,16 +30,16 @@ class Finding:
         return {"check": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix, "required": self.required}
 
 
-def check_engine() -> tuple[Finding, Engine | None]:
+def check_engine() -> tuple[DoctorCheck, Engine | None]:
     if not Engine.available():
-        return Finding("container engine", False, "no engine answers the Docker API (DOCKER_HOST or the local socket)",
+        return DoctorCheck("container engine", False, "no engine answers the Docker API (DOCKER_HOST or the local socket)",
                        "apt-get install docker.io && (dockerd >/var/log/dockerd.log 2>&1 &), or set DOCKER_HOST"), None
     engine = Engine.connect()
     d = engine.describe()
-    return Finding("container engine", True, f"{d['engine']} {d['version']} (API {d['api']}, {d['arch']})"), engine
+    return DoctorCheck("container engine", True, f"{d['engine']} {d['version']} (API {d['api']}, {d['arch']})"), engine
 
 
-def check_binfmt() -> list[Finding]:
+def check_binfmt() -> list[DoctorCheck]:
     findings = []
     host = host_recipe()
     for recipe in all_recipes():
@@ -50,27 +50,27 @@ def check_binfmt() -> list[Finding]:
         fix = ("apt-get install qemu-user-static binfmt-support && mount -t binfmt_misc binfmt_misc "
                "/proc/sys/fs/binfmt_misc && update-binfmts --enable")
         if not entry.is_file():
-            findings.append(Finding(f"qemu for {recipe.name}", False, f"no binfmt handler {handler}", fix))
+            findings.append(DoctorCheck(f"qemu for {recipe.name}", False, f"no binfmt handler {handler}", fix))
             continue
         text = entry.read_text()
         enabled = text.startswith("enabled")
         fixed = any(line.startswith("flags:") and "F" in line for line in text.splitlines())
-        findings.append(Finding(
+        findings.append(DoctorCheck(
             f"qemu for {recipe.name}", enabled and fixed,
             f"{handler}: {'enabled' if enabled else 'disabled'}, flags {'include' if fixed else 'lack'} F "
             "(interpreter usable inside containers)", "" if enabled and fixed else fix))
     return findings
 
 
-def check_disk() -> Finding:
+def check_disk() -> DoctorCheck:
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     free_gb = shutil.disk_usage(root).free / 1e9
-    return Finding("disk space", free_gb >= MIN_FREE_GB, f"{free_gb:.0f} GB free under {root}",
+    return DoctorCheck("disk space", free_gb >= MIN_FREE_GB, f"{free_gb:.0f} GB free under {root}",
                    f"free at least {MIN_FREE_GB} GB or set DEVKIT_CACHE_DIR to a larger disk")
 
 
-def check_host_tools(engine: Engine | None) -> list[Finding]:
+def check_host_tools(engine: Engine | None) -> list[DoctorCheck]:
     findings = []
     host = host_recipe()
     for recipe in all_recipes():
@@ -78,21 +78,21 @@ def check_host_tools(engine: Engine | None) -> list[Finding]:
             continue
         compiler = f"{recipe.triple}-g++"
         found = shutil.which(compiler)
-        findings.append(Finding(f"cross compiler {recipe.name}", bool(found), found or f"{compiler} not on PATH",
+        findings.append(DoctorCheck(f"cross compiler {recipe.name}", bool(found), found or f"{compiler} not on PATH",
                                 f"apt-get install g++-{recipe.triple} (only for --runner host; the builder image has it)",
                                 required=False))
     bases = [r for r in all_recipes() if engine is None or engine.image(base_tag(r)) is None]
     if bases:
         have = shutil.which("debootstrap")
-        findings.append(Finding(
+        findings.append(DoctorCheck(
             "offline base images", bool(have),
             f"missing {', '.join(base_tag(r) for r in bases)}; debootstrap {'found' if have else 'not installed'}",
             "apt-get install debootstrap (devkit bootstraps base images on first use)"))
     else:
-        findings.append(Finding("offline base images", True, "all present"))
+        findings.append(DoctorCheck("offline base images", True, "all present"))
     return findings
 
 
-def run_doctor() -> list[Finding]:
+def run_doctor() -> list[DoctorCheck]:
     engine_finding, engine = check_engine()
     return [engine_finding, *check_binfmt(), check_disk(), *check_host_tools(engine)]

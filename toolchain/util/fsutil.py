@@ -37,6 +37,22 @@ def staging_dir(final: Path, *, replace: bool) -> Iterator[Path]:
             shutil.rmtree(stage, ignore_errors=True)
 
 
+def write_atomic(path: Path, content: str | bytes) -> Path:
+    """Write `path` through a temporary file beside it and a rename: readers see the old file or
+    the whole new one, never a half-written one (also when the disk fills up)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.partial"
+    try:
+        if isinstance(content, bytes):
+            tmp.write_bytes(content)
+        else:
+            tmp.write_text(content)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
 def publish_file(src: Path, dest_dir: Path) -> Path:
     """Copy `src` into `dest_dir` atomically (a temp name on the same file system, then rename);
     a failed copy (a full disk) leaves nothing behind."""

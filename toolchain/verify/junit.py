@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..util.fsutil import write_atomic
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,6 @@ def write_junit(path: Path, suite: str, cases: list[Case]) -> Path:
     tree = ET.ElementTree(ET.Element("testsuites", name="devkit"))
     tree.getroot().append(suite_el)
     ET.indent(tree)
-    tmp = path.with_name(f".{path.name}.partial")
-    tree.write(tmp, encoding="utf-8", xml_declaration=True)
-    tmp.replace(path)
-    return path
+    xml = io.BytesIO()
+    tree.write(xml, encoding="utf-8", xml_declaration=True)
+    return write_atomic(path, xml.getvalue())

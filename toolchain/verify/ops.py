@@ -17,28 +17,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..run.envs import create_env
-from ..util.archives import extract_tar
 from ..util.errors import DevkitError
+from ..util.fsutil import write_atomic
 from ..util.resources import PAYLOAD_DIR
 from ..util.fsutil import staging_dir
 from ..verify.junit import Case, write_junit
 from ..run.step import Step
 from ..run.select import host_recipe, verify_runner
-from ..verify.session import VerifyOptions, fresh_log, plugin_session, work_dir
+from .device import unpack_device_bundle
+from .report import FAILED_STATUSES, OpCase, OpsReport
+from .session import VerifyOptions, fresh_log, plugin_session, work_dir
 
 PAYLOAD = PAYLOAD_DIR / "op_tests.py"
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
-FAILED = ("fail", "error")
 
 
 @dataclass(frozen=True)
 class OpsResult:
-    report: dict
+    report: OpsReport
     report_dir: Path
 
     @property
-    def failed(self) -> list[dict]:
-        return [r for r in self.report["results"] if r["status"] in FAILED]
+    def failed(self) -> list[OpCase]:
+        return self.report.failed
 
 
 def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
@@ -129,14 +130,10 @@ def validate_golden(golden: Path) -> int:
 def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: Path) -> OpsResult:
     """The device library's golden checker, on the target (under qemu for foreign targets)."""
     validate_golden(golden)
-    if not bundle.is_file():
-        raise DevkitError(f"no device library bundle {bundle.name}",
-                          f"build it first: devkit build --arch {options.recipe.name}")
     start = time.monotonic()
     with work_dir() as work:
-        extract_tar(bundle, work, "device bundle", f"rebuild it with devkit build --arch {options.recipe.name}")
+        checker = next(iter(unpack_device_bundle(bundle, work, options.recipe).glob("golden_*")), None)
         log = fresh_log(report_dir)
-        checker = next(iter(work.glob("*/tests/golden_*")), None)
         if checker is None:
             raise DevkitError(f"{bundle.name} has no golden checker (tests/golden_*)",
                               "re-render the project with this devkit and rebuild")
@@ -178,10 +175,10 @@ def _detail(r: dict) -> str:
 def _publish(report: dict, report_dir: Path) -> OpsResult:
     report_dir.mkdir(parents=True, exist_ok=True)
     results = report["results"]
-    report["passed"] = bool(results) and not any(r["status"] in FAILED for r in results)
+    report["passed"] = bool(results) and not any(r["status"] in FAILED_STATUSES for r in results)
     counts = {s: sum(r["status"] == s for r in results) for s in ("pass", "fail", "error", "not registered")}
     report["counts"] = counts
-    (report_dir / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    write_atomic(report_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
     title = (f"devkit test-ops — {report['arch']}, " +
              (f"golden data ({report['golden_source']})" if report["mode"] == "golden"
               else f"{report['device']} vs Paddle {report['paddle_version']} CPU"))
@@ -194,16 +191,16 @@ def _publish(report: dict, report_dir: Path) -> OpsResult:
                      f"{_detail(r).replace('|', '/')} |")
     if report.get("not_exercised"):
         lines += ["", f"Registered but not exercised by any case: {', '.join(report['not_exercised'])}."]
-    (report_dir / "report.md").write_text("\n".join(lines) + "\n")
+    write_atomic(report_dir / "report.md", "\n".join(lines) + "\n")
     write_junit(report_dir / "junit.xml", "devkit test-ops", [
         Case(name=f"{r['case']} [{r['dtype']}]", classname=f"test-ops.{(r['kernels'] or ['-'])[0]}",
-             failure=_detail(r) if r["status"] in FAILED else None,
+             failure=_detail(r) if r["status"] in FAILED_STATUSES else None,
              skipped=_detail(r) if r["status"] == "not registered" else None)
         for r in results])
-    return OpsResult(report, report_dir)
+    return OpsResult(OpsReport.from_json(report), report_dir)
 
 
 def describe_failures(result: OpsResult, limit: int = 6) -> str:
-    parts = [f"{r['case']} [{r['dtype']}] ({', '.join(r['kernels'])}: {_detail(r)[:120]})" for r in result.failed]
+    parts = [f"{r.case} [{r.dtype}] ({', '.join(r.kernels)}: {_detail(r.data)[:120]})" for r in result.failed]
     return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
 

@@ -16,8 +16,10 @@ from ..util.errors import DevkitError
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
-from ..verify.session import (InferOptions, VerifyOptions, VerifyResult, find_wheel, run_device_tests, run_infer_verify,
-                     run_verify)
+from .device import run_device_tests
+from .infer import InferOptions, run_infer_verify
+from .session import VerifyOptions, VerifyResult, find_wheel
+from .train import run_verify
 
 
 @dataclass(frozen=True)

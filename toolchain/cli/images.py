@@ -1,0 +1,98 @@
+"""`devkit images ...` and `devkit doctor`: the container side of the machine."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Optional
+
+import typer
+
+from ..project.recipes import all_recipes, find_recipe
+from ..util.console import err
+from ..util.errors import DevkitError
+from . import views
+from .options import JsonOpt, emit_json
+
+
+def images_bootstrap(
+    arch: Annotated[str, typer.Option("--arch", help="Target whose Debian base to make.")] = "x86_64",
+    as_json: JsonOpt = False,
+) -> None:
+    """Make the Debian base image for ARCH offline (debootstrap + import with the right platform)."""
+    from ..run.engine import Engine
+    from ..run.envs import cache_root
+    from ..run.images import bootstrap_base
+
+    recipe = find_recipe(arch)
+    start = time.monotonic()
+    info = bootstrap_base(Engine.connect(), recipe, cache_root() / "logs" / f"bootstrap-{recipe.name}.log")
+    if as_json:
+        emit_json({"image": info.tag, "platform": info.platform, "seconds": round(time.monotonic() - start, 1)})
+
+
+def images_build(
+    arch: Annotated[Optional[list[str]], typer.Option("--arch", help="Targets whose verify image to build (repeatable; default: every recipe).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build (or reuse) the builder image and the verify images of the given targets."""
+    from ..run.engine import Engine
+    from ..run.envs import cache_root
+    from ..run.images import builder_spec, ensure_image, verify_spec
+
+    engine = Engine.connect()
+    log = cache_root() / "logs" / "images.log"
+    recipes = [find_recipe(a) for a in arch] if arch else all_recipes()
+    specs = [builder_spec(), *(verify_spec(r) for r in recipes)]
+    tags = {spec.kind: ensure_image(engine, spec, log) for spec in specs}
+    if as_json:
+        emit_json(tags)
+    else:
+        for kind, tag in tags.items():
+            err.print(f"{kind}: {tag}")
+
+
+def images_list(as_json: JsonOpt = False) -> None:
+    """List devkit's images."""
+    from ..run.engine import Engine
+    from ..run.images import list_images
+
+    infos = list_images(Engine.connect())
+    if as_json:
+        emit_json([{"tag": i.tag, "platform": i.platform, "size_mb": round(i.size_mb)} for i in infos])
+    else:
+        views.show_images(infos)
+
+
+def images_binfmt(
+    platforms: Annotated[list[str], typer.Argument(help="qemu platforms to register, e.g. arm64 arm.")],
+) -> None:
+    """Register qemu handlers through the engine (for CI engines you have no shell on, e.g. docker:dind)."""
+    from ..run.engine import Engine
+
+    err.print(Engine.connect().install_binfmt(platforms))
+    err.print(f"[green]✓[/] qemu handlers for {', '.join(platforms)} registered in the engine's kernel")
+
+
+def images_prune(as_json: JsonOpt = False) -> None:
+    """Remove devkit images that the current Dockerfiles no longer produce."""
+    from ..run.engine import Engine
+    from ..run.images import prune_images
+
+    removed = prune_images(Engine.connect())
+    if as_json:
+        emit_json({"removed": removed})
+    else:
+        err.print(f"removed {len(removed)} image(s)" + (": " + ", ".join(removed) if removed else ""))
+
+
+def doctor(as_json: JsonOpt = False) -> None:
+    """Check the container engine, qemu/binfmt, disk space and cross compilers; print the fix for each gap."""
+    from ..run.doctor import run_doctor
+
+    checks = run_doctor()
+    if as_json:
+        emit_json([c.as_dict() for c in checks])
+    else:
+        views.show_doctor(checks)
+    if any(c.required and not c.ok for c in checks):
+        raise DevkitError("some required pieces are missing", "apply the fixes listed above")

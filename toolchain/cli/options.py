@@ -1,0 +1,51 @@
+"""Arguments and options that several commands take, each declared once, and the
+helpers every command uses to read them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..project.project import Project, load_project
+
+
+class RunnerChoice(str, Enum):
+    auto = "auto"
+    docker = "docker"
+    host = "host"
+
+
+ProjectArg = Annotated[Path, typer.Argument(help="The backend project (default: current directory).")]
+ArtifactProjectArg = Annotated[Optional[Path], typer.Argument(
+    help="The backend project whose dist/ artifact to use (default: current directory).")]
+WheelOpt = Annotated[Optional[Path], typer.Option("--wheel", help="Use this wheel instead of a project's.")]
+ArchOpt = Annotated[str, typer.Option("--arch", help="Target architecture: a recipe name or alias (x86_64, armv8, armhf, ...).")]
+RunnerOpt = Annotated[Optional[RunnerChoice], typer.Option(
+    "--runner", help="auto: a container when an engine answers, else the host; docker; host "
+                     "(default: [tool.devkit] runner).")]
+PaddleVersionOpt = Annotated[Optional[str], typer.Option(
+    "--paddle-version", help="Paddle to build or check against (default: the recipe's pin).")]
+PaddleInferenceDirOpt = Annotated[Optional[Path], typer.Option(
+    "--paddle-inference-dir", envvar="PADDLE_INFERENCE_DIR",
+    help="An unpacked Paddle Inference release (with --infer): linked by the build, used by verify's C++ demo.")]
+ReportDirOpt = Annotated[Optional[Path], typer.Option("--report-dir", help="Where to write the reports.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")]
+
+
+def runner_name(runner: RunnerChoice | None) -> str | None:
+    """The --runner value, or None for "from [tool.devkit]"."""
+    return runner.value if runner else None
+
+
+def project_unless_wheel(project_dir: Path | None, wheel: Path | None) -> Project | None:
+    """The project a command works on, unless it was given a bare wheel."""
+    return None if wheel is not None else load_project(project_dir or Path("."))
+
+
+def emit_json(payload: object) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")

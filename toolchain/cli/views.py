@@ -1,0 +1,116 @@
+"""What the commands print for people: rich tables on stderr (stdout stays for --json)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from ..build.plugin import BuildResult
+from ..project.project import Project
+from ..project.recipes import Recipe
+from ..util.console import err
+from ..verify.report import OpsReport
+from ..verify.session import VerifyResult
+
+_OP_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}
+
+
+def show_build(result: BuildResult) -> None:
+    what = "nothing recompiled" if result.compiled_files == 0 else f"{result.compiled_files} files compiled"
+    pin = f", paddlepaddle=={result.paddle_version}" if result.paddle_version else ""
+    err.print(f"[green]✓[/] built {result.artifact} ({result.arch}{pin}; {what}; {result.seconds:.1f} s on "
+              f"{result.runner})")
+    if result.bundle:
+        err.print(f"[green]✓[/] inference bundle {result.bundle}")
+
+
+def show_build_matrix(project: Project, outcomes: list[Any], seconds: float) -> None:
+    table = Table(title=f"devkit build --all — {project.name} ({seconds:.0f} s)")
+    for col in ("target", "mode", "paddle", "result", "time", "artifact"):
+        table.add_column(col)
+    for o in outcomes:
+        artifact = "\n".join(a.relative_to(project.root).as_posix() for a in o.artifacts) or o.error
+        table.add_row(o.entry.recipe.name, o.entry.mode, o.entry.paddle_version or "-",
+                      "[green]pass[/]" if o.passed else "[red]FAIL[/]", f"{o.seconds:.0f} s", artifact)
+    err.print(table)
+
+
+def show_verify(result: VerifyResult, recipe: Recipe) -> None:
+    report = result.report
+    where = f"{report.device}:0, paddle {report.paddle_version}" if report.device else "device library tests"
+    table = Table(title=f"devkit verify — {recipe.name}: {where} ({report.runner})")
+    for col in ("check", "result", "figures"):
+        table.add_column(col)
+    for check in report.checks:
+        status = "[yellow]not run[/]" if check.not_run else "[green]pass[/]" if check.passed else "[red]FAIL[/]"
+        table.add_row(check.name, status, check.detail)
+    latency = [(c.name, c.data["latency_ms"]) for c in report.checks if "latency_ms" in c.data]
+    if latency:
+        lat = Table(title="latency (ms) after warmup", show_lines=False)
+        for col in ("model", "place", "avg", "min", "max"):
+            lat.add_column(col)
+        for name, places in latency:
+            for place, t in places.items():
+                lat.add_row(name, place, f"{t['avg_ms']:.2f}", f"{t['min_ms']:.2f}", f"{t['max_ms']:.2f}")
+        err.print(lat)
+    fallback = report.check("fallback report")
+    if fallback:
+        kernels: Mapping[str, Mapping[str, int]] = fallback.data.get("kernels", {})
+        places = Table(title=f"kernels the model ran, with CPU fallback on ({len(kernels)})")
+        for col in ("kernel", "ran on", "runs"):
+            places.add_column(col)
+        for kernel, counts in kernels.items():
+            ran_on = ("[red]CPU (fallback)[/]" if counts.get("cpu_fallback") else
+                      (report.device or "") if counts.get("device") else "CPU (CPU inputs)")
+            places.add_row(kernel, ran_on, str(sum(counts.values())))
+        err.print(places)
+    err.print(table)
+    err.print(f"report: {result.report_path}" + (f"  plot: {result.plot_path}" if result.plot_path else ""))
+
+
+def show_test_ops(report: OpsReport, recipe: Recipe, mode: str, report_dir: Path) -> None:
+    table = Table("case", "dtype", "kernels", "result", title=f"devkit test-ops — {recipe.name} ({mode})")
+    for r in report.results:
+        table.add_row(r.case, r.dtype, ", ".join(r.kernels), _OP_STATUS.get(r.status, f"[yellow]{r.status}[/]"))
+    err.print(table)
+    counts = report.counts
+    err.print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
+              f"{counts['not registered']} not registered; reports in {report_dir} (report.md, junit.xml)")
+
+
+def show_matrix(entries: list[Any]) -> None:
+    table = Table("entry", "target", "mode", "paddle", "command")
+    for e in entries:
+        table.add_row(e.id, e.recipe.name, e.mode, e.paddle_version or "-", f"devkit matrix run {e.id}")
+    err.print(table)
+
+
+def show_config(config: Mapping[str, Any], pyproject: Path) -> None:
+    table = Table("key", "value", title=escape(f"[tool.devkit] of {pyproject}"))
+    for key, value in config.items():
+        if isinstance(value, dict) and key != "paddle_versions":
+            for sub, v in value.items():
+                table.add_row(f"{key}.{sub}".replace("_", "-"), json.dumps(v))
+        else:
+            table.add_row(key.replace("_", "-"), json.dumps(value))
+    err.print(table)
+
+
+def show_images(infos: list[Any]) -> None:
+    table = Table("image", "platform", "size")
+    for i in infos:
+        table.add_row(i.tag, i.platform, f"{i.size_mb:.0f} MB")
+    err.print(table)
+
+
+def show_doctor(checks: list[Any]) -> None:
+    table = Table("check", "status", "detail", "fix")
+    for c in checks:
+        status = "[green]ok[/]" if c.ok else ("[red]missing[/]" if c.required else "[yellow]optional[/]")
+        table.add_row(c.name, status, c.detail, "" if c.ok else c.fix)
+    err.print(table)

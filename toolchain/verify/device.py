@@ -1,0 +1,53 @@
+"""Targets without a Paddle runtime (armhf): the device library's own tests, from its bundle,
+on the target (under qemu for a foreign one)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from ..project.recipes import Recipe
+from ..run.select import verify_runner
+from ..run.step import Step
+from ..util.archives import extract_tar
+from ..util.errors import DevkitError
+from .session import VerifyOptions, VerifyResult, finish, fresh_log, work_dir
+
+
+def unpack_device_bundle(bundle: Path, work: Path, recipe: Recipe) -> Path:
+    """Unpack a device bundle into `work`; return its tests/ directory."""
+    if not bundle.is_file():
+        raise DevkitError(f"device bundle {bundle} does not exist", f"run `devkit build --arch {recipe.name}`")
+    extract_tar(bundle, work, "device bundle", f"rebuild it with devkit build --arch {recipe.name}")
+    tests = next(iter(work.glob("*/tests")), None)
+    if tests is None or not any(tests.iterdir()):
+        raise DevkitError(f"{bundle.name} holds no test binaries", f"rebuild it with devkit build --arch {recipe.name}")
+    return tests
+
+
+def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
+    """For targets without a Paddle runtime: run the device library's tests on the target."""
+    start = time.monotonic()
+    with work_dir() as work:
+        tests = sorted(unpack_device_bundle(bundle, work, options.recipe).glob("test_*"))
+        log = fresh_log(report_dir)
+        runner = verify_runner(options.runner, options.recipe, work, [], log)
+        checks = []
+        for test in tests:
+            test.chmod(0o755)
+            try:
+                output = runner.run(Step(title=f"{test.name} on {options.recipe.name}", argv=[runner.path(test)],
+                                         log=log))
+                passed = True
+            except DevkitError as exc:
+                output, passed = exc.details, False
+            cases = re.findall(r"^(PASS|FAIL) (\S+)$", output, re.M)
+            summary = re.findall(r"^(\d+) passed, (\d+) failed$", output, re.M)
+            detail = f"{summary[-1][0]} passed, {summary[-1][1]} failed" if summary else "no summary line"
+            checks.append({"name": test.name, "passed": passed and bool(summary) and summary[-1][1] == "0",
+                           "detail": detail, "cases": [{"case": c, "passed": r == "PASS"} for r, c in cases]})
+    report = {"device": None, "paddle_version": None, "bundle": str(bundle), "runner": runner.name,
+              "checks": checks, "passed": all(c["passed"] for c in checks),
+              "note": f"PaddlePaddle publishes no {options.recipe.name} runtime: the device library's own tests ran"}
+    return finish(report, options, report_dir, start, log)

@@ -1,0 +1,115 @@
+"""`devkit verify --infer`: paddle.inference on the device vs CPU per model (outputs, kernel
+placement, latency), and the inference bundle's C++ demo against a Paddle Inference library."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..project.config import INFER_MODELS
+from ..run.select import host_recipe
+from ..run.step import HostRunner, Step
+from ..util.archives import extract_tar
+from ..util.errors import DevkitError
+from ..util.resources import PAYLOAD_DIR
+from .session import VerifyOptions, VerifyResult, finish, plugin_session
+
+INFER_PAYLOAD = PAYLOAD_DIR / "infer_checks.py"
+
+
+@dataclass(frozen=True)
+class InferOptions:
+    models: tuple[str, ...] = ("mnist",)
+    model_dir: Path | None = None
+    warmup: int = 10
+    repeats: int = 30
+    inference_dir: Path | None = None
+    bundle: Path | None = None   # the project's inference bundle, whose C++ demo runs
+
+
+def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, report_dir: Path) -> VerifyResult:
+    """paddle.inference on the device vs CPU for each model: outputs, kernel placement, latency."""
+    unknown = [m for m in infer.models if m not in INFER_MODELS]
+    if unknown and infer.model_dir is None:
+        raise DevkitError(f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir")
+    if infer.warmup < 0 or infer.repeats < 1:
+        raise DevkitError("--warmup must be >= 0 and --repeats >= 1", "e.g. --warmup 10 --repeats 30")
+    if infer.model_dir is not None:
+        _model_prefix(infer.model_dir)  # before a verify environment is made for it
+    checks = []
+    with plugin_session(wheel, options, report_dir, (infer.model_dir,) if infer.model_dir else ()) as session:
+        runner, work = session.runner, session.work
+        targets = [("model-dir", ["--model-dir", runner.path(infer.model_dir)])] if infer.model_dir else \
+            [(m, ["--model", m]) for m in infer.models]
+        models = []
+        for name, model_args in targets:
+            check = session.run_payload(
+                f"inference {name} on {options.recipe.name} ({infer.warmup} warmup, {infer.repeats} repeats)",
+                INFER_PAYLOAD, [*model_args, "--warmup", str(infer.warmup), "--repeats", str(infer.repeats),
+                                "--work", runner.path(work)], f"{Path(name).name}.json")
+            check["name"] = f"inference {Path(name).name}"
+            checks.append(check)
+            models.append(_model_prefix(infer.model_dir) if infer.model_dir else str(work / name / "model"))
+        checks.append(cpp_demo(infer, options, models, work, session.log))
+    report = {"device": checks[0].get("device"), "paddle_version": session.paddle_version, "runner": runner.name,
+              "wheel": str(wheel), "checks": checks,
+              "passed": all(c["passed"] for c in checks if not c.get("not_run"))}
+    return finish(report, options, report_dir, session.start, session.log)
+
+
+def _model_prefix(model_dir: Path) -> str:
+    """The exported model in a user's --model-dir: a program (.json, or .pdmodel) and its .pdiparams."""
+    fix = "pass the directory of <name>.json (or .pdmodel) + <name>.pdiparams, as paddle.jit.save writes them"
+    if not model_dir.is_dir():
+        raise DevkitError(f"--model-dir {model_dir} is not a directory", fix)
+    for program in sorted([*model_dir.glob("*.json"), *model_dir.glob("*.pdmodel")]):
+        params = program.with_suffix(".pdiparams")
+        if not params.is_file():
+            continue
+        if program.suffix == ".json":
+            try:
+                json.loads(program.read_bytes())
+            except ValueError as exc:
+                raise DevkitError(f"{program} is not a valid Paddle program (JSON: {exc})", fix) from None
+        elif program.stat().st_size == 0:
+            raise DevkitError(f"{program} is empty", fix)
+        if params.stat().st_size == 0:
+            raise DevkitError(f"{params} is empty", fix)
+        return str(program.with_suffix(""))
+    raise DevkitError(f"{model_dir} holds no exported model", fix)
+
+
+def cpp_demo(infer: "InferOptions", options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict:
+    """Build the bundle's C++ demo against the given Paddle Inference and run it on the device."""
+    why = None
+    if infer.inference_dir is None:
+        why = "no Paddle Inference C++ library was given (--paddle-inference-dir)"
+    elif infer.bundle is None:
+        why = "no inference bundle: build with `devkit build --infer` first"
+    elif not host_recipe().matches(options.recipe.name):
+        why = f"the C++ demo runs on the host, which is not {options.recipe.name}"
+    if why:
+        return {"name": "C++ demo", "passed": False, "not_run": True, "detail": f"not run: {why}; not counted as passed"}
+    return _run_cpp_demo(infer, models, work, log)
+
+
+def _run_cpp_demo(infer: "InferOptions", models: list[str], work: Path, log: Path) -> dict:
+    # On the host only: the demo links the host's Paddle Inference release.
+    runner = HostRunner(fix_hint="see the C++ demo lines in the verify log")
+    demo = work / "cpp-demo"
+    extract_tar(infer.bundle, demo, "inference bundle", "rebuild it with devkit build --infer")
+    root = next(demo.iterdir())
+    env = {"PADDLE_INFERENCE_DIR": str(infer.inference_dir), "CUSTOM_DEVICE_ROOT": str(root / "lib")}
+    try:
+        runner.run(Step("configure C++ demo", ["cmake", "-S", str(root / "demo" / "cpp"), "-B", str(demo / "build"),
+                                               f"-DPADDLE_INFERENCE_DIR={infer.inference_dir}"], log=log, env=env))
+        runner.run(Step("build C++ demo", ["cmake", "--build", str(demo / "build")], log=log, env=env))
+        binary = next((demo / "build").glob("*_infer_demo"))
+        outputs = [runner.run(Step(f"C++ demo {Path(m).parent.name}", [str(binary), m, str(infer.warmup),
+                                                                          str(infer.repeats)], log=log, env=env))
+                   for m in models]
+    except DevkitError as exc:
+        return {"name": "C++ demo", "passed": False, "detail": exc.one_line()}
+    ok = all("latency over" in out and "top-" in out for out in outputs)
+    return {"name": "C++ demo", "passed": ok, "detail": " | ".join(out.strip().splitlines()[-2] for out in outputs)}

@@ -1,0 +1,58 @@
+"""`devkit verify` (training) and `devkit check-kernels`: the plugin checks and a model
+trained on the device vs CPU, with the fallback report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..project.config import TRAIN_MODELS
+from ..util.errors import DevkitError
+from ..util.resources import PAYLOAD_DIR
+from .datasets import load_dataset
+from .session import VerifyOptions, VerifyResult, finish, plugin_session
+
+PAYLOAD = PAYLOAD_DIR / "plugin_checks.py"
+FALLBACK_PAYLOAD = PAYLOAD_DIR / "fallback_report.py"
+
+
+def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
+    if options.model not in TRAIN_MODELS:
+        raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
+    if options.steps < 20:
+        raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
+    dataset = load_dataset(options.data_dir)
+    battery = options.model != "mnist"
+    with plugin_session(wheel, options, report_dir) as session:
+        data = session.runner.path(session.work / "data.npz")
+        dataset.save(session.work / "data.npz")
+        fallback_env = {**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}
+        if battery:
+            # First with CPU fallback on (Paddle's default): which kernels the model runs on the device and which
+            # fall back; then the checks, which train it with fallback off.
+            fallback = session.run_payload(f"fallback report ({options.model}) on {options.recipe.name}",
+                                           FALLBACK_PAYLOAD, ["--data", data, "--model", options.model],
+                                           "fallback.json", env=fallback_env)
+        report = session.run_payload(f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
+                                     PAYLOAD, ["--data", data, "--steps", str(options.steps), "--model", options.model],
+                                     "report.json")
+        if battery:
+            model_check = len(report["checks"]) - (report["checks"][-1].get("name") == options.model)
+            report["checks"].insert(model_check, fallback)
+            report["passed"] = all(c["passed"] for c in report["checks"])
+        elif report.get("device"):
+            # With CPU fallback on (Paddle's default): which kernels the model ran on the device, which on CPU.
+            report["checks"].append(session.run_payload(
+                f"fallback report on {options.recipe.name}", FALLBACK_PAYLOAD, ["--data", data], "fallback.json",
+                device=report["device"], env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}))
+            report["passed"] = all(c["passed"] for c in report["checks"])
+    report.update(wheel=str(wheel), runner=session.runner.name)
+    return finish(report, options, report_dir, session.start, session.log)
+
+
+def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
+    """Load the plugin into its pinned Paddle and compare every kernel's signature with Paddle's."""
+    with plugin_session(wheel, options, report_dir) as session:
+        report = session.run_payload(f"kernel signatures on {options.recipe.name}", PAYLOAD,
+                                     ["--only", "kernel-signatures"], "report.json")
+    report.update(wheel=str(wheel), runner=session.runner.name)
+    return finish(report, options, report_dir, session.start, session.log)
