@@ -21,7 +21,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
+
+from devkit.project.config import Tolerances
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -66,6 +69,7 @@ def plugin_env(wheel: Path, paddle_version: str, root: Path) -> Path:
 def device_vs_cpu(python: Path, short: bool) -> dict:
     args = ["--ops", "1000", "--steps", "5"] if short else ["--ops", "5000", "--steps", "30"]
     env = {k: v for k, v in os.environ.items() if k != "CUSTOM_DEVICE_ROOT"}
+    env["DEVKIT_TOLERANCES"] = json.dumps(asdict(Tolerances()))  # plugin_checks takes them from devkit
     out = subprocess.run([str(python), str(HERE / "device_vs_cpu.py"), "stpu", *args], capture_output=True, text=True,
                          env=env, timeout=1800)
     if out.returncode != 0:

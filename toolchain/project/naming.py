@@ -50,10 +50,7 @@ class BackendName:
 
     @property
     def project_name(self) -> str:
-        return f"paddle-custom-{self.device_type.replace('_', '-')}"
-
-    @property
-    def plugin_target(self) -> str:
+        """The wheel's distribution name, which the CMake target of the plugin library also bears."""
         return f"paddle-custom-{self.device_type.replace('_', '-')}"
 
 

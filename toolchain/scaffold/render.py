@@ -34,7 +34,7 @@ def template_context(backend: BackendName) -> dict[str, object]:
         "device_type": backend.device_type,
         "p": backend.device_type,
         "project_name": backend.project_name,
-        "plugin_target": backend.plugin_target,
+        "plugin_target": backend.project_name,  # the CMake target: libpaddle-custom-<type>.so
         "plugin_version": PLUGIN_VERSION,
         "paddle_version": find_recipe(HOST_RECIPE).paddle_version or "",
         "devkit_version": __version__,

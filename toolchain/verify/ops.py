@@ -13,7 +13,7 @@ import math
 import re
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..run.envs import create_env
@@ -22,6 +22,7 @@ from ..util.fsutil import write_atomic
 from ..util.resources import PAYLOAD_DIR
 from ..util.fsutil import staging_dir
 from ..verify.junit import Case, write_junit
+from ..project.config import Tolerances
 from ..run.step import Step
 from ..run.select import host_recipe, verify_runner
 from .device import unpack_device_bundle
@@ -73,7 +74,8 @@ def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: 
                             f"Paddle CPU environment (paddlepaddle {paddle_version})", log)
         runner.run(Step(title=f"record golden data with Paddle {paddle_version} CPU", log=log,
                         argv=[python, runner.path(PAYLOAD), "--gen-golden", runner.path(work / "golden"),
-                              "--out", runner.path(work / "golden.json")]))
+                              "--out", runner.path(work / "golden.json")],
+                        env={"DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))}))
         summary = json.loads((work / "golden.json").read_text())
         for item in (work / "golden").iterdir():
             shutil.move(str(item), stage / item.name)

@@ -107,7 +107,7 @@ def test_unknown_provider_and_entry_are_one_line_errors(project):
 def test_generated_ci_installs_this_devkit(project, tmp_path):
     """The workflow's install step must resolve to this project's own wheel, at the version that wrote it
     (the name `devkit` on PyPI is someone else's)."""
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(repo)], check=True,
                    capture_output=True)

@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_short_benchmark_run_writes_json_and_markdown(tmp_path):

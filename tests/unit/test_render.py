@@ -1,5 +1,4 @@
 import re
-import time
 
 import pytest
 
@@ -36,12 +35,6 @@ def test_every_kernel_has_a_signature_check(tmp_path):
         defined = set(re.findall(r"^void (\w+Kernel)\(", text, re.M))
         checked = set(re.findall(r"STPU_CHECK_SIGNATURE(?:_ANY_DTYPE)?\((\w+Kernel),", text))
         assert defined <= checked, f"{src.name}: unchecked {defined - checked}"
-
-
-def test_rendering_is_fast(tmp_path):
-    start = time.monotonic()
-    render_backend(parse_backend_name("STPU"), tmp_path / "STPU")
-    assert time.monotonic() - start < 1.0  # the "well under a second"
 
 
 def test_existing_non_empty_dir_is_refused_and_kept(tmp_path):

@@ -115,7 +115,7 @@ def test_installed_dependencies_are_consistent_and_declared():
 
     check = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     declared = {Requirement(r).name.lower() for r in tomllib.loads((root / "pyproject.toml").read_text())
                 ["project"]["dependencies"]}
     providers = packages_distributions()
