@@ -19,6 +19,10 @@ fi
 
 if [ "${1:-}" = "test" ]; then
   shift
+  # Lint, format and types first (seconds), as both anchors' test commands do; then the suite.
+  "$VENV/bin/ruff" check toolchain tests benchmarks
+  "$VENV/bin/ruff" format --check toolchain tests benchmarks
+  "$VENV/bin/mypy"
   exec "$VENV/bin/python" -m pytest "$@"
 fi
 

@@ -18,23 +18,40 @@ import tempfile
 import time
 from pathlib import Path
 
+from devkit.project.naming import parse_backend_name
+from devkit.project.recipes import find_recipe
 from devkit.run.container import ContainerRunner, Mount
 from devkit.run.engine import Engine, tar_context
 from devkit.run.envs import cache_root
 from devkit.run.images import base_tag, builder_spec, ensure_image
-from devkit.project.naming import parse_backend_name
-from devkit.project.recipes import find_recipe
-from devkit.scaffold.render import render_backend
 from devkit.run.step import Step
+from devkit.scaffold.render import render_backend
 
-SOURCES = ["device/src/ops.cc", "device/src/device.cc", "runtime/runtime.cc",
-           "kernels/elementwise_kernels.cc", "kernels/matmul_kernels.cc"]
-FLAGS = ["-std=c++17", "-O3", "-fPIC", "-DPADDLE_WITH_CUSTOM_DEVICE", "-DPADDLE_WITH_CUSTOM_KERNEL",
-         "-D_GLIBCXX_USE_CXX11_ABI=1", "-Idevice/include", "-Ikernels", "-isystem", "/paddle/include"]
+SOURCES = [
+    "device/src/ops.cc",
+    "device/src/device.cc",
+    "runtime/runtime.cc",
+    "kernels/elementwise_kernels.cc",
+    "kernels/matmul_kernels.cc",
+]
+FLAGS = [
+    "-std=c++17",
+    "-O3",
+    "-fPIC",
+    "-DPADDLE_WITH_CUSTOM_DEVICE",
+    "-DPADDLE_WITH_CUSTOM_KERNEL",
+    "-D_GLIBCXX_USE_CXX11_ABI=1",
+    "-Idevice/include",
+    "-Ikernels",
+    "-isystem",
+    "/paddle/include",
+]
 # Timed inside the container, so container start-up is not counted.
-TIMER = ("import subprocess, sys, time, json; t = time.perf_counter(); "
-         "[subprocess.run(sys.argv[2:] + [s, '-c', '-o', '/tmp/x.o'], check=True) for s in sys.argv[1].split(',')]; "
-         "print('SECONDS', time.perf_counter() - t)")
+TIMER = (
+    "import subprocess, sys, time, json; t = time.perf_counter(); "
+    "[subprocess.run(sys.argv[2:] + [s, '-c', '-o', '/tmp/x.o'], check=True) for s in sys.argv[1].split(',')]; "
+    "print('SECONDS', time.perf_counter() - t)"
+)
 
 
 def emulated_gcc_image(engine: Engine, log: Path) -> str:
@@ -42,16 +59,30 @@ def emulated_gcc_image(engine: Engine, log: Path) -> str:
     ensure_image(engine, builder_spec(), log)  # bootstraps bases as needed
     tag = "devkit-bench-gcc-arm64:1"
     if engine.image(tag) is None:
-        dockerfile = (f"FROM {base_tag(recipe)}\nRUN apt-get update && apt-get install -y --no-install-recommends "
-                      "g++ python3 && rm -rf /var/lib/apt/lists/*\n").encode()
-        engine.build_image(tar_context({"Dockerfile": dockerfile}), tag=tag, platform=recipe.oci_platform,
-                           buildargs={}, labels={"org.devkit.image": "bench"}, log=log)
+        dockerfile = (
+            f"FROM {base_tag(recipe)}\nRUN apt-get update && apt-get install -y --no-install-recommends "
+            "g++ python3 && rm -rf /var/lib/apt/lists/*\n"
+        ).encode()
+        engine.build_image(
+            tar_context({"Dockerfile": dockerfile}),
+            tag=tag,
+            platform=recipe.oci_platform,
+            buildargs={},
+            labels={"org.devkit.image": "bench"},
+            log=log,
+        )
     return tag
 
 
 def timed_compile(runner: ContainerRunner, compiler: str, log: Path) -> float:
-    out = runner.run(Step(title=f"compile with {compiler}", argv=[
-        "python3", "-c", TIMER, ",".join(SOURCES), compiler, *FLAGS], log=log, cwd=Path("/src")))
+    out = runner.run(
+        Step(
+            title=f"compile with {compiler}",
+            argv=["python3", "-c", TIMER, ",".join(SOURCES), compiler, *FLAGS],
+            log=log,
+            cwd=Path("/src"),
+        )
+    )
     return float(out.strip().splitlines()[-1].split()[1])
 
 
@@ -71,8 +102,11 @@ def measure() -> dict:
         cross_s = timed_compile(builder, "aarch64-linux-gnu-g++", log)
         emulated_s = timed_compile(emulated, "g++", log)
     return {
-        "date": time.strftime("%Y-%m-%d"), "sources": SOURCES, "cross_seconds": round(cross_s, 2),
-        "emulated_seconds": round(emulated_s, 2), "emulated_over_cross": round(emulated_s / cross_s, 2),
+        "date": time.strftime("%Y-%m-%d"),
+        "sources": SOURCES,
+        "cross_seconds": round(cross_s, 2),
+        "emulated_seconds": round(emulated_s, 2),
+        "emulated_over_cross": round(emulated_s / cross_s, 2),
         "wall_seconds": round(time.monotonic() - start, 1),
     }
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 # verify's checks: the same LeNet, and fallback off so every op runs on the device
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
-from plugin_checks import LeNet, np, paddle, F  # noqa: E402
+from plugin_checks import F, LeNet, np, paddle  # noqa: E402
 
 
 def dispatch_us(place: str, n: int) -> float:
@@ -69,7 +69,10 @@ def main() -> None:
     d1, c1 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
     d2, c2 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
     result["dispatch_us"] = {"device": min(d1, d2), "cpu": min(c1, c2)}
-    result["train_step_ms"] = {"device": train_step_ms(args.device, args.steps), "cpu": train_step_ms("cpu", args.steps)}
+    result["train_step_ms"] = {
+        "device": train_step_ms(args.device, args.steps),
+        "cpu": train_step_ms("cpu", args.steps),
+    }
     print(json.dumps(result), flush=True)
     sys.stdout.flush()
     os._exit(0)

@@ -33,8 +33,12 @@ sys.path.insert(0, str(HERE))
 def devkit(*args: str, env: dict | None = None) -> tuple[float, dict]:
     """Run the CLI; return wall seconds and its --json output."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "devkit", *args, "--json"], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", "devkit", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"devkit {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
@@ -44,8 +48,10 @@ def devkit(*args: str, env: dict | None = None) -> tuple[float, dict]:
 def edit_one_kernel(project: Path) -> None:
     """A real change (not a comment, which ccache would see through) in one kernel file."""
     src = project / "kernels" / "activation_kernels.cc"
-    src.write_text(src.read_text() + f"\nstatic const int devkit_bench_edit = {time.time_ns() % 100000};\n"
-                   "static const int* devkit_bench_edit_use = &devkit_bench_edit;\n")
+    src.write_text(
+        src.read_text() + f"\nstatic const int devkit_bench_edit = {time.time_ns() % 100000};\n"
+        "static const int* devkit_bench_edit_use = &devkit_bench_edit;\n"
+    )
 
 
 def build_series(project: Path, runner: str) -> dict:
@@ -53,16 +59,32 @@ def build_series(project: Path, runner: str) -> dict:
     noop, second = devkit("build", str(project), "--runner", runner)
     edit_one_kernel(project)
     edit, third = devkit("build", str(project), "--runner", runner)
-    return {"cold_s": cold, "cold_compiled": first["compiled_files"], "noop_s": noop,
-            "noop_compiled": second["compiled_files"], "edit_s": edit, "edit_compiled": third["compiled_files"],
-            "runner": first["runner"]}
+    return {
+        "cold_s": cold,
+        "cold_compiled": first["compiled_files"],
+        "noop_s": noop,
+        "noop_compiled": second["compiled_files"],
+        "edit_s": edit,
+        "edit_compiled": third["compiled_files"],
+        "runner": first["runner"],
+    }
 
 
 def plugin_env(wheel: Path, paddle_version: str, root: Path) -> Path:
     venv = root / "bench-venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
-                    f"paddlepaddle=={paddle_version}", str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(venv / "bin" / "pip"),
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            f"paddlepaddle=={paddle_version}",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return venv / "bin" / "python"
 
 
@@ -70,16 +92,24 @@ def device_vs_cpu(python: Path, short: bool) -> dict:
     args = ["--ops", "1000", "--steps", "5"] if short else ["--ops", "5000", "--steps", "30"]
     env = {k: v for k, v in os.environ.items() if k != "CUSTOM_DEVICE_ROOT"}
     env["DEVKIT_TOLERANCES"] = json.dumps(asdict(Tolerances()))  # plugin_checks takes them from devkit
-    out = subprocess.run([str(python), str(HERE / "device_vs_cpu.py"), "stpu", *args], capture_output=True, text=True,
-                         env=env, timeout=1800)
+    out = subprocess.run(
+        [str(python), str(HERE / "device_vs_cpu.py"), "stpu", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
     if out.returncode != 0:
         raise SystemExit(f"device_vs_cpu.py failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def run(short: bool, work: Path) -> dict:
-    results: dict = {"date": time.strftime("%Y-%m-%d"), "short": short,
-                     "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform(terse=True)}"}
+    results: dict = {
+        "date": time.strftime("%Y-%m-%d"),
+        "short": short,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform(terse=True)}",
+    }
     project = work / "STPU"
     seconds, rendered = devkit("new-backend", "STPU", "--out", str(project))
     results["render"] = {"cli_s": seconds, "render_s": rendered["seconds"], "files": len(rendered["files"])}
@@ -111,12 +141,26 @@ def run(short: bool, work: Path) -> dict:
     results["device_vs_cpu"] = device_vs_cpu(python, short)
     print(f"device vs cpu: {results['device_vs_cpu']}", flush=True)
     model = "mnist" if short else "resnet50"
-    _, inferred = devkit("verify", str(project), "--runner", "host", "--infer", "--model", model,
-                         "--warmup", "2" if short else "5", "--repeats", "5" if short else "20")
+    _, inferred = devkit(
+        "verify",
+        str(project),
+        "--runner",
+        "host",
+        "--infer",
+        "--model",
+        model,
+        "--warmup",
+        "2" if short else "5",
+        "--repeats",
+        "5" if short else "20",
+    )
     report = json.loads(Path(inferred["report"]).read_text())
     latency = next(c["latency_ms"] for c in report["checks"] if "latency_ms" in c)
-    results["inference"] = {"model": model, "device_ms": latency[next(k for k in latency if k != "cpu")]["avg_ms"],
-                            "cpu_ms": latency["cpu"]["avg_ms"]}
+    results["inference"] = {
+        "model": model,
+        "device_ms": latency[next(k for k in latency if k != "cpu")]["avg_ms"],
+        "cpu_ms": latency["cpu"]["avg_ms"],
+    }
     print(f"inference {model}: {results['inference']}", flush=True)
     return results
 
@@ -126,37 +170,76 @@ def ratio(a: float, b: float) -> str:
 
 
 def markdown(r: dict) -> str:
-    rows = [("`new-backend STPU` render", f"{r['render']['render_s'] * 1000:.0f} ms "
-             f"({r['render']['files']} files; CLI {r['render']['cli_s']:.2f} s)", "")]
+    rows = [
+        (
+            "`new-backend STPU` render",
+            f"{r['render']['render_s'] * 1000:.0f} ms ({r['render']['files']} files; CLI {r['render']['cli_s']:.2f} s)",
+            "",
+        )
+    ]
     for key, where in (("build_host", "host"), ("build_container", "container")):
         if key in r:
             b = r[key]
-            rows += [(f"cold build, no ccache ({where})", f"{b['cold_s']:.1f} s ({b['cold_compiled']} files)", ""),
-                     (f"no-op rebuild ({where})", f"{b['noop_s']:.1f} s ({b['noop_compiled']} files)",
-                      f"{ratio(b['noop_s'], b['cold_s'])} of cold"),
-                     (f"one-kernel edit rebuild ({where})", f"{b['edit_s']:.1f} s ({b['edit_compiled']} file)",
-                      f"{ratio(b['edit_s'], b['cold_s'])} of cold")]
+            rows += [
+                (f"cold build, no ccache ({where})", f"{b['cold_s']:.1f} s ({b['cold_compiled']} files)", ""),
+                (
+                    f"no-op rebuild ({where})",
+                    f"{b['noop_s']:.1f} s ({b['noop_compiled']} files)",
+                    f"{ratio(b['noop_s'], b['cold_s'])} of cold",
+                ),
+                (
+                    f"one-kernel edit rebuild ({where})",
+                    f"{b['edit_s']:.1f} s ({b['edit_compiled']} file)",
+                    f"{ratio(b['edit_s'], b['cold_s'])} of cold",
+                ),
+            ]
     if "cross_vs_emulated" in r:
         c = r["cross_vs_emulated"]
-        rows.append(("aarch64 compile, cross vs under qemu (5 sources)",
-                     f"{c['cross_seconds']:.1f} s vs {c['emulated_seconds']:.1f} s",
-                     f"emulated {c['emulated_over_cross']:.1f}x slower"))
+        rows.append(
+            (
+                "aarch64 compile, cross vs under qemu (5 sources)",
+                f"{c['cross_seconds']:.1f} s vs {c['emulated_seconds']:.1f} s",
+                f"emulated {c['emulated_over_cross']:.1f}x slower",
+            )
+        )
     rows.append(("verify end to end, x86_64 native", f"{r['verify_x86_64']['s']:.0f} s", ""))
     if "verify_aarch64_emulated" in r:
-        rows.append(("verify end to end, aarch64 under qemu", f"{r['verify_aarch64_emulated']['s']:.0f} s",
-                     ratio(r["verify_aarch64_emulated"]["s"], r["verify_x86_64"]["s"]) + " of native"))
+        rows.append(
+            (
+                "verify end to end, aarch64 under qemu",
+                f"{r['verify_aarch64_emulated']['s']:.0f} s",
+                ratio(r["verify_aarch64_emulated"]["s"], r["verify_x86_64"]["s"]) + " of native",
+            )
+        )
     d = r["device_vs_cpu"]
-    rows.append(("op dispatch, tiny `x + y` (stpu:0 vs CPU)",
-                 f"{d['dispatch_us']['device']:.1f} µs vs {d['dispatch_us']['cpu']:.1f} µs",
-                 ratio(d["dispatch_us"]["device"], d["dispatch_us"]["cpu"])))
-    rows.append(("LeNet training step, batch 64 (stpu:0 vs CPU)",
-                 f"{d['train_step_ms']['device']:.1f} ms vs {d['train_step_ms']['cpu']:.1f} ms",
-                 ratio(d["train_step_ms"]["device"], d["train_step_ms"]["cpu"])))
+    rows.append(
+        (
+            "op dispatch, tiny `x + y` (stpu:0 vs CPU)",
+            f"{d['dispatch_us']['device']:.1f} µs vs {d['dispatch_us']['cpu']:.1f} µs",
+            ratio(d["dispatch_us"]["device"], d["dispatch_us"]["cpu"]),
+        )
+    )
+    rows.append(
+        (
+            "LeNet training step, batch 64 (stpu:0 vs CPU)",
+            f"{d['train_step_ms']['device']:.1f} ms vs {d['train_step_ms']['cpu']:.1f} ms",
+            ratio(d["train_step_ms"]["device"], d["train_step_ms"]["cpu"]),
+        )
+    )
     i = r["inference"]
-    rows.append((f"{i['model']} inference latency (stpu vs CPU)", f"{i['device_ms']:.1f} ms vs {i['cpu_ms']:.1f} ms",
-                 ratio(i["device_ms"], i["cpu_ms"])))
-    lines = [f"Measured {r['date']} on {r['machine']}" + (" (short run)" if r["short"] else "") + ":", "",
-             "| what | figure | ratio |", "| --- | --- | --- |"]
+    rows.append(
+        (
+            f"{i['model']} inference latency (stpu vs CPU)",
+            f"{i['device_ms']:.1f} ms vs {i['cpu_ms']:.1f} ms",
+            ratio(i["device_ms"], i["cpu_ms"]),
+        )
+    )
+    lines = [
+        f"Measured {r['date']} on {r['machine']}" + (" (short run)" if r["short"] else "") + ":",
+        "",
+        "| what | figure | ratio |",
+        "| --- | --- | --- |",
+    ]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines) + "\n"
 

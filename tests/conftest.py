@@ -14,7 +14,10 @@ import pytest
 def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Run the installed devkit CLI as a user would."""
     proc = subprocess.run(
-        [sys.executable, "-m", "devkit", *args], cwd=cwd, capture_output=True, text=True,
+        [sys.executable, "-m", "devkit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
         env={**os.environ, "COLUMNS": "200"},
     )
     if check and proc.returncode != 0:

@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
 
 pytestmark = pytest.mark.e2e
@@ -29,8 +28,9 @@ def test_newer_system_symbol_versions_than_paddle_are_a_warning(built_project):
     Paddle 3.3.1's own libraries (glibc 2.28): it loads here, not on every system that Paddle does."""
     summary = json.loads(devkit("check-abi", str(wheel_of(built_project)), "--json").stdout)
     warnings = [f["problem"] for f in summary["findings"] if f["severity"] == "warning"]
-    assert any(p.startswith("needs GLIBC_2.") and "Paddle 3.3.1's libraries need at most GLIBC_2.28" in p
-               for p in warnings), warnings
+    assert any(
+        p.startswith("needs GLIBC_2.") and "Paddle 3.3.1's libraries need at most GLIBC_2.28" in p for p in warnings
+    ), warnings
 
 
 def test_other_device_ext_version_is_caught(built_project, tmp_path):
@@ -42,21 +42,26 @@ def test_other_device_ext_version_is_caught(built_project, tmp_path):
     proc = devkit("check-abi", str(forged), "--json", check=False)
     assert proc.returncode == 1
     problems = [f["problem"] for f in json.loads(proc.stdout)["findings"] if f["severity"] == "error"]
-    assert problems == ["was built with device_ext.h 0.9.1, and Paddle 3.3.1 has 0.1.1: Paddle refuses the runtime "
-                        "(C_DeviceInterface differs)"]
+    assert problems == [
+        "was built with device_ext.h 0.9.1, and Paddle 3.3.1 has 0.1.1: Paddle refuses the runtime "
+        "(C_DeviceInterface differs)"
+    ]
 
 
 def test_plugin_without_core_libraries_is_caught(tmp_path):
     # What a hand-written CMakeLists that links only libpaddle.so produces.
     src = tmp_path / "plugin.cc"
-    src.write_text('extern "C" void PD_RegisterPhiKernel();\n'
-                   'extern "C" void InitPlugin(void*) { PD_RegisterPhiKernel(); }\n')
+    src.write_text(
+        'extern "C" void PD_RegisterPhiKernel();\nextern "C" void InitPlugin(void*) { PD_RegisterPhiKernel(); }\n'
+    )
     lib = tmp_path / "libpaddle-custom-bad.so"
     subprocess.run(["g++", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
     proc = devkit("check-abi", str(lib), "--json", check=False)
     assert proc.returncode == 1
     finding = json.loads(proc.stdout)["findings"][0]
-    assert "undefined symbol PD_RegisterPhiKernel: defined in libphi_core.so, which it does not link" in finding["problem"]
+    assert (
+        "undefined symbol PD_RegisterPhiKernel: defined in libphi_core.so, which it does not link" in finding["problem"]
+    )
     assert "libphi_core.so" in finding["fix"]
     assert proc.stderr.strip().splitlines()[-1].startswith("error: 1 ABI problem(s)")
 

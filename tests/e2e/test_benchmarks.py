@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--short", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--short", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     results = json.loads((tmp_path / "short.json").read_text())
     assert results["short"] and results["verify_x86_64"]["passed"]
@@ -25,4 +29,6 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     for key in ("dispatch_us", "train_step_ms"):
         assert set(results["device_vs_cpu"][key]) == {"device", "cpu"}
     table = (tmp_path / "short.md").read_text()
-    assert "| one-kernel edit rebuild (host) |" in table and "| LeNet training step, batch 64 (stpu:0 vs CPU) |" in table
+    assert (
+        "| one-kernel edit rebuild (host) |" in table and "| LeNet training step, batch 64 (stpu:0 vs CPU) |" in table
+    )

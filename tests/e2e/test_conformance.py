@@ -11,7 +11,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
 from test_e2e import build_env_bin
 
@@ -49,9 +48,13 @@ def broken_project(tmp_path_factory) -> Path:
 def run_with_plugin(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     """The snippet in the build tools' Python (paddlepaddle 3.3.1) with the built plugin loaded."""
     plugin_dir = next(project.glob("build/*/libpaddle-custom-stpu.so")).parent
-    return subprocess.run([str(build_env_bin() / "python"), "-c", SNIPPET], capture_output=True, text=True,
-                          env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2", **env},
-                          timeout=300)
+    return subprocess.run(
+        [str(build_env_bin() / "python"), "-c", SNIPPET],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2", **env},
+        timeout=300,
+    )
 
 
 def test_test_ops_passes_on_the_generated_backend(built_project):
@@ -84,8 +87,9 @@ def test_test_ops_names_the_broken_kernel(broken_project):
     assert {"matmul", "linear", "conv2d pad 2"} <= failed
     assert not failed & {"relu", "add", "softmax", "max_pool2d 2x2"}  # only what uses the GEMM
     # --ops narrows the run to kernels that are fine: it passes
-    summary = json.loads(devkit("test-ops", str(broken_project), "--runner", "host", "--ops", "^relu|sigmoid",
-                                "--json").stdout)
+    summary = json.loads(
+        devkit("test-ops", str(broken_project), "--runner", "host", "--ops", "^relu|sigmoid", "--json").stdout
+    )
     assert summary["passed"] and {r.split(" [")[0] for r in summary["failed"]} == set()
 
 
@@ -124,9 +128,22 @@ def test_fallback_ops_unregisters_kernels_and_ops_run_on_cpu(built_project):
 
 def test_verify_fallback_report_shows_ops_on_cpu(built_project, tmp_path):
     proc = subprocess.run(
-        [*devkit_cmd(), "verify", str(built_project), "--runner", "host", "--steps", "20", "--json",
-         "--report-dir", str(tmp_path)], capture_output=True, text=True,
-        env={**os.environ, "STPU_FALLBACK_OPS": "matmul.*", "COLUMNS": "200"})
+        [
+            *devkit_cmd(),
+            "verify",
+            str(built_project),
+            "--runner",
+            "host",
+            "--steps",
+            "20",
+            "--json",
+            "--report-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STPU_FALLBACK_OPS": "matmul.*", "COLUMNS": "200"},
+    )
     assert proc.returncode == 1
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
     assert "fell back to CPU: matmul, matmul_grad" in checks["fallback report"]["detail"]
@@ -149,19 +166,26 @@ def test_check_kernels_finds_a_stale_signature_at_run_time(tmp_path):
     devkit("new-backend", "STPU", "--out", str(project))
     src = project / "kernels" / "shape_kernels.cc"
     text = src.read_text()
-    stale = text.replace(
-        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out_grad,",
-        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& out_grad,",
-    ).replace("  x_grad->Resize(x.dims());\n  copy_tensor(ctx, out_grad, x_grad);",
-              "  x_grad->Resize(out_grad.dims());\n  copy_tensor(ctx, out_grad, x_grad);",
-    ).replace("STPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel, phi::ReshapeGradKernel);\n", "")
+    stale = (
+        text.replace(
+            "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out_grad,",
+            "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& out_grad,",
+        )
+        .replace(
+            "  x_grad->Resize(x.dims());\n  copy_tensor(ctx, out_grad, x_grad);",
+            "  x_grad->Resize(out_grad.dims());\n  copy_tensor(ctx, out_grad, x_grad);",
+        )
+        .replace("STPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel, phi::ReshapeGradKernel);\n", "")
+    )
     assert stale.count("ReshapeGradKernel") == text.count("ReshapeGradKernel") - 2
     src.write_text(stale)
     devkit("build", str(project), "--runner", "host")
     proc = devkit("check-kernels", str(project), "--runner", "host", check=False)
     assert proc.returncode == 1
-    assert ("kernel signatures differ from Paddle 3.3.1: reshape_grad: 1 inputs but Paddle's kernel has 2"
-            in proc.stderr.strip().splitlines()[-1]), proc.stderr
+    assert (
+        "kernel signatures differ from Paddle 3.3.1: reshape_grad: 1 inputs but Paddle's kernel has 2"
+        in proc.stderr.strip().splitlines()[-1]
+    ), proc.stderr
 
 
 def test_check_kernels_passes_on_the_generated_backend(built_project):

@@ -18,8 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
+
 from devkit.run.doctor import run_doctor
 from devkit.run.engine import Engine
 
@@ -27,8 +27,10 @@ pytestmark = [
     pytest.mark.container,
     # A machine without an engine skips (a capability, not a feature); CI sets
     # DEVKIT_REQUIRE_CONTAINERS=1 so a missing engine fails there instead.
-    pytest.mark.skipif(not Engine.available() and not os.environ.get("DEVKIT_REQUIRE_CONTAINERS"),
-                       reason="needs a Docker Engine and qemu binfmt handlers (.ci/run sets them up)"),
+    pytest.mark.skipif(
+        not Engine.available() and not os.environ.get("DEVKIT_REQUIRE_CONTAINERS"),
+        reason="needs a Docker Engine and qemu binfmt handlers (.ci/run sets them up)",
+    ),
 ]
 
 
@@ -64,8 +66,15 @@ def test_x86_64_container_build_matches_host_contract(project):
 def test_x86_64_container_verify(project):
     summary = json.loads(devkit("verify", str(project), "--runner", "docker", "--json").stdout)
     assert summary["passed"], summary
-    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops",
-                                                      "strided views", "mnist", "fallback report"]
+    assert [c["name"] for c in summary["checks"]] == [
+        "registration",
+        "kernel signatures",
+        "tensor",
+        "ops",
+        "strided views",
+        "mnist",
+        "fallback report",
+    ]
 
 
 def test_aarch64_cross_build(project):
@@ -122,8 +131,22 @@ def test_aarch64_inference_under_emulation(project):
     with tarfile.open(bundle) as tar:
         lib = tar.extractfile("paddle-custom-stpu-inference-0.1.0-aarch64/lib/libpaddle-custom-stpu.so").read()
     assert int.from_bytes(lib[18:20], "little") == 183
-    summary = json.loads(devkit("verify", str(project), "--arch", "aarch64", "--infer", "--model", "mnist",
-                                "--warmup", "2", "--repeats", "5", "--json").stdout)
+    summary = json.loads(
+        devkit(
+            "verify",
+            str(project),
+            "--arch",
+            "aarch64",
+            "--infer",
+            "--model",
+            "mnist",
+            "--warmup",
+            "2",
+            "--repeats",
+            "5",
+            "--json",
+        ).stdout
+    )
     assert summary["passed"], summary
 
 
@@ -132,7 +155,9 @@ def test_armhf_inference_bundle_carries_the_device_library(project):
     with tarfile.open(project / "dist" / "paddle-custom-stpu-inference-0.1.0-armhf.tar.gz") as tar:
         manifest = json.loads(tar.extractfile("paddle-custom-stpu-inference-0.1.0-armhf/manifest.json").read())
     assert manifest["paddle_version"] is None and "no runtime for armhf" in manifest["note"]
-    assert {"lib/libstpu_device.a", "include/stpu_device.h", "tests/test_stpu_device", "run.sh"} <= set(manifest["files"])
+    assert {"lib/libstpu_device.a", "include/stpu_device.h", "tests/test_stpu_device", "run.sh"} <= set(
+        manifest["files"]
+    )
 
 
 def test_armhf_rejects_paddle_version(project):
@@ -148,9 +173,14 @@ def test_interrupt_leaves_no_container_and_no_wheel(tmp_path, sig):
     # interrupt lands while the container is working.
     env = {**os.environ, "DEVKIT_CACHE_DIR": str(tmp_path / "cache")}
     # As from a terminal: a parent that ignores SIGINT (a background job) would pass that on.
-    proc = subprocess.Popen([sys.executable, "-m", "devkit", "build", str(project), "--runner", "docker"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "devkit", "build", str(project), "--runner", "docker"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while not devkit_containers() and time.monotonic() < deadline:  # wait until the compile container runs
         time.sleep(0.2)
@@ -178,7 +208,9 @@ def test_golden_data_checks_the_armhf_device_library_under_emulation(project, go
     summary = json.loads(devkit("test-ops", str(project), "--arch", "armhf", "--golden", str(golden), "--json").stdout)
     assert summary["passed"] and summary["counts"]["pass"] >= 20
     report = json.loads(Path(summary["report"]).read_text())
-    assert report["runner"].startswith("docker:devkit-verify-armhf") and report["golden_source"].startswith("Paddle 3.3.1 on CPU")
+    assert report["runner"].startswith("docker:devkit-verify-armhf") and report["golden_source"].startswith(
+        "Paddle 3.3.1 on CPU"
+    )
     assert {r["kernels"][0] for r in report["results"]} >= {"binary", "gemm", "conv2d", "pool2d", "reduce", "softmax"}
 
 
@@ -203,12 +235,18 @@ def test_build_all_runs_the_default_matrix(tmp_path):
     proc = devkit("build", str(project), "--all", "--jobs", "2", "--json")
     summary = json.loads(proc.stdout)
     assert summary["passed"], proc.stderr
-    assert [e["id"] for e in summary["entries"]] == ["x86_64-train-paddle3.3.1", "x86_64-infer-paddle3.3.1",
-                                                     "aarch64-train-paddle3.2.2", "aarch64-infer-paddle3.2.2",
-                                                     "armhf-device"]
+    assert [e["id"] for e in summary["entries"]] == [
+        "x86_64-train-paddle3.3.1",
+        "x86_64-infer-paddle3.3.1",
+        "aarch64-train-paddle3.2.2",
+        "aarch64-infer-paddle3.2.2",
+        "armhf-device",
+    ]
     names = {e["id"]: [Path(a).name for a in e["artifacts"]] for e in summary["entries"]}
-    assert names["aarch64-infer-paddle3.2.2"] == ["paddle_custom_stpu-0.1.0-py3-none-linux_aarch64.whl",
-                                                  "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz"]
+    assert names["aarch64-infer-paddle3.2.2"] == [
+        "paddle_custom_stpu-0.1.0-py3-none-linux_aarch64.whl",
+        "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz",
+    ]
     assert names["armhf-device"] == ["paddle-custom-stpu-device-0.1.0-armhf.tar.gz"]
     suite = ET.parse(summary["junit"]).getroot().find("testsuite")
     assert suite.get("tests") == "5" and suite.get("failures") == "0"
@@ -258,7 +296,10 @@ def test_remote_engine_build_copies_files(tmp_path, tcp_engine):
     project = tmp_path / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
     env = {**os.environ, "DOCKER_HOST": tcp_engine, "COLUMNS": "200"}
-    run = lambda *args: subprocess.run([sys.executable, "-m", "devkit", *args], capture_output=True, text=True, env=env)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "devkit", *args], capture_output=True, text=True, env=env)
+
     proc = run("build", str(project), "--arch", "aarch64", "--runner", "docker", "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
@@ -290,14 +331,20 @@ def _stop_engine_and_restart(during: subprocess.Popen) -> tuple[str, str]:
             time.sleep(0.5)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not Path("/var/run/docker.pid").is_file(),
-                    reason="stopping and restarting the engine needs root and a dockerd started by hand (as in CI)")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/var/run/docker.pid").is_file(),
+    reason="stopping and restarting the engine needs root and a dockerd started by hand (as in CI)",
+)
 def test_engine_stopping_mid_build_is_one_line_and_leaves_nothing(tmp_path):
     project = tmp_path / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
-    proc = subprocess.Popen([sys.executable, "-m", "devkit", "build", str(project), "--runner", "docker"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "CCACHE_DISABLE": "1", "COLUMNS": "200"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "devkit", "build", str(project), "--runner", "docker"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "CCACHE_DISABLE": "1", "COLUMNS": "200"},
+    )
     deadline = time.monotonic() + 120
     while not devkit_containers() and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -11,8 +11,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
+
 from devkit.run.envs import cache_root
 
 pytestmark = pytest.mark.e2e
@@ -49,15 +49,24 @@ def test_verify_passes_with_no_fallback(built_project):
     proc = devkit("verify", str(built_project), "--runner", "host", "--json")
     summary = json.loads(proc.stdout)
     assert summary["passed"], proc.stderr
-    assert [c["name"] for c in summary["checks"]] == ["registration", "kernel signatures", "tensor", "ops",
-                                                      "strided views", "mnist", "fallback report"]
+    assert [c["name"] for c in summary["checks"]] == [
+        "registration",
+        "kernel signatures",
+        "tensor",
+        "ops",
+        "strided views",
+        "mnist",
+        "fallback report",
+    ]
     report = json.loads(Path(summary["report"]).read_text())
     assert report["fallback_flag"] == {"FLAGS_enable_api_kernel_fallback": False}
     assert Path(summary["plot"]).stat().st_size > 10_000  # a real PNG
     checks = {c["name"]: c for c in report["checks"]}
     mnist = checks["mnist"]
     assert mnist["device"]["heldout_accuracy"] >= 0.85 and "scikit-learn" in mnist["dataset"]
-    assert {"conv2d_grad", "adam", "cross_entropy_with_softmax_grad", "pool2d_grad"} <= set(report["registered_kernels"])
+    assert {"conv2d_grad", "adam", "cross_entropy_with_softmax_grad", "pool2d_grad"} <= set(
+        report["registered_kernels"]
+    )
     assert checks["ops"]["uncovered_kernels"] == []  # every plugin kernel was compared with CPU
     # with fallback on, every kernel the model ran was the plugin's
     fallback = checks["fallback report"]
@@ -76,11 +85,17 @@ def test_stale_kernel_signature_fails_the_build_and_leaves_no_wheel(tmp_path):
     (project / "dist" / "paddle_custom_stpu-0.0.9-py3-none-linux_x86_64.whl").write_text("stale")
     src = project / "kernels" / "shape_kernels.cc"
     # The pre-3.x reshape_grad had no `x` input: exactly the stale signature vendors ship.
-    old = src.read_text().replace(
-        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out_grad,",
-        "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& out_grad,",
-    ).replace("  x_grad->Resize(x.dims());\n  copy_tensor(ctx, out_grad, x_grad);\n}\nSTPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel",
-              "  copy_tensor(ctx, out_grad, x_grad);\n}\nSTPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel")
+    old = (
+        src.read_text()
+        .replace(
+            "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out_grad,",
+            "void ReshapeGradKernel(const Context& ctx, const phi::DenseTensor& out_grad,",
+        )
+        .replace(
+            "  x_grad->Resize(x.dims());\n  copy_tensor(ctx, out_grad, x_grad);\n}\nSTPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel",
+            "  copy_tensor(ctx, out_grad, x_grad);\n}\nSTPU_CHECK_SIGNATURE_ANY_DTYPE(ReshapeGradKernel",
+        )
+    )
     assert old != src.read_text()
     src.write_text(old)
     proc = devkit("build", str(project), "--runner", "host", check=False)
@@ -97,7 +112,8 @@ def test_configure_names_missing_paddle(tmp_path):
     fake_root.mkdir()
     proc = subprocess.run(
         [str(build_env_bin() / "cmake"), "-S", str(project), "-B", str(tmp_path / "b"), f"-DPADDLE_ROOT={fake_root}"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode != 0
     assert "Paddle's C++ headers are missing" in proc.stderr
@@ -108,11 +124,16 @@ def test_generated_project_tests_pass(built_project, tmp_path):
     bindir = build_env_bin()
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
     build = tmp_path / "device-build"
-    subprocess.run(["cmake", "-S", str(built_project), "-B", str(build), "-G", "Ninja", "-DWITH_PADDLE=OFF"],
-                   check=True, env=env, capture_output=True)
+    subprocess.run(
+        ["cmake", "-S", str(built_project), "-B", str(build), "-G", "Ninja", "-DWITH_PADDLE=OFF"],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     subprocess.run(["cmake", "--build", str(build)], check=True, env=env, capture_output=True)
-    ctest = subprocess.run(["ctest", "--test-dir", str(build), "--output-on-failure"], env=env,
-                           capture_output=True, text=True)
+    ctest = subprocess.run(
+        ["ctest", "--test-dir", str(build), "--output-on-failure"], env=env, capture_output=True, text=True
+    )
     assert ctest.returncode == 0, ctest.stdout
     device_test = subprocess.run([str(build / "test_stpu_device")], capture_output=True, text=True)
     assert "12 passed, 0 failed" in device_test.stdout
@@ -120,10 +141,17 @@ def test_generated_project_tests_pass(built_project, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     wheel = next((built_project / "dist").glob("*.whl"))
-    subprocess.run([str(venv / "bin/pip"), "install", "-q", "--disable-pip-version-check", str(wheel), "pytest"],
-                   check=True, capture_output=True)
-    py = subprocess.run([str(venv / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/python"],
-                        cwd=built_project, capture_output=True, text=True,
-                        env={k: v for k, v in os.environ.items() if k != "CUSTOM_DEVICE_ROOT"})
+    subprocess.run(
+        [str(venv / "bin/pip"), "install", "-q", "--disable-pip-version-check", str(wheel), "pytest"],
+        check=True,
+        capture_output=True,
+    )
+    py = subprocess.run(
+        [str(venv / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/python"],
+        cwd=built_project,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "CUSTOM_DEVICE_ROOT"},
+    )
     assert py.returncode == 0, py.stdout[-3000:]
     assert " passed" in py.stdout and "failed" not in py.stdout

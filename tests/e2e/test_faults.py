@@ -23,18 +23,22 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
+
+from devkit.payload.build_plugin import Problem, target_paddle
 from devkit.util.archives import extract_tar, validate_wheel, write_tar_gz
 from devkit.util.errors import DevkitError
-from devkit.payload.build_plugin import Problem, target_paddle
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root (CI runs as root)")
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "devkit", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "devkit", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -70,12 +74,19 @@ def closed_port() -> int:
 @pytest.fixture
 def no_index(tmp_path) -> dict[str, str]:
     """pip pointed at a closed local port, with none of this machine's pip settings, and a fresh cache."""
-    return {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple/",
-            "PIP_EXTRA_INDEX_URL": "", "PIP_FIND_LINKS": "", "PIP_RETRIES": "1", "PIP_TIMEOUT": "2",
-            "DEVKIT_CACHE_DIR": str(tmp_path / "fresh-cache")}
+    return {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple/",
+        "PIP_EXTRA_INDEX_URL": "",
+        "PIP_FIND_LINKS": "",
+        "PIP_RETRIES": "1",
+        "PIP_TIMEOUT": "2",
+        "DEVKIT_CACHE_DIR": str(tmp_path / "fresh-cache"),
+    }
 
 
 # ---------------------------------------------------------------- unreachable index
+
 
 def test_unreachable_index_while_making_the_build_tools_env(tmp_path, no_index):
     project = tmp_path / "STPU"
@@ -96,12 +107,14 @@ def test_unreachable_index_while_downloading_the_target_wheel(built_project, no_
 @pytest.mark.e2e
 def test_unreachable_index_while_making_the_verify_env(built_project, no_index, tmp_path):
     del no_index["DEVKIT_CACHE_DIR"]  # Paddle's libraries for the ABI check are cached; the verify env is always new
-    line = one_error_line(run("verify", str(built_project), "--runner", "host", "--report-dir",
-                              str(tmp_path / "r"), env=no_index))
+    line = one_error_line(
+        run("verify", str(built_project), "--runner", "host", "--report-dir", str(tmp_path / "r"), env=no_index)
+    )
     assert "install paddlepaddle==3.3.1" in line and "the package index is unreachable (" in line
 
 
 # ---------------------------------------------------------------- full disk
+
 
 @needs_root
 def test_disk_full_during_the_compile(tmp_path, small_tmpfs):
@@ -125,6 +138,7 @@ def test_disk_full_while_publishing_the_wheel(built_project, small_tmpfs):
 
 # ---------------------------------------------------------------- two builds at once
 
+
 @pytest.mark.e2e
 def test_a_second_build_of_the_same_target_waits_its_turn(built_project, tmp_path):
     (wheel,) = built_project.glob("dist/*.whl")
@@ -134,9 +148,13 @@ def test_a_second_build_of_the_same_target_waits_its_turn(built_project, tmp_pat
     with lock.open("a+") as held:  # as a running devkit build holds it
         fcntl.flock(held, fcntl.LOCK_EX)
         with stderr.open("w") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "devkit", "build", str(built_project), "--runner", "host",
-                                     "--json"], stdout=subprocess.PIPE, stderr=err, text=True,
-                                    env={**os.environ, "COLUMNS": "200"})
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "devkit", "build", str(built_project), "--runner", "host", "--json"],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                env={**os.environ, "COLUMNS": "200"},
+            )
         deadline = time.monotonic() + 60
         while "waiting for it to finish" not in stderr.read_text() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -151,6 +169,7 @@ def test_a_second_build_of_the_same_target_waits_its_turn(built_project, tmp_pat
 
 
 # ---------------------------------------------------------------- reproducible artifacts
+
 
 @pytest.mark.e2e
 def test_clean_builds_from_two_checkouts_give_the_same_wheel(built_project, tmp_path):
@@ -185,6 +204,7 @@ def test_bundles_are_byte_identical_whatever_the_times_owners_and_paths(tmp_path
 
 # ---------------------------------------------------------------- hostile archives
 
+
 def _tar(path: Path, members: list[tarfile.TarInfo]) -> Path:
     with tarfile.open(path, "w:gz") as tar:
         for info in members:
@@ -199,14 +219,18 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> tarfi
     return info
 
 
-@pytest.mark.parametrize("member, reason", [
-    (_member("/etc/devkit-absolute"), "absolute path"),
-    (_member("bundle/../../escaped"), "outside the destination"),
-    (_member("bundle/link", tarfile.SYMTYPE, "/etc/passwd"), "absolute"),
-    (_member("bundle/link", tarfile.SYMTYPE, "../../../etc"), "outside the destination"),
-    (_member("bundle/hard", tarfile.LNKTYPE, "../../outside"), "outside the destination"),
-    (_member("bundle/dev", tarfile.CHRTYPE), "special file"),
-], ids=["absolute", "dotdot", "symlink-absolute", "symlink-outside", "hardlink-outside", "device"])
+@pytest.mark.parametrize(
+    "member, reason",
+    [
+        (_member("/etc/devkit-absolute"), "absolute path"),
+        (_member("bundle/../../escaped"), "outside the destination"),
+        (_member("bundle/link", tarfile.SYMTYPE, "/etc/passwd"), "absolute"),
+        (_member("bundle/link", tarfile.SYMTYPE, "../../../etc"), "outside the destination"),
+        (_member("bundle/hard", tarfile.LNKTYPE, "../../outside"), "outside the destination"),
+        (_member("bundle/dev", tarfile.CHRTYPE), "special file"),
+    ],
+    ids=["absolute", "dotdot", "symlink-absolute", "symlink-outside", "hardlink-outside", "device"],
+)
 def test_hostile_tar_members_are_refused_before_anything_is_written(tmp_path, member, reason):
     archive = _tar(tmp_path / "bundle.tar.gz", [_member("bundle/ok.txt"), member])
     dest = tmp_path / "dest"
@@ -217,19 +241,23 @@ def test_hostile_tar_members_are_refused_before_anything_is_written(tmp_path, me
     assert list(dest.iterdir()) == []  # not even the good member
 
 
-@pytest.mark.parametrize("name, symlink, reason", [
-    ("/abs/lib.so", False, "absolute path"),
-    ("paddle_custom_device/../../lib.so", False, "leaves the target directory"),
-    ("C:/windows/lib.so", False, "absolute path"),
-    ("paddle_custom_device/link.so", True, "symbolic link"),
-], ids=["absolute", "dotdot", "drive", "symlink"])
+@pytest.mark.parametrize(
+    "name, symlink, reason",
+    [
+        ("/abs/lib.so", False, "absolute path"),
+        ("paddle_custom_device/../../lib.so", False, "leaves the target directory"),
+        ("C:/windows/lib.so", False, "absolute path"),
+        ("paddle_custom_device/link.so", True, "symbolic link"),
+    ],
+    ids=["absolute", "dotdot", "drive", "symlink"],
+)
 def test_hostile_wheel_members_are_refused(tmp_path, name, symlink, reason):
     wheel = tmp_path / "paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("paddle_custom_stpu-0.1.0.dist-info/METADATA", "Name: paddle-custom-stpu\n")
         info = zipfile.ZipInfo(name)
         if symlink:
-            info.external_attr = (0o120777 << 16)
+            info.external_attr = 0o120777 << 16
         zf.writestr(info, "/etc/passwd" if symlink else "x")
     with pytest.raises(DevkitError) as exc:
         validate_wheel(wheel)
@@ -237,6 +265,7 @@ def test_hostile_wheel_members_are_refused(tmp_path, name, symlink, reason):
 
 
 # ---------------------------------------------------------------- a damaged download cache
+
 
 def _cached_target_wheel(cache: Path) -> Path:
     """A cache entry as target_paddle leaves it: the downloaded wheel, its sha256, the unpacked files."""
@@ -248,8 +277,9 @@ def _cached_target_wheel(cache: Path) -> Path:
     (root / "paddle" / "libs" / "libphi_core.so").write_bytes(b"\x7fELF core")
     from devkit.util.archives import sha256_file
 
-    (root / "devkit-unpacked.json").write_text(json.dumps({
-        "wheel": wheel.name, "sha256": sha256_file(wheel), "files": {"paddle/libs/libphi_core.so": 9}}))
+    (root / "devkit-unpacked.json").write_text(
+        json.dumps({"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {"paddle/libs/libphi_core.so": 9}})
+    )
     return root
 
 

@@ -11,8 +11,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
+
 from devkit.run.envs import cache_root
 
 pytestmark = pytest.mark.e2e
@@ -34,24 +34,49 @@ def test_bundle_layout_and_manifest(infer_project, tmp_path):
     root = tmp_path / "paddle-custom-stpu-inference-0.1.0-x86_64"
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["target"] == "x86_64" and manifest["paddle_version"] == "3.3.1"
-    expected = {"lib/libpaddle-custom-stpu.so", "lib/libstpu_device.a", "include/stpu_device.h", "run.sh",
-                "demo/python/infer.py", "demo/cpp/main.cc", "demo/cpp/CMakeLists.txt"}
+    expected = {
+        "lib/libpaddle-custom-stpu.so",
+        "lib/libstpu_device.a",
+        "include/stpu_device.h",
+        "run.sh",
+        "demo/python/infer.py",
+        "demo/cpp/main.cc",
+        "demo/cpp/CMakeLists.txt",
+    }
     assert set(manifest["files"]) == expected
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest, rel
     # run.sh runs the Python demo with the bundle's plugin (CUSTOM_DEVICE_ROOT), in a
     # Python that has paddlepaddle but no plugin installed: the build's tools env.
     python = next((cache_root() / "host" / "envs").glob("host-*-paddle-3.3.1")) / "bin" / "python"
-    proc = subprocess.run([str(root / "run.sh"), "--warmup", "2", "--repeats", "5"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHON": str(python), "GLOG_minloglevel": "2"})
+    proc = subprocess.run(
+        [str(root / "run.sh"), "--warmup", "2", "--repeats", "5"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHON": str(python), "GLOG_minloglevel": "2"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "on stpu:0" in proc.stdout and "latency over 5 runs after 2 warmup" in proc.stdout and "top-5:" in proc.stdout
+    assert (
+        "on stpu:0" in proc.stdout and "latency over 5 runs after 2 warmup" in proc.stdout and "top-5:" in proc.stdout
+    )
 
 
 @pytest.mark.parametrize("model", ["mnist", "mobilenet_v1", "resnet50"])
 def test_verify_infer_matches_cpu_on_device(infer_project, model):
-    proc = devkit("verify", str(infer_project), "--runner", "host", "--infer", "--model", model,
-                  "--warmup", "2", "--repeats", "5", "--json")
+    proc = devkit(
+        "verify",
+        str(infer_project),
+        "--runner",
+        "host",
+        "--infer",
+        "--model",
+        model,
+        "--warmup",
+        "2",
+        "--repeats",
+        "5",
+        "--json",
+    )
     summary = json.loads(proc.stdout)
     assert summary["passed"], proc.stderr
     report = json.loads(Path(summary["report"]).read_text())
@@ -66,8 +91,23 @@ def test_verify_infer_matches_cpu_on_device(infer_project, model):
 def test_cpp_demo_runs_against_the_given_library_and_fails_loudly_without_one(infer_project, tmp_path):
     # No Paddle Inference C++ release can be had here; an empty directory shows the
     # demo really is configured against what --paddle-inference-dir names.
-    proc = devkit("verify", str(infer_project), "--runner", "host", "--infer", "--model", "mnist",
-                  "--warmup", "1", "--repeats", "2", "--paddle-inference-dir", str(tmp_path), "--json", check=False)
+    proc = devkit(
+        "verify",
+        str(infer_project),
+        "--runner",
+        "host",
+        "--infer",
+        "--model",
+        "mnist",
+        "--warmup",
+        "1",
+        "--repeats",
+        "2",
+        "--paddle-inference-dir",
+        str(tmp_path),
+        "--json",
+        check=False,
+    )
     assert proc.returncode == 1
     summary = json.loads(proc.stdout)
     cpp = next(c for c in summary["checks"] if c["name"] == "C++ demo")

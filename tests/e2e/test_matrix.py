@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
 
 pytestmark = pytest.mark.e2e
@@ -19,9 +18,11 @@ def test_build_all_reports_each_entry_and_fails_loudly(tmp_path):
     devkit("new-backend", "STPU", "--out", str(project))
     pyproject = project / "pyproject.toml"
     # x86_64 only; a second Paddle version that has no wheel for this Python makes two entries fail.
-    pyproject.write_text(pyproject.read_text()
-                         .replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["x86_64"]')
-                         .replace('x86_64 = ["3.3.1"]', 'x86_64 = ["3.3.1", "2.0.0"]'))
+    pyproject.write_text(
+        pyproject.read_text()
+        .replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["x86_64"]')
+        .replace('x86_64 = ["3.3.1"]', 'x86_64 = ["3.3.1", "2.0.0"]')
+    )
     proc = devkit("build", str(project), "--all", "--runner", "host", "--json", check=False)
     assert proc.returncode == 1
     assert "2 of 4 matrix entries failed: x86_64-train-paddle2.0.0, x86_64-infer-paddle2.0.0" in proc.stderr
@@ -30,8 +31,10 @@ def test_build_all_reports_each_entry_and_fails_loudly(tmp_path):
     assert [e["result"] for e in summary["entries"]] == ["passed", "passed", "failed", "failed"]
     train, infer = results["x86_64-train-paddle3.3.1"], results["x86_64-infer-paddle3.3.1"]
     assert [Path(a).name for a in train["artifacts"]] == ["paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl"]
-    assert [Path(a).name for a in infer["artifacts"]] == ["paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl",
-                                                         "paddle-custom-stpu-inference-0.1.0-x86_64.tar.gz"]
+    assert [Path(a).name for a in infer["artifacts"]] == [
+        "paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl",
+        "paddle-custom-stpu-inference-0.1.0-x86_64.tar.gz",
+    ]
     for entry in (train, infer):
         assert all(Path(a).is_file() and Path(a).parent.name == entry["id"] for a in entry["artifacts"])
     assert "paddlepaddle==2.0.0 cannot be installed for Python" in results["x86_64-train-paddle2.0.0"]["error"]

@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import devkit
 from test_e2e import build_env_bin
 
@@ -20,8 +19,20 @@ CHECKS = ["registration", "kernel signatures", "tensor", "ops", "strided views",
 
 
 def verify_model(project: Path, model: str, report_dir: Path, steps: int = 20) -> tuple[dict, dict]:
-    proc = devkit("verify", str(project), "--runner", "host", "--model", model, "--steps", str(steps), "--json",
-                  "--report-dir", str(report_dir), check=False)
+    proc = devkit(
+        "verify",
+        str(project),
+        "--runner",
+        "host",
+        "--model",
+        model,
+        "--steps",
+        str(steps),
+        "--json",
+        "--report-dir",
+        str(report_dir),
+        check=False,
+    )
     summary = json.loads(proc.stdout)
     report = json.loads((report_dir / "report.json").read_text())
     assert summary["passed"], (proc.stderr[-3000:], [c for c in summary["checks"] if not c["passed"]])
@@ -35,7 +46,7 @@ def check_training(check: dict, steps: int) -> None:
     dev, cpu = check["device"]["losses"], check["cpu"]["losses"]
     assert len(dev) == len(cpu) == steps and dev[0] == pytest.approx(cpu[0], abs=1e-4)  # same weights, same batch
     assert check["max_curve_abs_diff"] <= check["criteria"]["max_curve_abs_diff"]
-    assert max(abs(a - b) for a, b in zip(dev, cpu)) == pytest.approx(check["max_curve_abs_diff"])
+    assert max(abs(a - b) for a, b in zip(dev, cpu, strict=True)) == pytest.approx(check["max_curve_abs_diff"])
     assert sum(dev[-5:]) / 5 < sum(dev[:5]) / 5  # it learns
     assert check["eval_abs_diff"] <= check["criteria"]["max_eval_abs_diff"]
 
@@ -59,8 +70,17 @@ def test_verify_transformer_trains_an_encoder_on_the_device(built_project, tmp_p
     assert check["max_curve_abs_diff"] < 1e-3
     fallback = checks["fallback report"]
     assert fallback["model"] == "transformer" and fallback["fallback"] == []
-    assert {"embedding", "gather_grad", "layer_norm_grad", "gelu", "gelu_grad", "softmax_grad", "dropout_grad",
-            "concat_grad", "matmul_grad"} <= set(fallback["on_device"])
+    assert {
+        "embedding",
+        "gather_grad",
+        "layer_norm_grad",
+        "gelu",
+        "gelu_grad",
+        "softmax_grad",
+        "dropout_grad",
+        "concat_grad",
+        "matmul_grad",
+    } <= set(fallback["on_device"])
 
 
 def test_unknown_model_lists_the_models(built_project):
@@ -92,9 +112,19 @@ def test_transpose_view_and_an_op_on_it_run_on_the_device(built_project):
     the device's contiguous kernel and written through by its strided_copy."""
     plugin_dir = next(built_project.glob("build/*/libpaddle-custom-stpu.so")).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGS_")}
-    proc = subprocess.run([str(build_env_bin() / "python"), "-c", TRANSPOSE], capture_output=True, text=True,
-                          timeout=300, env={**env, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2",
-                                            "FLAGS_enable_api_kernel_fallback": "0", "STPU_DUMP_OP_ARGS": "1"})
+    proc = subprocess.run(
+        [str(build_env_bin() / "python"), "-c", TRANSPOSE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **env,
+            "CUSTOM_DEVICE_ROOT": str(plugin_dir),
+            "GLOG_minloglevel": "2",
+            "FLAGS_enable_api_kernel_fallback": "0",
+            "STPU_DUMP_OP_ARGS": "1",
+        },
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split("\n")[:4] == ["flags True view True", "y True Place(stpu:0)", "grad True", "write True"]
     assert "[STPU] contiguous: strided_copy" in proc.stderr

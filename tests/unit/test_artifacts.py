@@ -5,16 +5,18 @@ import zipfile
 import pytest
 
 from devkit.build.artifacts import check_plugin_wheel
-from devkit.util.errors import DevkitError
 from devkit.project.recipes import find_recipe
+from devkit.util.errors import DevkitError
 
 
 def make_wheel(path, so_bytes, requires="paddlepaddle==3.3.1", tag="py3-none-linux_x86_64"):
     wheel = path / f"paddle_custom_stpu-0.1.0-{tag}.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("paddle_custom_device/libpaddle-custom-stpu.so", so_bytes)
-        zf.writestr("paddle_custom_stpu-0.1.0.dist-info/METADATA",
-                    f"Metadata-Version: 2.1\nName: paddle-custom-stpu\nVersion: 0.1.0\nRequires-Dist: {requires}\n")
+        zf.writestr(
+            "paddle_custom_stpu-0.1.0.dist-info/METADATA",
+            f"Metadata-Version: 2.1\nName: paddle-custom-stpu\nVersion: 0.1.0\nRequires-Dist: {requires}\n",
+        )
     return wheel
 
 
@@ -30,12 +32,16 @@ def test_good_wheel(tmp_path, host_elf):
 
 def test_wrong_pin(tmp_path, host_elf):
     with pytest.raises(DevkitError, match="requires paddlepaddle==3.2.2, expected paddlepaddle==3.3.1"):
-        check_plugin_wheel(make_wheel(tmp_path, host_elf, requires="paddlepaddle==3.2.2"), find_recipe("x86_64"), "3.3.1")
+        check_plugin_wheel(
+            make_wheel(tmp_path, host_elf, requires="paddlepaddle==3.2.2"), find_recipe("x86_64"), "3.3.1"
+        )
 
 
 def test_wrong_tag(tmp_path, host_elf):
     with pytest.raises(DevkitError, match="expected py3-none-linux_x86_64"):
-        check_plugin_wheel(make_wheel(tmp_path, host_elf, tag="cp311-cp311-linux_x86_64"), find_recipe("x86_64"), "3.3.1")
+        check_plugin_wheel(
+            make_wheel(tmp_path, host_elf, tag="cp311-cp311-linux_x86_64"), find_recipe("x86_64"), "3.3.1"
+        )
 
 
 def test_wrong_machine(tmp_path, host_elf):

@@ -14,9 +14,9 @@ import os
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -26,8 +26,8 @@ from devkit import cli
 @dataclass(frozen=True)
 class Case:
     id: str
-    args: Callable[["Inputs"], list[str]]  # the command line, given the prepared inputs
-    message: str                           # part of the one error line
+    args: Callable[[Inputs], list[str]]  # the command line, given the prepared inputs
+    message: str  # part of the one error line
     code: int = 1
 
 
@@ -42,10 +42,13 @@ class Inputs:
         self.truncated_wheel = self._write("broken/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl", raw[:1000])
         self.text_wheel = self._write("text/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl", b"not a zip\n")
         self.badly_named_wheel = self._write("named/plugin.whl", raw)
-        self.wheel_without_metadata = self._zip("nometa/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl",
-                                                {"paddle_custom_device/libx.so": b"\x7fELF"})
-        self.traversing_wheel = self._zip("evil/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl",
-                                          {**self._wheel_files(), "../../outside.txt": b"x"})
+        self.wheel_without_metadata = self._zip(
+            "nometa/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl", {"paddle_custom_device/libx.so": b"\x7fELF"}
+        )
+        self.traversing_wheel = self._zip(
+            "evil/paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl",
+            {**self._wheel_files(), "../../outside.txt": b"x"},
+        )
         self.not_elf = self._write("lib/libplugin.so", b"#!/bin/sh\n")
         self.truncated_elf = self._write("lib/libtrunc.so", Path(sys.executable).resolve().read_bytes()[:200])
         self.empty_dir = self.root / "empty"
@@ -54,23 +57,28 @@ class Inputs:
         # Projects whose pyproject.toml is wrong in one way each.
         self.bad_toml = self._project_with("bad-toml", lambda t: t.replace("[tool.devkit]", "[tool.devkit"))
         self.non_utf8 = self._project_with("non-utf8", lambda t: t, raw_suffix=b"\n# \xff\xfe\n")
-        self.no_device_type = self._project_with("no-device-type",
-                                                 lambda t: t.replace('device-type = "stpu"', ""))
-        self.numeric_name = self._project_with("numeric-name",
-                                               lambda t: t.replace('name = "paddle-custom-stpu"', "name = 5"))
+        self.no_device_type = self._project_with("no-device-type", lambda t: t.replace('device-type = "stpu"', ""))
+        self.numeric_name = self._project_with(
+            "numeric-name", lambda t: t.replace('name = "paddle-custom-stpu"', "name = 5")
+        )
         self.bad_runner = self._project_with("bad-runner", lambda t: t.replace('runner = "auto"', 'runner = "cloud"'))
         self.bad_target = self._project_with(
-            "bad-target", lambda t: t.replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["riscv64"]'))
+            "bad-target", lambda t: t.replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["riscv64"]')
+        )
         self.negative_steps = self._project_with("neg-steps", lambda t: t.replace("steps = 200", "steps = -1"))
         self.text_tolerance = self._project_with("text-tol", lambda t: t.replace("op-rtol = 1e-4", 'op-rtol = "x"'))
-        self.unknown_key = self._project_with("unknown-key", lambda t: t.replace('runner = "auto"',
-                                                                                 'runner = "auto"\ncolour = "red"'))
-        self.bad_paddle_pin = self._project_with("bad-pin", lambda t: t.replace('x86_64 = ["3.3.1"]',
-                                                                                'x86_64 = ["3.x"]'))
-        self.bad_mode = self._project_with("bad-mode", lambda t: t.replace('modes = ["train", "infer"]',
-                                                                           'modes = ["debug"]'))
-        self.bad_train_model = self._project_with("bad-model", lambda t: t.replace('train-model = "mnist"',
-                                                                                   'train-model = "gpt"'))
+        self.unknown_key = self._project_with(
+            "unknown-key", lambda t: t.replace('runner = "auto"', 'runner = "auto"\ncolour = "red"')
+        )
+        self.bad_paddle_pin = self._project_with(
+            "bad-pin", lambda t: t.replace('x86_64 = ["3.3.1"]', 'x86_64 = ["3.x"]')
+        )
+        self.bad_mode = self._project_with(
+            "bad-mode", lambda t: t.replace('modes = ["train", "infer"]', 'modes = ["debug"]')
+        )
+        self.bad_train_model = self._project_with(
+            "bad-model", lambda t: t.replace('train-model = "mnist"', 'train-model = "gpt"')
+        )
         # Device bundles (armhf) in a project's dist/: truncated, and one with a member escaping the directory.
         self.truncated_bundle_project = self._project_with("trunc-bundle", lambda t: t)
         self._write_bundle(self.truncated_bundle_project, lambda data: data[:40])
@@ -79,10 +87,12 @@ class Inputs:
         # Data a user points devkit at.
         self.truncated_mnist = self._mnist("mnist-truncated", truncate=True)
         self.wrong_magic_mnist = self._mnist("mnist-magic", magic=1234)
-        self.golden_missing_bin = self._golden("golden-missing", "1 relu x=x.bin:2,2 expected=y.bin:2,2\n",
-                                               {"x.bin": 16})
-        self.golden_short_bin = self._golden("golden-short", "1 relu x=x.bin:2,2 expected=y.bin:2,2\n",
-                                             {"x.bin": 16, "y.bin": 8})
+        self.golden_missing_bin = self._golden(
+            "golden-missing", "1 relu x=x.bin:2,2 expected=y.bin:2,2\n", {"x.bin": 16}
+        )
+        self.golden_short_bin = self._golden(
+            "golden-short", "1 relu x=x.bin:2,2 expected=y.bin:2,2\n", {"x.bin": 16, "y.bin": 8}
+        )
         self.golden_escaping = self._golden("golden-escape", "1 relu x=../x.bin:1 expected=y.bin:1\n", {"y.bin": 4})
         self.golden_empty = self._golden("golden-empty", "# golden data: nothing\n", {})
         self.model_broken_json = self.root / "model-json"
@@ -105,9 +115,11 @@ class Inputs:
     @staticmethod
     def _wheel_files() -> dict[str, bytes]:
         meta = "Metadata-Version: 2.1\nName: paddle-custom-stpu\nVersion: 0.1.0\nRequires-Dist: paddlepaddle==3.3.1\n"
-        return {"paddle_custom_device/libpaddle-custom-stpu.so": os.urandom(4096),
-                "paddle_custom_stpu-0.1.0.dist-info/METADATA": meta.encode(),
-                "paddle_custom_stpu-0.1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nTag: py3-none-linux_x86_64\n"}
+        return {
+            "paddle_custom_device/libpaddle-custom-stpu.so": os.urandom(4096),
+            "paddle_custom_stpu-0.1.0.dist-info/METADATA": meta.encode(),
+            "paddle_custom_stpu-0.1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nTag: py3-none-linux_x86_64\n",
+        }
 
     def _zip(self, rel: str, files: dict[str, bytes]) -> Path:
         path = self.root / rel
@@ -136,8 +148,9 @@ class Inputs:
                     info.size = 4
                     tar.addfile(info, io.BytesIO(b"\x7fELF"))
         data = buf.getvalue()
-        self._write(f"{project.name}/dist/paddle-custom-stpu-device-0.1.0-armhf.tar.gz",
-                    damage(data) if damage else data)
+        self._write(
+            f"{project.name}/dist/paddle-custom-stpu-device-0.1.0-armhf.tar.gz", damage(data) if damage else data
+        )
 
     def _mnist(self, rel: str, truncate: bool = False, magic: int | None = None) -> Path:
         def idx(dims: list[int]) -> bytes:
@@ -181,13 +194,22 @@ def run_cli(argv: list[str], expect: int | None = None) -> tuple[int, str, str]:
 P = lambda i: str(i.project)  # noqa: E731
 CASES = [
     # names
-    Case("name-starts-with-digit", lambda i: ["new-backend", "1abc", "--out", str(i.root / "n1")], "must start with a letter"),
-    Case("name-is-paddle-device", lambda i: ["new-backend", "cpu", "--out", str(i.root / "n2")], "already used by Paddle"),
+    Case(
+        "name-starts-with-digit",
+        lambda i: ["new-backend", "1abc", "--out", str(i.root / "n1")],
+        "must start with a letter",
+    ),
+    Case(
+        "name-is-paddle-device", lambda i: ["new-backend", "cpu", "--out", str(i.root / "n2")], "already used by Paddle"
+    ),
     Case("name-is-cxx-keyword", lambda i: ["new-backend", "int", "--out", str(i.root / "n3")], "C/C++ keyword"),
     Case("name-too-long", lambda i: ["new-backend", "X" * 40, "--out", str(i.root / "n4")], "more than 32"),
     Case("name-with-dash", lambda i: ["new-backend", "ab-c", "--out", str(i.root / "n5")], "letters, digits"),
-    Case("device-type-upper-case", lambda i: ["new-backend", "STPU", "--device-type", "Bad-Type", "--out",
-                                              str(i.root / "n6")], "device type"),
+    Case(
+        "device-type-upper-case",
+        lambda i: ["new-backend", "STPU", "--device-type", "Bad-Type", "--out", str(i.root / "n6")],
+        "device type",
+    ),
     # output paths
     Case("out-is-a-file", lambda i: ["new-backend", "STPU", "--out", str(i.a_file)], "is not a directory"),
     Case("out-is-non-empty", lambda i: ["new-backend", "STPU", "--out", str(i.project)], "--force"),
@@ -203,7 +225,11 @@ CASES = [
     Case("config-target", lambda i: ["config", "show", str(i.bad_target)], "tool.devkit.targets has 'riscv64'"),
     Case("config-steps", lambda i: ["config", "show", str(i.negative_steps)], "tool.devkit.verify.steps = -1"),
     Case("config-tolerance", lambda i: ["config", "show", str(i.text_tolerance)], "tool.devkit.tolerances.op-rtol"),
-    Case("config-unknown-key", lambda i: ["config", "show", str(i.unknown_key)], "tool.devkit.colour is not a devkit setting"),
+    Case(
+        "config-unknown-key",
+        lambda i: ["config", "show", str(i.unknown_key)],
+        "tool.devkit.colour is not a devkit setting",
+    ),
     Case("config-paddle-version", lambda i: ["matrix", "list", str(i.bad_paddle_pin)], "'3.x', which is not a version"),
     Case("config-mode", lambda i: ["matrix", "list", str(i.bad_mode)], "'debug', which is not one of"),
     Case("config-train-model", lambda i: ["config", "show", str(i.bad_train_model)], "'gpt', which is not one of"),
@@ -213,60 +239,124 @@ CASES = [
     Case("wheel-not-a-zip", lambda i: ["verify", "--wheel", str(i.text_wheel)], "is damaged or not a zip"),
     Case("wheel-bad-file-name", lambda i: ["verify", "--wheel", str(i.badly_named_wheel)], "is not named like a wheel"),
     Case("wheel-no-metadata", lambda i: ["verify", "--wheel", str(i.wheel_without_metadata)], "no .dist-info/METADATA"),
-    Case("wheel-path-traversal", lambda i: ["verify", "--wheel", str(i.traversing_wheel)], "leaves the target directory"),
+    Case(
+        "wheel-path-traversal", lambda i: ["verify", "--wheel", str(i.traversing_wheel)], "leaves the target directory"
+    ),
     Case("wheel-is-a-directory", lambda i: ["verify", "--wheel", str(i.empty_dir)], "is not a file"),
     Case("check-abi-truncated-wheel", lambda i: ["check-abi", str(i.truncated_wheel)], "is damaged or not a zip"),
     Case("check-abi-not-elf", lambda i: ["check-abi", str(i.not_elf)], "neither a wheel nor an ELF library"),
-    Case("check-abi-truncated-elf", lambda i: ["check-abi", str(i.truncated_elf), "--paddle-version", "3.3.1"],
-         "is not a readable ELF library"),
+    Case(
+        "check-abi-truncated-elf",
+        lambda i: ["check-abi", str(i.truncated_elf), "--paddle-version", "3.3.1"],
+        "is not a readable ELF library",
+    ),
     Case("test-ops-truncated-wheel", lambda i: ["test-ops", "--wheel", str(i.truncated_wheel)], "is damaged"),
     Case("check-kernels-truncated-wheel", lambda i: ["check-kernels", "--wheel", str(i.truncated_wheel)], "is damaged"),
     # bundles
-    Case("device-bundle-truncated", lambda i: ["verify", str(i.truncated_bundle_project), "--arch", "armhf"],
-         "is damaged or not a tar archive"),
-    Case("device-bundle-escaping-member", lambda i: ["verify", str(i.evil_bundle_project), "--arch", "armhf"],
-         "is unsafe to unpack"),
+    Case(
+        "device-bundle-truncated",
+        lambda i: ["verify", str(i.truncated_bundle_project), "--arch", "armhf"],
+        "is damaged or not a tar archive",
+    ),
+    Case(
+        "device-bundle-escaping-member",
+        lambda i: ["verify", str(i.evil_bundle_project), "--arch", "armhf"],
+        "is unsafe to unpack",
+    ),
     # arches and versions
     Case("build-unknown-arch", lambda i: ["build", P(i), "--arch", "riscv64"], "unknown target architecture 'riscv64'"),
     Case("verify-unknown-arch", lambda i: ["verify", P(i), "--arch", "sparc"], "unknown target architecture 'sparc'"),
-    Case("check-abi-arch-without-paddle", lambda i: ["check-abi", str(i.not_elf), "--arch", "armhf"],
-         "has no Paddle runtime"),
+    Case(
+        "check-abi-arch-without-paddle",
+        lambda i: ["check-abi", str(i.not_elf), "--arch", "armhf"],
+        "has no Paddle runtime",
+    ),
     Case("paddle-version-not-a-version", lambda i: ["build", P(i), "--paddle-version", "latest"], "is not a version"),
-    Case("paddle-version-on-armhf", lambda i: ["build", P(i), "--arch", "armhf", "--paddle-version", "3.3.1"],
-         "has no PaddlePaddle runtime"),
-    Case("infer-dir-without-infer", lambda i: ["build", P(i), "--paddle-inference-dir", str(i.empty_dir)],
-         "applies to inference builds"),
+    Case(
+        "paddle-version-on-armhf",
+        lambda i: ["build", P(i), "--arch", "armhf", "--paddle-version", "3.3.1"],
+        "has no PaddlePaddle runtime",
+    ),
+    Case(
+        "infer-dir-without-infer",
+        lambda i: ["build", P(i), "--paddle-inference-dir", str(i.empty_dir)],
+        "applies to inference builds",
+    ),
     # models and data
-    Case("verify-unknown-model", lambda i: ["verify", "--wheel", str(i.wheel), "--model", "gpt"], "unknown model 'gpt'"),
+    Case(
+        "verify-unknown-model", lambda i: ["verify", "--wheel", str(i.wheel), "--model", "gpt"], "unknown model 'gpt'"
+    ),
     Case("verify-too-few-steps", lambda i: ["verify", "--wheel", str(i.wheel), "--steps", "3"], "too few"),
-    Case("infer-unknown-model", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model", "gpt"],
-         "unknown inference model 'gpt'"),
-    Case("model-dir-missing", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir",
-                                         str(i.root / "nomodel")], "is not a directory"),
-    Case("model-dir-empty", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir", str(i.empty_dir)],
-         "holds no exported model"),
-    Case("model-dir-broken-json", lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir",
-                                             str(i.model_broken_json)], "is not a valid Paddle program"),
-    Case("data-dir-missing", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.root / "nodata")],
-         "is not a directory"),
-    Case("data-dir-without-mnist", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.empty_dir)],
-         "does not contain the four MNIST idx files"),
-    Case("mnist-truncated", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.truncated_mnist)],
-         "is truncated"),
-    Case("mnist-wrong-magic", lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.wrong_magic_mnist)],
-         "is not an MNIST idx file"),
-    Case("golden-dir-missing", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.root / "nogold")],
-         "does not exist"),
-    Case("golden-missing-bin", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_missing_bin)],
-         "names y.bin, which is missing"),
-    Case("golden-short-bin", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_short_bin)],
-         "holds 8 bytes"),
-    Case("golden-escaping-path", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_escaping)],
-         "outside the golden directory"),
-    Case("golden-no-cases", lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_empty)],
-         "lists no cases"),
-    Case("golden-both-directions", lambda i: ["test-ops", P(i), "--gen-golden", str(i.root / "g1"), "--golden",
-                                              str(i.golden_empty)], "exclude each other"),
+    Case(
+        "infer-unknown-model",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model", "gpt"],
+        "unknown inference model 'gpt'",
+    ),
+    Case(
+        "model-dir-missing",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir", str(i.root / "nomodel")],
+        "is not a directory",
+    ),
+    Case(
+        "model-dir-empty",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir", str(i.empty_dir)],
+        "holds no exported model",
+    ),
+    Case(
+        "model-dir-broken-json",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--infer", "--model-dir", str(i.model_broken_json)],
+        "is not a valid Paddle program",
+    ),
+    Case(
+        "data-dir-missing",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.root / "nodata")],
+        "is not a directory",
+    ),
+    Case(
+        "data-dir-without-mnist",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.empty_dir)],
+        "does not contain the four MNIST idx files",
+    ),
+    Case(
+        "mnist-truncated",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.truncated_mnist)],
+        "is truncated",
+    ),
+    Case(
+        "mnist-wrong-magic",
+        lambda i: ["verify", "--wheel", str(i.wheel), "--data", str(i.wrong_magic_mnist)],
+        "is not an MNIST idx file",
+    ),
+    Case(
+        "golden-dir-missing",
+        lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.root / "nogold")],
+        "does not exist",
+    ),
+    Case(
+        "golden-missing-bin",
+        lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_missing_bin)],
+        "names y.bin, which is missing",
+    ),
+    Case(
+        "golden-short-bin",
+        lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_short_bin)],
+        "holds 8 bytes",
+    ),
+    Case(
+        "golden-escaping-path",
+        lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_escaping)],
+        "outside the golden directory",
+    ),
+    Case(
+        "golden-no-cases",
+        lambda i: ["test-ops", P(i), "--arch", "armhf", "--golden", str(i.golden_empty)],
+        "lists no cases",
+    ),
+    Case(
+        "golden-both-directions",
+        lambda i: ["test-ops", P(i), "--gen-golden", str(i.root / "g1"), "--golden", str(i.golden_empty)],
+        "exclude each other",
+    ),
     Case("test-ops-no-paddle-arch", lambda i: ["test-ops", P(i), "--arch", "armhf"], "has no Paddle runtime"),
     # CI
     Case("ci-unknown-provider", lambda i: ["ci", "--provider", "jenkins", P(i)], "unknown CI provider 'jenkins'"),

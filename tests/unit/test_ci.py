@@ -11,15 +11,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import devkit
 
 SCHEMAS = {"github": "vendor.github-workflows", "gitlab": "vendor.gitlab-ci"}
 
 
 def validate(path: Path, provider: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", SCHEMAS[provider], str(path)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", SCHEMAS[provider], str(path)],
+        capture_output=True,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +39,10 @@ def entry_ids(project: Path) -> list[str]:
 def test_workflow_validates_against_the_provider_schema(project, provider):
     out = json.loads(devkit("ci", "--provider", provider, str(project), "--json").stdout)
     path = Path(out["path"])
-    assert path.relative_to(project).as_posix() == {"github": ".github/workflows/devkit.yml",
-                                                    "gitlab": ".gitlab-ci.yml"}[provider]
+    assert (
+        path.relative_to(project).as_posix()
+        == {"github": ".github/workflows/devkit.yml", "gitlab": ".gitlab-ci.yml"}[provider]
+    )
     proc = validate(path, provider)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out["jobs"] == entry_ids(project)
@@ -47,8 +51,13 @@ def test_workflow_validates_against_the_provider_schema(project, provider):
 @pytest.mark.parametrize("provider", ["github", "gitlab"])
 def test_the_schema_check_rejects_a_broken_workflow(project, provider, tmp_path):
     """The validation above can fail: the same file with a misspelled job key is rejected."""
-    path = Path(json.loads(devkit("ci", "--provider", provider, str(project), "--json", "--out",
-                                  str(tmp_path / f"{provider}.yml")).stdout)["path"])
+    path = Path(
+        json.loads(
+            devkit(
+                "ci", "--provider", provider, str(project), "--json", "--out", str(tmp_path / f"{provider}.yml")
+            ).stdout
+        )["path"]
+    )
     doc = yaml.safe_load(path.read_text())
     if provider == "github":
         doc["jobs"]["matrix"]["runs_on"] = doc["jobs"]["matrix"].pop("runs-on")
@@ -86,10 +95,14 @@ def test_ci_config_changes_the_workflow(project, tmp_path):
     pyproject = project / "pyproject.toml"
     original = pyproject.read_text()
     try:
-        pyproject.write_text(re.sub(r'devkit-requirement = ".*"', 'devkit-requirement = "devkit==9.9"', original)
-                             .replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["armhf"]'))
-        out = json.loads(devkit("ci", "--provider", "gitlab", str(project), "--json", "--out",
-                                str(tmp_path / "g.yml")).stdout)
+        pyproject.write_text(
+            re.sub(r'devkit-requirement = ".*"', 'devkit-requirement = "devkit==9.9"', original).replace(
+                'targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["armhf"]'
+            )
+        )
+        out = json.loads(
+            devkit("ci", "--provider", "gitlab", str(project), "--json", "--out", str(tmp_path / "g.yml")).stdout
+        )
         doc = yaml.safe_load(Path(out["path"]).read_text())
         assert out["jobs"] == ["armhf-device"]
         assert doc[".devkit"]["before_script"] == ["python -m pip install 'devkit==9.9'"]
@@ -101,7 +114,11 @@ def test_unknown_provider_and_entry_are_one_line_errors(project):
     proc = devkit("ci", "--provider", "jenkins", str(project), check=False)
     assert proc.returncode == 1 and "unknown CI provider 'jenkins'. Fix: use --provider github | gitlab" in proc.stderr
     proc = devkit("matrix", "run", "riscv-train", str(project), check=False)
-    assert proc.returncode == 1 and "no matrix entry 'riscv-train'" in proc.stderr and "x86_64-train-paddle3.3.1" in proc.stderr
+    assert (
+        proc.returncode == 1
+        and "no matrix entry 'riscv-train'" in proc.stderr
+        and "x86_64-train-paddle3.3.1" in proc.stderr
+    )
 
 
 def test_generated_ci_installs_this_devkit(project, tmp_path):
@@ -109,19 +126,42 @@ def test_generated_ci_installs_this_devkit(project, tmp_path):
     (the name `devkit` on PyPI is someone else's)."""
     repo = Path(__file__).resolve().parents[2]
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(repo)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(repo)],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = wheels.glob("*.whl")
-    out = json.loads(devkit("ci", "--provider", "github", str(project), "--json", "--out",
-                            str(tmp_path / "w.yml")).stdout)
+    out = json.loads(
+        devkit("ci", "--provider", "github", str(project), "--json", "--out", str(tmp_path / "w.yml")).stdout
+    )
     steps = next(iter(yaml.safe_load(Path(out["path"]).read_text())["jobs"].values()))["steps"]
     install = next(s["run"] for s in steps if s.get("name") == "Install devkit")
     requirement = re.fullmatch(r"python -m pip install '(.+)'", install).group(1)
     report = tmp_path / "report.json"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "--no-index", "--find-links",
-                    str(wheels), "--report", str(report), "-q", requirement], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--no-deps",
+            "--no-index",
+            "--find-links",
+            str(wheels),
+            "--report",
+            str(report),
+            "-q",
+            requirement,
+        ],
+        check=True,
+        capture_output=True,
+    )
     (chosen,) = json.loads(report.read_text())["install"]
     from devkit import __version__
+
     assert chosen["metadata"]["name"] == "accelerator-devkit" and chosen["metadata"]["version"] == __version__
     assert Path(chosen["download_info"]["url"].removeprefix("file://")).name == wheel.name
     entry_points = subprocess.run([sys.executable, "-m", "zipfile", "-l", str(wheel)], capture_output=True, text=True)

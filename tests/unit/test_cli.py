@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from conftest import devkit
 
 
@@ -116,15 +115,22 @@ def test_installed_dependencies_are_consistent_and_declared():
     check = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
     root = Path(__file__).resolve().parents[2]
-    declared = {Requirement(r).name.lower() for r in tomllib.loads((root / "pyproject.toml").read_text())
-                ["project"]["dependencies"]}
+    declared = {
+        Requirement(r).name.lower()
+        for r in tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
     providers = packages_distributions()
     stdlib = set(sys.stdlib_module_names)
     missing = set()
     for source in (root / "toolchain").glob("*.py"):  # payload/ runs in the target's own env
         for node in ast.walk(ast.parse(source.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                else []
+            )
             for top in {n.split(".")[0] for n in names} - stdlib:
                 if not {d.lower() for d in providers.get(top, [])} & declared:
                     missing.add(f"{source.name}: {top}")

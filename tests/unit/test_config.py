@@ -10,11 +10,11 @@ import sys
 import tomllib
 
 import pytest
-
 from conftest import devkit
+
+from devkit.matrix.entries import matrix_entries
 from devkit.project.config import DevkitConfig, parse_config
 from devkit.util.errors import DevkitError
-from devkit.matrix.entries import matrix_entries
 
 
 def parse(table: dict) -> DevkitConfig:
@@ -23,42 +23,59 @@ def parse(table: dict) -> DevkitConfig:
 
 def test_defaults_give_the_full_matrix():
     ids = [e.id for e in matrix_entries(parse({}))]
-    assert ids == ["x86_64-train-paddle3.3.1", "x86_64-infer-paddle3.3.1", "aarch64-train-paddle3.2.2",
-                   "aarch64-infer-paddle3.2.2", "armhf-device"]
+    assert ids == [
+        "x86_64-train-paddle3.3.1",
+        "x86_64-infer-paddle3.3.1",
+        "aarch64-train-paddle3.2.2",
+        "aarch64-infer-paddle3.2.2",
+        "armhf-device",
+    ]
 
 
 def test_values_are_read_and_aliases_resolved():
-    config = parse({"targets": ["armv8", "x86_64"], "modes": ["infer"], "jobs": 3,
-                    "paddle-versions": {"x86_64": ["3.3.1", "3.2.2"]},
-                    "verify": {"steps": 50, "infer-models": ["resnet50", "mnist"]},
-                    "tolerances": {"op-rtol": 1e-3, "min-accuracy": 0.9}})
+    config = parse(
+        {
+            "targets": ["armv8", "x86_64"],
+            "modes": ["infer"],
+            "jobs": 3,
+            "paddle-versions": {"x86_64": ["3.3.1", "3.2.2"]},
+            "verify": {"steps": 50, "infer-models": ["resnet50", "mnist"]},
+            "tolerances": {"op-rtol": 1e-3, "min-accuracy": 0.9},
+        }
+    )
     assert config.targets == ("aarch64", "x86_64")
     assert config.jobs == 3 and config.verify.steps == 50 and config.verify.infer_models == ("resnet50", "mnist")
     assert config.tolerances.op_rtol == 1e-3 and config.tolerances.min_accuracy == 0.9
     assert config.tolerances.grad_rtol == 1e-3  # untouched default
     assert [e.id for e in matrix_entries(config)] == [
-        "aarch64-infer-paddle3.2.2", "x86_64-infer-paddle3.3.1", "x86_64-infer-paddle3.2.2"]
+        "aarch64-infer-paddle3.2.2",
+        "x86_64-infer-paddle3.3.1",
+        "x86_64-infer-paddle3.2.2",
+    ]
 
 
-@pytest.mark.parametrize("table, key", [
-    ({"target": ["x86_64"]}, "tool.devkit.target "),
-    ({"targets": ["riscv128"]}, "tool.devkit.targets"),
-    ({"targets": "x86_64"}, "tool.devkit.targets"),
-    ({"modes": ["train", "serve"]}, "tool.devkit.modes"),
-    ({"runner": "kubernetes"}, "tool.devkit.runner"),
-    ({"jobs": -1}, "tool.devkit.jobs"),
-    ({"jobs": True}, "tool.devkit.jobs"),
-    ({"verify": {"step": 10}}, "tool.devkit.verify.step "),
-    ({"verify": {"steps": "many"}}, "tool.devkit.verify.steps"),
-    ({"verify": {"repeats": 0}}, "tool.devkit.verify.repeats"),
-    ({"verify": {"infer-models": ["yolo"]}}, "tool.devkit.verify.infer-models"),
-    ({"tolerances": {"op-rtol": "tight"}}, "tool.devkit.tolerances.op-rtol"),
-    ({"tolerances": {"op_rtol": 1e-4}}, "tool.devkit.tolerances.op_rtol"),
-    ({"paddle-versions": {"armhf": ["3.3.1"]}}, "tool.devkit.paddle-versions.armhf"),
-    ({"paddle-versions": {"x86_64": ["three"]}}, "tool.devkit.paddle-versions.x86_64"),
-    ({"ci": {"python": 3.11}}, "tool.devkit.ci.python"),
-    ({"verify": 5}, "tool.devkit.verify"),
-])
+@pytest.mark.parametrize(
+    "table, key",
+    [
+        ({"target": ["x86_64"]}, "tool.devkit.target "),
+        ({"targets": ["riscv128"]}, "tool.devkit.targets"),
+        ({"targets": "x86_64"}, "tool.devkit.targets"),
+        ({"modes": ["train", "serve"]}, "tool.devkit.modes"),
+        ({"runner": "kubernetes"}, "tool.devkit.runner"),
+        ({"jobs": -1}, "tool.devkit.jobs"),
+        ({"jobs": True}, "tool.devkit.jobs"),
+        ({"verify": {"step": 10}}, "tool.devkit.verify.step "),
+        ({"verify": {"steps": "many"}}, "tool.devkit.verify.steps"),
+        ({"verify": {"repeats": 0}}, "tool.devkit.verify.repeats"),
+        ({"verify": {"infer-models": ["yolo"]}}, "tool.devkit.verify.infer-models"),
+        ({"tolerances": {"op-rtol": "tight"}}, "tool.devkit.tolerances.op-rtol"),
+        ({"tolerances": {"op_rtol": 1e-4}}, "tool.devkit.tolerances.op_rtol"),
+        ({"paddle-versions": {"armhf": ["3.3.1"]}}, "tool.devkit.paddle-versions.armhf"),
+        ({"paddle-versions": {"x86_64": ["three"]}}, "tool.devkit.paddle-versions.x86_64"),
+        ({"ci": {"python": 3.11}}, "tool.devkit.ci.python"),
+        ({"verify": 5}, "tool.devkit.verify"),
+    ],
+)
 def test_bad_keys_and_values_name_the_key(table, key):
     with pytest.raises(DevkitError) as info:
         parse(table)
@@ -86,8 +103,9 @@ def test_config_show_and_errors_through_the_cli(tmp_path):
     for args in (["config", "show", str(project)], ["build", str(project)], ["matrix", "list", str(project)]):
         proc = devkit(*args, check=False)
         assert proc.returncode == 1
-        assert re.search(r"error: pyproject.toml: tool.devkit.verify.emulated-step is not a devkit setting\. Fix: ",
-                         proc.stderr), proc.stderr
+        assert re.search(
+            r"error: pyproject.toml: tool.devkit.verify.emulated-step is not a devkit setting\. Fix: ", proc.stderr
+        ), proc.stderr
         assert not (project / "dist").exists()
 
 
@@ -99,10 +117,25 @@ def test_flags_override_config(tmp_path):
     pyproject.write_text(pyproject.read_text().replace('runner = "auto"', 'runner = "docker"'))
     env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/docker.sock", "COLUMNS": "200"}
     # config says docker: with no engine reachable the build fails naming the engine
-    proc = subprocess.run([sys.executable, "-m", "devkit", "build", str(project)], capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "devkit", "build", str(project)], capture_output=True, text=True, env=env
+    )
     assert proc.returncode == 1 and "no container engine answers" in proc.stderr, proc.stderr
     # the flag overrides it: the host build starts (and is not what this test is about: stop at arg handling)
-    proc = subprocess.run([sys.executable, "-m", "devkit", "build", str(project), "--runner", "host",
-                           "--paddle-version", "not-a-version"], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "devkit",
+            "build",
+            str(project),
+            "--runner",
+            "host",
+            "--paddle-version",
+            "not-a-version",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 1 and "--paddle-version 'not-a-version' is not a version" in proc.stderr, proc.stderr

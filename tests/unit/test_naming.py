@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from devkit.util.errors import DevkitError
 from devkit.project.naming import parse_backend_name
+from devkit.util.errors import DevkitError
 
 
 def test_default_device_type_is_lower_case_name():

@@ -2,15 +2,26 @@ import re
 
 import pytest
 
-from devkit.util.errors import DevkitError
 from devkit.project.naming import parse_backend_name
 from devkit.scaffold.render import render_backend
+from devkit.util.errors import DevkitError
 
 EXPECTED = [
-    "CMakeLists.txt", "pyproject.toml", "README.md", "compile.sh", "cmake/FindPaddle.cmake",
-    "build_support/paddle_pin.py", "device/include/npu9_device.h", "device/src/device.cc", "device/src/ops.cc",
-    "runtime/runtime.cc", "kernels/kernel_helpers.h", "kernels/conv_pool_kernels.cc",
-    "tests/device/test_device.cc", "tests/python/test_ops.py", "tests/python/test_mnist.py",
+    "CMakeLists.txt",
+    "pyproject.toml",
+    "README.md",
+    "compile.sh",
+    "cmake/FindPaddle.cmake",
+    "build_support/paddle_pin.py",
+    "device/include/npu9_device.h",
+    "device/src/device.cc",
+    "device/src/ops.cc",
+    "runtime/runtime.cc",
+    "kernels/kernel_helpers.h",
+    "kernels/conv_pool_kernels.cc",
+    "tests/device/test_device.cc",
+    "tests/python/test_ops.py",
+    "tests/python/test_mnist.py",
 ]
 
 

@@ -2,8 +2,8 @@ import sys
 
 import pytest
 
-from devkit.util.errors import DevkitError
 from devkit.run.step import HostRunner, Step, diagnostic_lines
+from devkit.util.errors import DevkitError
 
 
 def test_host_runner_returns_output_and_logs(tmp_path):
@@ -23,8 +23,14 @@ def test_failure_carries_diagnostics_and_log(tmp_path):
 
 def test_env_none_removes_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVKIT_TEST_VAR", "set")
-    out = HostRunner().run(Step("env", [sys.executable, "-c", "import os; print(os.environ.get('DEVKIT_TEST_VAR'))"],
-                                log=tmp_path / "l", env={"DEVKIT_TEST_VAR": None}))
+    out = HostRunner().run(
+        Step(
+            "env",
+            [sys.executable, "-c", "import os; print(os.environ.get('DEVKIT_TEST_VAR'))"],
+            log=tmp_path / "l",
+            env={"DEVKIT_TEST_VAR": None},
+        )
+    )
     assert out.strip() == "None"
 
 
@@ -40,8 +46,12 @@ def test_container_paths_map_through_the_deepest_mount(tmp_path):
 
     project = tmp_path / "proj"
     (project / "build").mkdir(parents=True)
-    runner = ContainerRunner(engine=StubEngine("bind"), image="img:1", platform="linux/amd64",
-                             mounts=[Mount(project, "/src"), Mount(project / "build", "/src/build", read_only=False)])
+    runner = ContainerRunner(
+        engine=StubEngine("bind"),
+        image="img:1",
+        platform="linux/amd64",
+        mounts=[Mount(project, "/src"), Mount(project / "build", "/src/build", read_only=False)],
+    )
     assert runner.path(project) == "/src"
     assert runner.path(project / "kernels" / "a.cc") == "/src/kernels/a.cc"
     assert runner.path(project / "build" / "x") == "/src/build/x"
@@ -54,8 +64,11 @@ def test_host_pip_settings_pass_the_ca_bundle_not_local_indexes(monkeypatch, tmp
 
     cert = tmp_path / "ca.crt"
     cert.write_text("cert")
-    monkeypatch.setattr(container, "_pip_config", lambda: {"cert": str(cert),
-                                                           "extra-index-url": "file:///opt/pypi/simple https://mirror/simple"})
+    monkeypatch.setattr(
+        container,
+        "_pip_config",
+        lambda: {"cert": str(cert), "extra-index-url": "file:///opt/pypi/simple https://mirror/simple"},
+    )
     monkeypatch.delenv("PIP_CERT", raising=False)
     monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
     env, mounts = container.host_pip_settings()
@@ -85,20 +98,35 @@ def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
     cache = tmp_path / "cache"
     (cache / "envs").mkdir(parents=True)
     (cache / "envs" / "big").write_text("x" * 1000)
-    runner = ContainerRunner(engine=StubEngine("copy"), image="img:1", platform="linux/amd64",
-                             mounts=[Mount(project, "/src"), Mount(project / "build", "/src/build", read_only=False),
-                                     Mount(cache, "/cache", read_only=False, cache=True)])
-    names = tarfile.open(fileobj=io.BytesIO(runner._archive_inputs())).getnames()
+    runner = ContainerRunner(
+        engine=StubEngine("copy"),
+        image="img:1",
+        platform="linux/amd64",
+        mounts=[
+            Mount(project, "/src"),
+            Mount(project / "build", "/src/build", read_only=False),
+            Mount(cache, "/cache", read_only=False, cache=True),
+        ],
+    )
+    with tarfile.open(fileobj=io.BytesIO(runner._archive_inputs())) as tar:
+        names = tar.getnames()
     assert "src/CMakeLists.txt" in names and "src/build/obj/a.o" in names
     assert names.count("src/build/obj/a.o") == 1  # from its own mount, not twice
     assert not any(n.startswith("src/.git") or n.startswith("cache") for n in names)
     assert runner.name.endswith("(files copied to a remote engine)")
 
 
-@pytest.mark.parametrize("docker_host, forced, mode", [
-    ("", "", "bind"), ("unix:///var/run/docker.sock", "", "bind"), ("tcp://arm64-box:2375", "", "copy"),
-    ("ssh://me@arm64-box", "", "copy"), ("tcp://127.0.0.1:2375", "bind", "bind"), ("", "copy", "copy"),
-])
+@pytest.mark.parametrize(
+    "docker_host, forced, mode",
+    [
+        ("", "", "bind"),
+        ("unix:///var/run/docker.sock", "", "bind"),
+        ("tcp://arm64-box:2375", "", "copy"),
+        ("ssh://me@arm64-box", "", "copy"),
+        ("tcp://127.0.0.1:2375", "bind", "bind"),
+        ("", "copy", "copy"),
+    ],
+)
 def test_engine_files_mode(monkeypatch, docker_host, forced, mode):
     from devkit.run.engine import Engine
 

@@ -20,14 +20,15 @@ from pathlib import Path
 
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerNeedSection
+from elftools.elf.gnuversions import GNUVerNeedSection, GNUVerSymSection
+from elftools.elf.sections import SymbolTableSection
 from rich.markup import escape
 
-from ..util.console import err
-from ..util.archives import validate_wheel, zip_archive
-from ..run.envs import cache_root
-from ..util.errors import DevkitError
 from ..project.recipes import Recipe
+from ..run.envs import cache_root
+from ..util.archives import validate_wheel, zip_archive
+from ..util.console import err
+from ..util.errors import DevkitError
 from ..util.fsutil import write_atomic
 
 # Symbol versions of the system libraries the manylinux policies allow
@@ -42,7 +43,7 @@ class AbiFinding:
     library: str
     problem: str
     fix: str
-    severity: str = "error"   # "warning": loads into this Paddle, but not everywhere that Paddle runs
+    severity: str = "error"  # "warning": loads into this Paddle, but not everywhere that Paddle runs
 
     def line(self) -> str:
         return f"{self.library}: {self.problem}. Fix: {self.fix}"
@@ -53,7 +54,7 @@ class LibraryAbi:
     name: str
     machine: str
     needed: list[str] = field(default_factory=list)
-    undefined: dict[str, str | None] = field(default_factory=dict)   # symbol -> version (None: unversioned)
+    undefined: dict[str, str | None] = field(default_factory=dict)  # symbol -> version (None: unversioned)
     defined: set[str] = field(default_factory=set)
     build_info: dict[str, str] = field(default_factory=dict)
 
@@ -64,28 +65,31 @@ def read_library(data: bytes, name: str) -> LibraryAbi:
     versions: dict[int, str] = {}
     for section in elf.iter_sections():
         if isinstance(section, DynamicSection):
-            lib.needed = [t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+            lib.needed = [t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED"]  # type: ignore[attr-defined]
         elif isinstance(section, GNUVerNeedSection):
             for _, auxiliaries in section.iter_versions():
                 for aux in auxiliaries:
                     versions[aux.entry.vna_other] = aux.name
     dynsym = elf.get_section_by_name(".dynsym")
     versym = elf.get_section_by_name(".gnu.version")
-    if dynsym is not None:
+    if isinstance(dynsym, SymbolTableSection):
         for index, sym in enumerate(dynsym.iter_symbols()):
             if not sym.name:
                 continue
             if sym["st_shndx"] == "SHN_UNDEF":
                 if sym["st_info"]["bind"] == "STB_WEAK":
                     continue  # optional: absence is allowed
-                ndx = versym.get_symbol(index)["ndx"] if versym is not None else 0
+                ndx = versym.get_symbol(index)["ndx"] if isinstance(versym, GNUVerSymSection) else 0
                 lib.undefined[sym.name] = versions.get(ndx) if isinstance(ndx, int) else None
             else:
                 lib.defined.add(sym.name)
     match = BUILD_INFO.search(data)
     if match:
-        lib.build_info = {"paddle_version": match[1].decode(), "custom_runtime_version": match[2].decode(),
-                          "plugin_version": match[3].decode()}
+        lib.build_info = {
+            "paddle_version": match[1].decode(),
+            "custom_runtime_version": match[2].decode(),
+            "plugin_version": match[3].decode(),
+        }
     return lib
 
 
@@ -149,31 +153,51 @@ def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> 
     findings = []
     for family in SYSTEM_FAMILIES:
         if family in ours and family in paddles and ours[family] > paddles[family]:
-            findings.append(AbiFinding(
-                lib.name, f"needs {family}_{_dotted(ours[family])} but Paddle {paddle_version}'s libraries need at "
-                f"most {family}_{_dotted(paddles[family])}, so it will not load on systems older than its toolchain "
-                "where that Paddle does",
-                f"build with a toolchain whose C/C++ runtime is no newer than {family} {_dotted(paddles[family])} "
-                "(an older builder base image), or state this minimum to your users", severity="warning"))
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"needs {family}_{_dotted(ours[family])} but Paddle {paddle_version}'s libraries need at "
+                    f"most {family}_{_dotted(paddles[family])}, so it will not load on systems older than its toolchain "
+                    "where that Paddle does",
+                    f"build with a toolchain whose C/C++ runtime is no newer than {family} {_dotted(paddles[family])} "
+                    "(an older builder base image), or state this minimum to your users",
+                    severity="warning",
+                )
+            )
     return findings
 
 
 def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_version: str) -> list[AbiFinding]:
     findings = []
     if lib.machine != recipe.elf_machine:
-        return [AbiFinding(lib.name, f"is built for {lib.machine} but {recipe.name} needs {recipe.elf_machine}",
-                        f"rebuild it with devkit build --arch {recipe.name}")]
+        return [
+            AbiFinding(
+                lib.name,
+                f"is built for {lib.machine} but {recipe.name} needs {recipe.elf_machine}",
+                f"rebuild it with devkit build --arch {recipe.name}",
+            )
+        ]
     built = lib.build_info.get("paddle_version")
     if built and built != paddle_version:
-        findings.append(AbiFinding(lib.name, f"was compiled against Paddle {built}, not {paddle_version}",
-                                f"rebuild with --paddle-version {paddle_version} (kernel signatures and "
-                                "device_ext.h change between versions)"))
+        findings.append(
+            AbiFinding(
+                lib.name,
+                f"was compiled against Paddle {built}, not {paddle_version}",
+                f"rebuild with --paddle-version {paddle_version} (kernel signatures and "
+                "device_ext.h change between versions)",
+            )
+        )
     runtime = lib.build_info.get("custom_runtime_version")
     target_runtime = device_ext_version(paddle_root)
     if runtime and target_runtime and runtime.split(".")[:2] != target_runtime.split(".")[:2]:
-        findings.append(AbiFinding(lib.name, f"was built with device_ext.h {runtime}, and Paddle {paddle_version} has "
-                                f"{target_runtime}: Paddle refuses the runtime (C_DeviceInterface differs)",
-                                f"rebuild against paddlepaddle=={paddle_version}"))
+        findings.append(
+            AbiFinding(
+                lib.name,
+                f"was built with device_ext.h {runtime}, and Paddle {paddle_version} has "
+                f"{target_runtime}: Paddle refuses the runtime (C_DeviceInterface differs)",
+                f"rebuild against paddlepaddle=={paddle_version}",
+            )
+        )
     findings += system_findings(lib, paddle_root, paddle_version)
     exports = paddle_exports(paddle_root)
     linked = {name: syms for name, syms in exports.items() if name in lib.needed}
@@ -189,13 +213,23 @@ def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_ver
     for owner, symbols in unresolved.items():
         shown = ", ".join(symbols[:3]) + (f" and {len(symbols) - 3} more" if len(symbols) > 3 else "")
         if owner:
-            findings.append(AbiFinding(lib.name, f"undefined symbol {shown}: defined in {owner}, which it does not link",
-                                    f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so and libcommon.so)"))
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"undefined symbol {shown}: defined in {owner}, which it does not link",
+                    f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so and libcommon.so)",
+                )
+            )
         else:
             abi_hint = " or with a different _GLIBCXX_USE_CXX11_ABI" if _cxx11(symbols) != paddle_cxx11 else ""
-            findings.append(AbiFinding(lib.name, f"undefined symbol {shown} is exported by no library of Paddle "
-                                    f"{paddle_version}: it was built against another Paddle{abi_hint}",
-                                    f"rebuild against paddlepaddle=={paddle_version}"))
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"undefined symbol {shown} is exported by no library of Paddle "
+                    f"{paddle_version}: it was built against another Paddle{abi_hint}",
+                    f"rebuild against paddlepaddle=={paddle_version}",
+                )
+            )
     return findings
 
 
@@ -235,7 +269,9 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
             if (candidate / "libs").is_dir():
                 return candidate
     if not recipe.paddle_wheel_platform:
-        raise DevkitError(f"{recipe.name} has no paddlepaddle wheel to check against", "use --arch with a Paddle runtime")
+        raise DevkitError(
+            f"{recipe.name} has no paddlepaddle wheel to check against", "use --arch with a Paddle runtime"
+        )
     from ..payload.build_plugin import Problem, target_paddle
 
     # pip's progress goes to stderr: stdout stays clean for --json.
@@ -247,8 +283,10 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
     except Problem as exc:
         raise DevkitError(f"cannot get paddlepaddle=={version} for {recipe.name}: {exc.text}", exc.fix) from None
     except Exception as exc:
-        raise DevkitError(f"cannot get paddlepaddle=={version} for {recipe.name} ({exc})",
-                          "check the package index, or the version exists for that platform") from None
+        raise DevkitError(
+            f"cannot get paddlepaddle=={version} for {recipe.name} ({exc})",
+            "check the package index, or the version exists for that platform",
+        ) from None
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
@@ -260,8 +298,11 @@ def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFind
     findings = check_abi(path, recipe, paddle_version)
     errors = [f for f in findings if f.severity == "error"]
     if errors:
-        raise DevkitError(f"ABI check of {path.name} failed: {errors[0].problem}", errors[0].fix,
-                          details="\n".join(f.line() for f in findings))
+        raise DevkitError(
+            f"ABI check of {path.name} failed: {errors[0].problem}",
+            errors[0].fix,
+            details="\n".join(f.line() for f in findings),
+        )
     for warning in findings:
         err.print(f"[yellow]![/] {escape(warning.line())}")
     return findings
@@ -273,8 +314,10 @@ def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFindin
         try:
             libraries.append(read_library(data, name))
         except Exception as exc:  # pyelftools raises many kinds on a damaged file
-            raise DevkitError(f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
-                              "rebuild it; a truncated or edited library cannot be checked or loaded") from None
+            raise DevkitError(
+                f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
+                "rebuild it; a truncated or edited library cannot be checked or loaded",
+            ) from None
     paddle_root = paddle_root_for(recipe, paddle_version)
     findings = []
     for library in libraries:

@@ -10,9 +10,9 @@ from elftools.elf.elffile import ELFFile
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
 
+from ..project.recipes import Recipe
 from ..util.archives import zip_archive
 from ..util.errors import DevkitError
-from ..project.recipes import Recipe
 
 
 def elf_machine(data: bytes) -> str:
@@ -33,7 +33,9 @@ def paddle_requirements(wheel: Path) -> list[Requirement]:
     with zip_archive(wheel, "wheel", "pass a wheel built by `devkit build`") as zf:
         meta_name = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
         if meta_name is None:
-            raise DevkitError(f"{wheel} has no .dist-info/METADATA, so it is not a wheel", "rebuild it with devkit build")
+            raise DevkitError(
+                f"{wheel} has no .dist-info/METADATA, so it is not a wheel", "rebuild it with devkit build"
+            )
         metadata = Parser().parsestr(zf.read(meta_name).decode())
     return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "paddlepaddle"]
 
@@ -46,7 +48,7 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
     if expected_tag not in tag_strings:
         raise DevkitError(
             f"{wheel.name} has tags {', '.join(tag_strings)}, expected {expected_tag}",
-            "keep wheel.py-api = \"py3\" in the project's pyproject.toml and build for the right target",
+            'keep wheel.py-api = "py3" in the project\'s pyproject.toml and build for the right target',
         )
     with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
         libs = [n for n in zf.namelist() if n.startswith("paddle_custom_device/") and n.endswith(".so")]

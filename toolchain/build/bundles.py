@@ -1,13 +1,13 @@
 """Inference bundles: what a deployment needs, in one layout for every target.
 
-    <dist>-inference-<version>-<arch>/
-      lib/        the plugin library (CUSTOM_DEVICE_ROOT points here) and the device library
-      include/    the device library's header
-      demo/cpp/   C++ demo against Paddle Inference (PADDLE_INFERENCE_DIR)
-      demo/python/infer.py
-      tests/      device library test binary (targets without a Paddle runtime)
-      run.sh      runs the Python demo with CUSTOM_DEVICE_ROOT set
-      manifest.json  target, versions, sha256 of every file
+<dist>-inference-<version>-<arch>/
+  lib/        the plugin library (CUSTOM_DEVICE_ROOT points here) and the device library
+  include/    the device library's header
+  demo/cpp/   C++ demo against Paddle Inference (PADDLE_INFERENCE_DIR)
+  demo/python/infer.py
+  tests/      device library test binary (targets without a Paddle runtime)
+  run.sh      runs the Python demo with CUSTOM_DEVICE_ROOT set
+  manifest.json  target, versions, sha256 of every file
 """
 
 from __future__ import annotations
@@ -19,19 +19,25 @@ import tempfile
 from pathlib import Path
 
 from .. import __version__
+from ..project.project import Project
+from ..project.recipes import Recipe
 from ..util.archives import extract_tar, write_tar_gz, zip_archive
 from ..util.errors import DevkitError
 from ..util.fsutil import publish_file
-from ..project.project import Project
-from ..project.recipes import Recipe
 
 
 def bundle_name(project: Project, recipe: Recipe) -> str:
     return f"{project.distribution}-inference-{project.version}-{recipe.name}"
 
 
-def make_inference_bundle(project: Project, recipe: Recipe, build_tree: Path, wheel: Path | None,
-                          device_bundle: Path | None, paddle_version: str | None) -> Path:
+def make_inference_bundle(
+    project: Project,
+    recipe: Recipe,
+    build_tree: Path,
+    wheel: Path | None,
+    device_bundle: Path | None,
+    paddle_version: str | None,
+) -> Path:
     name = bundle_name(project, recipe)
     with tempfile.TemporaryDirectory(prefix="devkit-bundle-") as tmp:
         root = Path(tmp) / name
@@ -54,18 +60,27 @@ def make_inference_bundle(project: Project, recipe: Recipe, build_tree: Path, wh
                     shutil.copytree(device_root / sub, root / sub, dirs_exist_ok=True)
         demo = project.root / "inference"
         if not (demo / "demo").is_dir():
-            raise DevkitError(f"{demo}/demo is missing from the project",
-                              "restore inference/ from a freshly rendered project (devkit new-backend)")
+            raise DevkitError(
+                f"{demo}/demo is missing from the project",
+                "restore inference/ from a freshly rendered project (devkit new-backend)",
+            )
         shutil.copytree(demo / "demo", root / "demo")
         shutil.copy2(demo / "run.sh", root / "run.sh")
         files = sorted(p for p in root.rglob("*") if p.is_file())
         manifest = {
-            "name": name, "device_type": project.device_type, "plugin_version": project.version,
-            "target": recipe.name, "triple": recipe.triple, "paddle_version": paddle_version,
+            "name": name,
+            "device_type": project.device_type,
+            "plugin_version": project.version,
+            "target": recipe.name,
+            "triple": recipe.triple,
+            "paddle_version": paddle_version,
             "devkit_version": __version__,
-            "note": None if paddle_version else (
+            "note": None
+            if paddle_version
+            else (
                 f"PaddlePaddle publishes no runtime for {recipe.name}: this bundle carries the device library, "
-                "its header and its tests, not a plugin"),
+                "its header and its tests, not a plugin"
+            ),
             "files": {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files},
         }
         (root / "manifest.json").write_text(json.dumps(manifest, indent=2))

@@ -21,15 +21,15 @@ from ..build.abi import require_abi
 from ..build.artifacts import check_elf_bytes, check_plugin_wheel
 from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.bundles import make_inference_bundle
+from ..project.project import Project
+from ..project.recipes import Recipe
+from ..run.select import BuildPlace, build_place
+from ..run.step import Runner, Step
 from ..util.archives import sha256_file, tar_archive
 from ..util.console import err
 from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, publish_file
-from ..project.project import Project
-from ..project.recipes import Recipe
 from ..util.resources import PAYLOAD_DIR, resource_dir
-from ..run.step import Runner, Step
-from ..run.select import BuildPlace, build_place
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
 PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
@@ -38,17 +38,17 @@ PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
 @dataclass(frozen=True)
 class BuildOptions:
     recipe: Recipe
-    paddle_version: str | None   # None: the target has no Paddle runtime (device library only)
+    paddle_version: str | None  # None: the target has no Paddle runtime (device library only)
     clean: bool = False
     runner: str = "auto"
-    infer: bool = False          # ON_INFER build plus an inference bundle
+    infer: bool = False  # ON_INFER build plus an inference bundle
     inference_dir: Path | None = None  # an unpacked Paddle Inference release to link
 
 
 @dataclass(frozen=True)
 class BuildResult:
     artifact: Path
-    kind: str   # "wheel" or "device-bundle"
+    kind: str  # "wheel" or "device-bundle"
     arch: str
     paddle_version: str | None
     seconds: float
@@ -59,9 +59,14 @@ class BuildResult:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "artifact": str(self.artifact), "kind": self.kind, "arch": self.arch,
-            "paddle_version": self.paddle_version, "seconds": round(self.seconds, 2),
-            "compiled_files": self.compiled_files, "log": str(self.log), "runner": self.runner,
+            "artifact": str(self.artifact),
+            "kind": self.kind,
+            "arch": self.arch,
+            "paddle_version": self.paddle_version,
+            "seconds": round(self.seconds, 2),
+            "compiled_files": self.compiled_files,
+            "log": str(self.log),
+            "runner": self.runner,
             "inference_bundle": str(self.bundle) if self.bundle else None,
             "sha256": sha256_file(self.artifact),
             "inference_bundle_sha256": sha256_file(self.bundle) if self.bundle else None,
@@ -72,8 +77,10 @@ class BuildResult:
 def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
     if not recipe.has_paddle_runtime:
         if requested:
-            raise DevkitError(f"target {recipe.name} has no PaddlePaddle runtime, so --paddle-version does not apply",
-                              f"drop --paddle-version for --arch {recipe.name}")
+            raise DevkitError(
+                f"target {recipe.name} has no PaddlePaddle runtime, so --paddle-version does not apply",
+                f"drop --paddle-version for --arch {recipe.name}",
+            )
         return None
     version = requested or recipe.paddle_version
     try:
@@ -96,9 +103,13 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
     """Build one target; a second devkit building the same target of the project waits its turn,
     so dist/ never holds a mix of two builds."""
     lock = project.root / "build" / f".devkit-{options.recipe.name}.lock"
-    with exclusive_lock(lock, lambda holder: err.print(
+    with exclusive_lock(
+        lock,
+        lambda holder: err.print(
             f"[yellow]![/] another devkit build of {project.name} for {options.recipe.name} is running ({holder}); "
-            "waiting for it to finish")):
+            "waiting for it to finish"
+        ),
+    ):
         return _build(project, options)
 
 
@@ -113,12 +124,17 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
     log.write_text("")
     device_only = options.paddle_version is None
     if device_only:
-        err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: building the {project.name} "
-                  f"device library and its tests (no plugin wheel)")
+        err.print(
+            f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: building the {project.name} "
+            f"device library and its tests (no plugin wheel)"
+        )
     # A failed build must not leave an older artifact looking like its result.
     for stale in project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"):
         stale.unlink()
-    for stale in (device_bundle_path(project, recipe), project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz"):
+    for stale in (
+        device_bundle_path(project, recipe),
+        project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz",
+    ):
         stale.unlink(missing_ok=True)
     build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{variant}"
     if options.clean:
@@ -131,11 +147,22 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         runner: Runner = place.runner
         cross = not place.machine_recipe.matches(recipe.name)
         argv = [
-            runner.python, runner.path(PAYLOAD),
-            "--project", runner.path(project.root), "--out", runner.path(out),
-            "--cache", runner.path(place.cache), "--env-key", runner.key,
-            "--build-dir", build_dir, "--target", recipe.name,
-            "--paddle-version", options.paddle_version or "",
+            runner.python,
+            runner.path(PAYLOAD),
+            "--project",
+            runner.path(project.root),
+            "--out",
+            runner.path(out),
+            "--cache",
+            runner.path(place.cache),
+            "--env-key",
+            runner.key,
+            "--build-dir",
+            build_dir,
+            "--target",
+            recipe.name,
+            "--paddle-version",
+            options.paddle_version or "",
         ]
         if cross or device_only:
             argv += ["--toolchain-file", runner.path(resource_dir("images") / recipe.toolchain_file)]
@@ -144,14 +171,22 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         if device_only:
             argv += ["--device-only", "--bundle-name", device_bundle_name(project, recipe)]
         what = "device library" if device_only else f"plugin wheel (paddle {options.paddle_version})"
-        output = runner.run(Step(
-            title=f"build {project.name} {what} for {recipe.name}" + (" (cross)" if cross else "")
-            + (" with ON_INFER" if options.infer else ""),
-            argv=argv, log=log, cwd=Path(runner.path(project.root)),
-            env={"CCACHE_DIR": runner.path(place.cache / "ccache"), "ON_INFER": "ON" if options.infer else "OFF",
-                 "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
-                 "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else ""},
-        ))
+        output = runner.run(
+            Step(
+                title=f"build {project.name} {what} for {recipe.name}"
+                + (" (cross)" if cross else "")
+                + (" with ON_INFER" if options.infer else ""),
+                argv=argv,
+                log=log,
+                cwd=Path(runner.path(project.root)),
+                env={
+                    "CCACHE_DIR": runner.path(place.cache / "ccache"),
+                    "ON_INFER": "ON" if options.infer else "OFF",
+                    "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
+                    "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else "",
+                },
+            )
+        )
         artifacts = [p for p in out.iterdir() if p.is_file()]
         if len(artifacts) != 1:
             raise DevkitError(f"the build produced {len(artifacts)} artifacts, expected 1", "inspect the log", log=log)
@@ -164,13 +199,24 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         final = publish_file(artifact, project.dist_dir)
     bundle = None
     if options.infer:
-        bundle = make_inference_bundle(project, recipe, project.root / build_dir,
-                                       None if device_only else final, final if device_only else None,
-                                       options.paddle_version)
+        bundle = make_inference_bundle(
+            project,
+            recipe,
+            project.root / build_dir,
+            None if device_only else final,
+            final if device_only else None,
+            options.paddle_version,
+        )
     return BuildResult(
-        artifact=final, kind="device-bundle" if device_only else "wheel", arch=recipe.name,
-        paddle_version=options.paddle_version, seconds=time.monotonic() - start,
-        compiled_files=len(_COMPILE_LINE.findall(output)), log=log, runner=runner.name, bundle=bundle,
+        artifact=final,
+        kind="device-bundle" if device_only else "wheel",
+        arch=recipe.name,
+        paddle_version=options.paddle_version,
+        seconds=time.monotonic() - start,
+        compiled_files=len(_COMPILE_LINE.findall(output)),
+        log=log,
+        runner=runner.name,
+        bundle=bundle,
     )
 
 

@@ -22,10 +22,18 @@ from ..util.errors import DevkitError
 from . import build, images, matrix, scaffold, verify
 
 # Help texts are plain text: "[tool.devkit]" must not be read as rich markup (it vanished).
-app = typer.Typer(rich_markup_mode=None, help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-matrix_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
-                         help="The project's build matrix ([tool.devkit] targets x modes x Paddle versions).")
+app = typer.Typer(
+    rich_markup_mode=None,
+    help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+matrix_app = typer.Typer(
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="The project's build matrix ([tool.devkit] targets x modes x Paddle versions).",
+)
 config_app = typer.Typer(rich_markup_mode=None, help="The project's [tool.devkit] configuration.", no_args_is_help=True)
 images_app = typer.Typer(rich_markup_mode=None, help="Builder and verify container images.", no_args_is_help=True)
 
@@ -60,7 +68,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main_options(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show Python tracebacks on errors.")] = False,
 ) -> None:
     _state["debug"] = debug
@@ -87,10 +97,12 @@ def _usage_error(exc: typer.TyperException) -> None:
 
 def _os_problem(exc: OSError) -> str:
     where = f" ({exc.filename})" if exc.filename else ""
-    fix = {errno.ENOSPC: "free space on that file system (or point DEVKIT_CACHE_DIR / --out elsewhere) and rerun",
-           errno.EDQUOT: "free space within your quota and rerun",
-           errno.EACCES: "make the path writable for this user, or choose another",
-           errno.EROFS: "choose a writable directory"}.get(exc.errno or 0, "check the path and rerun")
+    fix = {
+        errno.ENOSPC: "free space on that file system (or point DEVKIT_CACHE_DIR / --out elsewhere) and rerun",
+        errno.EDQUOT: "free space within your quota and rerun",
+        errno.EACCES: "make the path writable for this user, or choose another",
+        errno.EROFS: "choose a writable directory",
+    }.get(exc.errno or 0, "check the path and rerun")
     return f"{exc.strerror or exc}{where}. Fix: {fix}"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,8 +14,16 @@ from ..project.recipes import find_recipe
 from ..util.console import err
 from ..util.errors import DevkitError
 from . import views
-from .options import ArchOpt, JsonOpt, PaddleInferenceDirOpt, PaddleVersionOpt, ProjectArg, RunnerOpt, emit_json, \
-    runner_name
+from .options import (
+    ArchOpt,
+    JsonOpt,
+    PaddleInferenceDirOpt,
+    PaddleVersionOpt,
+    ProjectArg,
+    RunnerOpt,
+    emit_json,
+    runner_name,
+)
 
 
 def build_command(
@@ -24,10 +32,19 @@ def build_command(
     paddle_version: PaddleVersionOpt = None,
     clean: Annotated[bool, typer.Option("--clean", help="Discard the build tree first.")] = False,
     runner: RunnerOpt = None,
-    infer: Annotated[bool, typer.Option("--infer", help="Build with ON_INFER and write an inference bundle next to the wheel.")] = False,
+    infer: Annotated[
+        bool, typer.Option("--infer", help="Build with ON_INFER and write an inference bundle next to the wheel.")
+    ] = False,
     paddle_inference_dir: PaddleInferenceDirOpt = None,
-    all_entries: Annotated[bool, typer.Option("--all", help="Build every entry of the [tool.devkit] matrix; write reports/matrix/.")] = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="With --all: targets built in parallel (default: [tool.devkit] jobs, else CPUs/2).")] = None,
+    all_entries: Annotated[
+        bool, typer.Option("--all", help="Build every entry of the [tool.devkit] matrix; write reports/matrix/.")
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", min=1, help="With --all: targets built in parallel (default: [tool.devkit] jobs, else CPUs/2)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build the plugin wheel (or, for targets without Paddle, the device library bundle) into PROJECT_DIR/dist/."""
@@ -40,11 +57,18 @@ def build_command(
         if not infer:
             raise DevkitError("--paddle-inference-dir applies to inference builds", "add --infer")
         if not (paddle_inference_dir / "paddle" / "lib" / "libpaddle_inference.so").is_file():
-            raise DevkitError(f"{paddle_inference_dir} has no paddle/lib/libpaddle_inference.so",
-                              "point --paddle-inference-dir at an unpacked Paddle Inference release")
-    options = BuildOptions(recipe=recipe, paddle_version=resolve_paddle_version(recipe, paddle_version), clean=clean,
-                           runner=runner_choice, infer=infer,
-                           inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None)
+            raise DevkitError(
+                f"{paddle_inference_dir} has no paddle/lib/libpaddle_inference.so",
+                "point --paddle-inference-dir at an unpacked Paddle Inference release",
+            )
+    options = BuildOptions(
+        recipe=recipe,
+        paddle_version=resolve_paddle_version(recipe, paddle_version),
+        clean=clean,
+        runner=runner_choice,
+        infer=infer,
+        inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None,
+    )
     result = build(project, options)
     if as_json:
         emit_json(result.as_dict())
@@ -57,18 +81,29 @@ def build_matrix(project: Project, runner_choice: str, jobs: int | None, as_json
 
     entries = matrix_entries(project.config)
     jobs = jobs or project.config.jobs or default_jobs()
-    err.print(f"building {len(entries)} matrix entries of {project.name} ({jobs} in parallel): "
-              + ", ".join(e.id for e in entries))
+    err.print(
+        f"building {len(entries)} matrix entries of {project.name} ({jobs} in parallel): "
+        + ", ".join(e.id for e in entries)
+    )
     start = time.monotonic()
     outcomes = build_all(project, entries, runner_choice, jobs)
     json_path, junit_path = write_reports(outcomes, project.root / "reports" / "matrix", "devkit build --all")
     if as_json:
-        emit_json({"passed": all(o.passed for o in outcomes), "report": str(json_path), "junit": str(junit_path),
-                   "seconds": round(time.monotonic() - start, 1), "entries": [o.as_dict() for o in outcomes]})
+        emit_json(
+            {
+                "passed": all(o.passed for o in outcomes),
+                "report": str(json_path),
+                "junit": str(junit_path),
+                "seconds": round(time.monotonic() - start, 1),
+                "entries": [o.as_dict() for o in outcomes],
+            }
+        )
     else:
         views.show_build_matrix(project, outcomes, time.monotonic() - start)
         err.print(f"reports: {json_path}  {junit_path}")
     failed = [o.entry.id for o in outcomes if not o.passed]
     if failed:
-        raise DevkitError(f"{len(failed)} of {len(outcomes)} matrix entries failed: {', '.join(failed)}",
-                          f"see {json_path} and each entry's log")
+        raise DevkitError(
+            f"{len(failed)} of {len(outcomes)} matrix entries failed: {', '.join(failed)}",
+            f"see {json_path} and each entry's log",
+        )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -31,7 +31,10 @@ def images_bootstrap(
 
 
 def images_build(
-    arch: Annotated[Optional[list[str]], typer.Option("--arch", help="Targets whose verify image to build (repeatable; default: every recipe).")] = None,
+    arch: Annotated[
+        list[str] | None,
+        typer.Option("--arch", help="Targets whose verify image to build (repeatable; default: every recipe)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build (or reuse) the builder image and the verify images of the given targets."""

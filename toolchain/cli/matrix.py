@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -26,7 +26,9 @@ def matrix_list(project_dir: ProjectArg = Path("."), as_json: JsonOpt = False) -
 
 
 def matrix_run(
-    entry_id: Annotated[str, typer.Argument(help="A matrix entry, e.g. x86_64-train-paddle3.3.1 (see `devkit matrix list`).")],
+    entry_id: Annotated[
+        str, typer.Argument(help="A matrix entry, e.g. x86_64-train-paddle3.3.1 (see `devkit matrix list`).")
+    ],
     project_dir: ProjectArg = Path("."),
     runner: RunnerOpt = None,
     as_json: JsonOpt = False,
@@ -38,12 +40,24 @@ def matrix_run(
     project = load_project(project_dir)
     entry = find_entry(project.config, entry_id)
     report_dir = project.root / "reports" / entry.id
-    run = run_entry(project, entry, runner_name(runner) or project.config.runner, report_dir,
-                    built=lambda o: err.print(f"[green]✓[/] built {', '.join(a.name for a in o.artifacts)}"),
-                    verified=lambda result: views.show_verify(result, entry.recipe))
+    run = run_entry(
+        project,
+        entry,
+        runner_name(runner) or project.config.runner,
+        report_dir,
+        built=lambda o: err.print(f"[green]✓[/] built {', '.join(a.name for a in o.artifacts)}"),
+        verified=lambda result: views.show_verify(result, entry.recipe),
+    )
     if as_json:
-        emit_json({"entry": entry.as_dict(), "passed": run.passed, "report": str(run.report),
-                   "junit": str(run.junit), "steps": [o.as_dict() for o in run.outcomes]})
+        emit_json(
+            {
+                "entry": entry.as_dict(),
+                "passed": run.passed,
+                "report": str(run.report),
+                "junit": str(run.junit),
+                "steps": [o.as_dict() for o in run.outcomes],
+            }
+        )
     failed = [o for o in run.outcomes if not o.passed]
     if failed:
         raise DevkitError(f"matrix entry {entry.id} failed: {failed[0].error}", f"see {run.report}")
@@ -53,7 +67,10 @@ def matrix_run(
 def ci_command(
     provider: Annotated[str, typer.Option("--provider", help="github | gitlab")],
     project_dir: Annotated[Path, typer.Argument(help="The backend project (the repository root).")] = Path("."),
-    out: Annotated[Optional[Path], typer.Option("--out", help="Where to write (default: .github/workflows/devkit.yml or .gitlab-ci.yml).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Where to write (default: .github/workflows/devkit.yml or .gitlab-ci.yml)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write a CI workflow with one job per matrix entry (build, verify, upload wheel/bundle/reports)."""

@@ -7,7 +7,7 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -21,19 +21,32 @@ class RunnerChoice(str, Enum):
 
 
 ProjectArg = Annotated[Path, typer.Argument(help="The backend project (default: current directory).")]
-ArtifactProjectArg = Annotated[Optional[Path], typer.Argument(
-    help="The backend project whose dist/ artifact to use (default: current directory).")]
-WheelOpt = Annotated[Optional[Path], typer.Option("--wheel", help="Use this wheel instead of a project's.")]
-ArchOpt = Annotated[str, typer.Option("--arch", help="Target architecture: a recipe name or alias (x86_64, armv8, armhf, ...).")]
-RunnerOpt = Annotated[Optional[RunnerChoice], typer.Option(
-    "--runner", help="auto: a container when an engine answers, else the host; docker; host "
-                     "(default: [tool.devkit] runner).")]
-PaddleVersionOpt = Annotated[Optional[str], typer.Option(
-    "--paddle-version", help="Paddle to build or check against (default: the recipe's pin).")]
-PaddleInferenceDirOpt = Annotated[Optional[Path], typer.Option(
-    "--paddle-inference-dir", envvar="PADDLE_INFERENCE_DIR",
-    help="An unpacked Paddle Inference release (with --infer): linked by the build, used by verify's C++ demo.")]
-ReportDirOpt = Annotated[Optional[Path], typer.Option("--report-dir", help="Where to write the reports.")]
+ArtifactProjectArg = Annotated[
+    Path | None, typer.Argument(help="The backend project whose dist/ artifact to use (default: current directory).")
+]
+WheelOpt = Annotated[Path | None, typer.Option("--wheel", help="Use this wheel instead of a project's.")]
+ArchOpt = Annotated[
+    str, typer.Option("--arch", help="Target architecture: a recipe name or alias (x86_64, armv8, armhf, ...).")
+]
+RunnerOpt = Annotated[
+    RunnerChoice | None,
+    typer.Option(
+        "--runner",
+        help="auto: a container when an engine answers, else the host; docker; host (default: [tool.devkit] runner).",
+    ),
+]
+PaddleVersionOpt = Annotated[
+    str | None, typer.Option("--paddle-version", help="Paddle to build or check against (default: the recipe's pin).")
+]
+PaddleInferenceDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--paddle-inference-dir",
+        envvar="PADDLE_INFERENCE_DIR",
+        help="An unpacked Paddle Inference release (with --infer): linked by the build, used by verify's C++ demo.",
+    ),
+]
+ReportDirOpt = Annotated[Path | None, typer.Option("--report-dir", help="Where to write the reports.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,8 +16,10 @@ from .options import JsonOpt, emit_json
 
 def new_backend(
     name: Annotated[str, typer.Argument(help="Backend name, e.g. STPU: a letter, then letters, digits or _ (max 32).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output directory (default: ./NAME).")] = None,
-    device_type: Annotated[Optional[str], typer.Option("--device-type", help="Paddle device type (default: lower-case NAME).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output directory (default: ./NAME).")] = None,
+    device_type: Annotated[
+        str | None, typer.Option("--device-type", help="Paddle device type (default: lower-case NAME).")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output directory.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -27,9 +29,17 @@ def new_backend(
     result = render_backend(backend, out or Path(name), force=force)
     seconds = time.monotonic() - start
     if as_json:
-        emit_json({"out_dir": str(result.out_dir), "device_type": backend.device_type, "files": list(result.files),
-                   "seconds": round(seconds, 4)})
+        emit_json(
+            {
+                "out_dir": str(result.out_dir),
+                "device_type": backend.device_type,
+                "files": list(result.files),
+                "seconds": round(seconds, 4),
+            }
+        )
     else:
-        err.print(f"[green]✓[/] rendered backend [bold]{backend.name}[/] (device type [bold]{backend.device_type}[/]) "
-                  f"into {result.out_dir} — {len(result.files)} files in {seconds * 1000:.0f} ms")
+        err.print(
+            f"[green]✓[/] rendered backend [bold]{backend.name}[/] (device type [bold]{backend.device_type}[/]) "
+            f"into {result.out_dir} — {len(result.files)} files in {seconds * 1000:.0f} ms"
+        )
         err.print(f"  next: devkit build {result.out_dir}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -13,43 +13,82 @@ from ..project.recipes import find_recipe
 from ..util.console import err
 from ..util.errors import DevkitError
 from ..verify.request import VerifyRequest, reports_root, run_verification, verify_options
-from ..verify.session import find_wheel
+from ..verify.session import wheel_to_check
 from . import views
-from .options import ArchOpt, ArtifactProjectArg, JsonOpt, PaddleInferenceDirOpt, PaddleVersionOpt, ReportDirOpt, \
-    RunnerOpt, WheelOpt, emit_json, project_unless_wheel, runner_name
+from .options import (
+    ArchOpt,
+    ArtifactProjectArg,
+    JsonOpt,
+    PaddleInferenceDirOpt,
+    PaddleVersionOpt,
+    ReportDirOpt,
+    RunnerOpt,
+    WheelOpt,
+    emit_json,
+    project_unless_wheel,
+    runner_name,
+)
 
 
 def verify(
     project_dir: ArtifactProjectArg = None,
     wheel: WheelOpt = None,
     arch: ArchOpt = "x86_64",
-    model: Annotated[Optional[str], typer.Option("--model", help="Model to train on the device vs CPU: mnist (LeNet), resnet_bn (ResNet-style CNN, BatchNorm training), transformer (tiny encoder: embedding, layer_norm, attention, gelu, dropout); with --infer, the model to run (default: [tool.devkit.verify]).")] = None,
-    steps: Annotated[Optional[int], typer.Option("--steps", help="Training steps (default 200 native, 100 emulated).")] = None,
-    data: Annotated[Optional[Path], typer.Option("--data", help="Directory with MNIST idx files.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Model to train on the device vs CPU: mnist (LeNet), resnet_bn (ResNet-style CNN, BatchNorm training), transformer (tiny encoder: embedding, layer_norm, attention, gelu, dropout); with --infer, the model to run (default: [tool.devkit.verify]).",
+        ),
+    ] = None,
+    steps: Annotated[
+        int | None, typer.Option("--steps", help="Training steps (default 200 native, 100 emulated).")
+    ] = None,
+    data: Annotated[Path | None, typer.Option("--data", help="Directory with MNIST idx files.")] = None,
     report_dir: ReportDirOpt = None,
     runner: RunnerOpt = None,
-    infer: Annotated[bool, typer.Option("--infer", help="Verify inference (paddle.inference) instead of training.")] = False,
-    model_dir: Annotated[Optional[Path], typer.Option("--model-dir", help="With --infer: a user's exported model.")] = None,
-    warmup: Annotated[Optional[int], typer.Option("--warmup", help="With --infer: runs before timing (default 10).")] = None,
-    repeats: Annotated[Optional[int], typer.Option("--repeats", help="With --infer: timed runs (default 30).")] = None,
+    infer: Annotated[
+        bool, typer.Option("--infer", help="Verify inference (paddle.inference) instead of training.")
+    ] = False,
+    model_dir: Annotated[
+        Path | None, typer.Option("--model-dir", help="With --infer: a user's exported model.")
+    ] = None,
+    warmup: Annotated[
+        int | None, typer.Option("--warmup", help="With --infer: runs before timing (default 10).")
+    ] = None,
+    repeats: Annotated[int | None, typer.Option("--repeats", help="With --infer: timed runs (default 30).")] = None,
     paddle_inference_dir: PaddleInferenceDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside the reference Paddle in a fresh env and check it on the device."""
     recipe = find_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
-    request = VerifyRequest(model=model, steps=steps, data=data, runner=runner_name(runner), model_dir=model_dir,
-                            warmup=warmup, repeats=repeats, inference_dir=paddle_inference_dir)
+    request = VerifyRequest(
+        model=model,
+        steps=steps,
+        data=data,
+        runner=runner_name(runner),
+        model_dir=model_dir,
+        warmup=warmup,
+        repeats=repeats,
+        inference_dir=paddle_inference_dir,
+    )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:
-        emit_json({"passed": result.passed, "report": str(result.report_path),
-                   "plot": str(result.plot_path) if result.plot_path else None,
-                   "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in result.report.checks]})
+        emit_json(
+            {
+                "passed": result.passed,
+                "report": str(result.report_path),
+                "plot": str(result.plot_path) if result.plot_path else None,
+                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in result.report.checks],
+            }
+        )
     else:
         views.show_verify(result, recipe)
     if not result.passed:
-        raise DevkitError(f"verification failed: {', '.join(c.name for c in result.report.failed)}",
-                          f"see {result.report_path}")
+        raise DevkitError(
+            f"verification failed: {', '.join(c.name for c in result.report.failed)}", f"see {result.report_path}"
+        )
 
 
 def test_ops(
@@ -58,8 +97,13 @@ def test_ops(
     arch: ArchOpt = "x86_64",
     ops: Annotated[str, typer.Option("--ops", help="Regular expression: cases whose name or kernels match.")] = "",
     dtypes: Annotated[str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")] = "float32,float64,int64",
-    gen_golden: Annotated[Optional[Path], typer.Option("--gen-golden", help="Record golden data with Paddle CPU into this directory.")] = None,
-    golden: Annotated[Optional[Path], typer.Option("--golden", help="Check the target's device library against golden data from --gen-golden.")] = None,
+    gen_golden: Annotated[
+        Path | None, typer.Option("--gen-golden", help="Record golden data with Paddle CPU into this directory.")
+    ] = None,
+    golden: Annotated[
+        Path | None,
+        typer.Option("--golden", help="Check the target's device library against golden data from --gen-golden."),
+    ] = None,
     paddle_version: PaddleVersionOpt = None,
     report_dir: ReportDirOpt = None,
     runner: RunnerOpt = None,
@@ -75,41 +119,65 @@ def test_ops(
         raise DevkitError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
     if gen_golden:
         version = resolve_paddle_version(host_recipe(), paddle_version)
-        summary = record_golden(gen_golden, version, runner_name(runner) or "auto",
-                                (report_dir or gen_golden.resolve().parent / f".{gen_golden.name}-log"))
+        if version is None:
+            raise DevkitError(
+                f"{host_recipe().name} has no Paddle runtime to record golden data with",
+                "record golden data on a machine with a Paddle runtime (x86_64)",
+            )
+        summary = record_golden(
+            gen_golden,
+            version,
+            runner_name(runner) or "auto",
+            (report_dir or gen_golden.resolve().parent / f".{gen_golden.name}-log"),
+        )
         if as_json:
             emit_json(summary)
         else:
-            err.print(f"[green]✓[/] recorded {summary['cases']} golden cases with Paddle {summary['paddle_version']} "
-                      f"CPU into {summary['golden_dir']}")
+            err.print(
+                f"[green]✓[/] recorded {summary['cases']} golden cases with Paddle {summary['paddle_version']} "
+                f"CPU into {summary['golden_dir']}"
+            )
         return
     ops, dtype_list = parse_selection(ops, dtypes)
     recipe = find_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     options = verify_options(project, recipe, runner_name(runner))
     mode = "golden" if golden else "ops"
-    report_dir = (report_dir or reports_root(project) / f"test-ops-{recipe.name}{'-golden' if golden else ''}").resolve()
+    report_dir = (
+        report_dir or reports_root(project) / f"test-ops-{recipe.name}{'-golden' if golden else ''}"
+    ).resolve()
     if golden:
         if project is None:
             raise DevkitError("--golden checks a project's device library bundle", "pass the project directory")
         result = run_golden(device_bundle_path(project, recipe), golden, options, report_dir)
     else:
         if not recipe.has_paddle_runtime:
-            raise DevkitError(f"{recipe.name} has no Paddle runtime to compare with",
-                              f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {recipe.name} --golden DIR")
-        result = run_test_ops((wheel or find_wheel(project, recipe)).resolve(), options, ops, dtype_list, report_dir)
+            raise DevkitError(
+                f"{recipe.name} has no Paddle runtime to compare with",
+                f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {recipe.name} --golden DIR",
+            )
+        result = run_test_ops(wheel_to_check(project, wheel, recipe), options, ops, dtype_list, report_dir)
     report = result.report
     if as_json:
-        emit_json({"passed": report.passed, "mode": mode, "counts": report.counts,
-                   "report": str(report_dir / "report.json"), "markdown": str(report_dir / "report.md"),
-                   "junit": str(report_dir / "junit.xml"), "failed": [f"{r.case} [{r.dtype}]" for r in result.failed]})
+        emit_json(
+            {
+                "passed": report.passed,
+                "mode": mode,
+                "counts": report.counts,
+                "report": str(report_dir / "report.json"),
+                "markdown": str(report_dir / "report.md"),
+                "junit": str(report_dir / "junit.xml"),
+                "failed": [f"{r.case} [{r.dtype}]" for r in result.failed],
+            }
+        )
     else:
         views.show_test_ops(report, recipe, mode, report_dir)
     if not report.passed:
         name = project.name if project else "NAME"
-        raise DevkitError(f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
-                          f"see {report_dir / 'report.md'}; isolate a kernel with {name}_FALLBACK_OPS or "
-                          f"{name}_AUTOCOMPARE=1")
+        raise DevkitError(
+            f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
+            f"see {report_dir / 'report.md'}; isolate a kernel with {name}_FALLBACK_OPS or {name}_AUTOCOMPARE=1",
+        )
     err.print("[green]✓[/] all op cases pass")
 
 
@@ -127,19 +195,28 @@ def check_kernels(
     project = project_unless_wheel(project_dir, wheel)
     options = verify_options(project, recipe, runner_name(runner))
     report_dir = reports_root(project) / f"check-kernels-{recipe.name}"
-    result = run_check_kernels((wheel or find_wheel(project, recipe)).resolve(), options, report_dir.resolve())
+    result = run_check_kernels(wheel_to_check(project, wheel, recipe), options, report_dir.resolve())
     check = result.report.check("kernel signatures") or result.report.checks[-1]
     mismatched = list(check.data.get("mismatched", []))
     if as_json:
-        emit_json({"passed": result.passed, "report": str(result.report_path), "detail": check.detail,
-                   "mismatched": mismatched, "kernels": len(check.data.get("kernels", {}))})
+        emit_json(
+            {
+                "passed": result.passed,
+                "report": str(result.report_path),
+                "detail": check.detail,
+                "mismatched": mismatched,
+                "kernels": len(check.data.get("kernels", {})),
+            }
+        )
     elif result.passed:
         err.print(f"[green]✓[/] {escape(check.detail)}")
     if not result.passed:
-        raise DevkitError(f"kernel signatures differ from Paddle {result.report.paddle_version}: "
-                          + ("; ".join(mismatched) or check.detail),
-                          "update each named kernel to the declaration in paddle/phi/kernels/ of that Paddle "
-                          "and rebuild (the build's signature checks then hold)")
+        raise DevkitError(
+            f"kernel signatures differ from Paddle {result.report.paddle_version}: "
+            + ("; ".join(mismatched) or check.detail),
+            "update each named kernel to the declaration in paddle/phi/kernels/ of that Paddle "
+            "and rebuild (the build's signature checks then hold)",
+        )
 
 
 def check_abi(
@@ -153,19 +230,32 @@ def check_abi(
     from ..verify.session import pinned_paddle
 
     recipe = find_recipe(arch)
-    version = paddle_version or (pinned_paddle(path) if path.suffix == ".whl" and path.is_file() else None) \
+    version = (
+        paddle_version
+        or (pinned_paddle(path) if path.suffix == ".whl" and path.is_file() else None)
         or recipe.paddle_version
+    )
     if not version:
         raise DevkitError(f"{recipe.name} has no Paddle runtime to check against", "pass --arch with a Paddle runtime")
     findings = run_check_abi(path, recipe, version)
     errors = [f for f in findings if f.severity == "error"]
     if as_json:
-        emit_json({"path": str(path), "arch": recipe.name, "paddle_version": version, "ok": not errors,
-                   "findings": [{"library": f.library, "problem": f.problem, "fix": f.fix, "severity": f.severity}
-                                for f in findings]})
+        emit_json(
+            {
+                "path": str(path),
+                "arch": recipe.name,
+                "paddle_version": version,
+                "ok": not errors,
+                "findings": [
+                    {"library": f.library, "problem": f.problem, "fix": f.fix, "severity": f.severity} for f in findings
+                ],
+            }
+        )
     elif not errors:
-        err.print(f"[green]✓[/] {path.name}: loads into Paddle {version} on {recipe.name} (machine, symbols, "
-                  "build info, device_ext.h)")
+        err.print(
+            f"[green]✓[/] {path.name}: loads into Paddle {version} on {recipe.name} (machine, symbols, "
+            "build info, device_ext.h)"
+        )
     for f in findings:
         err.print(f"{'[red]✗' if f.severity == 'error' else '[yellow]!'}[/] {escape(f.line())}", markup=True)
     if errors:

@@ -23,8 +23,9 @@ _OP_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]E
 def show_build(result: BuildResult) -> None:
     what = "nothing recompiled" if result.compiled_files == 0 else f"{result.compiled_files} files compiled"
     pin = f", paddlepaddle=={result.paddle_version}" if result.paddle_version else ""
-    err.print(f"[green]✓[/] built {result.artifact} ({result.arch}{pin}; {what}; {result.seconds:.1f} s on "
-              f"{result.runner})")
+    err.print(
+        f"[green]✓[/] built {result.artifact} ({result.arch}{pin}; {what}; {result.seconds:.1f} s on {result.runner})"
+    )
     if result.bundle:
         err.print(f"[green]✓[/] inference bundle {result.bundle}")
 
@@ -35,8 +36,14 @@ def show_build_matrix(project: Project, outcomes: list[Any], seconds: float) -> 
         table.add_column(col)
     for o in outcomes:
         artifact = "\n".join(a.relative_to(project.root).as_posix() for a in o.artifacts) or o.error
-        table.add_row(o.entry.recipe.name, o.entry.mode, o.entry.paddle_version or "-",
-                      "[green]pass[/]" if o.passed else "[red]FAIL[/]", f"{o.seconds:.0f} s", artifact)
+        table.add_row(
+            o.entry.recipe.name,
+            o.entry.mode,
+            o.entry.paddle_version or "-",
+            "[green]pass[/]" if o.passed else "[red]FAIL[/]",
+            f"{o.seconds:.0f} s",
+            artifact,
+        )
     err.print(table)
 
 
@@ -65,8 +72,13 @@ def show_verify(result: VerifyResult, recipe: Recipe) -> None:
         for col in ("kernel", "ran on", "runs"):
             places.add_column(col)
         for kernel, counts in kernels.items():
-            ran_on = ("[red]CPU (fallback)[/]" if counts.get("cpu_fallback") else
-                      (report.device or "") if counts.get("device") else "CPU (CPU inputs)")
+            ran_on = (
+                "[red]CPU (fallback)[/]"
+                if counts.get("cpu_fallback")
+                else (report.device or "")
+                if counts.get("device")
+                else "CPU (CPU inputs)"
+            )
             places.add_row(kernel, ran_on, str(sum(counts.values())))
         err.print(places)
     err.print(table)
@@ -79,8 +91,10 @@ def show_test_ops(report: OpsReport, recipe: Recipe, mode: str, report_dir: Path
         table.add_row(r.case, r.dtype, ", ".join(r.kernels), _OP_STATUS.get(r.status, f"[yellow]{r.status}[/]"))
     err.print(table)
     counts = report.counts
-    err.print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
-              f"{counts['not registered']} not registered; reports in {report_dir} (report.md, junit.xml)")
+    err.print(
+        f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
+        f"{counts['not registered']} not registered; reports in {report_dir} (report.md, junit.xml)"
+    )
 
 
 def show_matrix(entries: list[Any]) -> None:

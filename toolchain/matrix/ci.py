@@ -10,11 +10,11 @@ from pathlib import Path
 
 import yaml
 
-from ..project.config import CI_PROVIDERS
-from ..util.errors import DevkitError
 from ..matrix.entries import Entry, matrix_entries
+from ..project.config import CI_PROVIDERS
 from ..project.project import Project
 from ..project.recipes import find_recipe
+from ..util.errors import DevkitError
 from ..util.fsutil import write_atomic
 
 # The hosted runners both providers offer by default (ubuntu-24.04, saas-linux-*-amd64).
@@ -37,29 +37,43 @@ def _artifact_paths(entry_id: str) -> list[str]:
 
 def github_workflow(project: Project) -> dict:
     config = project.config
-    include = [{"id": e.id, "target": e.recipe.name, "mode": e.mode, "qemu": _qemu_platform(e)}
-               for e in matrix_entries(config)]
+    include = [
+        {"id": e.id, "target": e.recipe.name, "mode": e.mode, "qemu": _qemu_platform(e)} for e in matrix_entries(config)
+    ]
     steps = [
         {"uses": "actions/checkout@v4"},
         {"uses": "actions/setup-python@v5", "with": {"python-version": config.ci.python}},
-        {"name": "Set up qemu for ${{ matrix.target }}", "if": "matrix.qemu != ''",
-         "uses": "docker/setup-qemu-action@v3", "with": {"platforms": "${{ matrix.qemu }}"}},
+        {
+            "name": "Set up qemu for ${{ matrix.target }}",
+            "if": "matrix.qemu != ''",
+            "uses": "docker/setup-qemu-action@v3",
+            "with": {"platforms": "${{ matrix.qemu }}"},
+        },
         {"name": "Install devkit", "run": f"python -m pip install '{config.ci.devkit_requirement}'"},
         {"name": "Build and verify ${{ matrix.id }}", "run": "devkit matrix run ${{ matrix.id }}"},
-        {"name": "Upload wheel, bundle and reports", "if": "always()", "uses": "actions/upload-artifact@v4",
-         "with": {"name": "${{ matrix.id }}", "path": "\n".join(_artifact_paths("${{ matrix.id }}")),
-                  "if-no-files-found": "warn"}},
+        {
+            "name": "Upload wheel, bundle and reports",
+            "if": "always()",
+            "uses": "actions/upload-artifact@v4",
+            "with": {
+                "name": "${{ matrix.id }}",
+                "path": "\n".join(_artifact_paths("${{ matrix.id }}")),
+                "if-no-files-found": "warn",
+            },
+        },
     ]
     return {
         "name": f"devkit {project.name}",
         "on": {"push": {"branches": ["main"]}, "pull_request": None, "workflow_dispatch": None},
-        "jobs": {"matrix": {
-            "name": "${{ matrix.id }}",
-            "runs-on": "ubuntu-24.04",
-            "timeout-minutes": 90,
-            "strategy": {"fail-fast": False, "matrix": {"include": include}},
-            "steps": steps,
-        }},
+        "jobs": {
+            "matrix": {
+                "name": "${{ matrix.id }}",
+                "runs-on": "ubuntu-24.04",
+                "timeout-minutes": 90,
+                "strategy": {"fail-fast": False, "matrix": {"include": include}},
+                "steps": steps,
+            }
+        },
     }
 
 
@@ -86,8 +100,11 @@ def gitlab_pipeline(project: Project) -> dict:
         pipeline[entry.id] = {
             "extends": ".devkit",
             "script": script,
-            "artifacts": {"when": "always", "paths": _artifact_paths(entry.id),
-                          "reports": {"junit": f"reports/{entry.id}/junit.xml"}},
+            "artifacts": {
+                "when": "always",
+                "paths": _artifact_paths(entry.id),
+                "reports": {"junit": f"reports/{entry.id}/junit.xml"},
+            },
         }
     return pipeline
 
@@ -96,7 +113,9 @@ class _Dumper(yaml.SafeDumper):
     """Multi-line strings as `|` blocks, as a person would write them."""
 
 
-_Dumper.add_representer(str, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None))
+_Dumper.add_representer(
+    str, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None)
+)
 
 
 def write_ci(project: Project, provider: str, out: Path | None) -> Path:

@@ -15,18 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..project.config import DevkitConfig
-from ..util.errors import DevkitError
-from ..util.fsutil import write_atomic
-from ..util.fsutil import publish_file
-from ..verify.junit import Case, write_junit
 from ..project.project import Project
 from ..project.recipes import Recipe, find_recipe
+from ..util.errors import DevkitError
+from ..util.fsutil import publish_file, write_atomic
+from ..verify.junit import Case, write_junit
 
 
 @dataclass(frozen=True)
 class Entry:
     recipe: Recipe
-    mode: str                    # train | infer | device (targets without a Paddle runtime)
+    mode: str  # train | infer | device (targets without a Paddle runtime)
     paddle_version: str | None
 
     @property
@@ -40,8 +39,14 @@ class Entry:
         return self.mode == "infer"
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "target": self.recipe.name, "mode": self.mode, "paddle_version": self.paddle_version,
-                "oci_platform": self.recipe.oci_platform, "command": f"devkit matrix run {self.id}"}
+        return {
+            "id": self.id,
+            "target": self.recipe.name,
+            "mode": self.mode,
+            "paddle_version": self.paddle_version,
+            "oci_platform": self.recipe.oci_platform,
+            "command": f"devkit matrix run {self.id}",
+        }
 
 
 def matrix_entries(config: DevkitConfig) -> list[Entry]:
@@ -62,8 +67,10 @@ def find_entry(config: DevkitConfig, entry_id: str) -> Entry:
     for entry in entries:
         if entry.id == entry_id:
             return entry
-    raise DevkitError(f"no matrix entry {entry_id!r} in this project",
-                      f"use one of: {', '.join(e.id for e in entries)} (see `devkit matrix list`)")
+    raise DevkitError(
+        f"no matrix entry {entry_id!r} in this project",
+        f"use one of: {', '.join(e.id for e in entries)} (see `devkit matrix list`)",
+    )
 
 
 @dataclass
@@ -77,9 +84,15 @@ class EntryOutcome:
     log: Path | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {**self.entry.as_dict(), "step": self.step, "result": "passed" if self.passed else "failed",
-                "seconds": round(self.seconds, 1), "artifacts": [str(a) for a in self.artifacts],
-                "error": self.error, "log": str(self.log) if self.log else None}
+        return {
+            **self.entry.as_dict(),
+            "step": self.step,
+            "result": "passed" if self.passed else "failed",
+            "seconds": round(self.seconds, 1),
+            "artifacts": [str(a) for a in self.artifacts],
+            "error": self.error,
+            "log": str(self.log) if self.log else None,
+        }
 
 
 def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
@@ -90,8 +103,10 @@ def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
     outcome = EntryOutcome(entry)
     start = time.monotonic()
     try:
-        result = build(project, BuildOptions(recipe=entry.recipe, paddle_version=entry.paddle_version,
-                                             runner=runner, infer=entry.infer))
+        result = build(
+            project,
+            BuildOptions(recipe=entry.recipe, paddle_version=entry.paddle_version, runner=runner, infer=entry.infer),
+        )
         outcome.log = result.log
         target = project.dist_dir / "matrix" / entry.id
         shutil.rmtree(target, ignore_errors=True)
@@ -136,11 +151,26 @@ def _prepare_builder_image(runner: str, project: Project) -> None:
 
 def write_reports(outcomes: list[EntryOutcome], report_dir: Path, suite: str) -> tuple[Path, Path]:
     """report.json and JUnit XML (one testcase per entry) for CI dashboards."""
-    json_path = write_atomic(report_dir / "report.json", json.dumps(
-        {"suite": suite, "passed": all(o.passed for o in outcomes), "entries": [o.as_dict() for o in outcomes]},
-        indent=2) + "\n")
-    junit_path = write_junit(report_dir / "junit.xml", suite, [
-        Case(name=f"{o.entry.id} {o.step}", classname=f"{suite}.{o.entry.recipe.name}", seconds=o.seconds,
-             failure=None if o.passed else f"{o.error}\nlog: {o.log}", output="\n".join(str(a) for a in o.artifacts))
-        for o in outcomes])
+    json_path = write_atomic(
+        report_dir / "report.json",
+        json.dumps(
+            {"suite": suite, "passed": all(o.passed for o in outcomes), "entries": [o.as_dict() for o in outcomes]},
+            indent=2,
+        )
+        + "\n",
+    )
+    junit_path = write_junit(
+        report_dir / "junit.xml",
+        suite,
+        [
+            Case(
+                name=f"{o.entry.id} {o.step}",
+                classname=f"{suite}.{o.entry.recipe.name}",
+                seconds=o.seconds,
+                failure=None if o.passed else f"{o.error}\nlog: {o.log}",
+                output="\n".join(str(a) for a in o.artifacts),
+            )
+            for o in outcomes
+        ],
+    )
     return json_path, junit_path

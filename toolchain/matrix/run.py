@@ -16,7 +16,7 @@ from .entries import Entry, EntryOutcome, build_entry, write_reports
 
 @dataclass(frozen=True)
 class EntryRun:
-    outcomes: list[EntryOutcome]   # the build, then one verification per model
+    outcomes: list[EntryOutcome]  # the build, then one verification per model
     report: Path
     junit: Path
 
@@ -25,9 +25,14 @@ class EntryRun:
         return all(o.passed for o in self.outcomes)
 
 
-def run_entry(project: Project, entry: Entry, runner: str, report_dir: Path,
-              built: Callable[[EntryOutcome], None] = lambda outcome: None,
-              verified: Callable[[VerifyResult], None] = lambda result: None) -> EntryRun:
+def run_entry(
+    project: Project,
+    entry: Entry,
+    runner: str,
+    report_dir: Path,
+    built: Callable[[EntryOutcome], None] = lambda outcome: None,
+    verified: Callable[[VerifyResult], None] = lambda result: None,
+) -> EntryRun:
     """Build the entry; when that passes, verify it (training, each inference model, or the device
     tests). `built` and `verified` present each step as it finishes. Reports go to `report_dir`."""
     outcomes = [build_entry(project, entry, runner)]
@@ -38,9 +43,14 @@ def run_entry(project: Project, entry: Entry, runner: str, report_dir: Path,
             check = EntryOutcome(entry, step=f"verify{' ' + model if model else ''}")
             start = time.monotonic()
             try:
-                result = run_verification(project, outcomes[0].artifacts[0] if entry.paddle_version else None,
-                                          entry.recipe, VerifyRequest(model=model, runner=runner), entry.infer,
-                                          report_dir / (f"verify-{model}" if model else "verify"))
+                result = run_verification(
+                    project,
+                    outcomes[0].artifacts[0] if entry.paddle_version else None,
+                    entry.recipe,
+                    VerifyRequest(model=model, runner=runner),
+                    entry.infer,
+                    report_dir / (f"verify-{model}" if model else "verify"),
+                )
                 verified(result)
                 check.passed = result.passed
                 check.error = "" if result.passed else f"verification failed; see {result.report_path}"

@@ -27,7 +27,12 @@ from pathlib import Path
 try:
     from .archive_io import UnsafeArchive, extract_zip, sha256_file, write_tar_gz  # imported by devkit (check-abi)
 except ImportError:
-    from archive_io import UnsafeArchive, extract_zip, sha256_file, write_tar_gz  # run as a script, on the host or in a container
+    from archive_io import (  # type: ignore[no-redef]  # as a script (host or container)
+        UnsafeArchive,
+        extract_zip,
+        sha256_file,
+        write_tar_gz,
+    )
 
 BUILD_TOOLS = ["scikit-build-core>=1.1,<2", "cmake>=3.18", "ninja"]
 
@@ -51,11 +56,15 @@ def problem(text: str, fix: str) -> Problem:
 
 
 # What pip prints when it cannot reach the package index (refused, no route, no DNS, proxy, TLS).
-_UNREACHABLE = re.compile(r"(Failed to establish a new connection|Connection refused|Max retries exceeded|"
-                          r"Temporary failure in name resolution|Name or service not known|ProxyError|"
-                          r"ConnectTimeoutError|Network is unreachable|SSLError|CERTIFICATE_VERIFY_FAILED)")
-INDEX_FIX = ("check the network and pip's index settings (`pip config list`, PIP_INDEX_URL, a proxy's CA bundle); "
-             "environments devkit already made are reused without the index")
+_UNREACHABLE = re.compile(
+    r"(Failed to establish a new connection|Connection refused|Max retries exceeded|"
+    r"Temporary failure in name resolution|Name or service not known|ProxyError|"
+    r"ConnectTimeoutError|Network is unreachable|SSLError|CERTIFICATE_VERIFY_FAILED)"
+)
+INDEX_FIX = (
+    "check the network and pip's index settings (`pip config list`, PIP_INDEX_URL, a proxy's CA bundle); "
+    "environments devkit already made are reused without the index"
+)
 
 
 def index_unreachable(pip_output: str) -> str | None:
@@ -83,14 +92,18 @@ def pip_paddle(argv: list[str], version: str, platform: str) -> None:
     try:
         run_pip(argv)
     except subprocess.CalledProcessError:
-        raise problem(f"paddlepaddle=={version} cannot be installed for Python "
-                      f"{sys.version_info.major}.{sys.version_info.minor} on {platform} (pip's list of versions is above)",
-                      "choose a version pip lists, in [tool.devkit.paddle-versions] or with --paddle-version") from None
+        raise problem(
+            f"paddlepaddle=={version} cannot be installed for Python "
+            f"{sys.version_info.major}.{sys.version_info.minor} on {platform} (pip's list of versions is above)",
+            "choose a version pip lists, in [tool.devkit.paddle-versions] or with --paddle-version",
+        ) from None
 
 
 def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     """A venv with the build tools (and the native Paddle), reused while its marker exists."""
-    root = cache / "envs" / f"{key}-py{sys.version_info.major}{sys.version_info.minor}-paddle-{paddle_version or 'none'}"
+    root = (
+        cache / "envs" / f"{key}-py{sys.version_info.major}{sys.version_info.minor}-paddle-{paddle_version or 'none'}"
+    )
     marker = root / "devkit-env.json"
     if marker.is_file():
         return root
@@ -119,17 +132,39 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
         recorded = json.loads(marker.read_text())
         wheel = root / "download" / recorded["wheel"]
         if not wheel.is_file() or sha256_file(wheel) != recorded["sha256"]:
-            raise problem(f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
-                          f"({recorded['sha256'][:16]}...)", f"delete {root} to download it again")
+            raise problem(
+                f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
+                f"({recorded['sha256'][:16]}...)",
+                f"delete {root} to download it again",
+            )
         for name, size in recorded["files"].items():
             if not (root / name).is_file() or (root / name).stat().st_size != size:
-                raise problem(f"the cached {root / name} differs from {wheel.name}", f"delete {root} to unpack it again")
+                raise problem(
+                    f"the cached {root / name} differs from {wheel.name}", f"delete {root} to unpack it again"
+                )
         return root / "paddle"
     shutil.rmtree(root, ignore_errors=True)
     download = root / "download"
     py = f"{sys.version_info.major}{sys.version_info.minor}"
-    pip_paddle([str(python), "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", platform,
-                "--python-version", py, "-d", str(download), f"paddlepaddle=={version}"], version, platform)
+    pip_paddle(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--platform",
+            platform,
+            "--python-version",
+            py,
+            "-d",
+            str(download),
+            f"paddlepaddle=={version}",
+        ],
+        version,
+        platform,
+    )
     wheel = next(download.glob("paddlepaddle-*.whl"))
     wanted = ("paddle/include/", "paddle/libs/", "paddle/version/")
     try:
@@ -138,8 +173,11 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
             extract_zip(zf, root, [i.filename for i in members])
     except (zipfile.BadZipFile, UnsafeArchive) as exc:
         raise problem(f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry") from None
-    marker.write_text(json.dumps({"wheel": wheel.name, "sha256": sha256_file(wheel),
-                                  "files": {i.filename: i.file_size for i in members}}))
+    marker.write_text(
+        json.dumps(
+            {"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {i.filename: i.file_size for i in members}}
+        )
+    )
     return root / "paddle"
 
 
@@ -153,15 +191,23 @@ def build_wheel(args: argparse.Namespace, env: Path) -> Path:
     }
     if args.paddle_platform:  # cross build
         build_env.update(
-            PADDLE_ROOT=str(target_paddle(Path(args.cache), env / "bin" / "python", args.paddle_version,
-                                          args.paddle_platform)),
+            PADDLE_ROOT=str(
+                target_paddle(Path(args.cache), env / "bin" / "python", args.paddle_version, args.paddle_platform)
+            ),
             SKBUILD_WHEEL_TAGS=args.wheel_tag,
             SKBUILD_CMAKE_TOOLCHAIN_FILE=args.toolchain_file,
             SKBUILD_CMAKE_PYTHON_HINTS="false",
         )
-    run([str(env / "bin" / "python"), "-c",
-         "import sys; from scikit_build_core.build import build_wheel; print(build_wheel(sys.argv[1]))", str(out)],
-        cwd=args.project, env=build_env)
+    run(
+        [
+            str(env / "bin" / "python"),
+            "-c",
+            "import sys; from scikit_build_core.build import build_wheel; print(build_wheel(sys.argv[1]))",
+            str(out),
+        ],
+        cwd=args.project,
+        env=build_env,
+    )
     return next(out.glob("*.whl"))
 
 
@@ -169,9 +215,22 @@ def build_device_library(args: argparse.Namespace, env: Path) -> Path:
     project = Path(args.project)
     build = project / args.build_dir
     cmake = str(env / "bin" / "cmake")
-    run([cmake, "-S", str(project), "-B", str(build), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={env / 'bin' / 'ninja'}",
-         "-DCMAKE_BUILD_TYPE=Release", "-DWITH_PADDLE=OFF", "-DWITH_TESTING=ON",
-         f"-DCMAKE_TOOLCHAIN_FILE={args.toolchain_file}"])
+    run(
+        [
+            cmake,
+            "-S",
+            str(project),
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            f"-DCMAKE_MAKE_PROGRAM={env / 'bin' / 'ninja'}",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DWITH_PADDLE=OFF",
+            "-DWITH_TESTING=ON",
+            f"-DCMAKE_TOOLCHAIN_FILE={args.toolchain_file}",
+        ]
+    )
     run([cmake, "--build", str(build)])
     stage = Path(args.out) / args.bundle_name
     (stage / "lib").mkdir(parents=True)
@@ -187,7 +246,8 @@ def build_device_library(args: argparse.Namespace, env: Path) -> Path:
         f"{args.bundle_name}: the device library (static, with headers) and its test binary for "
         f"{args.target}.\nPaddlePaddle publishes no runtime for this target, so there is no plugin wheel; "
         "run tests/test_* on the target (or under qemu) to check the library, and tests/golden_* DIR\n"
-        "against golden data from `devkit test-ops --gen-golden DIR`.\n")
+        "against golden data from `devkit test-ops --gen-golden DIR`.\n"
+    )
     archive = Path(args.out) / f"{args.bundle_name}.tar.gz"
     write_tar_gz(stage, archive, args.bundle_name)
     shutil.rmtree(stage)

@@ -60,8 +60,12 @@ def main() -> int:
     glog = Path(args.out).with_suffix(".glog")
     fd = os.open(glog, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 2)  # Paddle's log goes to stderr; keep it for parsing
-    os.environ.update(FLAGS_enable_api_kernel_fallback="1", GLOG_v="0", GLOG_minloglevel="0",
-                      GLOG_vmodule="kernel_factory=3,api=6,backward_api_base=6")
+    os.environ.update(
+        FLAGS_enable_api_kernel_fallback="1",
+        GLOG_v="0",
+        GLOG_minloglevel="0",
+        GLOG_vmodule="kernel_factory=3,api=6,backward_api_base=6",
+    )
     sys.path.insert(0, str(Path(__file__).parent))
     import numpy as np
     import plugin_checks as checks  # imports paddle, after the flags above
@@ -80,8 +84,9 @@ def main() -> int:
         if args.model == "mnist":
             checks.train(args.device, data, args.steps, 64, 2024)
         else:
-            checks.train_model(args.model, args.device, checks.battery_data(args.model, data, 2024), args.steps, 64,
-                               2024)
+            checks.train_model(
+                args.model, args.device, checks.battery_data(args.model, data, 2024), args.steps, 64, 2024
+            )
     except Exception as exc:  # the report still says what ran until then
         error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     sys.stderr.flush()
@@ -91,8 +96,11 @@ def main() -> int:
     report = {
         "name": "fallback report",
         "passed": bool(placements) and not fallback and not error,
-        "detail": (f"{len(placements)} kernels ran; " + (f"fell back to CPU: {', '.join(fallback)}" if fallback
-                   else f"all on {args.device}") + (f"; training failed: {error}" if error else "")),
+        "detail": (
+            f"{len(placements)} kernels ran; "
+            + (f"fell back to CPU: {', '.join(fallback)}" if fallback else f"all on {args.device}")
+            + (f"; training failed: {error}" if error else "")
+        ),
         "fallback_flag": "FLAGS_enable_api_kernel_fallback=1",
         "model": args.model,
         "kernels": {k: dict(c) for k, c in sorted(placements.items())},

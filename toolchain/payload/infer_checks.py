@@ -100,8 +100,18 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> dict:
     # The log goes to a file, not a pipe: helper processes Paddle leaves behind
     # may hold a pipe open and block reading it to the end.
     with tempfile.TemporaryFile("w+") as log:
-        proc = child("--phase", "probe", "--prefix", prefix, "--device", device,
-                     "--shape", ",".join(map(str, input_shape)), env=env, log=log)
+        proc = child(
+            "--phase",
+            "probe",
+            "--prefix",
+            prefix,
+            "--device",
+            device,
+            "--shape",
+            ",".join(map(str, input_shape)),
+            env=env,
+            log=log,
+        )
         log.seek(0)
         text = log.read()
     if proc.returncode != 0:
@@ -128,8 +138,13 @@ def child(*args: str, env: dict | None = None, log=None) -> subprocess.Completed
     """Run a phase in a fresh interpreter. The orchestrating process never imports
     Paddle: a process started from one that has (its threads and signal state)
     can hang in Paddle's start-up."""
-    return subprocess.run([sys.executable, __file__, *args], stdout=subprocess.DEVNULL if log else None,
-                          stderr=log, env=env or os.environ.copy(), timeout=1800)
+    return subprocess.run(
+        [sys.executable, __file__, *args],
+        stdout=subprocess.DEVNULL if log else None,
+        stderr=log,
+        env=env or os.environ.copy(),
+        timeout=1800,
+    )
 
 
 def main() -> int:
@@ -149,9 +164,19 @@ def main() -> int:
     if args.phase:
         return run_phase(args)
     if not args.device:  # the plugin's device type, when the caller does not know it
-        found = subprocess.run([sys.executable, "-c", "import paddle; print(','.join("
-                                "paddle.device.get_all_custom_device_type() or []))"],
-                               capture_output=True, text=True).stdout.strip().splitlines()
+        found = (
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import paddle; print(','.join(paddle.device.get_all_custom_device_type() or []))",
+                ],
+                capture_output=True,
+                text=True,
+            )
+            .stdout.strip()
+            .splitlines()
+        )
         types = found[-1].split(",") if found and found[-1] else []
         if len(types) != 1:
             raise SystemExit(f"cannot tell the plugin's device type; registered: {types}")
@@ -164,15 +189,30 @@ def main() -> int:
         if child("--phase", "export", "--model", args.model, "--device", args.device, "--prefix", prefix).returncode:
             raise SystemExit(f"exporting {args.model} failed")
     measured = work / "measure.json"
-    if child("--phase", "measure", "--prefix", prefix, "--device", args.device, "--warmup", str(args.warmup),
-             "--repeats", str(args.repeats), "--out", str(measured)).returncode:
+    if child(
+        "--phase",
+        "measure",
+        "--prefix",
+        prefix,
+        "--device",
+        args.device,
+        "--warmup",
+        str(args.warmup),
+        "--repeats",
+        str(args.repeats),
+        "--out",
+        str(measured),
+    ).returncode:
         raise SystemExit("running the model failed (see the lines above)")
     report = json.loads(measured.read_text())
     placement = kernel_placement(prefix, args.device, report["input_shape"])
     passed = bool(report["outputs_agree"] and "error" not in placement and not placement.get("cpu_fallback"))
     report.update(name="inference", model=name, passed=passed, placement=placement)
-    report["detail"] += "; " + (f"CPU fallback: {placement['cpu_fallback']}" if placement.get("cpu_fallback")
-                                else placement.get("error", "every float op on the device"))
+    report["detail"] += "; " + (
+        f"CPU fallback: {placement['cpu_fallback']}"
+        if placement.get("cpu_fallback")
+        else placement.get("error", "every float op on the device")
+    )
     Path(args.out).write_text(json.dumps(report, indent=2))
     print(report["detail"], flush=True)
     return 0
@@ -206,15 +246,25 @@ def run_phase(args: argparse.Namespace) -> int:
     top1 = topk(dev["output"], 1) == topk(cpu["output"], 1)
     top5 = len(topk(dev["output"], 5) & topk(cpu["output"], 5)) / 5
     report = {
-        "input_shape": shape, "paddle_version": paddle.__version__, "device": args.device,
+        "input_shape": shape,
+        "paddle_version": paddle.__version__,
+        "device": args.device,
         "criteria": {"rtol_of_max_abs_output": RTOL, "atol": ATOL, "top1": "must agree", "cpu_fallback": "none"},
-        "max_abs_diff": max_abs, "max_rel_diff": max_rel, "top1_agree": top1, "top5_overlap": top5,
+        "max_abs_diff": max_abs,
+        "max_rel_diff": max_rel,
+        "top1_agree": top1,
+        "top5_overlap": top5,
         "outputs_agree": bool(max_abs <= RTOL * scale + ATOL and top1),
-        "latency_ms": {place: {k: round(r[k], 3) for k in ("avg_ms", "min_ms", "max_ms")}
-                       for place, r in ((args.device, dev), ("cpu", cpu))},
-        "warmup": args.warmup, "repeats": args.repeats,
-        "detail": (f"max abs diff {max_abs:.2e} (rel {max_rel:.1e}), top-1 {'agrees' if top1 else 'DIFFERS'}, "
-                   f"top-5 overlap {top5:.0%}; {args.device} {dev['avg_ms']:.1f} ms vs cpu {cpu['avg_ms']:.1f} ms"),
+        "latency_ms": {
+            place: {k: round(r[k], 3) for k in ("avg_ms", "min_ms", "max_ms")}
+            for place, r in ((args.device, dev), ("cpu", cpu))
+        },
+        "warmup": args.warmup,
+        "repeats": args.repeats,
+        "detail": (
+            f"max abs diff {max_abs:.2e} (rel {max_rel:.1e}), top-1 {'agrees' if top1 else 'DIFFERS'}, "
+            f"top-5 overlap {top5:.0%}; {args.device} {dev['avg_ms']:.1f} ms vs cpu {cpu['avg_ms']:.1f} ms"
+        ),
     }
     Path(args.out).write_text(json.dumps(report))
     return 0

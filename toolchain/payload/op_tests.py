@@ -41,29 +41,64 @@ def shape_cases() -> list[tuple]:
         ("add empty [0,5]+[5]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(0, 5), "y": u(5)}, True),
         ("add 0-d + [3]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(), "y": u(3)}, True),
         ("multiply 0-d * 0-d", ["multiply", "multiply_grad"], lambda x, y: x * y, {"x": u(), "y": u()}, True),
-        ("divide broadcast [2,1,4]/[3,1]", ["divide", "divide_grad"], lambda x, y: x / y,
-         {"x": u(2, 1, 4), "y": u(3, 1, lo=0.5, hi=2.0)}, True),
-        ("subtract broadcast [4,1]-0-d", ["subtract", "subtract_grad"], lambda x, y: x - y, {"x": u(4, 1), "y": u()},
-         True),
+        (
+            "divide broadcast [2,1,4]/[3,1]",
+            ["divide", "divide_grad"],
+            lambda x, y: x / y,
+            {"x": u(2, 1, 4), "y": u(3, 1, lo=0.5, hi=2.0)},
+            True,
+        ),
+        (
+            "subtract broadcast [4,1]-0-d",
+            ["subtract", "subtract_grad"],
+            lambda x, y: x - y,
+            {"x": u(4, 1), "y": u()},
+            True,
+        ),
         ("relu empty [0,4]", ["relu", "relu_grad"], lambda x: F.relu(x), {"x": u(0, 4)}, True),
         ("relu 0-d", ["relu", "relu_grad"], lambda x: F.relu(x), {"x": u()}, True),
         ("sigmoid 0-d", ["sigmoid", "sigmoid_grad"], lambda x: F.sigmoid(x), {"x": u()}, True),
         ("exp empty [2,0]", ["exp", "exp_grad"], lambda x: paddle.exp(x), {"x": u(2, 0)}, True),
-        ("matmul empty rows [0,4]x[4,3]", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y),
-         {"x": u(0, 4), "y": u(4, 3)}, True),
-        ("matmul vector [4]x[4,3]", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y),
-         {"x": u(4), "y": u(4, 3)}, True),
+        (
+            "matmul empty rows [0,4]x[4,3]",
+            ["matmul", "matmul_grad"],
+            lambda x, y: paddle.matmul(x, y),
+            {"x": u(0, 4), "y": u(4, 3)},
+            True,
+        ),
+        (
+            "matmul vector [4]x[4,3]",
+            ["matmul", "matmul_grad"],
+            lambda x, y: paddle.matmul(x, y),
+            {"x": u(4), "y": u(4, 3)},
+            True,
+        ),
         ("sum of 0-d", ["sum", "sum_grad"], lambda x: paddle.sum(x), {"x": u()}, True),
         ("sum axis 1 of [3,0]", ["sum", "sum_grad"], lambda x: paddle.sum(x, axis=1), {"x": u(3, 0)}, True),
         ("mean 0-d", ["mean_all", "mean_all_grad"], lambda x: paddle.mean(x), {"x": u()}, True),
-        ("reshape empty [0,6]->[0,2,3]", ["reshape", "reshape_grad"], lambda x: paddle.reshape(x, [0, 2, 3]),
-         {"x": u(0, 6)}, True),
+        (
+            "reshape empty [0,6]->[0,2,3]",
+            ["reshape", "reshape_grad"],
+            lambda x: paddle.reshape(x, [0, 2, 3]),
+            {"x": u(0, 6)},
+            True,
+        ),
         ("scale 0-d", ["scale"], lambda x: paddle.scale(x, 3.0, -1.0), {"x": u()}, False),
         ("cast empty", ["cast"], lambda x: paddle.cast(x, "int64"), {"x": u(0, 3)}, False),
-        ("concat with an empty part", ["concat"], lambda x, y: paddle.concat([x, y], axis=1),
-         {"x": u(2, 0, 4), "y": u(2, 3, 4)}, False),
-        ("softmax [2,3,5] axis 1", ["softmax", "softmax_grad"], lambda x: F.softmax(x, axis=1), {"x": u(2, 3, 5)},
-         True),
+        (
+            "concat with an empty part",
+            ["concat"],
+            lambda x, y: paddle.concat([x, y], axis=1),
+            {"x": u(2, 0, 4), "y": u(2, 3, 4)},
+            False,
+        ),
+        (
+            "softmax [2,3,5] axis 1",
+            ["softmax", "softmax_grad"],
+            lambda x: F.softmax(x, axis=1),
+            {"x": u(2, 3, 5)},
+            True,
+        ),
         ("max over axes (0,2)", ["max"], lambda x: paddle.max(x, axis=[0, 2]), {"x": u(3, 4, 5)}, False),
     ]
 
@@ -84,8 +119,13 @@ def in_dtype(inputs: dict, dtype: str) -> dict | None:
 
 
 def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad: bool, flags: dict, dtype: str) -> dict:
-    entry = {"case": case, "dtype": dtype, "kernels": kernels,
-             "shapes": {k: list(a.shape) for k, a in inputs.items()}, "max_abs_diff": {}}
+    entry = {
+        "case": case,
+        "dtype": dtype,
+        "kernels": kernels,
+        "shapes": {k: list(a.shape) for k, a in inputs.items()},
+        "max_abs_diff": {},
+    }
     forward_tol, backward_tol = TOLERANCES.get(dtype, EXACT)
     saved = paddle.get_flags(list(flags)) if flags else {}
     try:
@@ -102,8 +142,10 @@ def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad:
             entry["max_abs_diff"][key] = diff
             if not same:
                 entry.setdefault("mismatch", []).append(
-                    f"{key}: max |diff| {diff:.3g}" if np.isfinite(diff) else
-                    f"{key}: shape/dtype {dev[key].shape}/{dev[key].dtype} vs cpu {cpu[key].shape}/{cpu[key].dtype}")
+                    f"{key}: max |diff| {diff:.3g}"
+                    if np.isfinite(diff)
+                    else f"{key}: shape/dtype {dev[key].shape}/{dev[key].dtype} vs cpu {cpu[key].shape}/{cpu[key].dtype}"
+                )
             ok &= same
         entry["status"] = "pass" if ok else "fail"
     except Exception as exc:  # a missing or failing kernel raises: report it by name
@@ -129,8 +171,15 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
                 continue
             missing = [k for k in kernels if dtype not in registered.get(k, set())]
             if missing:
-                results.append({"case": case, "dtype": dtype, "kernels": kernels, "status": "not registered",
-                                "detail": f"{', '.join(missing)} not registered for {dtype}"})
+                results.append(
+                    {
+                        "case": case,
+                        "dtype": dtype,
+                        "kernels": kernels,
+                        "status": "not registered",
+                        "detail": f"{', '.join(missing)} not registered for {dtype}",
+                    }
+                )
                 continue
             entry = run_case(device, case, kernels, fn, variant, grad, flags[0] if flags else {}, dtype)
             checks.log(f"  {case} [{dtype}]: {entry['status']}")
@@ -144,56 +193,155 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
             results.append(entry)
     exercised = {k for r in results if r["status"] in ("pass", "fail", "error") for k in r["kernels"]}
     selected = {k for k in registered if not pattern or pattern.search(k)}
-    return {"device": device, "paddle_version": paddle.__version__, "ops": ops, "dtypes": dtypes,
-            "registered_kernels": {k: sorted(v) for k, v in sorted(registered.items())},
-            "not_exercised": sorted(selected - exercised), "results": results}
+    return {
+        "device": device,
+        "paddle_version": paddle.__version__,
+        "ops": ops,
+        "dtypes": dtypes,
+        "registered_kernels": {k: sorted(v) for k, v in sorted(registered.items())},
+        "not_exercised": sorted(selected - exercised),
+        "results": results,
+    }
 
 
 # ------------------------------------------------------------------ golden data
+
 
 def golden_cases() -> list[dict]:
     """Cases the device library's golden checker understands: op, attributes, inputs, Paddle op."""
     u = checks.uniform(checks._rng(11))
 
     cases = []
-    for name, fn in (("add", paddle.add), ("subtract", paddle.subtract), ("multiply", paddle.multiply),
-                     ("divide", paddle.divide), ("maximum", paddle.maximum), ("minimum", paddle.minimum)):
-        cases.append({"id": f"{name}_broadcast", "op": "binary", "attrs": {"kind": name},
-                      "inputs": {"x": u(2, 3, 4), "y": u(3, 1, lo=0.5, hi=2.0)}, "fn": fn})
-    cases.append({"id": "add_0d", "op": "binary", "attrs": {"kind": "add"}, "inputs": {"x": u(), "y": u(5)},
-                  "fn": paddle.add})
-    for name, fn in (("relu", F.relu), ("sigmoid", F.sigmoid), ("tanh", paddle.tanh), ("exp", paddle.exp),
-                     ("abs", paddle.abs)):
+    for name, fn in (
+        ("add", paddle.add),
+        ("subtract", paddle.subtract),
+        ("multiply", paddle.multiply),
+        ("divide", paddle.divide),
+        ("maximum", paddle.maximum),
+        ("minimum", paddle.minimum),
+    ):
+        cases.append(
+            {
+                "id": f"{name}_broadcast",
+                "op": "binary",
+                "attrs": {"kind": name},
+                "inputs": {"x": u(2, 3, 4), "y": u(3, 1, lo=0.5, hi=2.0)},
+                "fn": fn,
+            }
+        )
+    cases.append(
+        {"id": "add_0d", "op": "binary", "attrs": {"kind": "add"}, "inputs": {"x": u(), "y": u(5)}, "fn": paddle.add}
+    )
+    for name, fn in (
+        ("relu", F.relu),
+        ("sigmoid", F.sigmoid),
+        ("tanh", paddle.tanh),
+        ("exp", paddle.exp),
+        ("abs", paddle.abs),
+    ):
         cases.append({"id": name, "op": "unary", "attrs": {"kind": name}, "inputs": {"x": u(4, 6)}, "fn": fn})
-    cases.append({"id": "sqrt", "op": "unary", "attrs": {"kind": "sqrt"}, "inputs": {"x": u(4, 6, lo=0.1, hi=3)},
-                  "fn": paddle.sqrt})
-    cases.append({"id": "matmul", "op": "gemm", "attrs": {"trans_b": 0}, "inputs": {"x": u(7, 33), "y": u(33, 5)},
-                  "fn": paddle.matmul})
-    cases.append({"id": "matmul_transpose_y", "op": "gemm", "attrs": {"trans_b": 1},
-                  "inputs": {"x": u(6, 20), "y": u(9, 20)}, "fn": lambda x, y: paddle.matmul(x, y, transpose_y=True)})
-    for cid, stride, pad, dil, groups, xs, ws in (("conv2d_pad1", 1, 1, 1, 1, (2, 3, 9, 9), (4, 3, 3, 3)),
-                                                  ("conv2d_stride2_groups2", 2, 0, 1, 2, (1, 4, 11, 11), (6, 2, 3, 3)),
-                                                  ("conv2d_dilation2", 1, 2, 2, 1, (1, 2, 8, 8), (3, 2, 3, 3))):
-        cases.append({"id": cid, "op": "conv2d", "attrs": {"stride": stride, "pad": pad, "dilation": dil,
-                                                           "groups": groups},
-                      "inputs": {"x": u(*xs), "w": u(*ws)},
-                      "fn": lambda x, w, s=stride, p=pad, d=dil, g=groups: F.conv2d(x, w, stride=s, padding=p,
-                                                                                   dilation=d, groups=g)})
-    cases.append({"id": "max_pool2d", "op": "pool2d", "attrs": {"max": 1, "kernel": 2, "stride": 2, "pad": 0},
-                  "inputs": {"x": u(2, 3, 8, 8)}, "fn": lambda x: F.max_pool2d(x, 2, 2)})
-    cases.append({"id": "avg_pool2d_pad1", "op": "pool2d", "attrs": {"max": 0, "kernel": 3, "stride": 1, "pad": 1},
-                  "inputs": {"x": u(1, 2, 6, 6)}, "fn": lambda x: F.avg_pool2d(x, 3, 1, padding=1)})
-    cases.append({"id": "softmax", "op": "softmax", "attrs": {}, "inputs": {"x": u(5, 10)},
-                  "fn": lambda x: F.softmax(x, axis=-1)})
-    for cid, kind, axes, fn in (("sum_axis1", "sum", [1], lambda x: paddle.sum(x, axis=1)),
-                                ("mean_all", "mean", [0, 1, 2], lambda x: paddle.mean(x)),
-                                ("max_axes_0_2", "max", [0, 2], lambda x: paddle.max(x, axis=[0, 2]))):
-        cases.append({"id": cid, "op": "reduce", "attrs": {"kind": kind, "axes": ",".join(map(str, axes))},
-                      "inputs": {"x": u(3, 4, 5)}, "fn": fn})
-    cases.append({"id": "transpose", "op": "transpose", "attrs": {"perm": "2,0,1"}, "inputs": {"x": u(2, 3, 4)},
-                  "fn": lambda x: paddle.transpose(x, [2, 0, 1])})
-    cases.append({"id": "scale", "op": "scale", "attrs": {"scale": 2.5, "bias": -1.0},
-                  "inputs": {"x": u(3, 7)}, "fn": lambda x: paddle.scale(x, 2.5, -1.0)})
+    cases.append(
+        {
+            "id": "sqrt",
+            "op": "unary",
+            "attrs": {"kind": "sqrt"},
+            "inputs": {"x": u(4, 6, lo=0.1, hi=3)},
+            "fn": paddle.sqrt,
+        }
+    )
+    cases.append(
+        {
+            "id": "matmul",
+            "op": "gemm",
+            "attrs": {"trans_b": 0},
+            "inputs": {"x": u(7, 33), "y": u(33, 5)},
+            "fn": paddle.matmul,
+        }
+    )
+    cases.append(
+        {
+            "id": "matmul_transpose_y",
+            "op": "gemm",
+            "attrs": {"trans_b": 1},
+            "inputs": {"x": u(6, 20), "y": u(9, 20)},
+            "fn": lambda x, y: paddle.matmul(x, y, transpose_y=True),
+        }
+    )
+    for cid, stride, pad, dil, groups, xs, ws in (
+        ("conv2d_pad1", 1, 1, 1, 1, (2, 3, 9, 9), (4, 3, 3, 3)),
+        ("conv2d_stride2_groups2", 2, 0, 1, 2, (1, 4, 11, 11), (6, 2, 3, 3)),
+        ("conv2d_dilation2", 1, 2, 2, 1, (1, 2, 8, 8), (3, 2, 3, 3)),
+    ):
+        cases.append(
+            {
+                "id": cid,
+                "op": "conv2d",
+                "attrs": {"stride": stride, "pad": pad, "dilation": dil, "groups": groups},
+                "inputs": {"x": u(*xs), "w": u(*ws)},
+                "fn": lambda x, w, s=stride, p=pad, d=dil, g=groups: F.conv2d(
+                    x, w, stride=s, padding=p, dilation=d, groups=g
+                ),
+            }
+        )
+    cases.append(
+        {
+            "id": "max_pool2d",
+            "op": "pool2d",
+            "attrs": {"max": 1, "kernel": 2, "stride": 2, "pad": 0},
+            "inputs": {"x": u(2, 3, 8, 8)},
+            "fn": lambda x: F.max_pool2d(x, 2, 2),
+        }
+    )
+    cases.append(
+        {
+            "id": "avg_pool2d_pad1",
+            "op": "pool2d",
+            "attrs": {"max": 0, "kernel": 3, "stride": 1, "pad": 1},
+            "inputs": {"x": u(1, 2, 6, 6)},
+            "fn": lambda x: F.avg_pool2d(x, 3, 1, padding=1),
+        }
+    )
+    cases.append(
+        {
+            "id": "softmax",
+            "op": "softmax",
+            "attrs": {},
+            "inputs": {"x": u(5, 10)},
+            "fn": lambda x: F.softmax(x, axis=-1),
+        }
+    )
+    for cid, kind, axes, fn in (
+        ("sum_axis1", "sum", [1], lambda x: paddle.sum(x, axis=1)),
+        ("mean_all", "mean", [0, 1, 2], lambda x: paddle.mean(x)),
+        ("max_axes_0_2", "max", [0, 2], lambda x: paddle.max(x, axis=[0, 2])),
+    ):
+        cases.append(
+            {
+                "id": cid,
+                "op": "reduce",
+                "attrs": {"kind": kind, "axes": ",".join(map(str, axes))},
+                "inputs": {"x": u(3, 4, 5)},
+                "fn": fn,
+            }
+        )
+    cases.append(
+        {
+            "id": "transpose",
+            "op": "transpose",
+            "attrs": {"perm": "2,0,1"},
+            "inputs": {"x": u(2, 3, 4)},
+            "fn": lambda x: paddle.transpose(x, [2, 0, 1]),
+        }
+    )
+    cases.append(
+        {
+            "id": "scale",
+            "op": "scale",
+            "attrs": {"scale": 2.5, "bias": -1.0},
+            "inputs": {"x": u(3, 7)},
+            "fn": lambda x: paddle.scale(x, 2.5, -1.0),
+        }
+    )
     return cases
 
 
@@ -230,8 +378,10 @@ def main() -> int:
         types = paddle.device.get_all_custom_device_type() or []
         device = args.device or (types[0] if len(types) == 1 else "")
         if device not in types:
-            raise SystemExit(f"devkit-problem: the plugin's device {device!r} is not registered (found {types}) | "
-                             "check the wheel with devkit check-abi")
+            raise SystemExit(
+                f"devkit-problem: the plugin's device {device!r} is not registered (found {types}) | "
+                "check the wheel with devkit check-abi"
+            )
         report = run_tests(device, args.ops, [d for d in args.dtypes.split(",") if d])
     Path(args.out).write_text(json.dumps(report, indent=2, default=float))
     sys.stdout.flush()

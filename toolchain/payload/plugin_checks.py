@@ -28,6 +28,7 @@ import paddle  # noqa: E402
 import paddle.nn as nn  # noqa: E402
 import paddle.nn.functional as F  # noqa: E402
 
+
 # The project's [tool.devkit.tolerances], passed by devkit (defaults match devkit's).
 def tolerances() -> dict:
     """The project's [tool.devkit.tolerances], resolved by devkit and passed whole: payloads hold no defaults."""
@@ -42,9 +43,9 @@ FORWARD_TOL = {"rtol": _TOL["op_rtol"], "atol": _TOL["op_atol"]}
 BACKWARD_TOL = {"rtol": _TOL["grad_rtol"], "atol": _TOL["grad_atol"]}
 # MNIST acceptance: stated here and copied into the report.
 MNIST_CRITERIA = {
-    "min_loss_drop_fraction": _TOL["min_loss_drop"],   # mean of the last 10 losses <= half the first 10
+    "min_loss_drop_fraction": _TOL["min_loss_drop"],  # mean of the last 10 losses <= half the first 10
     "min_heldout_accuracy": _TOL["min_accuracy"],
-    "max_curve_abs_diff": _TOL["max_curve_diff"],     # per-step |loss_device - loss_cpu|
+    "max_curve_abs_diff": _TOL["max_curve_diff"],  # per-step |loss_device - loss_cpu|
 }
 
 
@@ -53,6 +54,7 @@ def log(msg: str) -> None:
 
 
 # ---------------------------------------------------------------- registration
+
 
 def check_registration(device: str) -> dict:
     types = paddle.device.get_all_custom_device_type() or []
@@ -106,9 +108,27 @@ def registered_kernels(device: str) -> list[str]:
 
 # ------------------------------------------------------- kernel signatures
 
-ATTRIBUTE_TYPES = ("undefined", "bool", "int32", "int64", "float32", "float64", "string", "bools", "int32s",
-                   "int64s", "float32s", "float64s", "strings", "Scalar", "Scalars", "IntArray", "DataType",
-                   "DataLayout", "Place")  # phi::AttributeType, in order
+ATTRIBUTE_TYPES = (
+    "undefined",
+    "bool",
+    "int32",
+    "int64",
+    "float32",
+    "float64",
+    "string",
+    "bools",
+    "int32s",
+    "int64s",
+    "float32s",
+    "float64s",
+    "strings",
+    "Scalar",
+    "Scalars",
+    "IntArray",
+    "DataType",
+    "DataLayout",
+    "Place",
+)  # phi::AttributeType, in order
 
 
 def _plugin_library(device: str):
@@ -127,7 +147,7 @@ def _plugin_library(device: str):
 
 def _parse_args_def(text: str) -> dict:
     parts = {}
-    for kind, count, items in re.findall(r"(inputs|attributes|outputs) (\d+) \[([^\]]*)\]", text):
+    for kind, _count, items in re.findall(r"(inputs|attributes|outputs) (\d+) \[([^\]]*)\]", text):
         parts[kind] = [i for i in items.split(",") if i]
     return parts
 
@@ -139,8 +159,12 @@ def _describe_difference(ours: dict, paddles: dict) -> str:
         if a == b:
             continue
         if kind == "attributes":
-            names = lambda xs: ", ".join(ATTRIBUTE_TYPES[int(x)] if x.isdigit() and int(x) < len(ATTRIBUTE_TYPES) else x
-                                         for x in xs)
+
+            def names(xs: list[str]) -> str:
+                return ", ".join(
+                    ATTRIBUTE_TYPES[int(x)] if x.isdigit() and int(x) < len(ATTRIBUTE_TYPES) else x for x in xs
+                )
+
             diffs.append(f"attributes ({names(a)}) but Paddle's are ({names(b)})")
         elif len(a) != len(b):
             diffs.append(f"{len(a)} {kind} but Paddle's kernel has {len(b)}")
@@ -153,8 +177,11 @@ def check_kernel_signatures(device: str) -> dict:
     """Each registered kernel's inputs, attributes and outputs vs the installed Paddle's CPU kernel."""
     path, report_fn = _plugin_library(device)
     if report_fn is None:
-        return {"name": "kernel signatures", "passed": False,
-                "detail": f"no loaded library exports {device}_kernel_report (rebuild with this devkit's template)"}
+        return {
+            "name": "kernel signatures",
+            "passed": False,
+            "detail": f"no loaded library exports {device}_kernel_report (rebuild with this devkit's template)",
+        }
     import ctypes
 
     report_fn.restype = ctypes.c_char_p
@@ -170,9 +197,12 @@ def check_kernel_signatures(device: str) -> dict:
     return {
         "name": "kernel signatures",
         "passed": not mismatched and bool(kernels),
-        "detail": (f"{len(kernels) - len(mismatched) - len(unmatched)}/{len(kernels)} kernels match Paddle "
-                   f"{paddle.__version__}'s definitions" + (f"; MISMATCH {'; '.join(mismatched)}" if mismatched else "")
-                   + (f"; no CPU kernel to compare: {', '.join(unmatched)}" if unmatched else "")),
+        "detail": (
+            f"{len(kernels) - len(mismatched) - len(unmatched)}/{len(kernels)} kernels match Paddle "
+            f"{paddle.__version__}'s definitions"
+            + (f"; MISMATCH {'; '.join(mismatched)}" if mismatched else "")
+            + (f"; no CPU kernel to compare: {', '.join(unmatched)}" if unmatched else "")
+        ),
         "library": path,
         "mismatched": mismatched,
         "kernels": kernels,
@@ -180,6 +210,7 @@ def check_kernel_signatures(device: str) -> dict:
 
 
 # ------------------------------------------------------------- ops vs CPU
+
 
 def _rng(seed: int) -> np.random.RandomState:
     return np.random.RandomState(seed)
@@ -222,8 +253,9 @@ def _bn(x, g, b, training=True, data_format="NCHW", use_global_stats=None):
     c = x.shape[1] if data_format == "NCHW" else x.shape[-1]
     m = paddle.to_tensor(np.linspace(-0.5, 0.5, c)).astype(x.dtype)
     v = paddle.to_tensor(np.linspace(0.5, 2.0, c)).astype(x.dtype)
-    y = F.batch_norm(x, m, v, g, b, training=training, momentum=0.8, data_format=data_format,
-                     use_global_stats=use_global_stats)
+    y = F.batch_norm(
+        x, m, v, g, b, training=training, momentum=0.8, data_format=data_format, use_global_stats=use_global_stats
+    )
     return paddle.concat([y.flatten(), m, v])
 
 
@@ -244,7 +276,7 @@ def _split_concat(x, sections, axis):
 
 def _write_through_view(x, y):
     z = x * 1.0
-    paddle.transpose(z, [1, 0]).add_(y)   # in place on a view: written back by strided_copy
+    paddle.transpose(z, [1, 0]).add_(y)  # in place on a view: written back by strided_copy
     return z
 
 
@@ -257,30 +289,75 @@ def op_cases() -> list[tuple]:
         ("add", ["add", "add_grad"], lambda x, y: x + y, {"x": u(4, 5), "y": u(4, 5)}, True),
         ("add broadcast [2,3,4]+[4]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(2, 3, 4), "y": u(4)}, True),
         ("add broadcast [3,1]+[1,5]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(3, 1), "y": u(1, 5)}, True),
-        ("add int64", ["add"], lambda x, y: x + y,
-         {"x": r.randint(-50, 50, (6,)).astype(np.int64), "y": r.randint(-50, 50, (6,)).astype(np.int64)}, False),
+        (
+            "add int64",
+            ["add"],
+            lambda x, y: x + y,
+            {"x": r.randint(-50, 50, (6,)).astype(np.int64), "y": r.randint(-50, 50, (6,)).astype(np.int64)},
+            False,
+        ),
         ("subtract broadcast", ["subtract", "subtract_grad"], lambda x, y: x - y, {"x": u(4, 5), "y": u(5)}, True),
-        ("multiply broadcast", ["multiply", "multiply_grad"], lambda x, y: x * y, {"x": u(2, 3, 4), "y": u(3, 1)}, True),
+        (
+            "multiply broadcast",
+            ["multiply", "multiply_grad"],
+            lambda x, y: x * y,
+            {"x": u(2, 3, 4), "y": u(3, 1)},
+            True,
+        ),
         ("divide", ["divide", "divide_grad"], lambda x, y: x / y, {"x": u(4, 5), "y": u(4, 5, lo=0.5, hi=2.0)}, True),
         ("relu", ["relu", "relu_grad"], lambda x: F.relu(x), {"x": u(8, 16)}, True),
         ("matmul", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y), {"x": u(8, 16), "y": u(16, 4)}, True),
-        ("matmul transpose_y", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y, transpose_y=True),
-         {"x": u(8, 16), "y": u(4, 16)}, True),
-        ("matmul batched broadcast", ["matmul", "matmul_grad"], lambda x, y: paddle.matmul(x, y),
-         {"x": u(2, 3, 4), "y": u(4, 5)}, True),
-        ("linear", ["matmul", "add", "matmul_grad", "add_grad"], lambda x, w, b: F.linear(x, w, b),
-         {"x": u(8, 20), "w": u(20, 6), "b": u(6)}, True),
-        ("conv2d pad 2", ["conv2d", "conv2d_grad"], lambda x, w: F.conv2d(x, w, padding=2),
-         {"x": u(2, 1, 12, 12), "w": u(6, 1, 5, 5)}, True),
-        ("conv2d stride 2 groups 2", ["conv2d", "conv2d_grad"], lambda x, w: F.conv2d(x, w, stride=2, groups=2),
-         {"x": u(2, 4, 9, 9), "w": u(6, 2, 3, 3)}, True),
+        (
+            "matmul transpose_y",
+            ["matmul", "matmul_grad"],
+            lambda x, y: paddle.matmul(x, y, transpose_y=True),
+            {"x": u(8, 16), "y": u(4, 16)},
+            True,
+        ),
+        (
+            "matmul batched broadcast",
+            ["matmul", "matmul_grad"],
+            lambda x, y: paddle.matmul(x, y),
+            {"x": u(2, 3, 4), "y": u(4, 5)},
+            True,
+        ),
+        (
+            "linear",
+            ["matmul", "add", "matmul_grad", "add_grad"],
+            lambda x, w, b: F.linear(x, w, b),
+            {"x": u(8, 20), "w": u(20, 6), "b": u(6)},
+            True,
+        ),
+        (
+            "conv2d pad 2",
+            ["conv2d", "conv2d_grad"],
+            lambda x, w: F.conv2d(x, w, padding=2),
+            {"x": u(2, 1, 12, 12), "w": u(6, 1, 5, 5)},
+            True,
+        ),
+        (
+            "conv2d stride 2 groups 2",
+            ["conv2d", "conv2d_grad"],
+            lambda x, w: F.conv2d(x, w, stride=2, groups=2),
+            {"x": u(2, 4, 9, 9), "w": u(6, 2, 3, 3)},
+            True,
+        ),
         ("max_pool2d 2x2", ["pool2d", "pool2d_grad"], lambda x: F.max_pool2d(x, 2, 2), {"x": u(2, 3, 8, 8)}, True),
-        ("avg_pool2d 3x3 pad 1", ["pool2d", "pool2d_grad"], lambda x: F.avg_pool2d(x, 3, 1, padding=1),
-         {"x": u(2, 3, 7, 7)}, True),
+        (
+            "avg_pool2d 3x3 pad 1",
+            ["pool2d", "pool2d_grad"],
+            lambda x: F.avg_pool2d(x, 3, 1, padding=1),
+            {"x": u(2, 3, 7, 7)},
+            True,
+        ),
         ("softmax", ["softmax", "softmax_grad"], lambda x: F.softmax(x, axis=-1), {"x": u(4, 10)}, True),
-        ("cross_entropy", ["cross_entropy_with_softmax", "cross_entropy_with_softmax_grad"],
-         lambda x, label: F.cross_entropy(x, label, reduction="none"),
-         {"x": u(8, 10), "label": r.randint(0, 10, (8, 1)).astype(np.int64)}, True),
+        (
+            "cross_entropy",
+            ["cross_entropy_with_softmax", "cross_entropy_with_softmax_grad"],
+            lambda x, label: F.cross_entropy(x, label, reduction="none"),
+            {"x": u(8, 10), "label": r.randint(0, 10, (8, 1)).astype(np.int64)},
+            True,
+        ),
         ("mean (all)", ["mean_all", "mean_all_grad"], lambda x: paddle.mean(x), {"x": u(4, 5)}, True),
         ("mean axis 1", ["mean", "mean_grad"], lambda x: paddle.mean(x, axis=1), {"x": u(4, 5)}, True),
         ("sum axis 0", ["sum", "sum_grad"], lambda x: paddle.sum(x, axis=0), {"x": u(4, 5)}, True),
@@ -290,82 +367,246 @@ def op_cases() -> list[tuple]:
         ("tanh", ["tanh", "tanh_grad"], lambda x: paddle.tanh(x), {"x": u(5, 6)}, True),
         ("exp", ["exp", "exp_grad"], lambda x: paddle.exp(x), {"x": u(5, 6)}, True),
         ("sqrt", ["sqrt", "sqrt_grad"], lambda x: paddle.sqrt(x), {"x": u(5, 6, lo=0.1, hi=2.0)}, True),
-        ("compare", ["equal", "not_equal", "less_than", "greater_than"],
-         lambda x, y: ((x == y).astype("int64") + 2 * (x != y).astype("int64") + 4 * (x < y).astype("int64")
-          + 8 * (x > y).astype("int64")),
-         {"x": r.randint(0, 3, (4, 5)).astype(np.int64), "y": r.randint(0, 3, (4, 5)).astype(np.int64)}, False),
-        ("full_like / assign", ["full_like", "assign"], lambda x: paddle.full_like(x, 3.0) + paddle.assign(x),
-         {"x": u(3, 4)}, False),
-        ("depthwise conv2d", ["depthwise_conv2d", "depthwise_conv2d_grad"],
-         lambda x, w: F.conv2d(x, w, padding=1, groups=4), {"x": u(2, 4, 7, 7), "w": u(8, 1, 3, 3)}, True),
-        ("batch_norm (inference)", ["batch_norm"],
-         lambda x, m, v, g, b: F.batch_norm(x, m, v, g, b, training=False),
-         {"x": u(2, 3, 4, 4), "m": u(3), "v": u(3, lo=0.5, hi=2.0), "g": u(3), "b": u(3)}, False),
+        (
+            "compare",
+            ["equal", "not_equal", "less_than", "greater_than"],
+            lambda x, y: (
+                (x == y).astype("int64")
+                + 2 * (x != y).astype("int64")
+                + 4 * (x < y).astype("int64")
+                + 8 * (x > y).astype("int64")
+            ),
+            {"x": r.randint(0, 3, (4, 5)).astype(np.int64), "y": r.randint(0, 3, (4, 5)).astype(np.int64)},
+            False,
+        ),
+        (
+            "full_like / assign",
+            ["full_like", "assign"],
+            lambda x: paddle.full_like(x, 3.0) + paddle.assign(x),
+            {"x": u(3, 4)},
+            False,
+        ),
+        (
+            "depthwise conv2d",
+            ["depthwise_conv2d", "depthwise_conv2d_grad"],
+            lambda x, w: F.conv2d(x, w, padding=1, groups=4),
+            {"x": u(2, 4, 7, 7), "w": u(8, 1, 3, 3)},
+            True,
+        ),
+        (
+            "batch_norm (inference)",
+            ["batch_norm"],
+            lambda x, m, v, g, b: F.batch_norm(x, m, v, g, b, training=False),
+            {"x": u(2, 3, 4, 4), "m": u(3), "v": u(3, lo=0.5, hi=2.0), "g": u(3), "b": u(3)},
+            False,
+        ),
         ("concat", ["concat"], lambda x, y: paddle.concat([x, y], axis=1), {"x": u(2, 3, 4), "y": u(2, 5, 4)}, False),
-        ("transpose", ["transpose", "transpose_grad"], lambda x: paddle.transpose(x, [2, 0, 1]), {"x": u(2, 3, 4)},
-         True, DENSE_KERNELS),
+        (
+            "transpose",
+            ["transpose", "transpose_grad"],
+            lambda x: paddle.transpose(x, [2, 0, 1]),
+            {"x": u(2, 3, 4)},
+            True,
+            DENSE_KERNELS,
+        ),
         ("pad", ["pad"], lambda x: F.pad(x, [1, 0, 2, 1], value=0.5), {"x": u(3, 4)}, False),
         ("scale", ["scale"], lambda x: paddle.scale(x, 2.0, 1.0), {"x": u(3, 4)}, False),
         ("cast float32->int64", ["cast"], lambda x: paddle.cast(x * 10, "int64"), {"x": u(3, 4)}, False),
         ("argmax", ["argmax"], lambda x: paddle.argmax(x, axis=1), {"x": u(8, 10)}, False),
         ("topk", ["topk"], lambda x: paddle.topk(x, 3, axis=1)[0], {"x": u(8, 10)}, False),
-        ("accuracy", ["topk", "accuracy"],
-         lambda x, label: paddle.metric.accuracy(x, label, k=2),
-         {"x": u(16, 10), "label": r.randint(0, 10, (16, 1)).astype(np.int64)}, False),
+        (
+            "accuracy",
+            ["topk", "accuracy"],
+            lambda x, label: paddle.metric.accuracy(x, label, k=2),
+            {"x": u(16, 10), "label": r.randint(0, 10, (16, 1)).astype(np.int64)},
+            False,
+        ),
         ("full", ["full"], lambda x: paddle.full([3, 4], 2.5, dtype="float32") + x * 0, {"x": u(3, 4)}, False),
         # ---- beyond LeNet: every mode the kernels' attributes admit
-        ("batch_norm training NCHW", ["batch_norm", "batch_norm_grad"], lambda x, g, b: _bn(x, g, b),
-         {"x": u(4, 3, 5, 5), "g": u(3), "b": u(3)}, True),
-        ("batch_norm training NHWC", ["batch_norm", "batch_norm_grad"],
-         lambda x, g, b: _bn(x, g, b, data_format="NHWC"), {"x": u(4, 5, 5, 3), "g": u(3), "b": u(3)}, True),
-        ("batch_norm training [N,C]", ["batch_norm", "batch_norm_grad"], lambda x, g, b: _bn(x, g, b),
-         {"x": u(16, 3), "g": u(3), "b": u(3)}, True),
-        ("batch_norm use_global_stats", ["batch_norm", "batch_norm_grad"],
-         lambda x, g, b: _bn(x, g, b, use_global_stats=True), {"x": u(4, 3, 5, 5), "g": u(3), "b": u(3)}, True),
-        ("batch_norm inference NHWC", ["batch_norm"], lambda x, g, b: _bn(x, g, b, training=False, data_format="NHWC"),
-         {"x": u(2, 4, 4, 3), "g": u(3), "b": u(3)}, False),
-        ("layer_norm begin_norm_axis 1", ["layer_norm", "layer_norm_grad"],
-         lambda x, g, b: F.layer_norm(x, [3, 4], g, b), {"x": u(2, 3, 4), "g": u(12), "b": u(12)}, True),
-        ("layer_norm last axis, no affine", ["layer_norm", "layer_norm_grad"], lambda x: F.layer_norm(x, [6]),
-         {"x": u(2, 5, 6)}, True),
+        (
+            "batch_norm training NCHW",
+            ["batch_norm", "batch_norm_grad"],
+            lambda x, g, b: _bn(x, g, b),
+            {"x": u(4, 3, 5, 5), "g": u(3), "b": u(3)},
+            True,
+        ),
+        (
+            "batch_norm training NHWC",
+            ["batch_norm", "batch_norm_grad"],
+            lambda x, g, b: _bn(x, g, b, data_format="NHWC"),
+            {"x": u(4, 5, 5, 3), "g": u(3), "b": u(3)},
+            True,
+        ),
+        (
+            "batch_norm training [N,C]",
+            ["batch_norm", "batch_norm_grad"],
+            lambda x, g, b: _bn(x, g, b),
+            {"x": u(16, 3), "g": u(3), "b": u(3)},
+            True,
+        ),
+        (
+            "batch_norm use_global_stats",
+            ["batch_norm", "batch_norm_grad"],
+            lambda x, g, b: _bn(x, g, b, use_global_stats=True),
+            {"x": u(4, 3, 5, 5), "g": u(3), "b": u(3)},
+            True,
+        ),
+        (
+            "batch_norm inference NHWC",
+            ["batch_norm"],
+            lambda x, g, b: _bn(x, g, b, training=False, data_format="NHWC"),
+            {"x": u(2, 4, 4, 3), "g": u(3), "b": u(3)},
+            False,
+        ),
+        (
+            "layer_norm begin_norm_axis 1",
+            ["layer_norm", "layer_norm_grad"],
+            lambda x, g, b: F.layer_norm(x, [3, 4], g, b),
+            {"x": u(2, 3, 4), "g": u(12), "b": u(12)},
+            True,
+        ),
+        (
+            "layer_norm last axis, no affine",
+            ["layer_norm", "layer_norm_grad"],
+            lambda x: F.layer_norm(x, [6]),
+            {"x": u(2, 5, 6)},
+            True,
+        ),
         ("gelu", ["gelu", "gelu_grad"], lambda x: F.gelu(x), {"x": u(5, 6, lo=-3, hi=3)}, True),
-        ("gelu approximate", ["gelu", "gelu_grad"], lambda x: F.gelu(x, approximate=True),
-         {"x": u(5, 6, lo=-3, hi=3)}, True),
-        ("dropout upscale_in_train, fixed seed", ["dropout", "dropout_grad"],
-         lambda x: _dropout(x, 0.3, True, "upscale_in_train"), {"x": u(8, 50)}, True),
-        ("dropout downscale_in_infer, fixed seed", ["dropout", "dropout_grad"],
-         lambda x: _dropout(x, 0.4, True, "downscale_in_infer"), {"x": u(8, 50)}, True),
-        ("dropout eval upscale_in_train", ["dropout", "dropout_grad"],
-         lambda x: _dropout(x, 0.3, False, "upscale_in_train"), {"x": u(4, 5)}, True),
-        ("dropout eval downscale_in_infer", ["dropout", "dropout_grad"],
-         lambda x: _dropout(x, 0.3, False, "downscale_in_infer"), {"x": u(4, 5)}, True),
-        ("embedding padding_idx", ["embedding", "embedding_grad"], lambda w, ids: F.embedding(ids, w, padding_idx=2),
-         {"w": u(10, 4), "ids": r.randint(0, 10, (3, 5)).astype(np.int64)}, True),
-        ("embedding int32 ids", ["embedding", "embedding_grad"], lambda w, ids: F.embedding(ids, w),
-         {"w": u(7, 3), "ids": r.randint(0, 7, (6,)).astype(np.int32)}, True),
-        ("gather axis 0", ["gather", "gather_grad"], lambda x, i: paddle.gather(x, i),
-         {"x": u(5, 3), "i": np.array([4, 0, 4, 2], dtype=np.int64)}, True),
-        ("gather axis 1 int32 index", ["gather", "gather_grad"], lambda x, i: paddle.gather(x, i, axis=1),
-         {"x": u(3, 6, 2), "i": np.array([5, 1, 1], dtype=np.int32)}, True),
-        ("concat grad", ["concat", "concat_grad"], lambda x, y: paddle.concat([x, y], axis=-1),
-         {"x": u(2, 3, 4), "y": u(2, 3, 2)}, True),
-        ("slice decrease_axis (dense)", ["slice", "slice_grad"], lambda x: x[1:, -3:, 1], {"x": u(3, 6, 4)}, True,
-         DENSE_KERNELS),
-        ("slice clamped ends (dense)", ["slice", "slice_grad"],
-         lambda x: paddle.slice(x, axes=[0, 2], starts=[-2, 1], ends=[100, 3]), {"x": u(3, 6, 4)}, True,
-         DENSE_KERNELS),
-        ("split sections (dense)", ["split", "concat", "concat_grad"], lambda x: _split_concat(x, [2, -1, 1], 1),
-         {"x": u(3, 6, 4)}, True, DENSE_KERNELS),
-        ("split num (dense)", ["split_with_num", "concat", "concat_grad"], lambda x: _split_concat(x, 3, -1),
-         {"x": u(2, 3, 6)}, True, DENSE_KERNELS),
-        ("transpose view (stride kernels)", ["contiguous"], lambda x: paddle.transpose(x, [2, 0, 1]) * 2.0,
-         {"x": u(2, 3, 4)}, True, STRIDE_KERNELS),
-        ("slice view (stride kernels)", ["contiguous", "fill"], lambda x: x[1:, -3:, 1] * 2.0, {"x": u(3, 6, 4)},
-         True, STRIDE_KERNELS),
-        ("split view (stride kernels)", ["contiguous"], lambda x: _split_concat(x, [2, -1, 1], 1), {"x": u(3, 6, 4)},
-         True, STRIDE_KERNELS),
-        ("in-place op on a view", ["strided_copy", "contiguous"], _write_through_view,
-         {"x": u(3, 4), "y": u(4, 3)}, False, STRIDE_KERNELS),
+        (
+            "gelu approximate",
+            ["gelu", "gelu_grad"],
+            lambda x: F.gelu(x, approximate=True),
+            {"x": u(5, 6, lo=-3, hi=3)},
+            True,
+        ),
+        (
+            "dropout upscale_in_train, fixed seed",
+            ["dropout", "dropout_grad"],
+            lambda x: _dropout(x, 0.3, True, "upscale_in_train"),
+            {"x": u(8, 50)},
+            True,
+        ),
+        (
+            "dropout downscale_in_infer, fixed seed",
+            ["dropout", "dropout_grad"],
+            lambda x: _dropout(x, 0.4, True, "downscale_in_infer"),
+            {"x": u(8, 50)},
+            True,
+        ),
+        (
+            "dropout eval upscale_in_train",
+            ["dropout", "dropout_grad"],
+            lambda x: _dropout(x, 0.3, False, "upscale_in_train"),
+            {"x": u(4, 5)},
+            True,
+        ),
+        (
+            "dropout eval downscale_in_infer",
+            ["dropout", "dropout_grad"],
+            lambda x: _dropout(x, 0.3, False, "downscale_in_infer"),
+            {"x": u(4, 5)},
+            True,
+        ),
+        (
+            "embedding padding_idx",
+            ["embedding", "embedding_grad"],
+            lambda w, ids: F.embedding(ids, w, padding_idx=2),
+            {"w": u(10, 4), "ids": r.randint(0, 10, (3, 5)).astype(np.int64)},
+            True,
+        ),
+        (
+            "embedding int32 ids",
+            ["embedding", "embedding_grad"],
+            lambda w, ids: F.embedding(ids, w),
+            {"w": u(7, 3), "ids": r.randint(0, 7, (6,)).astype(np.int32)},
+            True,
+        ),
+        (
+            "gather axis 0",
+            ["gather", "gather_grad"],
+            lambda x, i: paddle.gather(x, i),
+            {"x": u(5, 3), "i": np.array([4, 0, 4, 2], dtype=np.int64)},
+            True,
+        ),
+        (
+            "gather axis 1 int32 index",
+            ["gather", "gather_grad"],
+            lambda x, i: paddle.gather(x, i, axis=1),
+            {"x": u(3, 6, 2), "i": np.array([5, 1, 1], dtype=np.int32)},
+            True,
+        ),
+        (
+            "concat grad",
+            ["concat", "concat_grad"],
+            lambda x, y: paddle.concat([x, y], axis=-1),
+            {"x": u(2, 3, 4), "y": u(2, 3, 2)},
+            True,
+        ),
+        (
+            "slice decrease_axis (dense)",
+            ["slice", "slice_grad"],
+            lambda x: x[1:, -3:, 1],
+            {"x": u(3, 6, 4)},
+            True,
+            DENSE_KERNELS,
+        ),
+        (
+            "slice clamped ends (dense)",
+            ["slice", "slice_grad"],
+            lambda x: paddle.slice(x, axes=[0, 2], starts=[-2, 1], ends=[100, 3]),
+            {"x": u(3, 6, 4)},
+            True,
+            DENSE_KERNELS,
+        ),
+        (
+            "split sections (dense)",
+            ["split", "concat", "concat_grad"],
+            lambda x: _split_concat(x, [2, -1, 1], 1),
+            {"x": u(3, 6, 4)},
+            True,
+            DENSE_KERNELS,
+        ),
+        (
+            "split num (dense)",
+            ["split_with_num", "concat", "concat_grad"],
+            lambda x: _split_concat(x, 3, -1),
+            {"x": u(2, 3, 6)},
+            True,
+            DENSE_KERNELS,
+        ),
+        (
+            "transpose view (stride kernels)",
+            ["contiguous"],
+            lambda x: paddle.transpose(x, [2, 0, 1]) * 2.0,
+            {"x": u(2, 3, 4)},
+            True,
+            STRIDE_KERNELS,
+        ),
+        (
+            "slice view (stride kernels)",
+            ["contiguous", "fill"],
+            lambda x: x[1:, -3:, 1] * 2.0,
+            {"x": u(3, 6, 4)},
+            True,
+            STRIDE_KERNELS,
+        ),
+        (
+            "split view (stride kernels)",
+            ["contiguous"],
+            lambda x: _split_concat(x, [2, -1, 1], 1),
+            {"x": u(3, 6, 4)},
+            True,
+            STRIDE_KERNELS,
+        ),
+        (
+            "in-place op on a view",
+            ["strided_copy", "contiguous"],
+            _write_through_view,
+            {"x": u(3, 4), "y": u(4, 3)},
+            False,
+            STRIDE_KERNELS,
+        ),
     ]
 
 
@@ -455,13 +696,19 @@ def check_random(device: str) -> dict:
         u = paddle.uniform([20000], min=-2.0, max=2.0).numpy()
         g = paddle.normal(1.0, 2.0, [20000]).numpy()
         stats = {
-            "uniform_min": float(u.min()), "uniform_max": float(u.max()), "uniform_mean": float(u.mean()),
-            "gaussian_mean": float(g.mean()), "gaussian_std": float(g.std()),
+            "uniform_min": float(u.min()),
+            "uniform_max": float(u.max()),
+            "uniform_mean": float(u.mean()),
+            "gaussian_mean": float(g.mean()),
+            "gaussian_std": float(g.std()),
         }
         entry["stats"] = stats
         entry["passed"] = bool(
-            u.min() >= -2.0 and u.max() <= 2.0 and abs(u.mean()) < 0.05
-            and abs(g.mean() - 1.0) < 0.1 and abs(g.std() - 2.0) < 0.1
+            u.min() >= -2.0
+            and u.max() <= 2.0
+            and abs(u.mean()) < 0.05
+            and abs(g.mean() - 1.0) < 0.1
+            and abs(g.std() - 2.0) < 0.1
         )
     except Exception as exc:
         entry.update(passed=False, error=_first_line(exc))
@@ -481,9 +728,12 @@ def check_dropout_random(device: str) -> dict:
         again = F.dropout(x, 0.3).numpy()
         kept = yv != 0
         entry["stats"] = {"dropped_fraction": float(1 - kept.mean()), "masks_differ": bool((again != yv).any())}
-        entry["passed"] = bool(abs(entry["stats"]["dropped_fraction"] - 0.3) < 0.02
-                               and np.allclose(yv[kept], 2.0 / 0.7) and np.allclose(g, kept / 0.7)
-                               and entry["stats"]["masks_differ"])
+        entry["passed"] = bool(
+            abs(entry["stats"]["dropped_fraction"] - 0.3) < 0.02
+            and np.allclose(yv[kept], 2.0 / 0.7)
+            and np.allclose(g, kept / 0.7)
+            and entry["stats"]["masks_differ"]
+        )
     except Exception as exc:
         entry.update(passed=False, error=_first_line(exc))
     log(f"  op dropout statistics: {'pass' if entry['passed'] else 'FAIL'}")
@@ -500,6 +750,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 # --------------------------------------------------------------------- MNIST
+
 
 class LeNet(nn.Layer):
     def __init__(self) -> None:
@@ -558,8 +809,8 @@ def train(place: str, data: dict, steps: int, batch: int, seed: int) -> dict:
     x_test, y_test = data["x_test"], data["y_test"]
     with paddle.no_grad():
         for i in range(0, len(x_test), 256):
-            logits = model(paddle.to_tensor(x_test[i:i + 256]))
-            label = paddle.to_tensor(y_test[i:i + 256])
+            logits = model(paddle.to_tensor(x_test[i : i + 256]))
+            label = paddle.to_tensor(y_test[i : i + 256])
             acc = paddle.metric.accuracy(logits, label)  # topk + accuracy kernels on the place
             correct += float(acc) * len(label)
     return {
@@ -574,8 +825,12 @@ def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> d
         dev = train(device, data, steps, batch, seed)
         cpu = train("cpu", data, steps, batch, seed)
     except Exception as exc:
-        return {"name": "mnist", "passed": False, "detail": _first_line(exc),
-                "traceback": traceback.format_exc()[-3000:]}
+        return {
+            "name": "mnist",
+            "passed": False,
+            "detail": _first_line(exc),
+            "traceback": traceback.format_exc()[-3000:],
+        }
     window = max(1, min(10, steps // 4))
     first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
     drop = 1.0 - last / first if first > 0 else 0.0
@@ -625,8 +880,8 @@ def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> d
 BATTERY = ("resnet_bn", "transformer")
 BATTERY_CRITERIA = {
     "max_curve_abs_diff": _TOL["max_curve_diff"],  # per-step |loss_device - loss_cpu|
-    "max_eval_abs_diff": _TOL["max_curve_diff"],   # held-out loss, eval mode, device vs cpu
-    "loss_must_drop": True,                                  # mean of the last steps < mean of the first
+    "max_eval_abs_diff": _TOL["max_curve_diff"],  # held-out loss, eval mode, device vs cpu
+    "loss_must_drop": True,  # mean of the last steps < mean of the first
 }
 
 
@@ -675,9 +930,10 @@ class EncoderLayer(nn.Layer):
     def forward(self, x):
         b, n, d = x.shape
         h = self.norm1(x)
-        q, k, v = paddle.split(self.qkv(h), 3, axis=-1)              # split_with_num (views)
-        q, k, v = (paddle.transpose(paddle.reshape(t, [b, n, self.heads, d // self.heads]), [0, 2, 1, 3])
-                   for t in (q, k, v))                                # transpose views -> contiguous
+        q, k, v = paddle.split(self.qkv(h), 3, axis=-1)  # split_with_num (views)
+        q, k, v = (
+            paddle.transpose(paddle.reshape(t, [b, n, self.heads, d // self.heads]), [0, 2, 1, 3]) for t in (q, k, v)
+        )  # transpose views -> contiguous
         att = F.softmax(paddle.matmul(q, k, transpose_y=True) * (d // self.heads) ** -0.5, axis=-1)
         att = F.dropout(att, self.p, training=self.training)
         y = paddle.reshape(paddle.transpose(paddle.matmul(att, v), [0, 2, 1, 3]), [b, n, d])
@@ -688,10 +944,18 @@ class EncoderLayer(nn.Layer):
 class TinyTransformer(nn.Layer):
     """Token + position embeddings, two pre-norm encoder layers, [first token, mean] pooling."""
 
-    def __init__(self, vocab: int = 12, seq: int = 12, d: int = 32, heads: int = 4, ff: int = 64,
-                 classes: int = 8, dropout: float = 0.1) -> None:
+    def __init__(
+        self,
+        vocab: int = 12,
+        seq: int = 12,
+        d: int = 32,
+        heads: int = 4,
+        ff: int = 64,
+        classes: int = 8,
+        dropout: float = 0.1,
+    ) -> None:
         super().__init__()
-        self.tok = nn.Embedding(vocab, d)   # padding_idx in forward: the layer would zero its row with set_value
+        self.tok = nn.Embedding(vocab, d)  # padding_idx in forward: the layer would zero its row with set_value
         self.pos = self.create_parameter([seq, d], default_initializer=nn.initializer.Normal(std=0.1))
         self.layers = nn.LayerList([EncoderLayer(d, heads, ff, dropout) for _ in range(2)])
         self.norm = nn.LayerNorm(d)
@@ -704,7 +968,7 @@ class TinyTransformer(nn.Layer):
         for layer in self.layers:
             x = layer(x)
         x = self.norm(x)
-        pooled = paddle.concat([x[:, 0], paddle.mean(x, axis=1)], axis=-1)               # slice + concat
+        pooled = paddle.concat([x[:, 0], paddle.mean(x, axis=1)], axis=-1)  # slice + concat
         return self.head(pooled)
 
 
@@ -723,8 +987,13 @@ def majority_tokens(count: int, seed: int, vocab: int = 12, seq: int = 12, class
 def battery_data(model: str, data: dict | None, seed: int) -> dict:
     if model == "transformer":
         train, test = majority_tokens(4096, seed), majority_tokens(512, seed + 1)
-        return {"x_train": train["x"], "y_train": train["y"], "x_test": test["x"], "y_test": test["y"],
-                "source": "synthetic majority-token sequences (numpy RandomState)"}
+        return {
+            "x_train": train["x"],
+            "y_train": train["y"],
+            "x_test": test["x"],
+            "y_test": test["y"],
+            "source": "synthetic majority-token sequences (numpy RandomState)",
+        }
     return data
 
 
@@ -742,8 +1011,9 @@ def battery_initial_state(model: str, seed: int) -> dict:
     return state
 
 
-def train_model(model: str, place: str, data: dict, steps: int, batch: int, seed: int,
-                state: dict | None = None) -> dict:
+def train_model(
+    model: str, place: str, data: dict, steps: int, batch: int, seed: int, state: dict | None = None
+) -> dict:
     """Train `model` on `place` (same weights, same batches, same dropout seeds), then evaluate."""
     state = state if state is not None else battery_initial_state(model, seed)
     paddle.set_device(place)
@@ -771,7 +1041,7 @@ def train_model(model: str, place: str, data: dict, steps: int, batch: int, seed
     finally:
         program.random_seed = saved_seed
     train_seconds = time.perf_counter() - start
-    net.eval()   # batch_norm with the running statistics, dropout off
+    net.eval()  # batch_norm with the running statistics, dropout off
     x_test, y_test = data["x_test"][:512], data["y_test"][:512]
     with paddle.no_grad():
         logits = net(paddle.to_tensor(x_test))
@@ -799,17 +1069,20 @@ def check_battery(model: str, device: str, data: dict | None, steps: int, batch:
     return {
         "name": model,
         "passed": bool(passed),
-        "detail": (f"loss {first:.3f} -> {last:.3f}, max |loss diff vs cpu| {curve_diff:.2e} (mean "
-                   f"{float(diffs.mean()):.1e}), eval loss {dev['eval_loss']:.4f} vs cpu {cpu['eval_loss']:.4f}, "
-                   f"held-out accuracy {dev['heldout_accuracy']:.3f} (cpu {cpu['heldout_accuracy']:.3f}); "
-                   f"{dev['train_seconds']:.1f} s on {device}, {cpu['train_seconds']:.1f} s on cpu"),
+        "detail": (
+            f"loss {first:.3f} -> {last:.3f}, max |loss diff vs cpu| {curve_diff:.2e} (mean "
+            f"{float(diffs.mean()):.1e}), eval loss {dev['eval_loss']:.4f} vs cpu {cpu['eval_loss']:.4f}, "
+            f"held-out accuracy {dev['heldout_accuracy']:.3f} (cpu {cpu['heldout_accuracy']:.3f}); "
+            f"{dev['train_seconds']:.1f} s on {device}, {cpu['train_seconds']:.1f} s on cpu"
+        ),
         "criteria": c,
         "dataset": data["source"],
         "steps": steps,
         "batch_size": batch,
         "seed": seed,
-        "dropout": "fixed per-step seed (fix_seed): identical masks on device and cpu" if model == "transformer"
-                   else None,
+        "dropout": "fixed per-step seed (fix_seed): identical masks on device and cpu"
+        if model == "transformer"
+        else None,
         "max_curve_abs_diff": curve_diff,
         "mean_curve_abs_diff": float(diffs.mean()),
         "eval_abs_diff": eval_diff,
@@ -839,11 +1112,18 @@ def check_strided_views(device: str) -> dict:
             results[place] = (y.numpy(), x.grad.numpy(), z.numpy(), view_is_strided)
         results["expected_z"] = np.arange(12, dtype=np.float32).reshape(4, 3).T
         paddle.set_flags(saved)
-        same = all(np.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(results[device][:3], results["cpu"][:3]))
+        same = all(
+            np.allclose(a, b, rtol=1e-5, atol=1e-6)
+            for a, b in zip(results[device][:3], results["cpu"][:3], strict=True)
+        )
         same = same and np.array_equal(results[device][2], results["expected_z"])
-        entry.update(passed=bool(same and results[device][3]),
-                     detail=(f"transpose view (strided: {results[device][3]}) + op, slice grad and a write into a "
-                             f"view match cpu: {same}"))
+        entry.update(
+            passed=bool(same and results[device][3]),
+            detail=(
+                f"transpose view (strided: {results[device][3]}) + op, slice grad and a write into a "
+                f"view match cpu: {same}"
+            ),
+        )
     except Exception as exc:
         entry["detail"] = _first_line(exc)
     return entry
@@ -871,11 +1151,21 @@ def main(argv: list[str] | None = None) -> int:
         "checks": [],
     }
     if not device:
-        report["checks"].append({"name": "registration", "passed": False,
-                                 "detail": f"cannot tell the plugin's device type; registered: {types}"})
+        report["checks"].append(
+            {
+                "name": "registration",
+                "passed": False,
+                "detail": f"cannot tell the plugin's device type; registered: {types}",
+            }
+        )
     else:
-        wanted = set(filter(None, args.only.split(","))) or {"tensor", "kernel-signatures", "ops", "strided-views",
-                                                             args.model}
+        wanted = set(filter(None, args.only.split(","))) or {
+            "tensor",
+            "kernel-signatures",
+            "ops",
+            "strided-views",
+            args.model,
+        }
         log("check registration")
         report["checks"].append(check_registration(device))
         if report["checks"][-1]["passed"]:
@@ -903,8 +1193,7 @@ def main(argv: list[str] | None = None) -> int:
             for model in BATTERY:
                 if model in wanted:
                     log(f"check {model} ({args.steps} steps)")
-                    report["checks"].append(check_battery(model, device, data, args.steps, args.batch_size,
-                                                          args.seed))
+                    report["checks"].append(check_battery(model, device, data, args.steps, args.batch_size, args.seed))
     report["passed"] = all(c["passed"] for c in report["checks"])
     with open(args.out, "w") as f:
         json.dump(report, f, indent=2, default=float)

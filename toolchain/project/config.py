@@ -12,8 +12,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .. import DISTRIBUTION, __version__
-from ..util.errors import DevkitError
 from ..project.recipes import all_recipes, find_recipe
+from ..util.errors import DevkitError
 
 MODES = ("train", "infer")
 RUNNERS = ("auto", "docker", "host")
@@ -30,22 +30,22 @@ def default_targets() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Tolerances:
-    op_rtol: float = 1e-4           # forward op results vs Paddle CPU
+    op_rtol: float = 1e-4  # forward op results vs Paddle CPU
     op_atol: float = 1e-5
-    grad_rtol: float = 1e-3         # gradients vs Paddle CPU
+    grad_rtol: float = 1e-3  # gradients vs Paddle CPU
     grad_atol: float = 1e-4
-    min_loss_drop: float = 0.5      # MNIST: mean of the last 10 losses <= (1 - this) x the first 10
-    min_accuracy: float = 0.85      # MNIST held-out accuracy
-    max_curve_diff: float = 0.05    # MNIST per-step |loss_device - loss_cpu|
-    infer_rtol: float = 1e-4        # inference outputs vs Paddle CPU
+    min_loss_drop: float = 0.5  # MNIST: mean of the last 10 losses <= (1 - this) x the first 10
+    min_accuracy: float = 0.85  # MNIST held-out accuracy
+    max_curve_diff: float = 0.05  # MNIST per-step |loss_device - loss_cpu|
+    infer_rtol: float = 1e-4  # inference outputs vs Paddle CPU
     infer_atol: float = 1e-5
 
 
 @dataclass(frozen=True)
 class VerifySettings:
     train_model: str = "mnist"
-    steps: int = 200                # native targets
-    emulated_steps: int = 100       # targets run under qemu (about 10x slower)
+    steps: int = 200  # native targets
+    emulated_steps: int = 100  # targets run under qemu (about 10x slower)
     infer_models: tuple[str, ...] = ("mnist",)
     warmup: int = 10
     repeats: int = 30
@@ -67,7 +67,7 @@ class DevkitConfig:
     modes: tuple[str, ...] = ("train", "infer")
     paddle_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # recipe name -> versions
     runner: str = "auto"
-    jobs: int = 0                   # parallel matrix lanes; 0: one per 2 CPUs
+    jobs: int = 0  # parallel matrix lanes; 0: one per 2 CPUs
     verify: VerifySettings = VerifySettings()
     tolerances: Tolerances = Tolerances()
     ci: CiSettings = CiSettings()
@@ -94,19 +94,27 @@ def _kebab(name: str) -> str:
 def _number(value: Any, key: str, kind: type, minimum: float) -> Any:
     ok = isinstance(value, (int, float)) if kind is float else isinstance(value, int)
     if not ok or isinstance(value, bool) or value < minimum:
-        raise _fail(key, f"= {value!r} must be a{'n integer' if kind is int else ' number'} >= {minimum}",
-                    f"set e.g. {key.rsplit('.', 1)[-1]} = {kind(minimum) if minimum else kind(1)}")
+        raise _fail(
+            key,
+            f"= {value!r} must be a{'n integer' if kind is int else ' number'} >= {minimum}",
+            f"set e.g. {key.rsplit('.', 1)[-1]} = {kind(minimum) if minimum else kind(1)}",
+        )
     return kind(value)
 
 
 def _choices(value: Any, key: str, allowed: tuple[str, ...], many: bool) -> Any:
     items = value if many else [value]
     if (many and not isinstance(value, list)) or not items or not all(isinstance(v, str) for v in items):
-        raise _fail(key, f"= {value!r} must be {'a non-empty list of strings' if many else 'a string'}",
-                    f"use {key.rsplit('.', 1)[-1]} = {list(allowed) if many else repr(allowed[0])}")
+        raise _fail(
+            key,
+            f"= {value!r} must be {'a non-empty list of strings' if many else 'a string'}",
+            f"use {key.rsplit('.', 1)[-1]} = {list(allowed) if many else repr(allowed[0])}",
+        )
     for v in items:
         if v not in allowed:
-            raise _fail(key, f"has {v!r}, which is not one of {', '.join(allowed)}", f"use one of: {', '.join(allowed)}")
+            raise _fail(
+                key, f"has {v!r}, which is not one of {', '.join(allowed)}", f"use one of: {', '.join(allowed)}"
+            )
     return tuple(items) if many else value
 
 
@@ -133,8 +141,11 @@ def _section(table: Any, key: str, cls: type, choices: dict[str, tuple[str, ...]
 
 def _paddle_versions(table: Any) -> dict[str, tuple[str, ...]]:
     if not isinstance(table, dict):
-        raise _fail("paddle-versions", "must be a table of target = [versions]",
-                    'write e.g. [tool.devkit.paddle-versions] then x86_64 = ["3.3.1"]')
+        raise _fail(
+            "paddle-versions",
+            "must be a table of target = [versions]",
+            'write e.g. [tool.devkit.paddle-versions] then x86_64 = ["3.3.1"]',
+        )
     resolved: dict[str, tuple[str, ...]] = {}
     for target, versions in table.items():
         key = f"paddle-versions.{target}"
@@ -150,7 +161,9 @@ def _paddle_versions(table: Any) -> dict[str, tuple[str, ...]]:
             try:
                 Version(str(v))
             except InvalidVersion:
-                raise _fail(key, f"has {v!r}, which is not a version", f'e.g. {target} = ["{recipe.paddle_version}"]') from None
+                raise _fail(
+                    key, f"has {v!r}, which is not a version", f'e.g. {target} = ["{recipe.paddle_version}"]'
+                ) from None
         resolved[recipe.name] = tuple(str(v) for v in versions)
     return resolved
 
@@ -164,8 +177,11 @@ def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
     if "targets" in devkit:
         targets = devkit["targets"]
         if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
-            raise _fail("targets", f"= {targets!r} must be a non-empty list of target names",
-                        'e.g. targets = ["x86_64", "aarch64"]')
+            raise _fail(
+                "targets",
+                f"= {targets!r} must be a non-empty list of target names",
+                'e.g. targets = ["x86_64", "aarch64"]',
+            )
         names = []
         for t in targets:
             try:
@@ -182,8 +198,9 @@ def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
     if "paddle-versions" in devkit:
         values["paddle_versions"] = _paddle_versions(devkit["paddle-versions"])
     if "verify" in devkit:
-        values["verify"] = _section(devkit["verify"], "verify", VerifySettings,
-                                    {"train_model": TRAIN_MODELS, "infer_models": INFER_MODELS})
+        values["verify"] = _section(
+            devkit["verify"], "verify", VerifySettings, {"train_model": TRAIN_MODELS, "infer_models": INFER_MODELS}
+        )
     if "tolerances" in devkit:
         values["tolerances"] = _section(devkit["tolerances"], "tolerances", Tolerances, {})
     if "ci" in devkit:

@@ -13,26 +13,143 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 # C and C++ keywords (and the alternative operator spellings): a device type
 # becomes a C identifier prefix and a C++ namespace in the generated code.
 CXX_KEYWORDS = frozenset(
-    """
-    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
-    char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
-    co_return co_yield decltype default delete do double dynamic_cast else enum explicit export
-    extern false float for friend goto if inline int long mutable namespace new noexcept not not_eq
-    nullptr operator or or_eq private protected public register reinterpret_cast requires restrict
-    return short signed sizeof static static_assert static_cast struct switch template this
-    thread_local throw true try typedef typeid typename union unsigned using virtual void volatile
-    wchar_t while xor xor_eq _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn
-    _Static_assert _Thread_local
-    """.split()
+    [
+        "alignas",
+        "alignof",
+        "and",
+        "and_eq",
+        "asm",
+        "auto",
+        "bitand",
+        "bitor",
+        "bool",
+        "break",
+        "case",
+        "catch",
+        "char",
+        "char8_t",
+        "char16_t",
+        "char32_t",
+        "class",
+        "compl",
+        "concept",
+        "const",
+        "consteval",
+        "constexpr",
+        "constinit",
+        "const_cast",
+        "continue",
+        "co_await",
+        "co_return",
+        "co_yield",
+        "decltype",
+        "default",
+        "delete",
+        "do",
+        "double",
+        "dynamic_cast",
+        "else",
+        "enum",
+        "explicit",
+        "export",
+        "extern",
+        "false",
+        "float",
+        "for",
+        "friend",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "mutable",
+        "namespace",
+        "new",
+        "noexcept",
+        "not",
+        "not_eq",
+        "nullptr",
+        "operator",
+        "or",
+        "or_eq",
+        "private",
+        "protected",
+        "public",
+        "register",
+        "reinterpret_cast",
+        "requires",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "static_assert",
+        "static_cast",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "thread_local",
+        "throw",
+        "true",
+        "try",
+        "typedef",
+        "typeid",
+        "typename",
+        "union",
+        "unsigned",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "wchar_t",
+        "while",
+        "xor",
+        "xor_eq",
+        "_Alignas",
+        "_Alignof",
+        "_Atomic",
+        "_Bool",
+        "_Complex",
+        "_Generic",
+        "_Imaginary",
+        "_Noreturn",
+        "_Static_assert",
+        "_Thread_local",
+    ]
 )
 
 # Place and backend names Paddle already owns; a plugin registering one of
 # these either fails to load or shadows a built-in device.
 PADDLE_RESERVED = frozenset(
-    """
-    cpu gpu gpu_pinned cuda cuda_pinned xpu xpu_pinned ipu npu npu_pinned mlu custom custom_cpu
-    custom_device onednn mkldnn gpudnn cudnn kps all all_backend undefined fake_cpu phi paddle
-    """.split()
+    [
+        "cpu",
+        "gpu",
+        "gpu_pinned",
+        "cuda",
+        "cuda_pinned",
+        "xpu",
+        "xpu_pinned",
+        "ipu",
+        "npu",
+        "npu_pinned",
+        "mlu",
+        "custom",
+        "custom_cpu",
+        "custom_device",
+        "onednn",
+        "mkldnn",
+        "gpudnn",
+        "cudnn",
+        "kps",
+        "all",
+        "all_backend",
+        "undefined",
+        "fake_cpu",
+        "phi",
+        "paddle",
+    ]
 )
 
 
@@ -40,8 +157,8 @@ PADDLE_RESERVED = frozenset(
 class BackendName:
     """A validated backend name and what the templates derive from it."""
 
-    name: str          # as the user wrote it, e.g. "STPU"
-    device_type: str   # Paddle's device type, e.g. "stpu"
+    name: str  # as the user wrote it, e.g. "STPU"
+    device_type: str  # Paddle's device type, e.g. "stpu"
 
     @property
     def upper(self) -> str:

@@ -13,10 +13,10 @@ from ..util.errors import DevkitError
 @dataclass(frozen=True)
 class Project:
     root: Path
-    distribution: str   # the wheel's project name, e.g. paddle-custom-stpu
+    distribution: str  # the wheel's project name, e.g. paddle-custom-stpu
     version: str
-    name: str           # backend name, e.g. STPU
-    device_type: str    # e.g. stpu
+    name: str  # backend name, e.g. STPU
+    device_type: str  # e.g. stpu
     config: DevkitConfig
 
     @property
@@ -54,8 +54,10 @@ def load_project(path: Path) -> Project:
     for table, key in (("project", "name"), ("project", "version"), ("tool.devkit", "device-type")):
         value = (project if table == "project" else devkit).get(key)
         if not isinstance(value, str) or not value:
-            raise DevkitError(f"{pyproject}: {table}.{key} is {'missing' if value is None else repr(value)}, "
-                              "not a non-empty string", restore)
+            raise DevkitError(
+                f"{pyproject}: {table}.{key} is {'missing' if value is None else repr(value)}, not a non-empty string",
+                restore,
+            )
     device_type = devkit["device-type"]
     name = devkit.get("name", device_type.upper())
     if not isinstance(name, str) or not name:

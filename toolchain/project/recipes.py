@@ -41,8 +41,25 @@ class Recipe:
 
 
 _REQUIRED = ("name", "triple", "oci_platform", "wheel_platform", "elf_machine", "debian_arch")
-_TYPES: dict[str, type] = {**dict.fromkeys(_REQUIRED, str), "paddle_version": str, "paddle_wheel_platform": str,
-                           "toolchain_file": str, "aliases": list, "supports": dict}
+_TYPES: dict[str, type] = {
+    **dict.fromkeys(_REQUIRED, str),
+    "paddle_version": str,
+    "paddle_wheel_platform": str,
+    "toolchain_file": str,
+    "aliases": list,
+    "supports": dict,
+}
+
+
+_EXPECTED: dict[type, str] = {str: "a string", list: "a list of strings", dict: "a table of true/false"}
+
+
+def _has_type(value: object, kind: type) -> bool:
+    if kind is list:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind is dict:
+        return isinstance(value, dict) and all(isinstance(v, bool) for v in value.values())
+    return isinstance(value, kind)
 
 
 def _load(path: Path) -> Recipe:
@@ -59,11 +76,10 @@ def _load(path: Path) -> Recipe:
     if unknown:
         raise DevkitError(f"recipe {path} has unknown keys {', '.join(unknown)}", "remove or rename them")
     for key, value in data.items():
-        kind = _TYPES[key]
-        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)) or \
-                (kind is dict and not all(isinstance(v, bool) for v in value.values())):
-            expected = {str: "a string", list: "a list of strings", dict: "a table of true/false"}[kind]
-            raise DevkitError(f"recipe {path}: {key} = {value!r} must be {expected}", f"fix {key} in {path.name}")
+        if not _has_type(value, _TYPES[key]):
+            raise DevkitError(
+                f"recipe {path}: {key} = {value!r} must be {_EXPECTED[_TYPES[key]]}", f"fix {key} in {path.name}"
+            )
     return Recipe(
         name=data["name"],
         triple=data["triple"],

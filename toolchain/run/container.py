@@ -12,10 +12,10 @@ from pathlib import Path
 
 import docker.errors
 
-from ..util.console import status
 from ..run.engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
-from ..util.errors import DevkitError
 from ..run.step import Step, failure
+from ..util.console import status
+from ..util.errors import DevkitError
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Mount:
     host: Path
     target: str
     read_only: bool = True
-    cache: bool = False   # state kept between steps; on a remote engine a named volume, not copied
+    cache: bool = False  # state kept between steps; on a remote engine a named volume, not copied
 
     @property
     def volume(self) -> str:
@@ -39,8 +39,11 @@ def host_pip_settings() -> tuple[dict[str, str], list[Mount]]:
     env: dict[str, str] = {}
     mounts: list[Mount] = []
     settings = _pip_config()
-    for key, var in (("index-url", "PIP_INDEX_URL"), ("extra-index-url", "PIP_EXTRA_INDEX_URL"),
-                     ("trusted-host", "PIP_TRUSTED_HOST")):
+    for key, var in (
+        ("index-url", "PIP_INDEX_URL"),
+        ("extra-index-url", "PIP_EXTRA_INDEX_URL"),
+        ("trusted-host", "PIP_TRUSTED_HOST"),
+    ):
         value = os.environ.get(var) or settings.get(key, "")
         # file:// indexes and local find-links exist only on the host
         value = " ".join(v for v in value.split() if not v.startswith(("file:", "/")))
@@ -58,7 +61,9 @@ def host_pip_settings() -> tuple[dict[str, str], list[Mount]]:
 
 def _pip_config() -> dict[str, str]:
     try:
-        out = subprocess.run(["python3", "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            ["python3", "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=30
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return {}
     settings = {}
@@ -74,8 +79,15 @@ class ContainerRunner:
 
     python = "/usr/bin/python3"
 
-    def __init__(self, engine: Engine, image: str, platform: str, mounts: list[Mount],
-                 env: dict[str, str] | None = None, fix_hint: str = "read the lines above and the log") -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        image: str,
+        platform: str,
+        mounts: list[Mount],
+        env: dict[str, str] | None = None,
+        fix_hint: str = "read the lines above and the log",
+    ) -> None:
         self.engine = engine
         self.image = image
         self.platform = platform
@@ -113,14 +125,19 @@ class ContainerRunner:
         if copy:  # the engine cannot see our files: caches live in its volumes, the rest is copied
             volumes = {m.volume: {"bind": m.target, "mode": "rw"} for m in self.mounts if m.cache}
         else:
-            volumes = {str(m.host.resolve()): {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
-                       for m in self.mounts}
+            volumes = {
+                str(m.host.resolve()): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in self.mounts
+            }
         tail: deque[str] = deque(maxlen=4000)
         container = None
         try:
             container = self.engine.client.containers.create(
-                self.image, command=step.argv, working_dir=str(step.cwd) if step.cwd else None,
-                environment=env, volumes=volumes, platform=self.platform,
+                self.image,
+                command=step.argv,
+                working_dir=str(step.cwd) if step.cwd else None,
+                environment=env,
+                volumes=volumes,
+                platform=self.platform,
                 labels={STEP_LABEL: step.title[:60], OWNER_LABEL: owner_label()},
                 # copied files come back through an archive, so root in the container writes nothing of ours
                 user="0:0" if copy else f"{os.getuid()}:{os.getgid()}",
@@ -145,12 +162,18 @@ class ContainerRunner:
                 if copy:
                     self._copy_back(container)
         except docker.errors.APIError as exc:
-            raise DevkitError(f"{step.title}: the container engine refused the step ({exc.explanation or exc})",
-                              "check the image and the engine with `devkit doctor`", log=step.log) from None
+            raise DevkitError(
+                f"{step.title}: the container engine refused the step ({exc.explanation or exc})",
+                "check the image and the engine with `devkit doctor`",
+                log=step.log,
+            ) from None
         except ENGINE_ERRORS as exc:
-            raise DevkitError(f"{step.title}: the container engine stopped answering ({type(exc).__name__})",
-                              "start the engine again (`devkit doctor` checks it) and rerun: the build tree is kept, "
-                              "and the next devkit run removes the container left behind", log=step.log) from None
+            raise DevkitError(
+                f"{step.title}: the container engine stopped answering ({type(exc).__name__})",
+                "start the engine again (`devkit doctor` checks it) and rerun: the build tree is kept, "
+                "and the next devkit run removes the container left behind",
+                log=step.log,
+            ) from None
         finally:
             if container is not None:
                 try:

@@ -6,10 +6,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..project.recipes import all_recipes
 from ..run.engine import Engine
 from ..run.envs import cache_root
 from ..run.images import base_tag
-from ..project.recipes import all_recipes
 from ..run.select import host_recipe
 
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
@@ -32,8 +32,12 @@ class DoctorCheck:
 
 def check_engine() -> tuple[DoctorCheck, Engine | None]:
     if not Engine.available():
-        return DoctorCheck("container engine", False, "no engine answers the Docker API (DOCKER_HOST or the local socket)",
-                       "apt-get install docker.io && (dockerd >/var/log/dockerd.log 2>&1 &), or set DOCKER_HOST"), None
+        return DoctorCheck(
+            "container engine",
+            False,
+            "no engine answers the Docker API (DOCKER_HOST or the local socket)",
+            "apt-get install docker.io && (dockerd >/var/log/dockerd.log 2>&1 &), or set DOCKER_HOST",
+        ), None
     engine = Engine.connect()
     d = engine.describe()
     return DoctorCheck("container engine", True, f"{d['engine']} {d['version']} (API {d['api']}, {d['arch']})"), engine
@@ -47,18 +51,25 @@ def check_binfmt() -> list[DoctorCheck]:
             continue
         handler = QEMU_HANDLER.get(recipe.elf_machine, "")
         entry = BINFMT / handler
-        fix = ("apt-get install qemu-user-static binfmt-support && mount -t binfmt_misc binfmt_misc "
-               "/proc/sys/fs/binfmt_misc && update-binfmts --enable")
+        fix = (
+            "apt-get install qemu-user-static binfmt-support && mount -t binfmt_misc binfmt_misc "
+            "/proc/sys/fs/binfmt_misc && update-binfmts --enable"
+        )
         if not entry.is_file():
             findings.append(DoctorCheck(f"qemu for {recipe.name}", False, f"no binfmt handler {handler}", fix))
             continue
         text = entry.read_text()
         enabled = text.startswith("enabled")
         fixed = any(line.startswith("flags:") and "F" in line for line in text.splitlines())
-        findings.append(DoctorCheck(
-            f"qemu for {recipe.name}", enabled and fixed,
-            f"{handler}: {'enabled' if enabled else 'disabled'}, flags {'include' if fixed else 'lack'} F "
-            "(interpreter usable inside containers)", "" if enabled and fixed else fix))
+        findings.append(
+            DoctorCheck(
+                f"qemu for {recipe.name}",
+                enabled and fixed,
+                f"{handler}: {'enabled' if enabled else 'disabled'}, flags {'include' if fixed else 'lack'} F "
+                "(interpreter usable inside containers)",
+                "" if enabled and fixed else fix,
+            )
+        )
     return findings
 
 
@@ -66,8 +77,12 @@ def check_disk() -> DoctorCheck:
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     free_gb = shutil.disk_usage(root).free / 1e9
-    return DoctorCheck("disk space", free_gb >= MIN_FREE_GB, f"{free_gb:.0f} GB free under {root}",
-                   f"free at least {MIN_FREE_GB} GB or set DEVKIT_CACHE_DIR to a larger disk")
+    return DoctorCheck(
+        "disk space",
+        free_gb >= MIN_FREE_GB,
+        f"{free_gb:.0f} GB free under {root}",
+        f"free at least {MIN_FREE_GB} GB or set DEVKIT_CACHE_DIR to a larger disk",
+    )
 
 
 def check_host_tools(engine: Engine | None) -> list[DoctorCheck]:
@@ -78,16 +93,26 @@ def check_host_tools(engine: Engine | None) -> list[DoctorCheck]:
             continue
         compiler = f"{recipe.triple}-g++"
         found = shutil.which(compiler)
-        findings.append(DoctorCheck(f"cross compiler {recipe.name}", bool(found), found or f"{compiler} not on PATH",
-                                f"apt-get install g++-{recipe.triple} (only for --runner host; the builder image has it)",
-                                required=False))
+        findings.append(
+            DoctorCheck(
+                f"cross compiler {recipe.name}",
+                bool(found),
+                found or f"{compiler} not on PATH",
+                f"apt-get install g++-{recipe.triple} (only for --runner host; the builder image has it)",
+                required=False,
+            )
+        )
     bases = [r for r in all_recipes() if engine is None or engine.image(base_tag(r)) is None]
     if bases:
         have = shutil.which("debootstrap")
-        findings.append(DoctorCheck(
-            "offline base images", bool(have),
-            f"missing {', '.join(base_tag(r) for r in bases)}; debootstrap {'found' if have else 'not installed'}",
-            "apt-get install debootstrap (devkit bootstraps base images on first use)"))
+        findings.append(
+            DoctorCheck(
+                "offline base images",
+                bool(have),
+                f"missing {', '.join(base_tag(r) for r in bases)}; debootstrap {'found' if have else 'not installed'}",
+                "apt-get install debootstrap (devkit bootstraps base images on first use)",
+            )
+        )
     else:
         findings.append(DoctorCheck("offline base images", True, "all present"))
     return findings

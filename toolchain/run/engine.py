@@ -24,14 +24,19 @@ from ..util.errors import DevkitError
 
 # What the SDK raises when the engine refuses a call, or stops answering in the middle of one
 # (a stream cut by a stopped engine surfaces from urllib3 or requests, not as a DockerException).
-ENGINE_ERRORS = (docker.errors.DockerException, requests.RequestException, urllib3.exceptions.HTTPError,
-                 ConnectionError)
+ENGINE_ERRORS = (
+    docker.errors.DockerException,
+    requests.RequestException,
+    urllib3.exceptions.HTTPError,
+    ConnectionError,
+)
 STEP_LABEL = "org.devkit.step"
-OWNER_LABEL = "org.devkit.owner"   # host:pid of the devkit process that made the container
+OWNER_LABEL = "org.devkit.owner"  # host:pid of the devkit process that made the container
 
 
 def owner_label() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
 
 ENGINE_FIX = (
     "start a Docker Engine (Debian: apt-get install docker.io && dockerd &), point DOCKER_HOST at one, "
@@ -110,15 +115,21 @@ class Engine:
         try:
             out = self.client.containers.run(image, ["--install", ",".join(platforms)], privileged=True, remove=True)
         except docker.errors.DockerException as exc:
-            raise DevkitError(f"installing qemu handlers with {image} failed ({_short(exc)})",
-                              "run it where the engine can pull images, or install qemu-user-static + "
-                              "binfmt-support on the engine's machine") from None
+            raise DevkitError(
+                f"installing qemu handlers with {image} failed ({_short(exc)})",
+                "run it where the engine can pull images, or install qemu-user-static + "
+                "binfmt-support on the engine's machine",
+            ) from None
         return out.decode(errors="replace") if isinstance(out, bytes) else str(out)
 
     def describe(self) -> dict[str, str]:
         version = self.client.version()
-        return {"engine": (version.get("Platform") or {}).get("Name") or "Docker Engine", "version": version.get("Version", "?"),
-                "api": version.get("ApiVersion", "?"), "arch": version.get("Arch", "?")}
+        return {
+            "engine": (version.get("Platform") or {}).get("Name") or "Docker Engine",
+            "version": version.get("Version", "?"),
+            "api": version.get("ApiVersion", "?"),
+            "arch": version.get("Arch", "?"),
+        }
 
     # ---- images ---------------------------------------------------------
     def image(self, tag: str) -> ImageInfo | None:
@@ -130,8 +141,13 @@ class Engine:
         platform = f"{attrs.get('Os', '?')}/{attrs.get('Architecture', '?')}"
         if attrs.get("Variant"):
             platform += f"/{attrs['Variant']}"
-        return ImageInfo(tag=tag, id=img.id, platform=platform, size_mb=attrs.get("Size", 0) / 1e6,
-                         labels=(attrs.get("Config") or {}).get("Labels") or {})
+        return ImageInfo(
+            tag=tag,
+            id=img.id,
+            platform=platform,
+            size_mb=attrs.get("Size", 0) / 1e6,
+            labels=(attrs.get("Config") or {}).get("Labels") or {},
+        )
 
     def images_with_label(self, label: str) -> list[ImageInfo]:
         found = []
@@ -145,15 +161,31 @@ class Engine:
     def remove_image(self, tag: str) -> None:
         self.client.images.remove(tag, force=True)
 
-    def build_image(self, context: bytes, tag: str, platform: str, buildargs: dict[str, str],
-                    labels: dict[str, str], log: Path, on_line=None) -> ImageInfo:
+    def build_image(
+        self,
+        context: bytes,
+        tag: str,
+        platform: str,
+        buildargs: dict[str, str],
+        labels: dict[str, str],
+        log: Path,
+        on_line=None,
+    ) -> ImageInfo:
         """Build from an in-memory tar context (classic builder: no buildx needed)."""
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a") as out:
             try:
                 stream = self.client.api.build(
-                    fileobj=io.BytesIO(context), custom_context=True, tag=tag, platform=platform,
-                    buildargs=buildargs, labels=labels, rm=True, forcerm=True, decode=True, pull=False,
+                    fileobj=io.BytesIO(context),
+                    custom_context=True,
+                    tag=tag,
+                    platform=platform,
+                    buildargs=buildargs,
+                    labels=labels,
+                    rm=True,
+                    forcerm=True,
+                    decode=True,
+                    pull=False,
                 )
                 error = None
                 for chunk in stream:
@@ -168,8 +200,11 @@ class Engine:
             except docker.errors.APIError as exc:
                 error = _short(exc)
         if error:
-            raise DevkitError(f"building image {tag} failed: {error.strip()}",
-                              "read the image build log; check network access to the Debian mirror", log=log)
+            raise DevkitError(
+                f"building image {tag} failed: {error.strip()}",
+                "read the image build log; check network access to the Debian mirror",
+                log=log,
+            )
         info = self.image(tag)
         assert info is not None
         return info

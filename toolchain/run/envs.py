@@ -21,9 +21,11 @@ def create_env(runner: Runner, root: Path, packages: list[str], title: str, log:
     venv = runner.path(root)
     runner.run(Step(title=f"{title}: create venv", argv=[runner.python, "-m", "venv", venv], log=log))
     python = f"{venv}/bin/python"
-    runner.run(Step(
-        title=f"{title}: install {' '.join(Path(p).name if '/' in p else p for p in packages)}",
-        argv=[python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *packages],
-        log=log,
-    ))
+    runner.run(
+        Step(
+            title=f"{title}: install {' '.join(Path(p).name if '/' in p else p for p in packages)}",
+            argv=[python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *packages],
+            log=log,
+        )
+    )
     return python

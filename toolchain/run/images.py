@@ -10,13 +10,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..util.console import err, status
+from ..project.recipes import Recipe, find_recipe
 from ..run.engine import Engine, ImageInfo, tar_context
 from ..run.envs import cache_root
-from ..util.errors import DevkitError
-from ..project.recipes import Recipe, find_recipe
-from ..util.resources import resource_dir
 from ..run.step import HostRunner, Step
+from ..util.console import err, status
+from ..util.errors import DevkitError
+from ..util.resources import resource_dir
 
 LABEL = "org.devkit.image"
 SUITE = "bookworm"
@@ -33,9 +33,9 @@ def base_tag(recipe: Recipe) -> str:
 
 @dataclass(frozen=True)
 class ImageSpec:
-    kind: str          # "builder" or "verify-<arch>"
-    dockerfile: str    # file under images/
-    recipe: Recipe     # whose platform the image runs on
+    kind: str  # "builder" or "verify-<arch>"
+    dockerfile: str  # file under images/
+    recipe: Recipe  # whose platform the image runs on
 
     @property
     def platform(self) -> str:
@@ -75,8 +75,12 @@ def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
     dockerfile = (resource_dir("images") / spec.dockerfile).read_bytes()
     with status(f"[bold]building image {tag}[/] ({spec.platform})…") as live:
         engine.build_image(
-            tar_context({"Dockerfile": dockerfile}), tag=tag, platform=spec.platform,
-            buildargs={"BASE": base_tag(spec.recipe)}, labels={LABEL: spec.kind}, log=log,
+            tar_context({"Dockerfile": dockerfile}),
+            tag=tag,
+            platform=spec.platform,
+            buildargs={"BASE": base_tag(spec.recipe)},
+            labels={LABEL: spec.kind},
+            log=log,
             on_line=lambda line: live.update(f"[bold]building image {tag}[/] [dim]{line[:90]}[/]"),
         )
     err.print(f"[green]✓[/] built image {tag} ({spec.platform})")
@@ -88,25 +92,39 @@ def bootstrap_base(engine: Engine, recipe: Recipe, log: Path) -> ImageInfo:
     import it with a FROM scratch build so the image records the target's platform."""
     tag = f"devkit-base:{SUITE}-{recipe.debian_arch}"
     if shutil.which("debootstrap") is None:
-        raise DevkitError("debootstrap is not installed, so no base image can be made offline",
-                          "apt-get install debootstrap (or set DEVKIT_BASE_IMAGE=debian:bookworm with registry access)")
+        raise DevkitError(
+            "debootstrap is not installed, so no base image can be made offline",
+            "apt-get install debootstrap (or set DEVKIT_BASE_IMAGE=debian:bookworm with registry access)",
+        )
     work_root = cache_root() / "bootstrap"
     work_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{recipe.debian_arch}-", dir=work_root) as tmp:
         rootfs = Path(tmp) / "rootfs"
-        HostRunner(fix_hint=f"check that {debian_mirror()} is reachable and, for a foreign architecture, "
-                            "that qemu binfmt handlers are registered (devkit doctor)").run(
-            Step(title=f"debootstrap {SUITE} for {recipe.debian_arch}",
-                 argv=["debootstrap", "--variant=minbase", f"--arch={recipe.debian_arch}", SUITE, str(rootfs),
-                       debian_mirror()],
-                 log=log))
+        HostRunner(
+            fix_hint=f"check that {debian_mirror()} is reachable and, for a foreign architecture, "
+            "that qemu binfmt handlers are registered (devkit doctor)"
+        ).run(
+            Step(
+                title=f"debootstrap {SUITE} for {recipe.debian_arch}",
+                argv=[
+                    "debootstrap",
+                    "--variant=minbase",
+                    f"--arch={recipe.debian_arch}",
+                    SUITE,
+                    str(rootfs),
+                    debian_mirror(),
+                ],
+                log=log,
+            )
+        )
         archive = Path(tmp) / "rootfs.tar"
         with tarfile.open(archive, "w") as tar:
             tar.add(str(rootfs), arcname=".")
-        context = tar_context({"Dockerfile": b"FROM scratch\nADD rootfs.tar /\nCMD [\"bash\"]\n", "rootfs.tar": archive})
+        context = tar_context({"Dockerfile": b'FROM scratch\nADD rootfs.tar /\nCMD ["bash"]\n', "rootfs.tar": archive})
         with status(f"[bold]importing {tag}[/]…"):
-            info = engine.build_image(context, tag=tag, platform=recipe.oci_platform, buildargs={},
-                                      labels={LABEL: "base"}, log=log)
+            info = engine.build_image(
+                context, tag=tag, platform=recipe.oci_platform, buildargs={}, labels={LABEL: "base"}, log=log
+            )
     err.print(f"[green]✓[/] bootstrapped base image {tag} ({info.platform})")
     return info
 

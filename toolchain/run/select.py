@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..project.config import RUNNERS
+from ..project.project import Project
+from ..project.recipes import Recipe, all_recipes
 from ..run.container import ContainerRunner, Mount
 from ..run.engine import Engine
 from ..run.envs import cache_root
-from ..util.errors import DevkitError
 from ..run.images import builder_spec, ensure_image, verify_spec
-from ..project.project import Project
-from ..project.recipes import Recipe, all_recipes
-from ..util.resources import PAYLOAD_DIR, resource_dir
 from ..run.step import HostRunner, Runner
+from ..util.errors import DevkitError
+from ..util.resources import PAYLOAD_DIR, resource_dir
 
 
 def host_recipe() -> Recipe:
@@ -40,12 +40,13 @@ def use_container(choice: str) -> bool:
 @dataclass(frozen=True)
 class BuildPlace:
     runner: Runner
-    machine_recipe: Recipe   # the architecture the compiler runs on
-    cache: Path              # host directory for tool envs, target Paddle, ccache
+    machine_recipe: Recipe  # the architecture the compiler runs on
+    cache: Path  # host directory for tool envs, target Paddle, ccache
 
 
-def build_place(choice: str, recipe: Recipe, project: Project, out: Path, log: Path,
-                inputs: list[Path] | None = None) -> BuildPlace:
+def build_place(
+    choice: str, recipe: Recipe, project: Project, out: Path, log: Path, inputs: list[Path] | None = None
+) -> BuildPlace:
     """Where to build; `inputs` are extra host directories the build reads."""
     if use_container(choice):
         engine = Engine.connect()
@@ -61,8 +62,14 @@ def build_place(choice: str, recipe: Recipe, project: Project, out: Path, log: P
             Mount(resource_dir("images"), "/devkit/images"),
             *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs or [])),
         ]
-        runner = ContainerRunner(engine, image, spec.platform, mounts, env={"PIP_CACHE_DIR": "/cache/pip"},
-                                 fix_hint="read the compiler lines above; fix the source and rebuild")
+        runner = ContainerRunner(
+            engine,
+            image,
+            spec.platform,
+            mounts,
+            env={"PIP_CACHE_DIR": "/cache/pip"},
+            fix_hint="read the compiler lines above; fix the source and rebuild",
+        )
         return BuildPlace(runner, spec.recipe, cache)
     machine = host_recipe()
     if not machine.matches(recipe.name) and shutil.which(f"{recipe.triple}-g++") is None:
@@ -83,14 +90,24 @@ def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], l
                 f"verifying on a remote container engine ({os.environ.get('DOCKER_HOST', 'DEVKIT_ENGINE_FILES=copy')}) "
                 "is not supported: each check step shares a large environment that would cross the network",
                 f"run devkit verify on a {recipe.name} machine with --runner host, or unset DOCKER_HOST for a local "
-                "engine with qemu")
+                "engine with qemu",
+            )
         spec = verify_spec(recipe)
         image = ensure_image(engine, spec, log)
-        mounts = [Mount(work, "/work", read_only=False), Mount(PAYLOAD_DIR, "/devkit/payload"),
-                  Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True)]
+        mounts = [
+            Mount(work, "/work", read_only=False),
+            Mount(PAYLOAD_DIR, "/devkit/payload"),
+            Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True),
+        ]
         mounts += [Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)]
-        return ContainerRunner(engine, image, spec.platform, mounts, env={"PIP_CACHE_DIR": "/cache/pip"},
-                               fix_hint="see the verify log; for emulated targets check `devkit doctor`")
+        return ContainerRunner(
+            engine,
+            image,
+            spec.platform,
+            mounts,
+            env={"PIP_CACHE_DIR": "/cache/pip"},
+            fix_hint="see the verify log; for emulated targets check `devkit doctor`",
+        )
     if not host_recipe().matches(recipe.name):
         raise DevkitError(
             f"verifying {recipe.name} needs a {recipe.name} environment, and the host is {platform.machine()}",

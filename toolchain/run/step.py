@@ -13,13 +13,14 @@ import signal
 import subprocess
 import sys
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..payload.build_plugin import INDEX_FIX, index_unreachable
 from ..util.console import status
 from ..util.errors import DevkitError
-from ..payload.build_plugin import INDEX_FIX, index_unreachable
 
 PROBLEM_PREFIX = "devkit-problem: "
 # Lines worth showing when a step fails: compiler and CMake diagnostics.
@@ -34,13 +35,13 @@ class Step:
     argv: list[str]
     log: Path
     cwd: Path | None = None
-    env: dict[str, str | None] = field(default_factory=dict)  # None: remove the variable
+    env: Mapping[str, str | None] = field(default_factory=dict)  # None: remove the variable
 
 
 class Runner(Protocol):
     name: str
-    key: str      # names state the runner keeps in the cache (e.g. its tool envs)
-    python: str   # interpreter that runs devkit's payload scripts there
+    key: str  # names state the runner keeps in the cache (e.g. its tool envs)
+    python: str  # interpreter that runs devkit's payload scripts there
 
     def path(self, host: Path) -> str:
         """Where a host path is visible to the step."""
@@ -78,14 +79,19 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
     if unreachable:
         return DevkitError(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details="\n".join(context))
     if "No space left on device" in output:
-        return DevkitError(f"{step.title}: the disk filled up (No space left on device)",
-                           "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
-                           "rerun: the build continues where it stopped", log=step.log, details="\n".join(context))
+        return DevkitError(
+            f"{step.title}: the disk filled up (No space left on device)",
+            "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
+            "rerun: the build continues where it stopped",
+            log=step.log,
+            details="\n".join(context),
+        )
     reported = [line for line in lines if line.startswith(PROBLEM_PREFIX)]
     if reported:
-        text, _, own_fix = reported[-1][len(PROBLEM_PREFIX):].partition(" | ")
-        return DevkitError(f"{step.title}: {text.strip()}", own_fix.strip() or fix, log=step.log,
-                           details="\n".join(context))
+        text, _, own_fix = reported[-1][len(PROBLEM_PREFIX) :].partition(" | ")
+        return DevkitError(
+            f"{step.title}: {text.strip()}", own_fix.strip() or fix, log=step.log, details="\n".join(context)
+        )
     return DevkitError(
         f"{step.title} failed (exit code {returncode})",
         fix,

@@ -10,11 +10,11 @@ from pathlib import Path
 import jinja2
 
 from .. import DISTRIBUTION, __version__
+from ..project.config import default_targets
+from ..project.naming import BackendName
+from ..project.recipes import find_recipe
 from ..util.errors import DevkitError
 from ..util.fsutil import staging_dir
-from ..project.naming import BackendName
-from ..project.config import default_targets
-from ..project.recipes import find_recipe
 from ..util.resources import resource_dir
 
 PLUGIN_VERSION = "0.1.0"

@@ -17,8 +17,8 @@ from typing import Any
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from ..util.errors import DevkitError
 from ..payload.archive_io import UnsafeArchive, extract_zip, sha256_file, unsafe_zip_member, write_tar_gz
+from ..util.errors import DevkitError
 
 __all__ = ["extract_tar", "extract_zip", "sha256_file", "tar_archive", "validate_wheel", "write_tar_gz", "zip_archive"]
 
@@ -43,8 +43,9 @@ def _opened(opener: Callable[[Path], Any], kind: str, path: Path, what: str, fix
     except (UnsafeArchive, tarfile.FilterError) as exc:
         raise DevkitError(f"{what} {path} is unsafe to unpack: {exc}", fix) from None
     except (*_CORRUPT, gzip.BadGzipFile) as exc:
-        raise DevkitError(f"{what} {path} is damaged or not a {kind} archive ({exc or type(exc).__name__})",
-                          fix) from None
+        raise DevkitError(
+            f"{what} {path} is damaged or not a {kind} archive ({exc or type(exc).__name__})", fix
+        ) from None
 
 
 def zip_archive(path: Path, what: str, fix: str) -> contextlib.AbstractContextManager[zipfile.ZipFile]:
@@ -62,7 +63,9 @@ def extract_tar(path: Path, dest: Path, what: str, fix: str) -> None:
         members = tar.getmembers()
         for member in members:  # refuse before writing anything
             if member.name.startswith("/"):  # the data filter would quietly strip the "/"
-                raise DevkitError(f"{what} {path} is unsafe to unpack: member {member.name!r} has an absolute path", fix)
+                raise DevkitError(
+                    f"{what} {path} is unsafe to unpack: member {member.name!r} has an absolute path", fix
+                )
             try:
                 tarfile.data_filter(member, str(dest))
             except tarfile.FilterError as exc:

@@ -6,19 +6,24 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from typing import Protocol
 
 from rich.console import Console
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+class LiveStatus(Protocol):
+    def update(self, status: str) -> None: ...
+
+
 class _SilentStatus:
-    def update(self, *args: object, **kwargs: object) -> None:
+    def update(self, status: str) -> None:
         pass
 
 
 @contextlib.contextmanager
-def status(text: str) -> Iterator[object]:
+def status(text: str) -> Iterator[LiveStatus]:
     """A live spinner on the main thread; silence on worker threads (parallel matrix
     lanes), where concurrent live displays would clash. Logs hold the detail either way."""
     if threading.current_thread() is threading.main_thread():

@@ -36,8 +36,14 @@ class Dataset:
     source: str
 
     def save(self, path: Path) -> None:
-        np.savez(path, x_train=self.x_train, y_train=self.y_train, x_test=self.x_test,
-                 y_test=self.y_test, source=np.array(self.source))
+        np.savez(
+            path,
+            x_train=self.x_train,
+            y_train=self.y_train,
+            x_test=self.x_test,
+            y_test=self.y_test,
+            source=np.array(self.source),
+        )
 
 
 def _find(directory: Path, stem: str) -> Path | None:
@@ -51,7 +57,11 @@ def _read_idx(path: Path) -> np.ndarray:
     """One MNIST idx file (magic, dimensions, uint8 data), checked against what the header says."""
     fix = "pass the directory of the original MNIST files (optionally .gz), or omit --data"
     try:
-        raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+        if path.suffix == ".gz":
+            with gzip.open(path) as f:
+                raw = f.read()
+        else:
+            raw = path.read_bytes()
     except (OSError, EOFError) as exc:
         raise DevkitError(f"{path} cannot be read ({exc})", fix) from None
     magic = int.from_bytes(raw[:4], "big") if len(raw) >= 4 else -1
@@ -59,10 +69,11 @@ def _read_idx(path: Path) -> np.ndarray:
         raise DevkitError(f"{path} is not an MNIST idx file (magic {magic})", fix)
     ndim = magic & 0xFF
     header = 4 + 4 * ndim
-    dims = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    dims = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     if len(raw) < header or len(raw) != header + math.prod(dims):
-        raise DevkitError(f"{path} is truncated: its header says {dims} values, it holds {max(len(raw) - header, 0)}",
-                          fix)
+        raise DevkitError(
+            f"{path} is truncated: its header says {dims} values, it holds {max(len(raw) - header, 0)}", fix
+        )
     if ndim == 3 and dims[1:] != [28, 28]:
         raise DevkitError(f"{path} holds {dims[1]}x{dims[2]} images, not 28x28", fix)
     return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
@@ -74,11 +85,16 @@ def load_mnist(directory: Path) -> Dataset | None:
         return None
     arrays = {key: _read_idx(path) for key, path in paths.items()}  # type: ignore[arg-type]
     for images_key, labels_key in (("x_train", "y_train"), ("x_test", "y_test")):
-        if arrays[images_key].ndim != 3 or arrays[labels_key].ndim != 1 or \
-                len(arrays[images_key]) != len(arrays[labels_key]):
-            raise DevkitError(f"{paths[images_key]} and {paths[labels_key]} do not pair up "
-                              f"({arrays[images_key].shape} images, {arrays[labels_key].shape} labels)",
-                              "pass the four original MNIST files, images and labels of the same split")
+        if (
+            arrays[images_key].ndim != 3
+            or arrays[labels_key].ndim != 1
+            or len(arrays[images_key]) != len(arrays[labels_key])
+        ):
+            raise DevkitError(
+                f"{paths[images_key]} and {paths[labels_key]} do not pair up "
+                f"({arrays[images_key].shape} images, {arrays[labels_key].shape} labels)",
+                "pass the four original MNIST files, images and labels of the same split",
+            )
 
     def images(a: np.ndarray, limit: int) -> np.ndarray:
         return (a[:limit].astype(np.float32) / 255.0).reshape(-1, 1, 28, 28)
@@ -87,8 +103,10 @@ def load_mnist(directory: Path) -> Dataset | None:
         return a[:limit].astype(np.int64).reshape(-1, 1)
 
     return Dataset(
-        images(arrays["x_train"], MAX_TRAIN), labels(arrays["y_train"], MAX_TRAIN),
-        images(arrays["x_test"], MAX_TEST), labels(arrays["y_test"], MAX_TEST),
+        images(arrays["x_train"], MAX_TRAIN),
+        labels(arrays["y_train"], MAX_TRAIN),
+        images(arrays["x_test"], MAX_TEST),
+        labels(arrays["y_test"], MAX_TEST),
         source=f"MNIST idx files from {directory}",
     )
 
@@ -103,8 +121,13 @@ def load_digits_28x28(seed: int = 0) -> Dataset:
     labels = digits.target.astype(np.int64).reshape(-1, 1)
     order = np.random.RandomState(seed).permutation(len(images))
     train, test = order[:1500], order[1500:]
-    return Dataset(images[train], labels[train], images[test], labels[test],
-                   source="scikit-learn handwritten digits (1797 8x8 images upscaled to 28x28; 1500 train / 297 held out)")
+    return Dataset(
+        images[train],
+        labels[train],
+        images[test],
+        labels[test],
+        source="scikit-learn handwritten digits (1797 8x8 images upscaled to 28x28; 1500 train / 297 held out)",
+    )
 
 
 def load_dataset(data_dir: Path | None) -> Dataset:

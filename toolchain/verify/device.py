@@ -37,17 +37,30 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
         for test in tests:
             test.chmod(0o755)
             try:
-                output = runner.run(Step(title=f"{test.name} on {options.recipe.name}", argv=[runner.path(test)],
-                                         log=log))
+                output = runner.run(
+                    Step(title=f"{test.name} on {options.recipe.name}", argv=[runner.path(test)], log=log)
+                )
                 passed = True
             except DevkitError as exc:
                 output, passed = exc.details, False
             cases = re.findall(r"^(PASS|FAIL) (\S+)$", output, re.M)
             summary = re.findall(r"^(\d+) passed, (\d+) failed$", output, re.M)
             detail = f"{summary[-1][0]} passed, {summary[-1][1]} failed" if summary else "no summary line"
-            checks.append({"name": test.name, "passed": passed and bool(summary) and summary[-1][1] == "0",
-                           "detail": detail, "cases": [{"case": c, "passed": r == "PASS"} for r, c in cases]})
-    report = {"device": None, "paddle_version": None, "bundle": str(bundle), "runner": runner.name,
-              "checks": checks, "passed": all(c["passed"] for c in checks),
-              "note": f"PaddlePaddle publishes no {options.recipe.name} runtime: the device library's own tests ran"}
+            checks.append(
+                {
+                    "name": test.name,
+                    "passed": passed and bool(summary) and summary[-1][1] == "0",
+                    "detail": detail,
+                    "cases": [{"case": c, "passed": r == "PASS"} for r, c in cases],
+                }
+            )
+    report = {
+        "device": None,
+        "paddle_version": None,
+        "bundle": str(bundle),
+        "runner": runner.name,
+        "checks": checks,
+        "passed": all(c["passed"] for c in checks),
+        "note": f"PaddlePaddle publishes no {options.recipe.name} runtime: the device library's own tests ran",
+    }
     return finish(report, options, report_dir, start, log)

@@ -25,14 +25,16 @@ class InferOptions:
     warmup: int = 10
     repeats: int = 30
     inference_dir: Path | None = None
-    bundle: Path | None = None   # the project's inference bundle, whose C++ demo runs
+    bundle: Path | None = None  # the project's inference bundle, whose C++ demo runs
 
 
 def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, report_dir: Path) -> VerifyResult:
     """paddle.inference on the device vs CPU for each model: outputs, kernel placement, latency."""
     unknown = [m for m in infer.models if m not in INFER_MODELS]
     if unknown and infer.model_dir is None:
-        raise DevkitError(f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir")
+        raise DevkitError(
+            f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir"
+        )
     if infer.warmup < 0 or infer.repeats < 1:
         raise DevkitError("--warmup must be >= 0 and --repeats >= 1", "e.g. --warmup 10 --repeats 30")
     if infer.model_dir is not None:
@@ -40,21 +42,39 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
     checks = []
     with plugin_session(wheel, options, report_dir, (infer.model_dir,) if infer.model_dir else ()) as session:
         runner, work = session.runner, session.work
-        targets = [("model-dir", ["--model-dir", runner.path(infer.model_dir)])] if infer.model_dir else \
-            [(m, ["--model", m]) for m in infer.models]
+        targets = (
+            [("model-dir", ["--model-dir", runner.path(infer.model_dir)])]
+            if infer.model_dir
+            else [(m, ["--model", m]) for m in infer.models]
+        )
         models = []
         for name, model_args in targets:
             check = session.run_payload(
                 f"inference {name} on {options.recipe.name} ({infer.warmup} warmup, {infer.repeats} repeats)",
-                INFER_PAYLOAD, [*model_args, "--warmup", str(infer.warmup), "--repeats", str(infer.repeats),
-                                "--work", runner.path(work)], f"{Path(name).name}.json")
+                INFER_PAYLOAD,
+                [
+                    *model_args,
+                    "--warmup",
+                    str(infer.warmup),
+                    "--repeats",
+                    str(infer.repeats),
+                    "--work",
+                    runner.path(work),
+                ],
+                f"{Path(name).name}.json",
+            )
             check["name"] = f"inference {Path(name).name}"
             checks.append(check)
             models.append(_model_prefix(infer.model_dir) if infer.model_dir else str(work / name / "model"))
         checks.append(cpp_demo(infer, options, models, work, session.log))
-    report = {"device": checks[0].get("device"), "paddle_version": session.paddle_version, "runner": runner.name,
-              "wheel": str(wheel), "checks": checks,
-              "passed": all(c["passed"] for c in checks if not c.get("not_run"))}
+    report = {
+        "device": checks[0].get("device"),
+        "paddle_version": session.paddle_version,
+        "runner": runner.name,
+        "wheel": str(wheel),
+        "checks": checks,
+        "passed": all(c["passed"] for c in checks if not c.get("not_run")),
+    }
     return finish(report, options, report_dir, session.start, session.log)
 
 
@@ -80,7 +100,7 @@ def _model_prefix(model_dir: Path) -> str:
     raise DevkitError(f"{model_dir} holds no exported model", fix)
 
 
-def cpp_demo(infer: "InferOptions", options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict:
+def cpp_demo(infer: InferOptions, options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict:
     """Build the bundle's C++ demo against the given Paddle Inference and run it on the device."""
     why = None
     if infer.inference_dir is None:
@@ -90,25 +110,52 @@ def cpp_demo(infer: "InferOptions", options: VerifyOptions, models: list[str], w
     elif not host_recipe().matches(options.recipe.name):
         why = f"the C++ demo runs on the host, which is not {options.recipe.name}"
     if why:
-        return {"name": "C++ demo", "passed": False, "not_run": True, "detail": f"not run: {why}; not counted as passed"}
+        return {
+            "name": "C++ demo",
+            "passed": False,
+            "not_run": True,
+            "detail": f"not run: {why}; not counted as passed",
+        }
     return _run_cpp_demo(infer, models, work, log)
 
 
-def _run_cpp_demo(infer: "InferOptions", models: list[str], work: Path, log: Path) -> dict:
+def _run_cpp_demo(infer: InferOptions, models: list[str], work: Path, log: Path) -> dict:
     # On the host only: the demo links the host's Paddle Inference release.
     runner = HostRunner(fix_hint="see the C++ demo lines in the verify log")
+    assert infer.bundle is not None  # cpp_demo runs this only with a bundle
     demo = work / "cpp-demo"
     extract_tar(infer.bundle, demo, "inference bundle", "rebuild it with devkit build --infer")
     root = next(demo.iterdir())
     env = {"PADDLE_INFERENCE_DIR": str(infer.inference_dir), "CUSTOM_DEVICE_ROOT": str(root / "lib")}
     try:
-        runner.run(Step("configure C++ demo", ["cmake", "-S", str(root / "demo" / "cpp"), "-B", str(demo / "build"),
-                                               f"-DPADDLE_INFERENCE_DIR={infer.inference_dir}"], log=log, env=env))
+        runner.run(
+            Step(
+                "configure C++ demo",
+                [
+                    "cmake",
+                    "-S",
+                    str(root / "demo" / "cpp"),
+                    "-B",
+                    str(demo / "build"),
+                    f"-DPADDLE_INFERENCE_DIR={infer.inference_dir}",
+                ],
+                log=log,
+                env=env,
+            )
+        )
         runner.run(Step("build C++ demo", ["cmake", "--build", str(demo / "build")], log=log, env=env))
         binary = next((demo / "build").glob("*_infer_demo"))
-        outputs = [runner.run(Step(f"C++ demo {Path(m).parent.name}", [str(binary), m, str(infer.warmup),
-                                                                          str(infer.repeats)], log=log, env=env))
-                   for m in models]
+        outputs = [
+            runner.run(
+                Step(
+                    f"C++ demo {Path(m).parent.name}",
+                    [str(binary), m, str(infer.warmup), str(infer.repeats)],
+                    log=log,
+                    env=env,
+                )
+            )
+            for m in models
+        ]
     except DevkitError as exc:
         return {"name": "C++ demo", "passed": False, "detail": exc.one_line()}
     ok = all("latency over" in out and "top-" in out for out in outputs)

@@ -15,26 +15,34 @@ class Case:
     name: str
     classname: str
     seconds: float = 0.0
-    failure: str | None = None   # message; None: passed
+    failure: str | None = None  # message; None: passed
     skipped: str | None = None
     output: str = ""
 
 
 def write_junit(path: Path, suite: str, cases: list[Case]) -> Path:
-    suite_el = ET.Element("testsuite", name=suite, tests=str(len(cases)),
-                          failures=str(sum(c.failure is not None for c in cases)), errors="0",
-                          skipped=str(sum(c.skipped is not None for c in cases)),
-                          time=f"{sum(c.seconds for c in cases):.1f}")
+    suite_el = ET.Element(
+        "testsuite",
+        name=suite,
+        tests=str(len(cases)),
+        failures=str(sum(c.failure is not None for c in cases)),
+        errors="0",
+        skipped=str(sum(c.skipped is not None for c in cases)),
+        time=f"{sum(c.seconds for c in cases):.1f}",
+    )
     for c in cases:
         case = ET.SubElement(suite_el, "testcase", classname=c.classname, name=c.name, time=f"{c.seconds:.1f}")
         if c.failure is not None:
-            ET.SubElement(case, "failure", message=c.failure.splitlines()[0][:500] if c.failure else "").text = c.failure
+            ET.SubElement(
+                case, "failure", message=c.failure.splitlines()[0][:500] if c.failure else ""
+            ).text = c.failure
         elif c.skipped is not None:
             ET.SubElement(case, "skipped", message=c.skipped)
         if c.output:
             ET.SubElement(case, "system-out").text = c.output
-    tree = ET.ElementTree(ET.Element("testsuites", name="devkit"))
-    tree.getroot().append(suite_el)
+    root = ET.Element("testsuites", name="devkit")
+    root.append(suite_el)
+    tree = ET.ElementTree(root)
     ET.indent(tree)
     xml = io.BytesIO()
     tree.write(xml, encoding="utf-8", xml_declaration=True)

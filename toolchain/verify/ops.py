@@ -13,18 +13,19 @@ import math
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from ..run.envs import create_env
-from ..util.errors import DevkitError
-from ..util.fsutil import write_atomic
-from ..util.resources import PAYLOAD_DIR
-from ..util.fsutil import staging_dir
-from ..verify.junit import Case, write_junit
 from ..project.config import Tolerances
-from ..run.step import Step
+from ..run.envs import create_env
 from ..run.select import host_recipe, verify_runner
+from ..run.step import Step
+from ..util.errors import DevkitError
+from ..util.fsutil import staging_dir, write_atomic
+from ..util.resources import PAYLOAD_DIR
+from ..verify.junit import Case, write_junit
 from .device import unpack_device_bundle
 from .report import FAILED_STATUSES, OpCase, OpsReport
 from .session import VerifyOptions, fresh_log, plugin_session, work_dir
@@ -57,10 +58,17 @@ def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
 
 def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str], report_dir: Path) -> OpsResult:
     with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_payload(f"op tests on {options.recipe.name}", PAYLOAD,
-                                     ["--ops", ops, "--dtypes", ",".join(dtypes)], "ops.json")
-    report.update(mode="plugin", wheel=str(wheel), arch=options.recipe.name, runner=session.runner.name,
-                  seconds=round(time.monotonic() - session.start, 1), log=str(session.log))
+        report = session.run_payload(
+            f"op tests on {options.recipe.name}", PAYLOAD, ["--ops", ops, "--dtypes", ",".join(dtypes)], "ops.json"
+        )
+    report.update(
+        mode="plugin",
+        wheel=str(wheel),
+        arch=options.recipe.name,
+        runner=session.runner.name,
+        seconds=round(time.monotonic() - session.start, 1),
+        log=str(session.log),
+    )
     return _publish(report, report_dir)
 
 
@@ -70,12 +78,28 @@ def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: 
     log = fresh_log(log_dir)
     with work_dir() as work, staging_dir(out_dir.resolve(), replace=True) as stage:
         runner = verify_runner(runner_choice, recipe, work, [], log)
-        python = create_env(runner, work / "venv", [f"paddlepaddle=={paddle_version}"],
-                            f"Paddle CPU environment (paddlepaddle {paddle_version})", log)
-        runner.run(Step(title=f"record golden data with Paddle {paddle_version} CPU", log=log,
-                        argv=[python, runner.path(PAYLOAD), "--gen-golden", runner.path(work / "golden"),
-                              "--out", runner.path(work / "golden.json")],
-                        env={"DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))}))
+        python = create_env(
+            runner,
+            work / "venv",
+            [f"paddlepaddle=={paddle_version}"],
+            f"Paddle CPU environment (paddlepaddle {paddle_version})",
+            log,
+        )
+        runner.run(
+            Step(
+                title=f"record golden data with Paddle {paddle_version} CPU",
+                log=log,
+                argv=[
+                    python,
+                    runner.path(PAYLOAD),
+                    "--gen-golden",
+                    runner.path(work / "golden"),
+                    "--out",
+                    runner.path(work / "golden.json"),
+                ],
+                env={"DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))},
+            )
+        )
         summary = json.loads((work / "golden.json").read_text())
         for item in (work / "golden").iterdir():
             shutil.move(str(item), stage / item.name)
@@ -121,8 +145,9 @@ def validate_golden(golden: Path) -> int:
             if not data.is_file():
                 raise DevkitError(f"{where}: {key} names {name}, which is missing", fix)
             if data.stat().st_size != 4 * numel:
-                raise DevkitError(f"{data} holds {data.stat().st_size} bytes, but its shape {dims} needs {4 * numel} "
-                                  "(float32)", fix)
+                raise DevkitError(
+                    f"{data} holds {data.stat().st_size} bytes, but its shape {dims} needs {4 * numel} (float32)", fix
+                )
         cases += 1
     if not cases:
         raise DevkitError(f"{manifest} lists no cases", fix)
@@ -137,33 +162,64 @@ def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: P
         checker = next(iter(unpack_device_bundle(bundle, work, options.recipe).glob("golden_*")), None)
         log = fresh_log(report_dir)
         if checker is None:
-            raise DevkitError(f"{bundle.name} has no golden checker (tests/golden_*)",
-                              "re-render the project with this devkit and rebuild")
+            raise DevkitError(
+                f"{bundle.name} has no golden checker (tests/golden_*)",
+                "re-render the project with this devkit and rebuild",
+            )
         checker.chmod(0o755)
         runner = verify_runner(options.runner, options.recipe, work, [golden.resolve()], log)
         try:
-            output = runner.run(Step(title=f"golden checks on {options.recipe.name}", log=log,
-                                     argv=[runner.path(checker), runner.path(golden.resolve())]))
+            output = runner.run(
+                Step(
+                    title=f"golden checks on {options.recipe.name}",
+                    log=log,
+                    argv=[runner.path(checker), runner.path(golden.resolve())],
+                )
+            )
         except DevkitError as exc:  # failing cases exit non-zero; their lines are in the log
             output = log.read_text()
             if not _GOLDEN_LINE.search(output):
                 raise exc from None
-    results = [{"case": case_id, "dtype": "float32", "kernels": [op], "status": "pass" if status == "PASS" else "fail",
-                "max_abs_diff": {"out": float(diff)}, "values": int(n),
-                **({"mismatch": [f"out: max |diff| {float(diff):.3g}; {why}"]} if why else {})}
-               for status, case_id, op, diff, n, why in _GOLDEN_LINE.findall(output)]
+    results = [
+        {
+            "case": case_id,
+            "dtype": "float32",
+            "kernels": [op],
+            "status": "pass" if status == "PASS" else "fail",
+            "max_abs_diff": {"out": float(diff)},
+            "values": int(n),
+            **({"mismatch": [f"out: max |diff| {float(diff):.3g}; {why}"]} if why else {}),
+        }
+        for status, case_id, op, diff, n, why in _GOLDEN_LINE.findall(output)
+    ]
     manifest = (golden / "manifest.txt").read_text().splitlines()
-    report = {"mode": "golden", "golden_dir": str(golden.resolve()), "golden_source": manifest[0].lstrip("# ").removeprefix("golden data: "),
-              "bundle": str(bundle), "arch": options.recipe.name, "runner": runner.name, "results": results,
-              "not_exercised": [], "seconds": round(time.monotonic() - start, 1), "log": str(log)}
+    report = {
+        "mode": "golden",
+        "golden_dir": str(golden.resolve()),
+        "golden_source": manifest[0].lstrip("# ").removeprefix("golden data: "),
+        "bundle": str(bundle),
+        "arch": options.recipe.name,
+        "runner": runner.name,
+        "results": results,
+        "not_exercised": [],
+        "seconds": round(time.monotonic() - start, 1),
+        "log": str(log),
+    }
     expected = sum(1 for line in manifest if line and not line.startswith("#"))
     if len(results) != expected:
-        results.append({"case": "all golden cases ran", "dtype": "-", "kernels": [], "status": "error",
-                        "error": f"{len(results)} of {expected} cases reported; see {log}"})
+        results.append(
+            {
+                "case": "all golden cases ran",
+                "dtype": "-",
+                "kernels": [],
+                "status": "error",
+                "error": f"{len(results)} of {expected} cases reported; see {log}",
+            }
+        )
     return _publish(report, report_dir)
 
 
-def _detail(r: dict) -> str:
+def _detail(r: Mapping[str, Any]) -> str:
     if r.get("error"):
         return r["error"]
     if r.get("mismatch"):
@@ -181,28 +237,44 @@ def _publish(report: dict, report_dir: Path) -> OpsResult:
     counts = {s: sum(r["status"] == s for r in results) for s in ("pass", "fail", "error", "not registered")}
     report["counts"] = counts
     write_atomic(report_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
-    title = (f"devkit test-ops — {report['arch']}, " +
-             (f"golden data ({report['golden_source']})" if report["mode"] == "golden"
-              else f"{report['device']} vs Paddle {report['paddle_version']} CPU"))
-    lines = [f"# {title}", "",
-             f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
-             f"{counts['not registered']} not registered for the dtype.", "",
-             "| case | dtype | kernels | result | max abs diff / reason |", "| --- | --- | --- | --- | --- |"]
+    title = f"devkit test-ops — {report['arch']}, " + (
+        f"golden data ({report['golden_source']})"
+        if report["mode"] == "golden"
+        else f"{report['device']} vs Paddle {report['paddle_version']} CPU"
+    )
+    lines = [
+        f"# {title}",
+        "",
+        f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
+        f"{counts['not registered']} not registered for the dtype.",
+        "",
+        "| case | dtype | kernels | result | max abs diff / reason |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for r in results:
-        lines.append(f"| {r['case']} | {r['dtype']} | {', '.join(r['kernels'])} | {r['status']} | "
-                     f"{_detail(r).replace('|', '/')} |")
+        lines.append(
+            f"| {r['case']} | {r['dtype']} | {', '.join(r['kernels'])} | {r['status']} | "
+            f"{_detail(r).replace('|', '/')} |"
+        )
     if report.get("not_exercised"):
         lines += ["", f"Registered but not exercised by any case: {', '.join(report['not_exercised'])}."]
     write_atomic(report_dir / "report.md", "\n".join(lines) + "\n")
-    write_junit(report_dir / "junit.xml", "devkit test-ops", [
-        Case(name=f"{r['case']} [{r['dtype']}]", classname=f"test-ops.{(r['kernels'] or ['-'])[0]}",
-             failure=_detail(r) if r["status"] in FAILED_STATUSES else None,
-             skipped=_detail(r) if r["status"] == "not registered" else None)
-        for r in results])
+    write_junit(
+        report_dir / "junit.xml",
+        "devkit test-ops",
+        [
+            Case(
+                name=f"{r['case']} [{r['dtype']}]",
+                classname=f"test-ops.{(r['kernels'] or ['-'])[0]}",
+                failure=_detail(r) if r["status"] in FAILED_STATUSES else None,
+                skipped=_detail(r) if r["status"] == "not registered" else None,
+            )
+            for r in results
+        ],
+    )
     return OpsResult(OpsReport.from_json(report), report_dir)
 
 
 def describe_failures(result: OpsResult, limit: int = 6) -> str:
     parts = [f"{r.case} [{r.dtype}] ({', '.join(r.kernels)}: {_detail(r.data)[:120]})" for r in result.failed]
     return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
-

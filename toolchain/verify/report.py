@@ -17,10 +17,11 @@ from ..util.errors import DevkitError
 @dataclass(frozen=True)
 class Check:
     """One verification check: its verdict and the figures behind it."""
+
     name: str
     passed: bool
     detail: str = ""
-    not_run: bool = False                                  # e.g. the C++ demo without a Paddle Inference library
+    not_run: bool = False  # e.g. the C++ demo without a Paddle Inference library
     data: Mapping[str, Any] = field(default_factory=dict)  # the payload's other fields (kernels, latency_ms, ...)
 
     @property
@@ -30,15 +31,23 @@ class Check:
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Check:
         try:
-            return cls(name=str(raw["name"]), passed=bool(raw["passed"]), detail=str(raw.get("detail", "")),
-                       not_run=bool(raw.get("not_run", False)), data=dict(raw))
+            return cls(
+                name=str(raw["name"]),
+                passed=bool(raw["passed"]),
+                detail=str(raw.get("detail", "")),
+                not_run=bool(raw.get("not_run", False)),
+                data=dict(raw),
+            )
         except (KeyError, TypeError) as exc:
-            raise DevkitError(f"a check in the payload's report lacks {exc}", "this is a devkit bug; report it") from None
+            raise DevkitError(
+                f"a check in the payload's report lacks {exc}", "this is a devkit bug; report it"
+            ) from None
 
 
 @dataclass(frozen=True)
 class Report:
     """A verify, check-kernels or device-test report."""
+
     checks: tuple[Check, ...]
     passed: bool
     device: str | None = None
@@ -49,8 +58,14 @@ class Report:
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Report:
         checks = tuple(Check.from_json(c) for c in raw.get("checks", []))
-        return cls(checks=checks, passed=bool(raw.get("passed")), device=raw.get("device"),
-                   paddle_version=raw.get("paddle_version"), runner=raw.get("runner"), data=dict(raw))
+        return cls(
+            checks=checks,
+            passed=bool(raw.get("passed")),
+            device=raw.get("device"),
+            paddle_version=raw.get("paddle_version"),
+            runner=raw.get("runner"),
+            data=dict(raw),
+        )
 
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)
@@ -66,10 +81,11 @@ FAILED_STATUSES = ("fail", "error")
 @dataclass(frozen=True)
 class OpCase:
     """One op-conformance case (test-ops, golden data) in one dtype."""
+
     case: str
     dtype: str
     kernels: tuple[str, ...]
-    status: str                     # pass | fail | error | not registered
+    status: str  # pass | fail | error | not registered
     detail: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
 
@@ -79,8 +95,14 @@ class OpCase:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> OpCase:
-        return cls(case=str(raw["case"]), dtype=str(raw.get("dtype", "")), kernels=tuple(raw.get("kernels", ())),
-                   status=str(raw["status"]), detail=str(raw.get("detail", "")), data=dict(raw))
+        return cls(
+            case=str(raw["case"]),
+            dtype=str(raw.get("dtype", "")),
+            kernels=tuple(raw.get("kernels", ())),
+            status=str(raw["status"]),
+            detail=str(raw.get("detail", "")),
+            data=dict(raw),
+        )
 
 
 @dataclass(frozen=True)
@@ -92,8 +114,12 @@ class OpsReport:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> OpsReport:
-        return cls(results=tuple(OpCase.from_json(r) for r in raw.get("results", [])),
-                   counts=dict(raw.get("counts", {})), passed=bool(raw.get("passed")), data=dict(raw))
+        return cls(
+            results=tuple(OpCase.from_json(r) for r in raw.get("results", [])),
+            counts=dict(raw.get("counts", {})),
+            passed=bool(raw.get("passed")),
+            data=dict(raw),
+        )
 
     @property
     def failed(self) -> list[OpCase]:

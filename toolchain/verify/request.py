@@ -11,20 +11,21 @@ from pathlib import Path
 from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.plugin import device_bundle_path
 from ..project.config import DevkitConfig
-from ..util.console import err
-from ..util.errors import DevkitError
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
+from ..util.console import err
+from ..util.errors import DevkitError
 from .device import run_device_tests
 from .infer import InferOptions, run_infer_verify
-from .session import VerifyOptions, VerifyResult, find_wheel
+from .session import VerifyOptions, VerifyResult, wheel_to_check
 from .train import run_verify
 
 
 @dataclass(frozen=True)
 class VerifyRequest:
     """Command-line values; None means "from [tool.devkit]"."""
+
     model: str | None = None
     steps: int | None = None
     data: Path | None = None
@@ -54,38 +55,67 @@ def reports_root(project: Project | None) -> Path:
 def verify_options(project: Project | None, recipe: Recipe, runner: str | None, **fields) -> VerifyOptions:
     """Options for running checks of `recipe`'s plugin: the command line's runner, else [tool.devkit]'s."""
     config = project_config(project)
-    return VerifyOptions(recipe=recipe, device_type=project.device_type if project else None,
-                         runner=runner or config.runner, tolerances=config.tolerances, **fields)
+    return VerifyOptions(
+        recipe=recipe,
+        device_type=project.device_type if project else None,
+        runner=runner or config.runner,
+        tolerances=config.tolerances,
+        **fields,
+    )
 
 
-def run_verification(project: Project | None, wheel: Path | None, recipe: Recipe, request: VerifyRequest,
-                     infer: bool, report_dir: Path | None) -> VerifyResult:
+def run_verification(
+    project: Project | None,
+    wheel: Path | None,
+    recipe: Recipe,
+    request: VerifyRequest,
+    infer: bool,
+    report_dir: Path | None,
+) -> VerifyResult:
     config = project_config(project)
     if project is not None:
         report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{'-infer' if infer else ''}"
     report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}").resolve()
     native = host_recipe().matches(recipe.name)
     steps = request.steps or (config.verify.steps if native else config.verify.emulated_steps)
-    options = verify_options(project, recipe, request.runner, model=request.model or config.verify.train_model,
-                             steps=steps, data_dir=request.data)
+    options = verify_options(
+        project,
+        recipe,
+        request.runner,
+        model=request.model or config.verify.train_model,
+        steps=steps,
+        data_dir=request.data,
+    )
     if infer:
         if not recipe.has_paddle_runtime:
-            raise DevkitError(f"{recipe.name} has no Paddle runtime, so there is no inference to verify",
-                              f"run `devkit verify PROJECT --arch {recipe.name}` for its device library tests")
+            raise DevkitError(
+                f"{recipe.name} has no Paddle runtime, so there is no inference to verify",
+                f"run `devkit verify PROJECT --arch {recipe.name}` for its device library tests",
+            )
         models = (request.model,) if request.model else config.verify.infer_models
         inference_dir = request.inference_dir.resolve() if request.inference_dir else None
         return run_infer_verify(
-            (wheel or find_wheel(project, recipe)).resolve(), options,
-            InferOptions(models=models, model_dir=request.model_dir.resolve() if request.model_dir else None,
-                         warmup=config.verify.warmup if request.warmup is None else request.warmup,
-                         repeats=config.verify.repeats if request.repeats is None else request.repeats,
-                         inference_dir=inference_dir, bundle=_inference_bundle(project, recipe)),
-            report_dir)
+            wheel_to_check(project, wheel, recipe),
+            options,
+            InferOptions(
+                models=models,
+                model_dir=request.model_dir.resolve() if request.model_dir else None,
+                warmup=config.verify.warmup if request.warmup is None else request.warmup,
+                repeats=config.verify.repeats if request.repeats is None else request.repeats,
+                inference_dir=inference_dir,
+                bundle=_inference_bundle(project, recipe),
+            ),
+            report_dir,
+        )
     if not recipe.has_paddle_runtime:
         if project is None:
-            raise DevkitError(f"{recipe.name} has no Paddle runtime; its device tests come from a project",
-                              f"pass the project directory: devkit verify PROJECT --arch {recipe.name}")
-        err.print(f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: running the device library's "
-                  f"tests on {recipe.name}")
+            raise DevkitError(
+                f"{recipe.name} has no Paddle runtime; its device tests come from a project",
+                f"pass the project directory: devkit verify PROJECT --arch {recipe.name}",
+            )
+        err.print(
+            f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: running the device library's "
+            f"tests on {recipe.name}"
+        )
         return run_device_tests(device_bundle_path(project, recipe), options, report_dir)
-    return run_verify((wheel or find_wheel(project, recipe)).resolve(), options, report_dir)
+    return run_verify(wheel_to_check(project, wheel, recipe), options, report_dir)

@@ -26,6 +26,7 @@ from ..util.errors import DevkitError
 from ..util.fsutil import write_atomic
 from .report import Report
 
+
 @dataclass(frozen=True)
 class VerifyOptions:
     recipe: Recipe
@@ -52,9 +53,19 @@ class VerifyResult:
         return self.report.passed
 
 
+def wheel_to_check(project: Project | None, wheel: Path | None, recipe: Recipe) -> Path:
+    """The wheel a command was given, else the project's newest wheel for the target."""
+    if wheel is not None:
+        return wheel.resolve()
+    if project is None:
+        raise DevkitError("no wheel and no project given", "pass a project directory or --wheel")
+    return find_wheel(project, recipe).resolve()
+
+
 def find_wheel(project: Project, recipe: Recipe) -> Path:
-    wheels = sorted(project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"),
-                    key=lambda p: p.stat().st_mtime)
+    wheels = sorted(
+        project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"), key=lambda p: p.stat().st_mtime
+    )
     if not wheels:
         raise DevkitError(
             f"no {recipe.name} wheel in {project.dist_dir}",
@@ -82,8 +93,13 @@ def check_wheel(wheel: Path, options: VerifyOptions) -> str:
 
 
 def fresh_env(runner, work: Path, wheel: Path, paddle_version: str, log: Path) -> str:
-    return create_env(runner, work / "venv", [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
-                      f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})", log)
+    return create_env(
+        runner,
+        work / "venv",
+        [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
+        f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})",
+        log,
+    )
 
 
 # Paddle must find the plugin where pip put it, not in a leftover CUSTOM_DEVICE_ROOT.
@@ -93,28 +109,46 @@ CHECK_ENV = {"FLAGS_enable_api_kernel_fallback": "0", "CUSTOM_DEVICE_ROOT": None
 @dataclass(frozen=True)
 class PluginSession:
     """A fresh environment with the wheel's pinned Paddle and the wheel, where payload scripts run."""
+
     runner: Runner
     python: str
     work: Path
     log: Path
     paddle_version: str
     options: VerifyOptions
-    start: float   # after the wheel checks: what the report's seconds count
+    start: float  # after the wheel checks: what the report's seconds count
 
-    def run_payload(self, title: str, payload: Path, args: list[str], out_name: str, *, device: str | None = None,
-                    env: dict[str, str | None] | None = None) -> dict:
+    def run_payload(
+        self,
+        title: str,
+        payload: Path,
+        args: list[str],
+        out_name: str,
+        *,
+        device: str | None = None,
+        env: dict[str, str | None] | None = None,
+    ) -> dict:
         """Run `payload ARGS --out WORK/OUT_NAME [--device TYPE]` and return the JSON it wrote."""
         argv = [self.python, self.runner.path(payload), *args, "--out", self.runner.path(self.work / out_name)]
-        if device or self.options.device_type:
-            argv += ["--device", device or self.options.device_type]
-        self.runner.run(Step(title=title, argv=argv, log=self.log, cwd=Path(self.runner.path(self.work)),
-                             env=self.options.check_env if env is None else env))
+        device = device or self.options.device_type
+        if device:
+            argv += ["--device", device]
+        self.runner.run(
+            Step(
+                title=title,
+                argv=argv,
+                log=self.log,
+                cwd=Path(self.runner.path(self.work)),
+                env=self.options.check_env if env is None else env,
+            )
+        )
         return json.loads((self.work / out_name).read_text())
 
 
 @contextlib.contextmanager
-def plugin_session(wheel: Path, options: VerifyOptions, report_dir: Path,
-                   inputs: tuple[Path, ...] = ()) -> Iterator[PluginSession]:
+def plugin_session(
+    wheel: Path, options: VerifyOptions, report_dir: Path, inputs: tuple[Path, ...] = ()
+) -> Iterator[PluginSession]:
     """Check the wheel (before installing anything), then install it in a fresh env on the target."""
     paddle_version = check_wheel(wheel, options)
     start = time.monotonic()
@@ -142,16 +176,18 @@ def work_dir() -> Iterator[Path]:
 
 
 def finish(report: dict, options: VerifyOptions, report_dir: Path, start: float, log: Path) -> VerifyResult:
-    report.update(arch=options.recipe.name, model=options.model, seconds=round(time.monotonic() - start, 1),
-                  log=str(log))
+    report.update(
+        arch=options.recipe.name, model=options.model, seconds=round(time.monotonic() - start, 1), log=str(log)
+    )
     report_path = write_atomic(report_dir / "report.json", json.dumps(report, indent=2))
     plot = plot_losses(report, report_dir / f"{options.model}-loss.png")
     return VerifyResult(report=Report.from_json(report), report_path=report_path, plot_path=plot)
 
 
 def plot_losses(report: dict, path: Path) -> Path | None:
-    mnist = next((c for c in report.get("checks", []) if c.get("name") in ("mnist", report.get("model"))
-                  and "device" in c), None)
+    mnist = next(
+        (c for c in report.get("checks", []) if c.get("name") in ("mnist", report.get("model")) and "device" in c), None
+    )
     if mnist is None:
         return None
     import matplotlib
@@ -164,9 +200,12 @@ def plot_losses(report: dict, path: Path) -> Path | None:
     ax.plot(mnist["device"]["losses"], label=f"{report['device']}:0", linewidth=1.0)
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")
-    ax.set_title(f"{'LeNet' if mnist['name'] == 'mnist' else mnist['name']} on {report['device']}:0 vs CPU — "
-                 f"max |diff| {mnist['max_curve_abs_diff']:.1e}, "
-                 f"held-out acc {mnist['device']['heldout_accuracy']:.3f}", fontsize=9)
+    ax.set_title(
+        f"{'LeNet' if mnist['name'] == 'mnist' else mnist['name']} on {report['device']}:0 vs CPU — "
+        f"max |diff| {mnist['max_curve_abs_diff']:.1e}, "
+        f"held-out acc {mnist['device']['heldout_accuracy']:.3f}",
+        fontsize=9,
+    )
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()

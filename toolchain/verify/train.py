@@ -29,21 +29,35 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
         if battery:
             # First with CPU fallback on (Paddle's default): which kernels the model runs on the device and which
             # fall back; then the checks, which train it with fallback off.
-            fallback = session.run_payload(f"fallback report ({options.model}) on {options.recipe.name}",
-                                           FALLBACK_PAYLOAD, ["--data", data, "--model", options.model],
-                                           "fallback.json", env=fallback_env)
-        report = session.run_payload(f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
-                                     PAYLOAD, ["--data", data, "--steps", str(options.steps), "--model", options.model],
-                                     "report.json")
+            fallback = session.run_payload(
+                f"fallback report ({options.model}) on {options.recipe.name}",
+                FALLBACK_PAYLOAD,
+                ["--data", data, "--model", options.model],
+                "fallback.json",
+                env=fallback_env,
+            )
+        report = session.run_payload(
+            f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
+            PAYLOAD,
+            ["--data", data, "--steps", str(options.steps), "--model", options.model],
+            "report.json",
+        )
         if battery:
             model_check = len(report["checks"]) - (report["checks"][-1].get("name") == options.model)
             report["checks"].insert(model_check, fallback)
             report["passed"] = all(c["passed"] for c in report["checks"])
         elif report.get("device"):
             # With CPU fallback on (Paddle's default): which kernels the model ran on the device, which on CPU.
-            report["checks"].append(session.run_payload(
-                f"fallback report on {options.recipe.name}", FALLBACK_PAYLOAD, ["--data", data], "fallback.json",
-                device=report["device"], env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}))
+            report["checks"].append(
+                session.run_payload(
+                    f"fallback report on {options.recipe.name}",
+                    FALLBACK_PAYLOAD,
+                    ["--data", data],
+                    "fallback.json",
+                    device=report["device"],
+                    env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"},
+                )
+            )
             report["passed"] = all(c["passed"] for c in report["checks"])
     report.update(wheel=str(wheel), runner=session.runner.name)
     return finish(report, options, report_dir, session.start, session.log)
@@ -52,7 +66,8 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
 def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     """Load the plugin into its pinned Paddle and compare every kernel's signature with Paddle's."""
     with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_payload(f"kernel signatures on {options.recipe.name}", PAYLOAD,
-                                     ["--only", "kernel-signatures"], "report.json")
+        report = session.run_payload(
+            f"kernel signatures on {options.recipe.name}", PAYLOAD, ["--only", "kernel-signatures"], "report.json"
+        )
     report.update(wheel=str(wheel), runner=session.runner.name)
     return finish(report, options, report_dir, session.start, session.log)
