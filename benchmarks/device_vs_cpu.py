@@ -16,7 +16,8 @@ from pathlib import Path
 
 # verify's checks: the same LeNet, and fallback off so every op runs on the device
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
-from plugin_checks import F, LeNet, np, paddle  # noqa: E402
+from check_common import F, np, paddle  # noqa: E402
+from mnist import LeNet  # noqa: E402
 
 
 def dispatch_us(place: str, n: int) -> float:

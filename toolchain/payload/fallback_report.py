@@ -67,11 +67,13 @@ def main() -> int:
         GLOG_vmodule="kernel_factory=3,api=6,backward_api_base=6",
     )
     sys.path.insert(0, str(Path(__file__).parent))
+    import battery  # imports paddle, after the flags above
+    import check_common as common
+    import mnist
     import numpy as np
-    import plugin_checks as checks  # imports paddle, after the flags above
 
     if not args.device:
-        types = checks.paddle.device.get_all_custom_device_type() or []
+        types = common.paddle.device.get_all_custom_device_type() or []
         args.device = types[0] if len(types) == 1 else ""
 
     data = None
@@ -82,10 +84,10 @@ def main() -> int:
     error = ""
     try:
         if args.model == "mnist":
-            checks.train(args.device, data, args.steps, 64, 2024)
+            mnist.train(args.device, data, args.steps, 64, 2024)
         else:
-            checks.train_model(
-                args.model, args.device, checks.battery_data(args.model, data, 2024), args.steps, 64, 2024
+            battery.train_model(
+                args.model, args.device, battery.battery_data(args.model, data, 2024), args.steps, 64, 2024
             )
     except Exception as exc:  # the report still says what ran until then
         error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -20,14 +20,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import check_common as common  # noqa: E402
+import op_cases  # noqa: E402
 import plugin_checks as checks  # noqa: E402  (sets FLAGS_enable_api_kernel_fallback=0, imports paddle)
 
-np, paddle, F = checks.np, checks.paddle, checks.F
+np, paddle, F = common.np, common.paddle, common.F
 
 FLOATS = ("float32", "float64")
 # (forward, backward) tolerances per dtype; float32 comes from [tool.devkit.tolerances].
 TOLERANCES = {
-    "float32": (checks.FORWARD_TOL, checks.BACKWARD_TOL),
+    "float32": (common.FORWARD_TOL, common.BACKWARD_TOL),
     "float64": ({"rtol": 1e-9, "atol": 1e-12}, {"rtol": 1e-8, "atol": 1e-10}),
 }
 EXACT = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
@@ -35,7 +37,7 @@ EXACT = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
 
 def shape_cases() -> list[tuple]:
     """Empty, 0-d and two-sided broadcasting shapes, where the ops allow them."""
-    u = checks.uniform(checks._rng(1))
+    u = op_cases.uniform(op_cases._rng(1))
 
     return [
         ("add empty [0,5]+[5]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(0, 5), "y": u(5)}, True),
@@ -131,14 +133,14 @@ def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad:
     try:
         if flags:
             paddle.set_flags(flags)
-        dev = checks._run(fn, inputs, device, grad)
-        cpu = checks._run(fn, inputs, "cpu", grad)
+        dev = op_cases._run(fn, inputs, device, grad)
+        cpu = op_cases._run(fn, inputs, "cpu", grad)
         ok = True
         for key in cpu:
             if key not in dev:
                 ok, entry["error"] = False, f"no gradient {key} on {device}"
                 continue
-            same, diff = checks._compare(dev[key], cpu[key], forward_tol if key == "out" else backward_tol)
+            same, diff = common._compare(dev[key], cpu[key], forward_tol if key == "out" else backward_tol)
             entry["max_abs_diff"][key] = diff
             if not same:
                 entry.setdefault("mismatch", []).append(
@@ -149,7 +151,7 @@ def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad:
             ok &= same
         entry["status"] = "pass" if ok else "fail"
     except Exception as exc:  # a missing or failing kernel raises: report it by name
-        entry.update(status="error", error=checks._first_line(exc))
+        entry.update(status="error", error=common._first_line(exc))
     finally:
         if saved:
             paddle.set_flags(saved)
@@ -161,7 +163,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
     pattern = re.compile(ops) if ops else None
     registered = checks.registered_dtypes(device)
     results = []
-    cases = checks.op_cases() + shape_cases()
+    cases = op_cases.op_cases() + shape_cases()
     for case, kernels, fn, inputs, grad, *flags in cases:
         if pattern and not (pattern.search(case) or any(pattern.search(k) for k in kernels)):
             continue
@@ -182,7 +184,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
                 )
                 continue
             entry = run_case(device, case, kernels, fn, variant, grad, flags[0] if flags else {}, dtype)
-            checks.log(f"  {case} [{dtype}]: {entry['status']}")
+            common.log(f"  {case} [{dtype}]: {entry['status']}")
             results.append(entry)
     if "float32" in dtypes:
         for extra in (checks.check_optimizers, checks.check_random, checks.check_dropout_random):
@@ -209,7 +211,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
 
 def golden_cases() -> list[dict]:
     """Cases the device library's golden checker understands: op, attributes, inputs, Paddle op."""
-    u = checks.uniform(checks._rng(11))
+    u = op_cases.uniform(op_cases._rng(11))
 
     cases = []
     for name, fn in (
@@ -358,7 +360,7 @@ def gen_golden(out_dir: Path) -> dict:
             path = out_dir / f"{case['id']}.{key}.bin"
             arr.astype("<f4").tofile(path)
             fields.append(f"{key}={path.name}:{','.join(map(str, arr.shape)) or '-'}")
-        fields += [f"rtol={checks.FORWARD_TOL['rtol']}", f"atol={checks.FORWARD_TOL['atol']}"]
+        fields += [f"rtol={common.FORWARD_TOL['rtol']}", f"atol={common.FORWARD_TOL['atol']}"]
         lines.append(" ".join(fields))
     (out_dir / "manifest.txt").write_text("\n".join(lines) + "\n")
     return {"golden_dir": str(out_dir), "cases": len(lines) - 1, "paddle_version": paddle.__version__}

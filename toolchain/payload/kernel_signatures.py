@@ -1,0 +1,110 @@
+"""The kernel-signatures check: every kernel the plugin registered, as Paddle parsed it at
+load time, against Paddle's own (CPU) kernel of the same name."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from check_common import paddle
+
+ATTRIBUTE_TYPES = (
+    "undefined",
+    "bool",
+    "int32",
+    "int64",
+    "float32",
+    "float64",
+    "string",
+    "bools",
+    "int32s",
+    "int64s",
+    "float32s",
+    "float64s",
+    "strings",
+    "Scalar",
+    "Scalars",
+    "IntArray",
+    "DataType",
+    "DataLayout",
+    "Place",
+)  # phi::AttributeType, in order
+
+
+def _plugin_library(device: str):
+    """The loaded plugin, found where Paddle looks for plugins (CUSTOM_DEVICE_ROOT, site-packages)."""
+    import ctypes
+    import glob
+
+    roots = [os.environ.get("CUSTOM_DEVICE_ROOT", "")] + [os.path.join(p, "paddle_custom_device") for p in sys.path]
+    for root in filter(None, roots):
+        for path in sorted(glob.glob(os.path.join(root, "*.so"))):
+            lib = ctypes.CDLL(path)  # already loaded by Paddle: the same handle
+            if hasattr(lib, f"{device}_kernel_report"):
+                return path, getattr(lib, f"{device}_kernel_report")
+    return None, None
+
+
+def _parse_args_def(text: str) -> dict:
+    parts = {}
+    for kind, _count, items in re.findall(r"(inputs|attributes|outputs) (\d+) \[([^\]]*)\]", text):
+        parts[kind] = [i for i in items.split(",") if i]
+    return parts
+
+
+def _describe_difference(ours: dict, paddles: dict) -> str:
+    diffs = []
+    for kind in ("inputs", "attributes", "outputs"):
+        a, b = ours.get(kind, []), paddles.get(kind, [])
+        if a == b:
+            continue
+        if kind == "attributes":
+
+            def names(xs: list[str]) -> str:
+                return ", ".join(
+                    ATTRIBUTE_TYPES[int(x)] if x.isdigit() and int(x) < len(ATTRIBUTE_TYPES) else x for x in xs
+                )
+
+            diffs.append(f"attributes ({names(a)}) but Paddle's are ({names(b)})")
+        elif len(a) != len(b):
+            diffs.append(f"{len(a)} {kind} but Paddle's kernel has {len(b)}")
+        else:
+            diffs.append(f"{kind} of other tensor types than Paddle's")
+    return "; ".join(diffs)
+
+
+def check_kernel_signatures(device: str) -> dict:
+    """Each registered kernel's inputs, attributes and outputs vs the installed Paddle's CPU kernel."""
+    path, report_fn = _plugin_library(device)
+    if report_fn is None:
+        return {
+            "name": "kernel signatures",
+            "passed": False,
+            "detail": f"no loaded library exports {device}_kernel_report (rebuild with this devkit's template)",
+        }
+    import ctypes
+
+    report_fn.restype = ctypes.c_char_p
+    mismatched, unmatched, kernels = [], [], {}
+    for line in report_fn().decode().splitlines():
+        name, ours, paddles = line.split("\t")
+        kernels[name] = {"plugin": ours, "paddle": paddles}
+        if paddles == "-":
+            unmatched.append(name)
+        elif ours != paddles:
+            why = _describe_difference(_parse_args_def(ours), _parse_args_def(paddles))
+            mismatched.append(f"{name}: {why}")
+    return {
+        "name": "kernel signatures",
+        "passed": not mismatched and bool(kernels),
+        "detail": (
+            f"{len(kernels) - len(mismatched) - len(unmatched)}/{len(kernels)} kernels match Paddle "
+            f"{paddle.__version__}'s definitions"
+            + (f"; MISMATCH {'; '.join(mismatched)}" if mismatched else "")
+            + (f"; no CPU kernel to compare: {', '.join(unmatched)}" if unmatched else "")
+        ),
+        "library": path,
+        "mismatched": mismatched,
+        "kernels": kernels,
+    }

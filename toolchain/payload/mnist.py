@@ -1,0 +1,118 @@
+"""The MNIST check: LeNet trained on the device and on CPU from the same weights and batches."""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+from check_common import MNIST_CRITERIA, F, _first_line, log, nn, np, paddle
+from op_cases import _rng
+
+
+class LeNet(nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2D(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2D(6, 16, 5)
+        self.pool = nn.MaxPool2D(2, 2)
+        self.fc1 = nn.Linear(400, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = self.pool(F.relu(self.conv2(x)))
+        x = paddle.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+def initial_state(model: nn.Layer, seed: int) -> dict:
+    """Identical initial weights for both places (fan-in uniform), from NumPy."""
+    r = _rng(seed)
+    state = {}
+    for name, p in model.state_dict().items():
+        shape = list(p.shape)
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
+        bound = 1.0 / np.sqrt(fan_in)
+        if name.endswith("weight") and len(shape) == 2:  # paddle Linear weight is [in, out]
+            bound = 1.0 / np.sqrt(shape[0])
+        state[name] = r.uniform(-bound, bound, shape).astype(np.float32)
+    return state
+
+
+def train(place: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+    paddle.set_device(place)
+    model = LeNet()
+    model.set_state_dict({k: paddle.to_tensor(v) for k, v in initial_state(model, seed).items()})
+    opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+    x_train, y_train = data["x_train"], data["y_train"]
+    order = _rng(seed).permutation(len(x_train))
+    losses = []
+    start = time.perf_counter()
+    for step in range(steps):
+        idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
+        x = paddle.to_tensor(x_train[idx])
+        y = paddle.to_tensor(y_train[idx])
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+        if step % 50 == 0 or step == steps - 1:
+            log(f"  mnist {place} step {step}: loss {losses[-1]:.4f}")
+    train_seconds = time.perf_counter() - start
+    model.eval()
+    correct = 0
+    x_test, y_test = data["x_test"], data["y_test"]
+    with paddle.no_grad():
+        for i in range(0, len(x_test), 256):
+            logits = model(paddle.to_tensor(x_test[i : i + 256]))
+            label = paddle.to_tensor(y_test[i : i + 256])
+            acc = paddle.metric.accuracy(logits, label)  # topk + accuracy kernels on the place
+            correct += float(acc) * len(label)
+    return {
+        "losses": losses,
+        "heldout_accuracy": correct / len(x_test),
+        "train_seconds": train_seconds,
+    }
+
+
+def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+    try:
+        dev = train(device, data, steps, batch, seed)
+        cpu = train("cpu", data, steps, batch, seed)
+    except Exception as exc:
+        return {
+            "name": "mnist",
+            "passed": False,
+            "detail": _first_line(exc),
+            "traceback": traceback.format_exc()[-3000:],
+        }
+    window = max(1, min(10, steps // 4))
+    first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
+    drop = 1.0 - last / first if first > 0 else 0.0
+    curve_diff = float(np.max(np.abs(np.array(dev["losses"]) - np.array(cpu["losses"]))))
+    c = MNIST_CRITERIA
+    passed = (
+        drop >= c["min_loss_drop_fraction"]
+        and dev["heldout_accuracy"] >= c["min_heldout_accuracy"]
+        and curve_diff <= c["max_curve_abs_diff"]
+    )
+    return {
+        "name": "mnist",
+        "passed": bool(passed),
+        "detail": (
+            f"loss {first:.3f} -> {last:.3f} (drop {drop:.0%}), held-out accuracy "
+            f"{dev['heldout_accuracy']:.3f} (cpu {cpu['heldout_accuracy']:.3f}), "
+            f"max |loss diff vs cpu| {curve_diff:.2e}"
+        ),
+        "criteria": c,
+        "dataset": data["source"],
+        "steps": steps,
+        "batch_size": batch,
+        "seed": seed,
+        "loss_drop_fraction": drop,
+        "max_curve_abs_diff": curve_diff,
+        "device": dev,
+        "cpu": cpu,
+    }
