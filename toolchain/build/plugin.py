@@ -29,7 +29,8 @@ from ..util.archives import sha256_file, tar_archive
 from ..util.console import err
 from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, publish_file
-from ..util.resources import PAYLOAD_DIR, resource_dir
+from ..util.resources import PAYLOAD_DIR
+from .toolchain import write_toolchain_file
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
 PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
@@ -164,8 +165,8 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
             "--paddle-version",
             options.paddle_version or "",
         ]
-        if cross or device_only:
-            argv += ["--toolchain-file", runner.path(resource_dir("images") / recipe.toolchain_file)]
+        if cross:
+            argv += ["--toolchain-file", runner.path(write_toolchain_file(recipe, project.root / "build"))]
         if cross and not device_only:
             argv += ["--paddle-platform", recipe.paddle_wheel_platform, "--wheel-tag", recipe.wheel_tag]
         if device_only:

@@ -23,7 +23,7 @@ class Recipe:
     debian_arch: str
     paddle_version: str | None
     paddle_wheel_platform: str = ""
-    toolchain_file: str = ""
+    cmake_system_processor: str = ""  # for the CMake toolchain file of a cross build
     aliases: tuple[str, ...] = ()
     supports: dict[str, bool] = field(default_factory=dict)
 
@@ -45,7 +45,7 @@ _TYPES: dict[str, type] = {
     **dict.fromkeys(_REQUIRED, str),
     "paddle_version": str,
     "paddle_wheel_platform": str,
-    "toolchain_file": str,
+    "cmake_system_processor": str,
     "aliases": list,
     "supports": dict,
 }
@@ -89,7 +89,7 @@ def _load(path: Path) -> Recipe:
         debian_arch=data["debian_arch"],
         paddle_version=data.get("paddle_version") or None,
         paddle_wheel_platform=data.get("paddle_wheel_platform", ""),
-        toolchain_file=data.get("toolchain_file", ""),
+        cmake_system_processor=data.get("cmake_system_processor", ""),
         aliases=tuple(data.get("aliases", ())),
         supports=dict(data.get("supports", {})),
     )

@@ -20,7 +20,7 @@ from ..run.envs import cache_root
 from ..run.images import builder_spec, ensure_image, verify_spec
 from ..run.step import HostRunner, Runner
 from ..util.errors import DevkitError
-from ..util.resources import PAYLOAD_DIR, resource_dir
+from ..util.resources import PAYLOAD_DIR
 
 
 def host_recipe() -> Recipe:
@@ -59,7 +59,6 @@ def build_place(
             Mount(out, "/out", read_only=False),
             Mount(cache, "/cache", read_only=False, cache=True),
             Mount(PAYLOAD_DIR, "/devkit/payload"),
-            Mount(resource_dir("images"), "/devkit/images"),
             *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs or [])),
         ]
         runner = ContainerRunner(
