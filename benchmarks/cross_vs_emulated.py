@@ -1,6 +1,7 @@
 """Cross-compiling vs compiling under qemu emulation: the same sources, same flags.
 
-Compiles a rendered STPU backend's device library, runtime and two kernel files
+Compiles a rendered STPU backend's device library (device.cc and the op files
+behind the two kernel files), runtime and two kernel files
 for aarch64 (a) with the cross g++ in the x86_64 builder image and (b) with the
 native g++ in an emulated arm64 container, timing only the compiles, in one run.
 
@@ -27,8 +28,8 @@ from devkit.recipes import find_recipe
 from devkit.render import render_backend
 from devkit.runner import Step
 
-SOURCES = ["device/src/ops.cc", "device/src/device.cc", "runtime/runtime.cc",
-           "kernels/elementwise_kernels.cc", "kernels/matmul_kernels.cc"]
+SOURCES = ["device/src/device.cc", "device/src/elementwise_ops.cc", "device/src/matmul_ops.cc",
+           "runtime/runtime.cc", "kernels/elementwise_kernels.cc", "kernels/matmul_kernels.cc"]
 FLAGS = ["-std=c++17", "-O3", "-fPIC", "-DPADDLE_WITH_CUSTOM_DEVICE", "-DPADDLE_WITH_CUSTOM_KERNEL",
          "-D_GLIBCXX_USE_CXX11_ABI=1", "-Idevice/include", "-Ikernels", "-isystem", "/paddle/include"]
 # Timed inside the container, so container start-up is not counted.

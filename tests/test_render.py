@@ -9,7 +9,7 @@ from devkit.render import render_backend
 
 EXPECTED = [
     "CMakeLists.txt", "pyproject.toml", "README.md", "compile.sh", "cmake/FindPaddle.cmake",
-    "build_support/paddle_pin.py", "device/include/npu9_device.h", "device/src/device.cc", "device/src/ops.cc",
+    "build_support/paddle_pin.py", "device/include/npu9_device.h", "device/src/device.cc", "device/src/matmul_ops.cc",
     "runtime/runtime.cc", "kernels/kernel_helpers.h", "kernels/conv_pool_kernels.cc",
     "tests/device/test_device.cc", "tests/python/test_ops.py", "tests/python/test_mnist.py",
 ]
