@@ -1,6 +1,7 @@
 """Cross-compiling vs compiling under qemu emulation: the same sources, same flags.
 
-Compiles a rendered STPU backend's device library, runtime and two kernel files
+Compiles a rendered STPU backend's device library (device.cc and the op files
+behind the two kernel files), runtime and two kernel files
 for aarch64 (a) with the cross g++ in the x86_64 builder image and (b) with the
 native g++ in an emulated arm64 container, timing only the compiles, in one run.
 
@@ -28,7 +29,8 @@ from devkit.run.step import Step
 from devkit.scaffold.render import render_backend
 
 SOURCES = [
-    "device/src/ops.cc",
+    "device/src/elementwise_ops.cc",
+    "device/src/matmul_ops.cc",
     "device/src/device.cc",
     "runtime/runtime.cc",
     "kernels/elementwise_kernels.cc",

@@ -30,7 +30,7 @@ print("relu", paddle.nn.functional.relu(a - 2.5).numpy().tolist())
 
 
 def break_gemm(project: Path) -> None:
-    ops = project / "device" / "src" / "ops.cc"
+    ops = project / "device" / "src" / "matmul_ops.cc"
     text = ops.read_text()
     assert GEMM_LINE in text
     ops.write_text(text.replace(GEMM_LINE, BROKEN_GEMM_LINE))

@@ -15,7 +15,7 @@ EXPECTED = [
     "build_support/paddle_pin.py",
     "device/include/npu9_device.h",
     "device/src/device.cc",
-    "device/src/ops.cc",
+    "device/src/matmul_ops.cc",
     "runtime/runtime.cc",
     "kernels/kernel_helpers.h",
     "kernels/conv_pool_kernels.cc",

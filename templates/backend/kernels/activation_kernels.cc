@@ -9,7 +9,7 @@ namespace {{ p }}_kernels {
   template <typename T, typename Context>                                                 \
   void Name##Kernel(const Context& ctx, const phi::DenseTensor& x, phi::DenseTensor* out) { \
     T* data = ctx.template Alloc<T>(out);                                                 \
-    check({{ p }}_unary(stream_of(ctx), OP, dtype_of<T>(), x.data(), data, x.numel()), #Name); \
+    {{ NAME }}_CHECK({{ p }}_unary(stream_of(ctx), OP, dtype_of<T>(), x.data(), data, x.numel()), #Name); \
   }                                                                                       \
   {{ NAME }}_CHECK_SIGNATURE(Name##Kernel, phi::Name##Kernel);                              \
                                                                                           \
@@ -17,7 +17,7 @@ namespace {{ p }}_kernels {
   void Name##GradKernel(const Context& ctx, const phi::DenseTensor& out,                  \
                         const phi::DenseTensor& dout, phi::DenseTensor* dx) {             \
     T* data = ctx.template Alloc<T>(dx);                                                  \
-    check({{ p }}_unary_grad(stream_of(ctx), OP, dtype_of<T>(), out.data(), dout.data(), data, \
+    {{ NAME }}_CHECK({{ p }}_unary_grad(stream_of(ctx), OP, dtype_of<T>(), out.data(), dout.data(), data, \
                              dout.numel()),                                               \
           #Name "_grad");                                                                 \
   }                                                                                       \

@@ -12,7 +12,7 @@ void FullKernel(const Context& ctx, const phi::IntArray& shape, const phi::Scala
                 phi::DataType dtype, phi::DenseTensor* out) {
   out->Resize(common::make_ddim(shape.GetData()));
   T* data = ctx.template Alloc<T>(out);
-  check({{ p }}_fill(stream_of(ctx), dtype_of<T>(), data, out->numel(), val.to<double>()), "full");
+  {{ NAME }}_CHECK({{ p }}_fill(stream_of(ctx), dtype_of<T>(), data, out->numel(), val.to<double>()), "full");
 }
 {{ NAME }}_CHECK_SIGNATURE(FullKernel, phi::FullKernel);
 
@@ -20,7 +20,7 @@ template <typename T, typename Context>
 void FullLikeKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Scalar& val,
                     phi::DataType dtype, phi::DenseTensor* out) {
   T* data = ctx.template Alloc<T>(out);
-  check({{ p }}_fill(stream_of(ctx), dtype_of<T>(), data, out->numel(), val.to<double>()), "full_like");
+  {{ NAME }}_CHECK({{ p }}_fill(stream_of(ctx), dtype_of<T>(), data, out->numel(), val.to<double>()), "full_like");
 }
 {{ NAME }}_CHECK_SIGNATURE(FullLikeKernel, phi::FullLikeKernel);
 
@@ -34,7 +34,7 @@ void UniformKernel(const Context& ctx, const phi::IntArray& shape, phi::DataType
                    const phi::Scalar& min, const phi::Scalar& max, int seed, phi::DenseTensor* out) {
   out->Resize(common::make_ddim(shape.GetData()));
   T* data = ctx.template Alloc<T>(out);
-  check({{ p }}_random_uniform(stream_of(ctx), data, out->numel(), min.to<float>(), max.to<float>(),
+  {{ NAME }}_CHECK({{ p }}_random_uniform(stream_of(ctx), data, out->numel(), min.to<float>(), max.to<float>(),
                                resolve_seed(ctx, seed)),
         "uniform");
 }
@@ -45,7 +45,7 @@ void GaussianKernel(const Context& ctx, const phi::IntArray& shape, float mean, 
                     phi::DataType dtype, phi::DenseTensor* out) {
   out->Resize(common::make_ddim(shape.GetData()));
   T* data = ctx.template Alloc<T>(out);
-  check({{ p }}_random_normal(stream_of(ctx), data, out->numel(), mean, std, resolve_seed(ctx, seed)),
+  {{ NAME }}_CHECK({{ p }}_random_normal(stream_of(ctx), data, out->numel(), mean, std, resolve_seed(ctx, seed)),
         "gaussian");
 }
 {{ NAME }}_CHECK_SIGNATURE(GaussianKernel, phi::GaussianKernel);

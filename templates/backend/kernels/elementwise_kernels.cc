@@ -19,7 +19,7 @@ void binary(const Context& ctx, {{ p }}_binary_op_t op, const phi::DenseTensor& 
                                           : static_cast<void*>(ctx.template Alloc<T>(out));
   if (out->numel() == 0) return;
   {{ p }}_shape_t xs = shape_of(x), ys = shape_of(y), os = shape_of(*out);
-  check({{ p }}_binary(stream_of(ctx), op, dtype_of<T>(), x.data(), &xs, y.data(), &ys, data, &os), name);
+  {{ NAME }}_CHECK({{ p }}_binary(stream_of(ctx), op, dtype_of<T>(), x.data(), &xs, y.data(), &ys, data, &os), name);
 }
 
 // Paddle's legacy `axis` aligns y at that axis of x; -1 (what the Python API
@@ -40,7 +40,7 @@ void reduce_to(const Context& ctx, const phi::DenseTensor& g, const phi::DenseTe
   T* data = ctx.template Alloc<T>(grad);
   if (grad->numel() == 0) return;
   {{ p }}_shape_t gs = shape_of(g), ts = shape_of(target);
-  check({{ p }}_sum_to_shape(stream_of(ctx), dtype_of<T>(), g.data(), &gs, data, &ts), "sum_to_shape");
+  {{ NAME }}_CHECK({{ p }}_sum_to_shape(stream_of(ctx), dtype_of<T>(), g.data(), &gs, data, &ts), "sum_to_shape");
 }
 
 // tmp = a (op) b with a, b broadcast to `dims`
@@ -85,7 +85,7 @@ void SubtractGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi
   check_axis(x, y, axis);
   if (dy) {
     phi::DenseTensor neg = scratch<T>(ctx, dout.dims());
-    check({{ p }}_scale(stream_of(ctx), dtype_of<T>(), dout.data(), neg.data(), dout.numel(), -1.0, 0.0, 1),
+    {{ NAME }}_CHECK({{ p }}_scale(stream_of(ctx), dtype_of<T>(), dout.data(), neg.data(), dout.numel(), -1.0, 0.0, 1),
           "subtract_grad");
     reduce_to<T>(ctx, neg, y, dy);
   }
@@ -112,7 +112,7 @@ void DivideGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
   if (dy) {
     phi::DenseTensor t = binary_tmp<T>(ctx, {{ NAME }}_BINARY_MUL, dout, out, dout.dims());
     phi::DenseTensor q = binary_tmp<T>(ctx, {{ NAME }}_BINARY_DIV, t, y, dout.dims());
-    check({{ p }}_scale(stream_of(ctx), dtype_of<T>(), q.data(), q.data(), q.numel(), -1.0, 0.0, 1),
+    {{ NAME }}_CHECK({{ p }}_scale(stream_of(ctx), dtype_of<T>(), q.data(), q.data(), q.numel(), -1.0, 0.0, 1),
           "divide_grad");
     reduce_to<T>(ctx, q, y, dy);
   }

@@ -44,10 +44,12 @@ inline void check_status({{ p }}_status_t status, const char* op) {
   }
 }
 
-// check(device_call, "kernel"): names the kernel to the device library before
-// the call (for {{ NAME }}_DUMP_OP_ARGS / {{ NAME }}_AUTOCOMPARE lines), then
-// turns a failed status into a Paddle error.
-#define check(call, kernel) check_status(({{ p }}_debug_kernel(kernel), (call)), kernel)
+// {{ NAME }}_CHECK(device_call, "kernel"): names the kernel to the device library
+// before the call (for {{ NAME }}_DUMP_OP_ARGS / {{ NAME }}_AUTOCOMPARE lines), then
+// turns a failed status into a Paddle error. (Prefixed: a macro named `check` would
+// rewrite every other `check(` in a translation unit, Paddle's headers included.)
+#define {{ NAME }}_CHECK(call, kernel) \
+  ::{{ p }}_kernels::check_status((::{{ p }}_debug_kernel(kernel), (call)), kernel)
 
 inline {{ p }}_dtype_t dtype_of(phi::DataType dtype) {
   switch (dtype) {
@@ -113,7 +115,7 @@ inline phi::DenseTensor scratch(const Context& ctx, const phi::DDim& dims) {
 inline void copy_tensor(const Context& ctx, const phi::DenseTensor& src, phi::DenseTensor* dst) {
   void* out = ctx.Alloc(dst, src.dtype());
   if (out == src.data() || src.numel() == 0) return;
-  check({{ p }}_memcpy_async(stream_of(ctx), out, src.data(),
+  {{ NAME }}_CHECK({{ p }}_memcpy_async(stream_of(ctx), out, src.data(),
                              src.numel() * phi::SizeOf(src.dtype()),
                              {{ NAME }}_COPY_DEVICE_TO_DEVICE),
         "copy");

@@ -19,12 +19,12 @@ void ArgMaxKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Scal
   }
   auto s = stream_of(ctx);
   if (!as_int32) {
-    check({{ p }}_argmax(s, dtype_of<T>(), x.data(), v.outer, v.axis, v.inner, static_cast<int64_t*>(o)), "argmax");
+    {{ NAME }}_CHECK({{ p }}_argmax(s, dtype_of<T>(), x.data(), v.outer, v.axis, v.inner, static_cast<int64_t*>(o)), "argmax");
     return;
   }
   phi::DenseTensor tmp = scratch<int64_t>(ctx, out->dims());
-  check({{ p }}_argmax(s, dtype_of<T>(), x.data(), v.outer, v.axis, v.inner, tmp.data<int64_t>()), "argmax");
-  check({{ p }}_cast(s, {{ NAME }}_INT64, tmp.data(), {{ NAME }}_INT32, o, out->numel()), "argmax");
+  {{ NAME }}_CHECK({{ p }}_argmax(s, dtype_of<T>(), x.data(), v.outer, v.axis, v.inner, tmp.data<int64_t>()), "argmax");
+  {{ NAME }}_CHECK({{ p }}_cast(s, {{ NAME }}_INT64, tmp.data(), {{ NAME }}_INT32, o, out->numel()), "argmax");
 }
 {{ NAME }}_CHECK_SIGNATURE(ArgMaxKernel, phi::ArgMaxKernel);
 
@@ -34,7 +34,7 @@ void TopkKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Scalar
   T* values = ctx.template Alloc<T>(out);
   int64_t* idx = ctx.template Alloc<int64_t>(indices);
   const AxisView v = axis_view(x.dims(), axis);
-  check({{ p }}_topk(stream_of(ctx), x.data<T>(), v.outer, v.axis, v.inner, k_scalar.to<int64_t>(), largest,
+  {{ NAME }}_CHECK({{ p }}_topk(stream_of(ctx), x.data<T>(), v.outer, v.axis, v.inner, k_scalar.to<int64_t>(), largest,
                      values, idx),
         "topk");
 }
@@ -49,7 +49,7 @@ void AccuracyKernel(const Context& ctx, const phi::DenseTensor& out, const phi::
   int32_t* t = ctx.template Alloc<int32_t>(total);
   const int64_t rows = indices.dims()[0];
   const int64_t k = rows > 0 ? indices.numel() / rows : 0;
-  check({{ p }}_accuracy(stream_of(ctx), indices.data<int64_t>(), label.data<int64_t>(), rows, k, acc, c, t),
+  {{ NAME }}_CHECK({{ p }}_accuracy(stream_of(ctx), indices.data<int64_t>(), label.data<int64_t>(), rows, k, acc, c, t),
         "accuracy");
 }
 {{ NAME }}_CHECK_SIGNATURE(AccuracyKernel, phi::AccuracyKernel);

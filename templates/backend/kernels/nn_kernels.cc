@@ -23,7 +23,7 @@ namespace {
 int read_int(const phi::DenseTensor& t) {
   int value = 0;
   if (t.place().GetType() == phi::AllocationType::CUSTOM) {
-    check({{ p }}_memcpy(&value, t.data(), sizeof(int), {{ NAME }}_COPY_DEVICE_TO_HOST), "dropout");
+    {{ NAME }}_CHECK({{ p }}_memcpy(&value, t.data(), sizeof(int), {{ NAME }}_COPY_DEVICE_TO_HOST), "dropout");
   } else {
     value = *t.data<int>();
   }
@@ -35,7 +35,7 @@ int read_int(const phi::DenseTensor& t) {
 template <typename T, typename Context>
 void GeluKernel(const Context& ctx, const phi::DenseTensor& x, bool approximate, phi::DenseTensor* out) {
   T* o = ctx.template Alloc<T>(out);
-  check({{ p }}_gelu_forward(stream_of(ctx), dtype_of<T>(), x.data(), o, x.numel(), approximate), "gelu");
+  {{ NAME }}_CHECK({{ p }}_gelu_forward(stream_of(ctx), dtype_of<T>(), x.data(), o, x.numel(), approximate), "gelu");
 }
 {{ NAME }}_CHECK_SIGNATURE(GeluKernel, phi::GeluKernel);
 
@@ -43,7 +43,7 @@ template <typename T, typename Context>
 void GeluGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& out_grad, bool approximate,
                     phi::DenseTensor* x_grad) {
   T* dx = ctx.template Alloc<T>(x_grad);
-  check({{ p }}_gelu_backward(stream_of(ctx), dtype_of<T>(), x.data(), out_grad.data(), dx, x.numel(), approximate),
+  {{ NAME }}_CHECK({{ p }}_gelu_backward(stream_of(ctx), dtype_of<T>(), x.data(), out_grad.data(), dx, x.numel(), approximate),
         "gelu_grad");
 }
 {{ NAME }}_CHECK_SIGNATURE(GeluGradKernel, phi::GeluGradKernel);
@@ -65,7 +65,7 @@ void DropoutRawKernel(const Context& ctx, const phi::DenseTensor& x,
   const float prob = p.to<float>();
   T* y = ctx.template Alloc<T>(out);
   if (is_test || !mask) {
-    check({{ p }}_scale(stream_of(ctx), dtype_of<T>(), x.data(), y, x.numel(), upscale ? 1.0 : 1.0 - prob, 0.0, 1),
+    {{ NAME }}_CHECK({{ p }}_scale(stream_of(ctx), dtype_of<T>(), x.data(), y, x.numel(), upscale ? 1.0 : 1.0 - prob, 0.0, 1),
           "dropout");
     return;
   }
@@ -73,16 +73,16 @@ void DropoutRawKernel(const Context& ctx, const phi::DenseTensor& x,
   uint8_t* m = ctx.template Alloc<uint8_t>(mask);
   const int fixed = seed_tensor ? read_int(*seed_tensor) : (fix_seed ? seed : 0);
   if (fixed != 0) {
-    check({{ p }}_dropout_mask(stream_of(ctx), m, x.numel(), prob, static_cast<uint64_t>(static_cast<int64_t>(fixed)),
+    {{ NAME }}_CHECK({{ p }}_dropout_mask(stream_of(ctx), m, x.numel(), prob, static_cast<uint64_t>(static_cast<int64_t>(fixed)),
                                {{ NAME }}_RNG_MT19937_64),
           "dropout");
   } else {
-    check({{ p }}_dropout_mask(stream_of(ctx), m, x.numel(), prob, ctx.GetGenerator()->Random64(),
+    {{ NAME }}_CHECK({{ p }}_dropout_mask(stream_of(ctx), m, x.numel(), prob, ctx.GetGenerator()->Random64(),
                                {{ NAME }}_RNG_COUNTER),
           "dropout");
   }
   const double keep_scale = !upscale ? 1.0 : (prob >= 1.f ? 0.0 : 1.0 / (1.0 - prob));
-  check({{ p }}_masked_scale(stream_of(ctx), dtype_of<T>(), x.data(), m, x.numel(), keep_scale, y), "dropout");
+  {{ NAME }}_CHECK({{ p }}_masked_scale(stream_of(ctx), dtype_of<T>(), x.data(), m, x.numel(), keep_scale, y), "dropout");
 }
 {{ NAME }}_CHECK_SIGNATURE(DropoutRawKernel, phi::DropoutRawKernel);
 
@@ -96,13 +96,13 @@ void DropoutGradRawKernel(const Context& ctx, const phi::DenseTensor& mask, cons
   x_grad->Resize(out_grad.dims());
   T* dx = ctx.template Alloc<T>(x_grad);
   if (is_test) {
-    check({{ p }}_scale(stream_of(ctx), dtype_of<T>(), out_grad.data(), dx, out_grad.numel(),
+    {{ NAME }}_CHECK({{ p }}_scale(stream_of(ctx), dtype_of<T>(), out_grad.data(), dx, out_grad.numel(),
                         upscale ? 1.0 : 1.0 - prob, 0.0, 1),
           "dropout_grad");
     return;
   }
   const double keep_scale = !upscale ? 1.0 : (prob >= 1.f ? 0.0 : 1.0 / (1.0 - prob));
-  check({{ p }}_masked_scale(stream_of(ctx), dtype_of<T>(), out_grad.data(), mask.data<uint8_t>(), out_grad.numel(),
+  {{ NAME }}_CHECK({{ p }}_masked_scale(stream_of(ctx), dtype_of<T>(), out_grad.data(), mask.data<uint8_t>(), out_grad.numel(),
                              keep_scale, dx),
         "dropout_grad");
 }
@@ -114,7 +114,7 @@ void EmbeddingKernel(const Context& ctx, const phi::DenseTensor& inputx, const p
                      int64_t padding_idx, phi::DenseTensor* out) {
   T* o = ctx.template Alloc<T>(out);
   const int64_t rows = weight.dims()[0], width = weight.numel() / std::max<int64_t>(rows, 1);
-  check({{ p }}_gather(stream_of(ctx), dtype_of<T>(), weight.data(), 1, rows, width,
+  {{ NAME }}_CHECK({{ p }}_gather(stream_of(ctx), dtype_of<T>(), weight.data(), 1, rows, width,
                        index_dtype_of(inputx, "embedding"), inputx.data(), inputx.numel(), padding_idx, o),
         "embedding");
 }
@@ -126,7 +126,7 @@ void EmbeddingGradKernel(const Context& ctx, const phi::DenseTensor& input, cons
   weight_grad->Resize(weight.dims());
   T* dw = ctx.template Alloc<T>(weight_grad);
   const int64_t rows = weight.dims()[0], width = weight.numel() / std::max<int64_t>(rows, 1);
-  check({{ p }}_gather_backward(stream_of(ctx), dtype_of<T>(), out_grad.data(), 1, rows, width,
+  {{ NAME }}_CHECK({{ p }}_gather_backward(stream_of(ctx), dtype_of<T>(), out_grad.data(), 1, rows, width,
                                 index_dtype_of(input, "embedding_grad"), input.data(), input.numel(), padding_idx,
                                 dw),
         "embedding_grad");
@@ -140,7 +140,7 @@ void GatherKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Dens
   T* o = ctx.template Alloc<T>(out);
   if (out->numel() == 0) return;
   const AxisView v = axis_view(x.dims(), axis.to<int>());
-  check({{ p }}_gather(stream_of(ctx), dtype_of<T>(), x.data(), v.outer, v.axis, v.inner,
+  {{ NAME }}_CHECK({{ p }}_gather(stream_of(ctx), dtype_of<T>(), x.data(), v.outer, v.axis, v.inner,
                        index_dtype_of(index, "gather"), index.data(), index.numel(), -1, o),
         "gather");
 }
@@ -153,7 +153,7 @@ void GatherGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
   T* dx = ctx.template Alloc<T>(x_grad);
   if (x_grad->numel() == 0) return;
   const AxisView v = axis_view(x.dims(), axis.to<int>());
-  check({{ p }}_gather_backward(stream_of(ctx), dtype_of<T>(), out_grad.data(), v.outer, v.axis, v.inner,
+  {{ NAME }}_CHECK({{ p }}_gather_backward(stream_of(ctx), dtype_of<T>(), out_grad.data(), v.outer, v.axis, v.inner,
                                 index_dtype_of(index, "gather_grad"), index.data(), index.numel(), -1, dx),
         "gather_grad");
 }

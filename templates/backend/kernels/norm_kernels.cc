@@ -58,21 +58,21 @@ void BatchNormKernel(const Context& ctx, const phi::DenseTensor& x, const phi::D
     ctx.template Alloc<T>(reserve_space);
   }
   if (global_stats) {
-    check({{ p }}_batch_norm_normalize(stream_of(ctx), dtype_of<T>(), x.data(), mean.data(), variance.data(),
+    {{ NAME }}_CHECK({{ p }}_batch_norm_normalize(stream_of(ctx), dtype_of<T>(), x.data(), mean.data(), variance.data(),
                                        data_or_null<T>(scale), data_or_null<T>(bias), epsilon, v.outer, v.axis,
                                        v.inner, out),
           "batch_norm");
     if (mean_out) copy_tensor(ctx, mean, mean_out);  // unchanged (often the same buffer)
     if (variance_out) copy_tensor(ctx, variance, variance_out);
     for (void* stat : {sm, sv}) {
-      if (stat) check({{ p }}_fill(stream_of(ctx), dtype_of<T>(), stat, v.axis, 0.0), "batch_norm");
+      if (stat) {{ NAME }}_CHECK({{ p }}_fill(stream_of(ctx), dtype_of<T>(), stat, v.axis, 0.0), "batch_norm");
     }
     return;
   }
   // mean_out / variance_out usually share mean's / variance's buffer (Paddle's inplace).
   void* mo = alloc_or_null<T>(ctx, mean_out);
   void* vo = alloc_or_null<T>(ctx, variance_out);
-  check({{ p }}_batch_norm_training(stream_of(ctx), dtype_of<T>(), x.data(), data_or_null<T>(scale),
+  {{ NAME }}_CHECK({{ p }}_batch_norm_training(stream_of(ctx), dtype_of<T>(), x.data(), data_or_null<T>(scale),
                                     data_or_null<T>(bias), epsilon, momentum, v.outer, v.axis, v.inner, out, sm, sv,
                                     mean.data(), variance.data(), mo, vo),
         "batch_norm");
@@ -101,7 +101,7 @@ void BatchNormGradKernel(const Context& ctx, const phi::DenseTensor& x, const pa
   void* ds = alloc_or_null<T>(ctx, scale_grad);
   void* db = alloc_or_null<T>(ctx, bias_grad);
   void* dx = alloc_or_null<T>(ctx, x_grad);
-  check({{ p }}_batch_norm_backward(stream_of(ctx), dtype_of<T>(), x.data(), y_grad.data(),
+  {{ NAME }}_CHECK({{ p }}_batch_norm_backward(stream_of(ctx), dtype_of<T>(), x.data(), y_grad.data(),
                                     global_stats ? mean->data() : saved_mean.data(),
                                     global_stats ? variance->data() : saved_variance.data(), global_stats, epsilon,
                                     data_or_null<T>(scale), v.outer, v.axis, v.inner, dx, ds, db),
@@ -123,7 +123,7 @@ void LayerNormKernel(const Context& ctx, const phi::DenseTensor& x, const paddle
   }
   void* m = alloc_or_null<T>(ctx, mean);
   void* var = alloc_or_null<T>(ctx, variance);
-  check({{ p }}_layer_norm_forward(stream_of(ctx), dtype_of<T>(), x.data(), data_or_null<T>(scale),
+  {{ NAME }}_CHECK({{ p }}_layer_norm_forward(stream_of(ctx), dtype_of<T>(), x.data(), data_or_null<T>(scale),
                                    data_or_null<T>(bias), epsilon, matrix[0], matrix[1], y, m, var),
         "layer_norm");
 }
@@ -144,7 +144,7 @@ void LayerNormGradKernel(const Context& ctx, const phi::DenseTensor& x,
   void* ds = alloc_or_null<T>(ctx, scale_grad);
   void* db = alloc_or_null<T>(ctx, bias_grad);
   void* dx = alloc_or_null<T>(ctx, x_grad);
-  check({{ p }}_layer_norm_backward(stream_of(ctx), dtype_of<T>(), x.data(), out_grad.data(), mean.data(),
+  {{ NAME }}_CHECK({{ p }}_layer_norm_backward(stream_of(ctx), dtype_of<T>(), x.data(), out_grad.data(), mean.data(),
                                     variance.data(), data_or_null<T>(scale), epsilon, matrix[0], matrix[1], dx, ds,
                                     db),
         "layer_norm_grad");

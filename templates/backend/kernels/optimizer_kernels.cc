@@ -10,7 +10,7 @@ void SGDDenseKernel(const Context& ctx, const phi::DenseTensor& param, const phi
                     const phi::DenseTensor& grad, const paddle::optional<phi::DenseTensor>& master_param,
                     bool multi_precision, phi::DenseTensor* param_out, phi::DenseTensor* master_param_out) {
   T* out = ctx.template Alloc<T>(param_out);
-  check({{ p }}_sgd_update(stream_of(ctx), param.data<T>(), grad.data<T>(), learning_rate.data<T>(), out,
+  {{ NAME }}_CHECK({{ p }}_sgd_update(stream_of(ctx), param.data<T>(), grad.data<T>(), learning_rate.data<T>(), out,
                            param.numel()),
         "sgd");
 }
@@ -32,7 +32,7 @@ void AdamDenseKernel(const Context& ctx, const phi::DenseTensor& param, const ph
   PADDLE_ENFORCE_EQ(amsgrad, false, common::errors::Unimplemented("{{ device_type }}: adam amsgrad"));
   if (skip_update) {
     bool skip = false;
-    check({{ p }}_memcpy(&skip, skip_update->data(), sizeof(bool), {{ NAME }}_COPY_DEVICE_TO_HOST), "adam");
+    {{ NAME }}_CHECK({{ p }}_memcpy(&skip, skip_update->data(), sizeof(bool), {{ NAME }}_COPY_DEVICE_TO_HOST), "adam");
     if (skip) {
       copy_tensor(ctx, param, param_out);
       copy_tensor(ctx, moment1, moment1_out);
@@ -48,7 +48,7 @@ void AdamDenseKernel(const Context& ctx, const phi::DenseTensor& param, const ph
   // With a global beta pow, another op advances the accumulators.
   T* b1 = use_global_beta_pow ? nullptr : ctx.template Alloc<T>(beta1_pow_out);
   T* b2 = use_global_beta_pow ? nullptr : ctx.template Alloc<T>(beta2_pow_out);
-  check({{ p }}_adam_update(stream_of(ctx), param.data<T>(), grad.data<T>(), learning_rate.data<T>(),
+  {{ NAME }}_CHECK({{ p }}_adam_update(stream_of(ctx), param.data<T>(), grad.data<T>(), learning_rate.data<T>(),
                             moment1.data<T>(), moment2.data<T>(), beta1_pow.data<T>(), beta2_pow.data<T>(),
                             beta1.to<float>(), beta2.to<float>(), epsilon.to<float>(), p, m1, m2, b1, b2,
                             param.numel()),

@@ -27,7 +27,7 @@ void reduce(const Context& ctx, {{ p }}_reduce_op_t op, const phi::DenseTensor& 
   T* o = ctx.template Alloc<T>(out);
   const std::vector<int> mask = reduce_mask(x.dims(), dims, reduce_all);
   const {{ p }}_shape_t xs = shape_of(x);
-  check({{ p }}_reduce(stream_of(ctx), op, dtype_of<T>(), x.data(), &xs, mask.data(), o), name);
+  {{ NAME }}_CHECK({{ p }}_reduce(stream_of(ctx), op, dtype_of<T>(), x.data(), &xs, mask.data(), o), name);
 }
 
 // x_grad = broadcast(out_grad over the reduced axes) * scale
@@ -46,8 +46,8 @@ void reduce_grad(const Context& ctx, const phi::DenseTensor& x, const phi::Dense
       kept.dims[i] = 1;
     }
   auto s = stream_of(ctx);
-  check({{ p }}_broadcast(s, dtype_of<T>(), out_grad.data(), &kept, g, &xs), "reduce_grad");
-  if (mean) check({{ p }}_scale(s, dtype_of<T>(), g, g, x.numel(), 1.0 / group, 0.0, 1), "reduce_grad");
+  {{ NAME }}_CHECK({{ p }}_broadcast(s, dtype_of<T>(), out_grad.data(), &kept, g, &xs), "reduce_grad");
+  if (mean) {{ NAME }}_CHECK({{ p }}_scale(s, dtype_of<T>(), g, g, x.numel(), 1.0 / group, 0.0, 1), "reduce_grad");
 }
 
 }  // namespace

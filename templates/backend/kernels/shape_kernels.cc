@@ -57,7 +57,7 @@ template <typename T, typename Context>
 void CastKernel(const Context& ctx, const phi::DenseTensor& x, phi::DataType out_dtype, phi::DenseTensor* out) {
   void* o = ctx.Alloc(out, out_dtype);
   if (x.numel() == 0) return;
-  check({{ p }}_cast(stream_of(ctx), dtype_of<T>(), x.data(), dtype_of(out_dtype), o, x.numel()), "cast");
+  {{ NAME }}_CHECK({{ p }}_cast(stream_of(ctx), dtype_of<T>(), x.data(), dtype_of(out_dtype), o, x.numel()), "cast");
 }
 {{ NAME }}_CHECK_SIGNATURE(CastKernel, phi::CastKernel);
 
@@ -65,7 +65,7 @@ template <typename T, typename Context>
 void ScaleKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Scalar& scale,
                  const phi::Scalar& bias, bool bias_after_scale, phi::DenseTensor* out) {
   T* o = ctx.template Alloc<T>(out);
-  check({{ p }}_scale(stream_of(ctx), dtype_of<T>(), x.data(), o, x.numel(), scale.to<double>(),
+  {{ NAME }}_CHECK({{ p }}_scale(stream_of(ctx), dtype_of<T>(), x.data(), o, x.numel(), scale.to<double>(),
                       bias.to<double>(), bias_after_scale),
         "scale");
 }
@@ -85,7 +85,7 @@ void ConcatKernel(const Context& ctx, const std::vector<const phi::DenseTensor*>
   int64_t offset = 0;
   for (const phi::DenseTensor* t : x) {  // each input is an [outer, width] slab of the output
     const int64_t width = t->dims()[axis] * inner;
-    check({{ p }}_copy_2d(stream_of(ctx), dst + offset, out_pitch, t->data(), width, width, outer), "concat");
+    {{ NAME }}_CHECK({{ p }}_copy_2d(stream_of(ctx), dst + offset, out_pitch, t->data(), width, width, outer), "concat");
     offset += width;
   }
 }
@@ -98,7 +98,7 @@ void TransposeKernel(const Context& ctx, const phi::DenseTensor& x, const std::v
   std::vector<int> perm(axis);
   for (int& a : perm) a = a < 0 ? a + static_cast<int>(perm.size()) : a;
   const {{ p }}_shape_t xs = shape_of(x);
-  check({{ p }}_transpose(stream_of(ctx), dtype_of<T>(), x.data(), &xs, perm.data(), o), "transpose");
+  {{ NAME }}_CHECK({{ p }}_transpose(stream_of(ctx), dtype_of<T>(), x.data(), &xs, perm.data(), o), "transpose");
 }
 {{ NAME }}_CHECK_SIGNATURE(TransposeKernel, phi::TransposeKernel);
 
@@ -121,7 +121,7 @@ void PadKernel(const Context& ctx, const phi::DenseTensor& x, const std::vector<
   std::vector<int64_t> before(x.dims().size());
   for (size_t d = 0; d < before.size(); ++d) before[d] = paddings[2 * d];  // [before0, after0, before1, ...]
   const {{ p }}_shape_t xs = shape_of(x), os = shape_of(*out);
-  check({{ p }}_pad(stream_of(ctx), dtype_of<T>(), x.data(), &xs, before.data(), pad_value.to<double>(), o, &os),
+  {{ NAME }}_CHECK({{ p }}_pad(stream_of(ctx), dtype_of<T>(), x.data(), &xs, before.data(), pad_value.to<double>(), o, &os),
         "pad");
 }
 {{ NAME }}_CHECK_SIGNATURE(PadKernel, phi::PadKernel);

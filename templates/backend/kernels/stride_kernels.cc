@@ -33,7 +33,7 @@ void strided_copy(const Context& ctx, const phi::DDim& dims, const void* src, co
                   void* dst, const std::vector<int64_t>& dst_strides, const char* kernel) {
   if (common::product(dims) == 0) return;
   const {{ p }}_shape_t shape = shape_of(dims);
-  check({{ p }}_strided_copy(stream_of(ctx), dtype_of<T>(), &shape, src, src_strides.data(), dst, dst_strides.data()),
+  {{ NAME }}_CHECK({{ p }}_strided_copy(stream_of(ctx), dtype_of<T>(), &shape, src, src_strides.data(), dst, dst_strides.data()),
         kernel);
 }
 
@@ -87,7 +87,7 @@ void split_into(const Context& ctx, const phi::DenseTensor& x, int axis, const s
     const int64_t width = part * v.inner * static_cast<int64_t>(sizeof(T));
     char* dst = reinterpret_cast<char*>(ctx.template Alloc<T>(out));
     if (width > 0 && v.outer > 0) {
-      check({{ p }}_copy_2d(stream_of(ctx), dst, width, static_cast<const char*>(x.data()) + offset, row, width,
+      {{ NAME }}_CHECK({{ p }}_copy_2d(stream_of(ctx), dst, width, static_cast<const char*>(x.data()) + offset, row, width,
                             v.outer),
             kernel);
     }
@@ -136,11 +136,11 @@ void FillKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Scalar
   if (out->numel() == 0) return;
   const auto strides = common::vectorize<int64_t>(out->strides());
   if (out->meta().is_contiguous() || strides.empty()) {
-    check({{ p }}_fill(stream_of(ctx), dtype_of<T>(), o, out->numel(), value.to<double>()), "fill");
+    {{ NAME }}_CHECK({{ p }}_fill(stream_of(ctx), dtype_of<T>(), o, out->numel(), value.to<double>()), "fill");
     return;
   }
   phi::DenseTensor dense = scratch<T>(ctx, out->dims());
-  check({{ p }}_fill(stream_of(ctx), dtype_of<T>(), dense.data(), dense.numel(), value.to<double>()), "fill");
+  {{ NAME }}_CHECK({{ p }}_fill(stream_of(ctx), dtype_of<T>(), dense.data(), dense.numel(), value.to<double>()), "fill");
   strided_copy<T>(ctx, out->dims(), dense.data(), dense_strides(out->dims()), o, strides, "fill");
 }
 {{ NAME }}_CHECK_SIGNATURE(FillKernel, phi::FillKernel);
@@ -166,7 +166,7 @@ void SliceGradKernel(const Context& ctx, const phi::DenseTensor& input, const ph
                      phi::DenseTensor* input_grad) {
   input_grad->Resize(input.dims());
   T* dx = ctx.template Alloc<T>(input_grad);
-  check({{ p }}_fill(stream_of(ctx), dtype_of<T>(), dx, input_grad->numel(), 0.0), "slice_grad");
+  {{ NAME }}_CHECK({{ p }}_fill(stream_of(ctx), dtype_of<T>(), dx, input_grad->numel(), 0.0), "slice_grad");
   const SliceWindow w = slice_window(input.dims(), axes, starts, ends);
   const auto in_strides = dense_strides(input.dims());
   strided_copy<T>(ctx, w.dims, out_grad.data(), dense_strides(w.dims), dx + offset_of(w.starts, in_strides),

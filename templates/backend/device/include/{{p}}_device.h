@@ -106,7 +106,8 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 
 /* ---- ops -------------------------------------------------------------- */
 /* All op pointers are device pointers; shapes are row-major. A NULL stream is
- * the device's default stream. */
+ * the device's default stream. Implemented in device/src/<family>_ops.cc, one file
+ * per kernels/<family>_kernels.cc of the Paddle adapter. */
 
 typedef enum {
   {{ NAME }}_BINARY_ADD = 0,
@@ -189,9 +190,10 @@ typedef enum {
                                        int64_t channels, int64_t spatial, float* y);
 
 /* ---- normalization, activations, dropout, indexing, strided copies --------
- * (device/src/nn_ops.cc). Floating-point ops take a dtype: FLOAT32 or FLOAT64;
- * optional pointers may be NULL. Channel ops view the tensor as [outer, channels,
- * inner]: channels-first (NCHW) is [N, C, H*W], channels-last (NHWC) [N*H*W, C, 1]. */
+ * (device/src/norm_ops.cc, nn_ops.cc, stride_ops.cc). Floating-point ops take a
+ * dtype: FLOAT32 or FLOAT64; optional pointers may be NULL. Channel ops view the
+ * tensor as [outer, channels, inner]: channels-first (NCHW) is [N, C, H*W],
+ * channels-last (NHWC) [N*H*W, C, 1]. */
 
 /* Batch norm with batch statistics (training). Writes y, saved_mean and
  * saved_inv_std = 1/sqrt(var + epsilon) (biased variance over outer*inner values)

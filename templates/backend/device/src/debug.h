@@ -3,7 +3,7 @@
 //                               called it), 2 plus arguments (shapes, dtypes, attributes),
 //                               3 plus tensor values (first {{ NAME }}_DUMP_MAX_VALUES, default 16)
 //   {{ NAME }}_AUTOCOMPARE=1       re-run ops that have a reference implementation
-//                               (reference.cc) and print every mismatch with the op, shapes
+//                               (debug.cc) and print every mismatch with the op, shapes
 //                               and max difference; tolerances {{ NAME }}_AUTOCOMPARE_RTOL/_ATOL
 #pragma once
 
@@ -75,7 +75,7 @@ std::string dims_string(const std::vector<int64_t>& dims);
 }  // namespace debug
 
 // Straightforward reference implementations, independent of the optimized paths
-// in ops.cc (no blocking, no im2col, no flat fast paths).
+// in the *_ops.cc files (no blocking, no im2col, no flat fast paths).
 namespace reference {
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

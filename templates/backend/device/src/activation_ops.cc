@@ -1,0 +1,68 @@
+// {{ NAME }} device library: element-wise activations and their gradients
+// (the device side of kernels/activation_kernels.cc).
+//
+// Host-backed reference implementations, declared in {{ p }}_device.h; shared
+// helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
+// replaces each body with a launch on the device; signatures stay.
+#include <cmath>
+#include <cstdint>
+
+#include "debug.h"
+#include "internal.h"
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_unary({{ p }}_stream_t s, {{ p }}_unary_op_t op, {{ p }}_dtype_t dtype,
+                        const void* x, void* out, int64_t numel) {
+  debug::Trace trace_("unary");
+  trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, {numel}).tensor("out", out, dtype, {numel});
+  if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
+  {{ NAME }}_SUBMIT(s, {
+    dispatch_float(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* a = static_cast<const T*>(x);
+      T* o = static_cast<T*>(out);
+      for (int64_t i = 0; i < numel; ++i) {
+        const T v = a[i];
+        switch (op) {
+          case {{ NAME }}_UNARY_RELU: o[i] = v > T(0) ? v : T(0); break;
+          case {{ NAME }}_UNARY_SIGMOID: o[i] = T(1) / (T(1) + std::exp(-v)); break;
+          case {{ NAME }}_UNARY_TANH: o[i] = std::tanh(v); break;
+          case {{ NAME }}_UNARY_EXP: o[i] = std::exp(v); break;
+          case {{ NAME }}_UNARY_SQRT: o[i] = std::sqrt(v); break;
+          case {{ NAME }}_UNARY_ABS: o[i] = std::abs(v); break;
+        }
+      }
+    });
+  });
+}
+
+{{ p }}_status_t {{ p }}_unary_grad({{ p }}_stream_t s, {{ p }}_unary_op_t op, {{ p }}_dtype_t dtype,
+                             const void* out, const void* dout, void* dx, int64_t numel) {
+  debug::Trace trace_("unary_grad");
+  trace_.attr("op", static_cast<int>(op)).tensor("out", out, dtype, {numel}).tensor("dout", dout, dtype, {numel}).tensor("dx", dx, dtype, {numel});
+  if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
+  if (op == {{ NAME }}_UNARY_ABS) return {{ NAME }}_ERROR_UNSUPPORTED;  // needs x, not out
+  {{ NAME }}_SUBMIT(s, {
+    dispatch_float(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* y = static_cast<const T*>(out);
+      const T* dy = static_cast<const T*>(dout);
+      T* g = static_cast<T*>(dx);
+      for (int64_t i = 0; i < numel; ++i) {
+        switch (op) {
+          case {{ NAME }}_UNARY_RELU: g[i] = y[i] > T(0) ? dy[i] : T(0); break;
+          case {{ NAME }}_UNARY_SIGMOID: g[i] = dy[i] * y[i] * (T(1) - y[i]); break;
+          case {{ NAME }}_UNARY_TANH: g[i] = dy[i] * (T(1) - y[i] * y[i]); break;
+          case {{ NAME }}_UNARY_EXP: g[i] = dy[i] * y[i]; break;
+          case {{ NAME }}_UNARY_SQRT: g[i] = dy[i] * T(0.5) / y[i]; break;
+          default: break;
+        }
+      }
+    });
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,218 @@
+// {{ NAME }} device library: 2-D convolution (im2col + GEMM) and pooling
+// (the device side of kernels/conv_pool_kernels.cc).
+//
+// Host-backed reference implementations, declared in {{ p }}_device.h; shared
+// helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
+// replaces each body with a launch on the device; signatures stay.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "debug.h"
+#include "internal.h"
+
+namespace {{ p }} {
+namespace {
+
+// ---- convolution helpers ----------------------------------------------------
+// col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - pt + i*dh][ox*sw - pl + j*dw]
+void im2col(const float* x, int64_t channels, const {{ p }}_conv2d_params_t& p, float* col) {
+  const int64_t ohw = p.out_h * p.out_w;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = 0; i < p.kernel_h; ++i)
+      for (int64_t j = 0; j < p.kernel_w; ++j) {
+        float* dst = col + ((c * p.kernel_h + i) * p.kernel_w + j) * ohw;
+        const float* src = x + c * p.in_h * p.in_w;
+        for (int64_t oy = 0; oy < p.out_h; ++oy) {
+          const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
+          float* drow = dst + oy * p.out_w;
+          if (iy < 0 || iy >= p.in_h) {
+            std::fill(drow, drow + p.out_w, 0.f);
+            continue;
+          }
+          for (int64_t ox = 0; ox < p.out_w; ++ox) {
+            const int64_t ix = ox * p.stride_w - p.pad_left + j * p.dilation_w;
+            drow[ox] = (ix >= 0 && ix < p.in_w) ? src[iy * p.in_w + ix] : 0.f;
+          }
+        }
+      }
+}
+
+// The adjoint of im2col: accumulates columns back into x (which must be zeroed).
+void col2im(const float* col, int64_t channels, const {{ p }}_conv2d_params_t& p, float* x) {
+  const int64_t ohw = p.out_h * p.out_w;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = 0; i < p.kernel_h; ++i)
+      for (int64_t j = 0; j < p.kernel_w; ++j) {
+        const float* src = col + ((c * p.kernel_h + i) * p.kernel_w + j) * ohw;
+        float* dst = x + c * p.in_h * p.in_w;
+        for (int64_t oy = 0; oy < p.out_h; ++oy) {
+          const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
+          if (iy < 0 || iy >= p.in_h) continue;
+          for (int64_t ox = 0; ox < p.out_w; ++ox) {
+            const int64_t ix = ox * p.stride_w - p.pad_left + j * p.dilation_w;
+            if (ix >= 0 && ix < p.in_w) dst[iy * p.in_w + ix] += src[oy * p.out_w + ox];
+          }
+        }
+      }
+}
+
+bool valid_conv(const {{ p }}_conv2d_params_t* p) {
+  return p && p->groups > 0 && p->in_channels % p->groups == 0 &&
+         p->out_channels % p->groups == 0 && p->stride_h > 0 && p->stride_w > 0 &&
+         p->dilation_h > 0 && p->dilation_w > 0;
+}
+
+// Pooling window [start, end) of output position `o` along one axis.
+void pool_window(int64_t o, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
+                 bool adaptive, int64_t* start, int64_t* end) {
+  if (adaptive) {
+    *start = (o * in) / out;
+    *end = ((o + 1) * in + out - 1) / out;
+    return;
+  }
+  *start = o * stride - pad;
+  *end = *start + k;
+}
+
+// The input window of output (oy, ox), clipped to the input, and the divisor
+// average pooling uses (with or without the padded cells).
+struct PoolWindow {
+  int64_t y0, y1, x0, x1, count;
+};
+
+PoolWindow pool_window_2d(const {{ p }}_pool2d_params_t& p, int64_t oy, int64_t ox) {
+  PoolWindow w;
+  pool_window(oy, p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_top, p.adaptive, &w.y0, &w.y1);
+  pool_window(ox, p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_left, p.adaptive, &w.x0, &w.x1);
+  const int64_t full = (w.y1 - w.y0) * (w.x1 - w.x0);
+  w.y0 = std::max<int64_t>(w.y0, 0);
+  w.x0 = std::max<int64_t>(w.x0, 0);
+  w.y1 = std::min(w.y1, p.in_h);
+  w.x1 = std::min(w.x1, p.in_w);
+  w.count = (p.exclusive || p.adaptive) ? (w.y1 - w.y0) * (w.x1 - w.x0) : full;
+  return w;
+}
+
+}  // namespace
+}  // namespace {{ p }}
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_conv2d_forward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
+                                 const float* x, const float* w, float* y) {
+  debug::Trace trace_("conv2d_forward");
+  if (p) trace_.attr("stride", p->stride_h).attr("pad", p->pad_top).attr("dilation", p->dilation_h).attr("groups", p->groups).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->in_channels, p->in_h, p->in_w}).tensor("w", w, {{ NAME }}_FLOAT32, {p->out_channels, p->in_channels / std::max<int64_t>(p->groups, 1), p->kernel_h, p->kernel_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
+  if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
+    const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
+    std::vector<float> col(static_cast<size_t>(ckk * ohw));
+    for (int64_t n = 0; n < p->batch; ++n)
+      for (int64_t g = 0; g < p->groups; ++g) {
+        im2col(x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, cg, *p, col.data());
+        gemm_nn(og, ohw, ckk, 1.f, w + g * og * ckk, ckk, col.data(), ohw, 0.f,
+                y + (n * p->out_channels + g * og) * ohw, ohw);
+      }
+    if (debug::settings().autocompare) {
+      std::vector<float> want(static_cast<size_t>(p->batch * p->out_channels * ohw));
+      reference::conv2d_forward(*p, x, w, want.data());
+      debug::compare("conv2d_forward", "y", y, want.data(), static_cast<int64_t>(want.size()),
+                     debug::dims_string({p->batch, p->out_channels, p->out_h, p->out_w}));
+    }
+  });
+}
+
+{{ p }}_status_t {{ p }}_conv2d_backward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
+                                  const float* x, const float* w, const float* dy, float* dx,
+                                  float* dw) {
+  debug::Trace trace_("conv2d_backward");
+  if (p) trace_.attr("groups", p->groups).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
+  if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
+    const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
+    std::vector<float> col(static_cast<size_t>(ckk * ohw));
+    if (dw) std::fill(dw, dw + p->out_channels * ckk, 0.f);
+    if (dx) std::fill(dx, dx + p->batch * p->in_channels * p->in_h * p->in_w, 0.f);
+    for (int64_t n = 0; n < p->batch; ++n)
+      for (int64_t g = 0; g < p->groups; ++g) {
+        const float* dyg = dy + (n * p->out_channels + g * og) * ohw;
+        if (dw) {
+          im2col(x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, cg, *p, col.data());
+          // dW[og, ckk] += dY[og, ohw] * col^T
+          gemm(false, true, og, ckk, ohw, 1.f, dyg, ohw, col.data(), ohw, 1.f, dw + g * og * ckk, ckk);
+        }
+        if (dx) {
+          // dcol[ckk, ohw] = W^T[ckk, og] * dY[og, ohw]
+          gemm(true, false, ckk, ohw, og, 1.f, w + g * og * ckk, ckk, dyg, ohw, 0.f, col.data(), ohw);
+          col2im(col.data(), cg, *p, dx + (n * p->in_channels + g * cg) * p->in_h * p->in_w);
+        }
+      }
+  });
+}
+
+{{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
+                                 const float* x, float* y) {
+  debug::Trace trace_("pool2d_forward");
+  if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w});
+  if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
+      const float* src = x + nc * p->in_h * p->in_w;
+      float* dst = y + nc * p->out_h * p->out_w;
+      for (int64_t oy = 0; oy < p->out_h; ++oy)
+        for (int64_t ox = 0; ox < p->out_w; ++ox) {
+          const PoolWindow w = pool_window_2d(*p, oy, ox);
+          float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
+          for (int64_t iy = w.y0; iy < w.y1; ++iy)
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) {
+              const float v = src[iy * p->in_w + ix];
+              acc = p->is_max ? std::max(acc, v) : acc + v;
+            }
+          if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
+          dst[oy * p->out_w + ox] = acc;
+        }
+    }
+  });
+}
+
+{{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
+                                  const float* x, const float* y, const float* dy, float* dx) {
+  debug::Trace trace_("pool2d_backward");
+  if (p) trace_.attr("max", p->is_max).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w}).tensor("dx", dx, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w});
+  if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    std::fill(dx, dx + p->batch * p->channels * p->in_h * p->in_w, 0.f);
+    for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
+      const float* src = x + nc * p->in_h * p->in_w;
+      const float* out = y + nc * p->out_h * p->out_w;
+      const float* gout = dy + nc * p->out_h * p->out_w;
+      float* gin = dx + nc * p->in_h * p->in_w;
+      for (int64_t oy = 0; oy < p->out_h; ++oy)
+        for (int64_t ox = 0; ox < p->out_w; ++ox) {
+          const PoolWindow w = pool_window_2d(*p, oy, ox);
+          const float g = gout[oy * p->out_w + ox];
+          if (p->is_max) {
+            // The gradient goes to the first maximum, as Paddle's CPU kernel does.
+            const float m = out[oy * p->out_w + ox];
+            bool done = false;
+            for (int64_t iy = w.y0; iy < w.y1 && !done; ++iy)
+              for (int64_t ix = w.x0; ix < w.x1 && !done; ++ix)
+                if (src[iy * p->in_w + ix] == m) {
+                  gin[iy * p->in_w + ix] += g;
+                  done = true;
+                }
+          } else if (w.count > 0) {
+            for (int64_t iy = w.y0; iy < w.y1; ++iy)
+              for (int64_t ix = w.x0; ix < w.x1; ++ix) gin[iy * p->in_w + ix] += g / w.count;
+          }
+        }
+    }
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,122 @@
+// {{ NAME }} device library: element-wise binary ops with broadcasting, and the
+// broadcast gradient sum_to_shape
+// (the device side of kernels/elementwise_kernels.cc).
+//
+// Host-backed reference implementations, declared in {{ p }}_device.h; shared
+// helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
+// replaces each body with a launch on the device; signatures stay.
+#include <cstdint>
+#include <vector>
+
+#include "debug.h"
+#include "internal.h"
+
+namespace {{ p }} {
+namespace {
+
+template <typename T>
+T apply_binary({{ p }}_binary_op_t op, T a, T b) {
+  if constexpr (std::is_same<T, bool>::value) {  // bool arithmetic is logical
+    return op == {{ NAME }}_BINARY_MUL || op == {{ NAME }}_BINARY_MIN ? (a && b) : (a || b);
+  } else {
+    switch (op) {
+      case {{ NAME }}_BINARY_ADD: return a + b;
+      case {{ NAME }}_BINARY_SUB: return a - b;
+      case {{ NAME }}_BINARY_MUL: return a * b;
+      case {{ NAME }}_BINARY_DIV: return b == T(0) && !std::is_floating_point<T>::value ? T(0) : a / b;
+      case {{ NAME }}_BINARY_MAX: return a > b ? a : b;
+      case {{ NAME }}_BINARY_MIN: return a < b ? a : b;
+      default: return T(0);
+    }
+  }
+}
+
+bool is_comparison({{ p }}_binary_op_t op) { return op >= {{ NAME }}_BINARY_EQUAL; }
+
+template <typename T>
+bool apply_compare({{ p }}_binary_op_t op, T a, T b) {
+  switch (op) {
+    case {{ NAME }}_BINARY_EQUAL: return a == b;
+    case {{ NAME }}_BINARY_NOT_EQUAL: return a != b;
+    case {{ NAME }}_BINARY_LESS: return a < b;
+    case {{ NAME }}_BINARY_GREATER: return a > b;
+    default: return false;
+  }
+}
+
+}  // namespace
+}  // namespace {{ p }}
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_binary({{ p }}_stream_t s, {{ p }}_binary_op_t op, {{ p }}_dtype_t dtype,
+                         const void* x, const {{ p }}_shape_t* x_shape, const void* y,
+                         const {{ p }}_shape_t* y_shape, void* out,
+                         const {{ p }}_shape_t* out_shape) {
+  debug::Trace trace_("binary");
+  trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, x_shape).tensor("y", y, dtype, y_shape).tensor("out", out, is_comparison(op) ? {{ NAME }}_BOOL : dtype, out_shape);
+  std::vector<int64_t> sx, sy;
+  if (!x_shape || !y_shape || !out_shape || !broadcast_strides(*x_shape, *out_shape, &sx) ||
+      !broadcast_strides(*y_shape, *out_shape, &sy))
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  const bool flat = same_shape(*x_shape, *out_shape) && same_shape(*y_shape, *out_shape);
+  {{ NAME }}_SUBMIT(s, {
+    if (!dispatch(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* a = static_cast<const T*>(x);
+          const T* b = static_cast<const T*>(y);
+          if (is_comparison(op)) {
+            bool* o = static_cast<bool*>(out);
+            for_each_index(*out_shape, sx, sy, [&](int64_t i, int64_t ia, int64_t ib) {
+              o[i] = apply_compare(op, a[ia], b[ib]);
+            });
+          } else if (flat) {
+            T* o = static_cast<T*>(out);
+            const int64_t n = numel_of(*out_shape);
+            for (int64_t i = 0; i < n; ++i) o[i] = apply_binary(op, a[i], b[i]);
+          } else {
+            T* o = static_cast<T*>(out);
+            for_each_index(*out_shape, sx, sy, [&](int64_t i, int64_t ia, int64_t ib) {
+              o[i] = apply_binary(op, a[ia], b[ib]);
+            });
+          }
+        }))
+      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+    // (in-place ops overwrite an input the reference would read: not compared)
+    if (debug::settings().autocompare && dtype == {{ NAME }}_FLOAT32 && !is_comparison(op) && out != x && out != y) {
+      std::vector<float> want(static_cast<size_t>(numel_of(*out_shape)));
+      reference::binary(op, static_cast<const float*>(x), *x_shape, static_cast<const float*>(y), *y_shape,
+                        want.data(), *out_shape);
+      debug::compare("binary", "out", static_cast<const float*>(out), want.data(),
+                     static_cast<int64_t>(want.size()), debug::shape_string(*out_shape));
+    }
+  });
+}
+
+{{ p }}_status_t {{ p }}_sum_to_shape({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                               const {{ p }}_shape_t* x_shape, void* out,
+                               const {{ p }}_shape_t* out_shape) {
+  debug::Trace trace_("sum_to_shape");
+  trace_.tensor("x", x, dtype, x_shape).tensor("out", out, dtype, out_shape);
+  std::vector<int64_t> so, zero;
+  if (!x_shape || !out_shape || !broadcast_strides(*out_shape, *x_shape, &so))
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  zero.assign(x_shape->ndim, 0);
+  {{ NAME }}_SUBMIT(s, {
+    if (!dispatch(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
+          std::vector<Acc> acc(numel_of(*out_shape), Acc(0));
+          const T* a = static_cast<const T*>(x);
+          for_each_index(*x_shape, so, zero,
+                         [&](int64_t i, int64_t o, int64_t) { acc[o] += static_cast<Acc>(a[i]); });
+          T* dst = static_cast<T*>(out);
+          for (size_t o = 0; o < acc.size(); ++o) dst[o] = static_cast<T>(acc[o]);
+        }))
+      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+  });
+}
+
+}  // extern "C"

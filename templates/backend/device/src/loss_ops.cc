@@ -1,0 +1,126 @@
+// {{ NAME }} device library: softmax and softmax cross entropy
+// (the device side of kernels/loss_kernels.cc).
+//
+// Host-backed reference implementations, declared in {{ p }}_device.h; shared
+// helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
+// replaces each body with a launch on the device; signatures stay.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "debug.h"
+#include "internal.h"
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, const float* x, float* y, int64_t outer,
+                                  int64_t axis, int64_t inner) {
+  debug::Trace trace_("softmax_forward");
+  trace_.tensor("x", x, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("y", y, {{ NAME }}_FLOAT32, {outer, axis, inner});
+  {{ NAME }}_SUBMIT(s, {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        const float* src = x + o * axis * inner + in;
+        float* dst = y + o * axis * inner + in;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t a = 0; a < axis; ++a) mx = std::max(mx, src[a * inner]);
+        float sum = 0.f;
+        for (int64_t a = 0; a < axis; ++a) sum += (dst[a * inner] = std::exp(src[a * inner] - mx));
+        for (int64_t a = 0; a < axis; ++a) dst[a * inner] /= sum;
+      }
+    if (debug::settings().autocompare && x != y) {
+      std::vector<float> want(static_cast<size_t>(outer * axis * inner));
+      reference::softmax_forward(x, want.data(), outer, axis, inner);
+      debug::compare("softmax_forward", "y", y, want.data(), static_cast<int64_t>(want.size()),
+                     debug::dims_string({outer, axis, inner}));
+    }
+  });
+}
+
+{{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, const float* y, const float* dy,
+                                   float* dx, int64_t outer, int64_t axis, int64_t inner) {
+  debug::Trace trace_("softmax_backward");
+  trace_.tensor("dy", dy, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("dx", dx, {{ NAME }}_FLOAT32, {outer, axis, inner});
+  {{ NAME }}_SUBMIT(s, {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        const int64_t base = o * axis * inner + in;
+        float dot = 0.f;
+        for (int64_t a = 0; a < axis; ++a) dot += y[base + a * inner] * dy[base + a * inner];
+        for (int64_t a = 0; a < axis; ++a)
+          dx[base + a * inner] = y[base + a * inner] * (dy[base + a * inner] - dot);
+      }
+  });
+}
+
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_forward({{ p }}_stream_t s, const float* logits,
+                                                const void* labels, int soft_label,
+                                                int64_t ignore_index, float* softmax,
+                                                float* loss, int64_t outer, int64_t classes,
+                                                int64_t inner) {
+  debug::Trace trace_("softmax_cross_entropy_forward");
+  trace_.attr("soft_label", soft_label).attr("ignore_index", ignore_index).tensor("logits", logits, {{ NAME }}_FLOAT32, {outer, classes, inner}).tensor("loss", loss, {{ NAME }}_FLOAT32, {outer, inner});
+  {{ p }}_status_t st = {{ p }}_softmax_forward(s, logits, softmax, outer, classes, inner);
+  if (st != {{ NAME }}_OK) return st;
+  {{ NAME }}_SUBMIT(s, {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        const int64_t base = o * classes * inner + in;
+        float l = 0.f;
+        if (soft_label) {
+          const float* lab = static_cast<const float*>(labels);
+          for (int64_t c = 0; c < classes; ++c)
+            l -= lab[base + c * inner] * std::log(std::max(softmax[base + c * inner], 1e-30f));
+        } else {
+          const int64_t c = static_cast<const int64_t*>(labels)[o * inner + in];
+          if (c == ignore_index) {
+            l = 0.f;
+          } else if (c < 0 || c >= classes) {
+            status_ = {{ NAME }}_ERROR_INVALID_VALUE;
+            return;
+          } else {
+            // log-softmax computed from the logits for accuracy
+            const float* z = logits + base;
+            float mx = -std::numeric_limits<float>::infinity();
+            for (int64_t k = 0; k < classes; ++k) mx = std::max(mx, z[k * inner]);
+            double sum = 0.0;
+            for (int64_t k = 0; k < classes; ++k) sum += std::exp(static_cast<double>(z[k * inner] - mx));
+            l = static_cast<float>(std::log(sum) - (z[c * inner] - mx));
+          }
+        }
+        loss[o * inner + in] = l;
+      }
+  });
+}
+
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_backward({{ p }}_stream_t s, const float* softmax,
+                                                 const void* labels, int soft_label,
+                                                 int64_t ignore_index, const float* dloss,
+                                                 float* dlogits, int64_t outer, int64_t classes,
+                                                 int64_t inner) {
+  debug::Trace trace_("softmax_cross_entropy_backward");
+  trace_.attr("soft_label", soft_label).tensor("dloss", dloss, {{ NAME }}_FLOAT32, {outer, inner}).tensor("dlogits", dlogits, {{ NAME }}_FLOAT32, {outer, classes, inner});
+  {{ NAME }}_SUBMIT(s, {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        const int64_t base = o * classes * inner + in;
+        const float g = dloss[o * inner + in];
+        if (soft_label) {
+          const float* lab = static_cast<const float*>(labels);
+          for (int64_t c = 0; c < classes; ++c)
+            dlogits[base + c * inner] = g * (softmax[base + c * inner] - lab[base + c * inner]);
+        } else {
+          const int64_t label = static_cast<const int64_t*>(labels)[o * inner + in];
+          for (int64_t c = 0; c < classes; ++c)
+            dlogits[base + c * inner] =
+                label == ignore_index ? 0.f : g * (softmax[base + c * inner] - (c == label ? 1.f : 0.f));
+        }
+      }
+  });
+}
+
+}  // extern "C"

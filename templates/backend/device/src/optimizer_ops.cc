@@ -1,0 +1,54 @@
+// {{ NAME }} device library: SGD and Adam updates
+// (the device side of kernels/optimizer_kernels.cc).
+//
+// Host-backed reference implementations, declared in {{ p }}_device.h; shared
+// helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
+// replaces each body with a launch on the device; signatures stay.
+#include <cmath>
+#include <cstdint>
+
+#include "debug.h"
+#include "internal.h"
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_sgd_update({{ p }}_stream_t s, const float* param, const float* grad,
+                             const float* lr, float* param_out, int64_t numel) {
+  debug::Trace trace_("sgd_update");
+  trace_.tensor("param", param, {{ NAME }}_FLOAT32, {numel}).tensor("grad", grad, {{ NAME }}_FLOAT32, {numel}).tensor("param_out", param_out, {{ NAME }}_FLOAT32, {numel});
+  {{ NAME }}_SUBMIT(s, {
+    const float rate = *lr;
+    for (int64_t i = 0; i < numel; ++i) param_out[i] = param[i] - rate * grad[i];
+  });
+}
+
+{{ p }}_status_t {{ p }}_adam_update({{ p }}_stream_t s, const float* param, const float* grad,
+                              const float* lr, const float* moment1, const float* moment2,
+                              const float* beta1_pow, const float* beta2_pow, float beta1,
+                              float beta2, float epsilon, float* param_out, float* moment1_out,
+                              float* moment2_out, float* beta1_pow_out, float* beta2_pow_out,
+                              int64_t numel) {
+  debug::Trace trace_("adam_update");
+  trace_.attr("beta1", beta1).attr("beta2", beta2).attr("epsilon", epsilon).tensor("param", param, {{ NAME }}_FLOAT32, {numel}).tensor("grad", grad, {{ NAME }}_FLOAT32, {numel}).tensor("param_out", param_out, {{ NAME }}_FLOAT32, {numel});
+  {{ NAME }}_SUBMIT(s, {
+    // Paddle's formulation: bias correction folded into the step size, epsilon
+    // scaled by sqrt(1 - beta2^t).
+    const float b1p = *beta1_pow, b2p = *beta2_pow;
+    const float rate = *lr * std::sqrt(1.f - b2p) / (1.f - b1p);
+    const float eps = epsilon * std::sqrt(1.f - b2p);
+    for (int64_t i = 0; i < numel; ++i) {
+      const float g = grad[i];
+      const float m1 = beta1 * moment1[i] + (1.f - beta1) * g;
+      const float m2 = beta2 * moment2[i] + (1.f - beta2) * g * g;
+      moment1_out[i] = m1;
+      moment2_out[i] = m2;
+      param_out[i] = param[i] - rate * (m1 / (std::sqrt(m2) + eps));
+    }
+    if (beta1_pow_out) *beta1_pow_out = b1p * beta1;
+    if (beta2_pow_out) *beta2_pow_out = b2p * beta2;
+  });
+}
+
+}  // extern "C"

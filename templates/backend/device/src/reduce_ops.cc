@@ -1,0 +1,86 @@
+// {{ NAME }} device library: reductions, and broadcast (the gradient of sum and mean)
+// (the device side of kernels/reduce_kernels.cc).
+//
+// Host-backed reference implementations, declared in {{ p }}_device.h; shared
+// helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
+// replaces each body with a launch on the device; signatures stay.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "debug.h"
+#include "internal.h"
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_reduce({{ p }}_stream_t s, {{ p }}_reduce_op_t op, {{ p }}_dtype_t dtype,
+                         const void* x, const {{ p }}_shape_t* x_shape,
+                         const int* reduce_mask, void* out) {
+  debug::Trace trace_("reduce");
+  trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, x_shape);
+  if (!x_shape || (!reduce_mask && x_shape->ndim > 0)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  // Output strides in x's index space: 0 on reduced axes.
+  std::vector<int64_t> out_strides(x_shape->ndim, 0), zero(x_shape->ndim, 0), x_strides(x_shape->ndim, 0);
+  int64_t stride = 1, out_numel = 1, group = 1;
+  for (int d = x_shape->ndim - 1; d >= 0; --d) {
+    if (!reduce_mask[d]) {
+      out_strides[d] = stride;
+      stride *= x_shape->dims[d];
+      out_numel *= x_shape->dims[d];
+    } else {
+      group *= x_shape->dims[d];
+    }
+  }
+  {{ NAME }}_SUBMIT(s, {
+    if (!dispatch(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
+          const T* a = static_cast<const T*>(x);
+          std::vector<Acc> acc(out_numel, op == {{ NAME }}_REDUCE_MAX
+                                              ? static_cast<Acc>(std::numeric_limits<T>::lowest())
+                                              : Acc(0));
+          for_each_index(*x_shape, out_strides, zero, [&](int64_t i, int64_t o, int64_t) {
+            if (op == {{ NAME }}_REDUCE_MAX) {
+              acc[o] = std::max<Acc>(acc[o], static_cast<Acc>(a[i]));
+            } else {
+              acc[o] += static_cast<Acc>(a[i]);
+            }
+          });
+          T* dst = static_cast<T*>(out);
+          for (int64_t o = 0; o < out_numel; ++o)
+            dst[o] = static_cast<T>(op == {{ NAME }}_REDUCE_MEAN && group > 0 ? acc[o] / group : acc[o]);
+        }))
+      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+    if (debug::settings().autocompare && dtype == {{ NAME }}_FLOAT32) {
+      std::vector<float> want(static_cast<size_t>(out_numel));
+      reference::reduce(op, static_cast<const float*>(x), *x_shape, reduce_mask, want.data());
+      debug::compare("reduce", "out", static_cast<const float*>(out), want.data(), out_numel,
+                     debug::shape_string(*x_shape) + " reduced");
+    }
+  });
+}
+
+{{ p }}_status_t {{ p }}_broadcast({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                            const {{ p }}_shape_t* x_shape, void* out,
+                            const {{ p }}_shape_t* out_shape) {
+  debug::Trace trace_("broadcast");
+  trace_.tensor("x", x, dtype, x_shape).tensor("out", out, dtype, out_shape);
+  std::vector<int64_t> sx, zero;
+  if (!x_shape || !out_shape || !broadcast_strides(*x_shape, *out_shape, &sx))
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  zero.assign(out_shape->ndim, 0);
+  {{ NAME }}_SUBMIT(s, {
+    if (!dispatch(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* a = static_cast<const T*>(x);
+          T* o = static_cast<T*>(out);
+          for_each_index(*out_shape, sx, zero, [&](int64_t i, int64_t ia, int64_t) { o[i] = a[ia]; });
+        }))
+      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+  });
+}
+
+}  // extern "C"

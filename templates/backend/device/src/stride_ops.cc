@@ -1,0 +1,66 @@
+// {{ NAME }} device library: strided copies (materializing and writing views)
+// (the device side of kernels/stride_kernels.cc).
+//
+// Host-backed reference implementations, declared in {{ p }}_device.h; shared
+// helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
+// replaces each body with a launch on the device; signatures stay.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "debug.h"
+#include "internal.h"
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_strided_copy({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                               const {{ p }}_shape_t* dims, const void* src,
+                               const int64_t* src_strides, void* dst,
+                               const int64_t* dst_strides) {
+  debug::Trace trace_("strided_copy");
+  if (dims) trace_.tensor("src", src, dtype, dims).tensor("dst", dst, dtype, dims);
+  if (!dims || dims->ndim < 0 || dims->ndim > {{ NAME }}_MAX_DIMS || (dims->ndim > 0 && (!src_strides || !dst_strides)))
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  int64_t total = 1;
+  for (int d = 0; d < dims->ndim; ++d) total *= dims->dims[d];
+  if (total > 0 && (!src || !dst)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    if (!dispatch(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* in = as<T>(src);
+          T* out = as<T>(dst);
+          const int nd = dims->ndim;
+          if (total == 0) return;
+          if (nd == 0) {
+            out[0] = in[0];
+            return;
+          }
+          // odometer over all but the last dimension; the last one is the inner loop
+          std::vector<int64_t> idx(nd, 0);
+          const int64_t n_inner = dims->dims[nd - 1];
+          const int64_t si = src_strides[nd - 1], di = dst_strides[nd - 1];
+          int64_t so = 0, dof = 0;
+          for (int64_t done = 0; done < total; done += n_inner) {
+            if (si == 1 && di == 1) {
+              std::copy(in + so, in + so + n_inner, out + dof);
+            } else {
+              for (int64_t k = 0; k < n_inner; ++k) out[dof + k * di] = in[so + k * si];
+            }
+            for (int d = nd - 2; d >= 0; --d) {
+              ++idx[d];
+              so += src_strides[d];
+              dof += dst_strides[d];
+              if (idx[d] < dims->dims[d]) break;
+              so -= src_strides[d] * dims->dims[d];
+              dof -= dst_strides[d] * dims->dims[d];
+              idx[d] = 0;
+            }
+          }
+        }))
+      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+  });
+}
+
+}  // extern "C"
