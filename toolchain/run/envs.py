@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import sys
 from pathlib import Path
 
 from ..run.step import Runner, Step
+from ..util.errors import DevkitError
+from ..util.fsutil import exclusive_lock
 
 
 def cache_root() -> Path:
@@ -29,3 +34,44 @@ def create_env(runner: Runner, root: Path, packages: list[str], title: str, log:
         )
     )
     return python
+
+
+def reference_env(runner: Runner, paddle_version: str, log: Path) -> Path | None:
+    """A cached venv holding only paddlepaddle==V, which each verification clones (hard links: well
+    under a second, against a fresh venv and a pip install of the ~200 MB wheel each time).
+
+    Host runner only: a container sees the cache and its work directory through separate mounts,
+    across which hard links cannot be made, so containers keep a fresh install. The reference env
+    never receives a plugin; the clone does, and the clone is removed with the verification.
+    """
+    if runner.key != "host":
+        return None
+    py = f"py{sys.version_info.major}{sys.version_info.minor}"
+    root = cache_root() / "host" / "reference-envs" / f"{py}-paddle-{paddle_version}"
+    marker = root / "devkit-reference-env.json"
+    with exclusive_lock(root.parent / f".{root.name}.lock", lambda holder: None):
+        if not marker.is_file():  # first use, or an interrupted setup: made again
+            shutil.rmtree(root, ignore_errors=True)
+            create_env(
+                runner,
+                root,
+                [f"paddlepaddle=={paddle_version}"],
+                f"reference environment (paddlepaddle {paddle_version}, cached)",
+                log,
+            )
+            marker.write_text(json.dumps({"paddlepaddle": paddle_version}))
+    if any(root.glob("lib/python3*/site-packages/paddle_custom_device")):
+        raise DevkitError(
+            f"the cached reference environment {root} holds a plugin, so verifications would see it",
+            f"delete {root}; devkit makes it again",
+        )
+    return root
+
+
+def clone_env(reference: Path, dest: Path) -> str:
+    """A new venv at `dest` whose files are hard links to `reference`'s: Python replaces files it
+    writes (bytecode) instead of writing into them, and pip adds new ones, so the reference stays
+    as it was. Returns the clone's python."""
+    shutil.copytree(reference, dest, symlinks=True, copy_function=os.link)
+    (dest / "devkit-reference-env.json").unlink(missing_ok=True)
+    return str(dest / "bin" / "python")

@@ -18,7 +18,7 @@ from ..build.artifacts import check_plugin_wheel, paddle_requirements
 from ..project.config import Tolerances
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..run.envs import cache_root, create_env
+from ..run.envs import cache_root, clone_env, create_env, reference_env
 from ..run.select import verify_runner
 from ..run.step import Runner, Step
 from ..util.archives import validate_wheel
@@ -92,14 +92,27 @@ def check_wheel(wheel: Path, options: VerifyOptions) -> str:
     return paddle_version
 
 
-def fresh_env(runner, work: Path, wheel: Path, paddle_version: str, log: Path) -> str:
-    return create_env(
-        runner,
-        work / "venv",
-        [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
-        f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})",
-        log,
+def fresh_env(runner: Runner, work: Path, wheel: Path, paddle_version: str, log: Path) -> str:
+    """A venv with the pinned Paddle and the wheel, and nothing of an earlier verification: a clone
+    of the cached reference env where the runner allows it, else a fresh install."""
+    reference = reference_env(runner, paddle_version, log)
+    if reference is None:
+        return create_env(
+            runner,
+            work / "venv",
+            [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
+            f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})",
+            log,
+        )
+    python = clone_env(reference, work / "venv")
+    runner.run(
+        Step(
+            title=f"fresh environment (clone of paddlepaddle {paddle_version}): install {wheel.name}",
+            argv=[python, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", runner.path(wheel)],
+            log=log,
+        )
     )
+    return python
 
 
 # Paddle must find the plugin where pip put it, not in a leftover CUSTOM_DEVICE_ROOT.
