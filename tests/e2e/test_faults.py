@@ -26,6 +26,7 @@ import pytest
 from conftest import devkit
 
 from devkit.payload.build_plugin import Problem, target_paddle
+from devkit.run.envs import cache_root
 from devkit.util.archives import extract_tar, validate_wheel, write_tar_gz
 from devkit.util.errors import DevkitError
 
@@ -106,11 +107,18 @@ def test_unreachable_index_while_downloading_the_target_wheel(built_project, no_
 
 @pytest.mark.e2e
 def test_unreachable_index_while_making_the_verify_env(built_project, no_index, tmp_path):
-    del no_index["DEVKIT_CACHE_DIR"]  # Paddle's libraries for the ABI check are cached; the verify env is always new
+    """A fresh cache, except for the build's tools env (the ABI check reads Paddle's libraries from it):
+    the verify env's reference environment must be made, and the index is not there."""
+    fresh = Path(no_index["DEVKIT_CACHE_DIR"])
+    (tools_env,) = cache_root().glob("host/envs/host-py*-paddle-3.3.1")
+    (fresh / "host" / "envs").mkdir(parents=True)
+    (fresh / "host" / "envs" / tools_env.name).symlink_to(tools_env)
     line = one_error_line(
         run("verify", str(built_project), "--runner", "host", "--report-dir", str(tmp_path / "r"), env=no_index)
     )
-    assert "install paddlepaddle==3.3.1" in line and "the package index is unreachable (" in line
+    assert "reference environment" in line and "install paddlepaddle==3.3.1" in line
+    assert "the package index is unreachable (" in line
+    assert not list(fresh.glob("host/reference-envs/*/devkit-reference-env.json"))  # not marked as made
 
 
 # ---------------------------------------------------------------- full disk
