@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import devkit
 
-from devkit.payload.build_plugin import Problem, target_paddle
+from devkit.payload.build_plugin import UNPACKED_MARKER, Problem, target_paddle
 from devkit.run.envs import cache_root
 from devkit.util.archives import extract_tar, validate_wheel, write_tar_gz
 from devkit.util.errors import DevkitError
@@ -285,7 +285,7 @@ def _cached_target_wheel(cache: Path) -> Path:
     (root / "paddle" / "libs" / "libphi_core.so").write_bytes(b"\x7fELF core")
     from devkit.util.archives import sha256_file
 
-    (root / "devkit-unpacked.json").write_text(
+    (root / UNPACKED_MARKER).write_text(
         json.dumps({"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {"paddle/libs/libphi_core.so": 9}})
     )
     return root
@@ -309,3 +309,18 @@ def test_a_changed_unpacked_library_in_the_cache_is_named(tmp_path):
     with pytest.raises(Problem) as exc:
         target_paddle(tmp_path, Path(sys.executable), "3.2.2", "manylinux2014_aarch64")
     assert "libphi_core.so differs from" in exc.value.text
+
+
+def test_check_abi_rechecks_a_cached_target_wheel_too(tmp_path, monkeypatch):
+    """check-abi reuses a target wheel a build downloaded, through the same sha256 check."""
+    from devkit.build.abi import paddle_root_for
+    from devkit.project.recipes import find_recipe
+
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path))
+    root = _cached_target_wheel(tmp_path / "container")
+    assert paddle_root_for(find_recipe("aarch64"), "3.2.2") == root / "paddle"
+    wheel = next((root / "download").iterdir())
+    wheel.write_bytes(b"the wheel, changed on disk")
+    with pytest.raises(DevkitError) as exc:
+        paddle_root_for(find_recipe("aarch64"), "3.2.2")
+    assert "does not match the sha256 recorded" in exc.value.problem and str(wheel) in exc.value.problem

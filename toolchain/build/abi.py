@@ -256,15 +256,16 @@ def libraries_in(path: Path) -> list[tuple[str, bytes]]:
 
 def paddle_root_for(recipe: Recipe, version: str) -> Path:
     """The target's paddle package directory: from devkit's caches, else downloaded."""
-    root = cache_root()
-    for candidate in root.glob(f"*/paddle/{version}-{recipe.paddle_wheel_platform}/paddle"):
-        if (candidate / "libs").is_dir():
-            return candidate
+    from ..payload.build_plugin import UNPACKED_MARKER, Problem, target_paddle
     from ..run.images import builder_spec
     from ..run.select import host_recipe
 
-    # Native tool envs (host, or the x86_64 builder container) have the wheel installed.
-    if recipe.name in (host_recipe().name, builder_spec().recipe.name):
+    root = cache_root()
+    # A target wheel a build unpacked (host or container cache) goes through target_paddle, which
+    # re-checks it against the sha256 recorded when it was downloaded.
+    cached = sorted(root.glob(f"*/paddle/{version}-{recipe.paddle_wheel_platform}/{UNPACKED_MARKER}"))
+    if not cached and recipe.name in (host_recipe().name, builder_spec().recipe.name):
+        # Native tool envs (host, or the x86_64 builder container) have the wheel installed.
         for candidate in root.glob(f"*/envs/*-paddle-{version}/lib/python3*/site-packages/paddle"):
             if (candidate / "libs").is_dir():
                 return candidate
@@ -272,14 +273,13 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
         raise DevkitError(
             f"{recipe.name} has no paddlepaddle wheel to check against", "use --arch with a Paddle runtime"
         )
-    from ..payload.build_plugin import Problem, target_paddle
-
+    cache = cached[0].parents[2] if cached else root / "host"
     # pip's progress goes to stderr: stdout stays clean for --json.
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
     try:
-        return target_paddle(root / "host", Path(sys.executable), version, recipe.paddle_wheel_platform)
+        return target_paddle(cache, Path(sys.executable), version, recipe.paddle_wheel_platform)
     except Problem as exc:
         raise DevkitError(f"cannot get paddlepaddle=={version} for {recipe.name}: {exc.text}", exc.fix) from None
     except Exception as exc:

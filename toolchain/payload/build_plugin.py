@@ -119,6 +119,9 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
     return root
 
 
+UNPACKED_MARKER = "devkit-unpacked.json"  # the downloaded wheel's name, sha256 and unpacked file sizes
+
+
 def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Path:
     """The `paddle` package directory of the target's wheel (headers, libs, version).
 
@@ -127,7 +130,7 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
     naming the file: a damaged cache is never silently downloaded again or used.
     """
     root = cache / "paddle" / f"{version}-{platform}"
-    marker = root / "devkit-unpacked.json"
+    marker = root / UNPACKED_MARKER
     if marker.is_file():
         recorded = json.loads(marker.read_text())
         wheel = root / "download" / recorded["wheel"]
