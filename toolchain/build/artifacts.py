@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from email.parser import Parser
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
@@ -11,7 +10,7 @@ from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
 
 from ..project.recipes import Recipe
-from ..util.archives import zip_archive
+from ..util.archives import wheel_metadata, zip_archive
 from ..util.errors import DevkitError
 
 
@@ -30,13 +29,9 @@ def check_elf_bytes(data: bytes, what: str, recipe: Recipe) -> None:
 
 def paddle_requirements(wheel: Path) -> list[Requirement]:
     """The wheel's Requires-Dist entries on paddlepaddle."""
-    with zip_archive(wheel, "wheel", "pass a wheel built by `devkit build`") as zf:
-        meta_name = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
-        if meta_name is None:
-            raise DevkitError(
-                f"{wheel} has no .dist-info/METADATA, so it is not a wheel", "rebuild it with devkit build"
-            )
-        metadata = Parser().parsestr(zf.read(meta_name).decode())
+    fix = "pass a wheel built by `devkit build`"
+    with zip_archive(wheel, "wheel", fix) as zf:
+        metadata = wheel_metadata(zf, wheel, "wheel", fix)
     return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "paddlepaddle"]
 
 

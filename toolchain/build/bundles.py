@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 from .. import __version__
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..util.archives import extract_tar, write_tar_gz, zip_archive
+from ..util.archives import extract_tar, sha256_file, write_tar_gz, zip_archive
 from ..util.errors import DevkitError
 from ..util.fsutil import publish_file
 
@@ -81,7 +80,7 @@ def make_inference_bundle(
                 f"PaddlePaddle publishes no runtime for {recipe.name}: this bundle carries the device library, "
                 "its header and its tests, not a plugin"
             ),
-            "files": {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files},
+            "files": {p.relative_to(root).as_posix(): sha256_file(p) for p in files},
         }
         (root / "manifest.json").write_text(json.dumps(manifest, indent=2))
         archive = Path(tmp) / f"{name}.tar.gz"

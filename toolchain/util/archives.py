@@ -11,6 +11,7 @@ import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from email.message import Message
 from email.parser import Parser
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,12 @@ def validate_wheel(path: Path, what: str = "wheel") -> None:
             reason = unsafe_zip_member(info)
             if reason:
                 raise DevkitError(f"{what} {path} is unsafe to unpack: {reason}", fix)
-        metadata = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
-        if len(metadata) != 1:
-            raise DevkitError(f"{what} {path} has no .dist-info/METADATA, so it is not a wheel", fix)
-        Parser().parsestr(zf.read(metadata[0]).decode())
+        wheel_metadata(zf, path, what, fix)
+
+
+def wheel_metadata(zf: zipfile.ZipFile, path: Path, what: str, fix: str) -> Message:
+    """The wheel's one top-level `<name>.dist-info/METADATA`, parsed."""
+    metadata = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+    if len(metadata) != 1:
+        raise DevkitError(f"{what} {path} has no .dist-info/METADATA, so it is not a wheel", fix)
+    return Parser().parsestr(zf.read(metadata[0]).decode())
