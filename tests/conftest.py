@@ -25,6 +25,11 @@ def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproces
     return proc
 
 
+def wheel_name(arch: str, policy: str = r"manylinux_2_\d+") -> str:
+    """The STPU plugin wheel's name as a regex: devkit retags every wheel manylinux with auditwheel."""
+    return rf"paddle_custom_stpu-0\.1\.0-py3-none-{policy}_{arch}\.whl"
+
+
 @pytest.fixture(scope="session")
 def built_project(tmp_path_factory) -> Path:
     project = tmp_path_factory.mktemp("e2e") / "STPU"

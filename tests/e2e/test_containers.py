@@ -54,9 +54,13 @@ def test_doctor_is_ready():
 
 def test_x86_64_container_build_matches_host_contract(project):
     summary = json.loads(devkit("build", str(project), "--runner", "docker", "--json").stdout)
-    assert summary["runner"].startswith("docker:devkit-builder:")
+    assert summary["runner"].startswith("docker:devkit-builder-bullseye:")
     wheel = Path(summary["wheel"])
-    assert wheel.name == "paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl"
+    # The default builder base (bullseye: glibc 2.31, GCC 10) gives manylinux_2_31, measured.
+    assert wheel.name == "paddle_custom_stpu-0.1.0-py3-none-manylinux_2_31_x86_64.whl"
+    assert summary["platform"]["floor"] == {"glibc": "2.29", "glibcxx": "3.4.26", "cxxabi": "1.3.9"}
+    assert summary["platform"]["excluded"] == ["libcommon.so", "libphi_core.so"]
+    assert summary["platform"]["grafted"] == []
     owner = wheel.stat().st_uid
     assert owner == os.getuid()  # written as the calling user, not root-in-container
     assert all(p.stat().st_uid == os.getuid() for p in (project / "build").rglob("*.o"))
@@ -80,7 +84,8 @@ def test_x86_64_container_verify(project):
 def test_aarch64_cross_build(project):
     summary = json.loads(devkit("build", str(project), "--arch", "armv8", "--json").stdout)
     wheel = Path(summary["wheel"])
-    assert wheel.name == "paddle_custom_stpu-0.1.0-py3-none-linux_aarch64.whl"
+    assert wheel.name == "paddle_custom_stpu-0.1.0-py3-none-manylinux_2_31_aarch64.whl"
+    assert summary["platform"]["exceeds_framework"] == ["GLIBC_2.29 > GLIBC_2.27", "GLIBCXX_3.4.26 > GLIBCXX_3.4.22"]
     assert summary["paddle_version"] == "3.2.2"
     with zipfile.ZipFile(wheel) as zf:
         lib = zf.read("paddle_custom_device/libpaddle-custom-stpu.so")
@@ -244,7 +249,7 @@ def test_build_all_runs_the_default_matrix(tmp_path):
     ]
     names = {e["id"]: [Path(a).name for a in e["artifacts"]] for e in summary["entries"]}
     assert names["aarch64-infer-paddle3.2.2"] == [
-        "paddle_custom_stpu-0.1.0-py3-none-linux_aarch64.whl",
+        "paddle_custom_stpu-0.1.0-py3-none-manylinux_2_31_aarch64.whl",
         "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz",
     ]
     assert names["armhf-device"] == ["paddle-custom-stpu-device-0.1.0-armhf.tar.gz"]
@@ -304,7 +309,7 @@ def test_remote_engine_build_copies_files(tmp_path, tcp_engine):
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["runner"].endswith("(files copied to a remote engine)")
-    assert Path(summary["wheel"]).name == "paddle_custom_stpu-0.1.0-py3-none-linux_aarch64.whl"
+    assert Path(summary["wheel"]).name == "paddle_custom_stpu-0.1.0-py3-none-manylinux_2_31_aarch64.whl"
     assert "files copied]" in Path(summary["log"]).read_text()
     assert any(project.glob("build/*aarch64*/CMakeCache.txt"))  # the build tree came back
     again = json.loads(run("build", str(project), "--arch", "aarch64", "--runner", "docker", "--json").stdout)

@@ -37,11 +37,15 @@ def test_wrong_pin(tmp_path, host_elf):
         )
 
 
-def test_wrong_tag(tmp_path, host_elf):
-    with pytest.raises(DevkitError, match="expected py3-none-linux_x86_64"):
-        check_plugin_wheel(
-            make_wheel(tmp_path, host_elf, tag="cp311-cp311-linux_x86_64"), find_recipe("x86_64"), "3.3.1"
-        )
+def test_manylinux_tag_is_accepted(tmp_path, host_elf):
+    wheel = make_wheel(tmp_path, host_elf, tag="py3-none-manylinux_2_31_x86_64")
+    assert check_plugin_wheel(wheel, find_recipe("x86_64"), "3.3.1")["tag"] == "py3-none-manylinux_2_31_x86_64"
+
+
+@pytest.mark.parametrize("tag", ["cp311-cp311-linux_x86_64", "py3-none-manylinux_2_31_aarch64", "py3-none-any"])
+def test_wrong_tag(tmp_path, host_elf, tag):
+    with pytest.raises(DevkitError, match="expected py3-none-manylinux_X_Y_x86_64"):
+        check_plugin_wheel(make_wheel(tmp_path, host_elf, tag=tag), find_recipe("x86_64"), "3.3.1")
 
 
 def test_wrong_machine(tmp_path, host_elf):

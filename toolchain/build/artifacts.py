@@ -39,10 +39,13 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
     """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
     name, version, _, tags = parse_wheel_filename(wheel.name)
     tag_strings = sorted(str(t) for t in tags)
-    expected_tag = recipe.wheel_tag
-    if expected_tag not in tag_strings:
+    fitting = [
+        str(t) for t in tags if (t.interpreter, t.abi) == ("py3", "none") and recipe.is_wheel_platform(t.platform)
+    ]
+    if not fitting:
         raise DevkitError(
-            f"{wheel.name} has tags {', '.join(tag_strings)}, expected {expected_tag}",
+            f"{wheel.name} has tags {', '.join(tag_strings)}, expected py3-none-manylinux_X_Y_{recipe.wheel_arch} "
+            f"(or {recipe.wheel_tag})",
             'keep wheel.py-api = "py3" in the project\'s pyproject.toml and build for the right target',
         )
     with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
@@ -61,4 +64,4 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
             f"{wheel.name} requires {found}, expected paddlepaddle=={paddle_version}",
             "keep the paddle_pin dynamic-metadata provider in the project's pyproject.toml",
         )
-    return {"name": str(name), "version": str(version), "tag": expected_tag, "libraries": libs}
+    return {"name": str(name), "version": str(version), "tag": fitting[0], "libraries": libs}

@@ -21,6 +21,8 @@ from ..build.abi import require_abi
 from ..build.artifacts import check_elf_bytes, check_plugin_wheel
 from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.bundles import make_inference_bundle
+from ..build.manylinux import PlatformReport, paddle_framework, tag_manylinux
+from ..build.publish import build_sdist, check_index_ready
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import BuildPlace, build_place
@@ -44,6 +46,7 @@ class BuildOptions:
     runner: str = "auto"
     infer: bool = False  # ON_INFER build plus an inference bundle
     inference_dir: Path | None = None  # an unpacked Paddle Inference release to link
+    sdist: bool = False  # also an sdist (python -m build --sdist), checked like the wheel
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class BuildResult:
     log: Path
     runner: str
     bundle: Path | None = None
+    platform: PlatformReport | None = None  # the wheel's manylinux tag and glibc/libstdc++ floor
+    sdist: Path | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -71,6 +76,8 @@ class BuildResult:
             "inference_bundle": str(self.bundle) if self.bundle else None,
             "sha256": sha256_file(self.artifact),
             "inference_bundle_sha256": sha256_file(self.bundle) if self.bundle else None,
+            "platform": self.platform.as_dict() if self.platform else None,
+            "sdist": str(self.sdist) if self.sdist else None,
             **({"wheel": str(self.artifact)} if self.kind == "wheel" else {}),
         }
 
@@ -130,9 +137,10 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
             f"device library and its tests (no plugin wheel)"
         )
     # A failed build must not leave an older artifact looking like its result.
-    for stale in project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"):
+    for stale in project.dist_dir.glob(recipe.wheel_glob(project.wheel_prefix)):
         stale.unlink()
     for stale in (
+        project.dist_dir / f"{project.wheel_prefix}{project.version}.tar.gz",
         device_bundle_path(project, recipe),
         project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz",
     ):
@@ -192,12 +200,21 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         if len(artifacts) != 1:
             raise DevkitError(f"the build produced {len(artifacts)} artifacts, expected 1", "inspect the log", log=log)
         artifact = artifacts[0]
+        platform = sdist = None
         if device_only:
             check_device_bundle(artifact, recipe)
         else:
-            check_plugin_wheel(artifact, recipe, options.paddle_version or "")
-            require_abi(artifact, recipe, options.paddle_version or "")
+            version = options.paddle_version or ""
+            require_abi(artifact, recipe, version)
+            artifact, platform = tag_manylinux(artifact, out / "tagged", *paddle_framework(recipe, version), log)
+            check_plugin_wheel(artifact, recipe, version)
+            err.print(f"[green]✓[/] {platform.summary()}")
+            if options.sdist:
+                sdist = build_sdist(project.root, out / "sdist", version, log)
+            check_index_ready([artifact, *([sdist] if sdist else [])], log)
         final = publish_file(artifact, project.dist_dir)
+        if sdist:
+            sdist = publish_file(sdist, project.dist_dir)
     bundle = None
     if options.infer:
         bundle = make_inference_bundle(
@@ -218,6 +235,8 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         log=log,
         runner=runner.name,
         bundle=bundle,
+        platform=platform,
+        sdist=sdist,
     )
 
 

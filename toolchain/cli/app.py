@@ -19,7 +19,7 @@ from rich.markup import escape
 from .. import __version__
 from ..util.console import err
 from ..util.errors import DevkitError
-from . import build, images, matrix, scaffold, verify
+from . import build, images, matrix, publish, scaffold, verify
 
 # Help texts are plain text: "[tool.devkit]" must not be read as rich markup (it vanished).
 app = typer.Typer(
@@ -43,6 +43,7 @@ app.command("verify")(verify.verify)
 app.command("test-ops")(verify.test_ops)
 app.command("check-kernels")(verify.check_kernels)
 app.command("check-abi")(verify.check_abi)
+app.command("publish")(publish.publish)
 app.add_typer(matrix_app, name="matrix")
 matrix_app.command("list")(matrix.matrix_list)
 matrix_app.command("run")(matrix.matrix_run)

@@ -36,6 +36,10 @@ def build_command(
         bool, typer.Option("--infer", help="Build with ON_INFER and write an inference bundle next to the wheel.")
     ] = False,
     paddle_inference_dir: PaddleInferenceDirOpt = None,
+    sdist: Annotated[
+        bool,
+        typer.Option("--sdist", help="Also write the source distribution (python -m build --sdist) to dist/."),
+    ] = False,
     all_entries: Annotated[
         bool, typer.Option("--all", help="Build every entry of the [tool.devkit] matrix; write reports/matrix/.")
     ] = False,
@@ -68,7 +72,10 @@ def build_command(
         runner=runner_choice,
         infer=infer,
         inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None,
+        sdist=sdist,
     )
+    if sdist and options.paddle_version is None:
+        raise DevkitError(f"{recipe.name} builds no plugin wheel, so there is no sdist to go with it", "drop --sdist")
     result = build(project, options)
     if as_json:
         emit_json(result.as_dict())

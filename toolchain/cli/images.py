@@ -7,15 +7,21 @@ from typing import Annotated
 
 import typer
 
+from ..project.config import BUILDER_BASES, DEFAULT_BUILDER_BASE, VERIFY_SUITE
 from ..project.recipes import all_recipes, find_recipe
 from ..util.console import err
 from ..util.errors import DevkitError
 from . import views
 from .options import JsonOpt, emit_json
 
+SuiteOpt = Annotated[
+    str, typer.Option("--suite", help=f"Debian release: {', '.join(BUILDER_BASES)} (verify images use bookworm).")
+]
+
 
 def images_bootstrap(
     arch: Annotated[str, typer.Option("--arch", help="Target whose Debian base to make.")] = "x86_64",
+    suite: SuiteOpt = VERIFY_SUITE,
     as_json: JsonOpt = False,
 ) -> None:
     """Make the Debian base image for ARCH offline (debootstrap + import with the right platform)."""
@@ -25,7 +31,9 @@ def images_bootstrap(
 
     recipe = find_recipe(arch)
     start = time.monotonic()
-    info = bootstrap_base(Engine.connect(), recipe, cache_root() / "logs" / f"bootstrap-{recipe.name}.log")
+    info = bootstrap_base(
+        Engine.connect(), recipe, cache_root() / "logs" / f"bootstrap-{recipe.name}-{suite}.log", suite
+    )
     if as_json:
         emit_json({"image": info.tag, "platform": info.platform, "seconds": round(time.monotonic() - start, 1)})
 
@@ -35,6 +43,9 @@ def images_build(
         list[str] | None,
         typer.Option("--arch", help="Targets whose verify image to build (repeatable; default: every recipe)."),
     ] = None,
+    builder_base: Annotated[
+        str, typer.Option("--builder-base", help=f"Debian release of the builder: {', '.join(BUILDER_BASES)}.")
+    ] = DEFAULT_BUILDER_BASE,
     as_json: JsonOpt = False,
 ) -> None:
     """Build (or reuse) the builder image and the verify images of the given targets."""
@@ -45,7 +56,7 @@ def images_build(
     engine = Engine.connect()
     log = cache_root() / "logs" / "images.log"
     recipes = [find_recipe(a) for a in arch] if arch else all_recipes()
-    specs = [builder_spec(), *(verify_spec(r) for r in recipes)]
+    specs = [builder_spec(builder_base), *(verify_spec(r) for r in recipes)]
     tags = {spec.kind: ensure_image(engine, spec, log) for spec in specs}
     if as_json:
         emit_json(tags)

@@ -146,7 +146,7 @@ def _prepare_builder_image(runner: str, project: Project) -> None:
     from ..run.select import use_container
 
     if use_container(runner):
-        ensure_image(Engine.connect(), builder_spec(), project.log_dir / "images.log")
+        ensure_image(Engine.connect(), builder_spec(project.config.builder_base), project.log_dir / "images.log")
 
 
 def write_reports(outcomes: list[EntryOutcome], report_dir: Path, suite: str) -> tuple[Path, Path]:

@@ -20,6 +20,11 @@ RUNNERS = ("auto", "docker", "host")
 TRAIN_MODELS = ("mnist", "resnet_bn", "transformer")  # plugin_checks.py: LeNet, then the model battery
 INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
 CI_PROVIDERS = ("github", "gitlab")
+# Debian releases the builder image can be based on, with what they bring. The base decides
+# the glibc/libstdc++ a plugin links against, so the manylinux tag auditwheel gives it.
+BUILDER_BASES = {"bullseye": "glibc 2.31, GCC 10", "bookworm": "glibc 2.36, GCC 12"}
+DEFAULT_BUILDER_BASE = "bullseye"  # the oldest that compiles the C++17 backend: closest to the frameworks' floor
+VERIFY_SUITE = "bookworm"  # verify images run Python 3.11, which every pinned framework wheel supports
 
 
 def default_targets() -> tuple[str, ...]:
@@ -67,6 +72,7 @@ class DevkitConfig:
     modes: tuple[str, ...] = ("train", "infer")
     paddle_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # recipe name -> versions
     runner: str = "auto"
+    builder_base: str = DEFAULT_BUILDER_BASE  # Debian release of the builder image (container builds)
     jobs: int = 0  # parallel matrix lanes; 0: one per 2 CPUs
     verify: VerifySettings = VerifySettings()
     tolerances: Tolerances = Tolerances()
@@ -171,7 +177,7 @@ def _paddle_versions(table: Any) -> dict[str, tuple[str, ...]]:
 def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
     """`devkit` is the [tool.devkit] table (name/device-type already read by the caller)."""
     sections = {"verify", "tolerances", "ci", "paddle-versions"}
-    scalars = {"name", "device-type", "targets", "modes", "runner", "jobs"}
+    scalars = {"name", "device-type", "targets", "modes", "runner", "builder-base", "jobs"}
     _check_keys(devkit, sections | scalars, "")
     values: dict[str, Any] = {"name": name, "device_type": device_type}
     if "targets" in devkit:
@@ -193,6 +199,8 @@ def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
         values["modes"] = _choices(devkit["modes"], "modes", MODES, many=True)
     if "runner" in devkit:
         values["runner"] = _choices(devkit["runner"], "runner", RUNNERS, many=False)
+    if "builder-base" in devkit:
+        values["builder_base"] = _choices(devkit["builder-base"], "builder-base", tuple(BUILDER_BASES), many=False)
     if "jobs" in devkit:
         values["jobs"] = _number(devkit["jobs"], "jobs", int, 0)
     if "paddle-versions" in devkit:

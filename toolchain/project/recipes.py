@@ -33,7 +33,22 @@ class Recipe:
 
     @property
     def wheel_tag(self) -> str:
+        """The tag the build gives a wheel, before auditwheel retags it manylinux_X_Y."""
         return f"py3-none-{self.wheel_platform}"
+
+    @property
+    def wheel_arch(self) -> str:
+        """The architecture part of the platform tag: linux_x86_64 -> x86_64."""
+        return self.wheel_platform.removeprefix("linux_")
+
+    def wheel_glob(self, prefix: str) -> str:
+        """Wheels of this target, tagged linux_<arch> or manylinux_X_Y_<arch>."""
+        return f"{prefix}*-py3-none-*linux*_{self.wheel_arch}.whl"
+
+    def is_wheel_platform(self, platform: str) -> bool:
+        return platform == self.wheel_platform or (
+            platform.startswith("manylinux_") and platform.endswith(f"_{self.wheel_arch}")
+        )
 
     def matches(self, machine: str) -> bool:
         """Whether `machine` (platform.machine() or an alias) names this target."""

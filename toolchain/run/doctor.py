@@ -6,6 +6,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..project.config import DEFAULT_BUILDER_BASE
 from ..project.recipes import all_recipes
 from ..run.engine import Engine
 from ..run.envs import cache_root
@@ -102,14 +103,15 @@ def check_host_tools(engine: Engine | None) -> list[DoctorCheck]:
                 required=False,
             )
         )
-    bases = [r for r in all_recipes() if engine is None or engine.image(base_tag(r)) is None]
+    wanted = [base_tag(r) for r in all_recipes()] + [base_tag(host, DEFAULT_BUILDER_BASE)]
+    bases = [tag for tag in wanted if engine is None or engine.image(tag) is None]
     if bases:
         have = shutil.which("debootstrap")
         findings.append(
             DoctorCheck(
                 "offline base images",
                 bool(have),
-                f"missing {', '.join(base_tag(r) for r in bases)}; debootstrap {'found' if have else 'not installed'}",
+                f"missing {', '.join(bases)}; debootstrap {'found' if have else 'not installed'}",
                 "apt-get install debootstrap (devkit bootstraps base images on first use)",
             )
         )

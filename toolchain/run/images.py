@@ -10,6 +10,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..project.config import BUILDER_BASES as SUITES
+from ..project.config import DEFAULT_BUILDER_BASE, VERIFY_SUITE
 from ..project.recipes import Recipe, find_recipe
 from ..run.engine import Engine, ImageInfo, tar_context
 from ..run.envs import cache_root
@@ -19,16 +21,33 @@ from ..util.errors import DevkitError
 from ..util.resources import resource_dir
 
 LABEL = "org.devkit.image"
-SUITE = "bookworm"
 
 
 def debian_mirror() -> str:
     return os.environ.get("DEVKIT_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 
 
-def base_tag(recipe: Recipe) -> str:
-    """The base image for a target: DEVKIT_BASE_IMAGE, else the bootstrapped one."""
-    return os.environ.get("DEVKIT_BASE_IMAGE") or f"devkit-base:{SUITE}-{recipe.debian_arch}"
+def registry_base(suite: str) -> str | None:
+    """DEVKIT_BASE_IMAGE (e.g. `debian:{suite}`) where a registry is reachable; a value
+    without `{suite}` names the bookworm base only."""
+    value = os.environ.get("DEVKIT_BASE_IMAGE", "")
+    if "{suite}" in value:
+        return value.replace("{suite}", suite)
+    return value if value and suite == "bookworm" else None
+
+
+def base_tag(recipe: Recipe, suite: str = VERIFY_SUITE) -> str:
+    """The base image for a target: from a registry (DEVKIT_BASE_IMAGE), else the bootstrapped one."""
+    return registry_base(suite) or f"devkit-base:{suite}-{recipe.debian_arch}"
+
+
+def check_suite(suite: str) -> str:
+    if suite not in SUITES:
+        raise DevkitError(
+            f"{suite!r} is not a builder base devkit knows",
+            f"use one of: {', '.join(f'{name} ({what})' for name, what in SUITES.items())}",
+        )
+    return suite
 
 
 @dataclass(frozen=True)
@@ -36,18 +55,19 @@ class ImageSpec:
     kind: str  # "builder" or "verify-<arch>"
     dockerfile: str  # file under images/
     recipe: Recipe  # whose platform the image runs on
+    suite: str = VERIFY_SUITE  # the Debian release of its base
 
     @property
     def platform(self) -> str:
         return self.recipe.oci_platform
 
     def tag(self, engine: Engine) -> str:
-        base = engine.image(base_tag(self.recipe))
+        base = engine.image(base_tag(self.recipe, self.suite))
         if base is None:
             raise DevkitError(
-                f"base image {base_tag(self.recipe)} is missing",
-                f"run `devkit images bootstrap --arch {self.recipe.name}` (or set DEVKIT_BASE_IMAGE=debian:bookworm "
-                "where a registry is reachable)",
+                f"base image {base_tag(self.recipe, self.suite)} is missing",
+                f"run `devkit images bootstrap --arch {self.recipe.name} --suite {self.suite}` (or set "
+                "DEVKIT_BASE_IMAGE='debian:{suite}' where a registry is reachable)",
             )
         digest = hashlib.sha256()
         digest.update((resource_dir("images") / self.dockerfile).read_bytes())
@@ -56,9 +76,9 @@ class ImageSpec:
         return f"devkit-{self.kind}:{digest.hexdigest()[:12]}"
 
 
-def builder_spec() -> ImageSpec:
-    # Cross compilers run on x86_64; every target is built from this one image.
-    return ImageSpec("builder", "builder.Dockerfile", find_recipe("x86_64"))
+def builder_spec(suite: str = DEFAULT_BUILDER_BASE) -> ImageSpec:
+    # Cross compilers run on x86_64; every target is built from one image per base.
+    return ImageSpec(f"builder-{check_suite(suite)}", "builder.Dockerfile", find_recipe("x86_64"), suite)
 
 
 def verify_spec(recipe: Recipe) -> ImageSpec:
@@ -67,8 +87,8 @@ def verify_spec(recipe: Recipe) -> ImageSpec:
 
 def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
     """The image's tag, building it (and bootstrapping its base) when missing."""
-    if engine.image(base_tag(spec.recipe)) is None and not os.environ.get("DEVKIT_BASE_IMAGE"):
-        bootstrap_base(engine, spec.recipe, log)
+    if engine.image(base_tag(spec.recipe, spec.suite)) is None and not registry_base(spec.suite):
+        bootstrap_base(engine, spec.recipe, log, spec.suite)
     tag = spec.tag(engine)
     if engine.image(tag) is not None:
         return tag
@@ -78,7 +98,7 @@ def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
             tar_context({"Dockerfile": dockerfile}),
             tag=tag,
             platform=spec.platform,
-            buildargs={"BASE": base_tag(spec.recipe)},
+            buildargs={"BASE": base_tag(spec.recipe, spec.suite)},
             labels={LABEL: spec.kind},
             log=log,
             on_line=lambda line: live.update(f"[bold]building image {tag}[/] [dim]{line[:90]}[/]"),
@@ -87,14 +107,14 @@ def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
     return tag
 
 
-def bootstrap_base(engine: Engine, recipe: Recipe, log: Path) -> ImageInfo:
-    """Make devkit-base:bookworm-<arch> offline: debootstrap from the Debian mirror, then
+def bootstrap_base(engine: Engine, recipe: Recipe, log: Path, suite: str = VERIFY_SUITE) -> ImageInfo:
+    """Make devkit-base:<suite>-<arch> offline: debootstrap from the Debian mirror, then
     import it with a FROM scratch build so the image records the target's platform."""
-    tag = f"devkit-base:{SUITE}-{recipe.debian_arch}"
+    tag = f"devkit-base:{check_suite(suite)}-{recipe.debian_arch}"
     if shutil.which("debootstrap") is None:
         raise DevkitError(
             "debootstrap is not installed, so no base image can be made offline",
-            "apt-get install debootstrap (or set DEVKIT_BASE_IMAGE=debian:bookworm with registry access)",
+            "apt-get install debootstrap (or set DEVKIT_BASE_IMAGE='debian:{suite}' with registry access)",
         )
     work_root = cache_root() / "bootstrap"
     work_root.mkdir(parents=True, exist_ok=True)
@@ -105,12 +125,12 @@ def bootstrap_base(engine: Engine, recipe: Recipe, log: Path) -> ImageInfo:
             "that qemu binfmt handlers are registered (devkit doctor)"
         ).run(
             Step(
-                title=f"debootstrap {SUITE} for {recipe.debian_arch}",
+                title=f"debootstrap {suite} for {recipe.debian_arch}",
                 argv=[
                     "debootstrap",
                     "--variant=minbase",
                     f"--arch={recipe.debian_arch}",
-                    SUITE,
+                    suite,
                     str(rootfs),
                     debian_mirror(),
                 ],
@@ -138,7 +158,7 @@ def prune_images(engine: Engine) -> list[str]:
     from ..project.recipes import all_recipes
 
     wanted = set()
-    for spec in [builder_spec(), *(verify_spec(r) for r in all_recipes())]:
+    for spec in [*(builder_spec(s) for s in SUITES), *(verify_spec(r) for r in all_recipes())]:
         try:
             wanted.add(spec.tag(engine))
         except DevkitError:

@@ -50,7 +50,7 @@ def build_place(
     """Where to build; `inputs` are extra host directories the build reads."""
     if use_container(choice):
         engine = Engine.connect()
-        spec = builder_spec()
+        spec = builder_spec(project.config.builder_base)
         image = ensure_image(engine, spec, log)
         cache = cache_root() / "container"
         mounts = [

@@ -63,9 +63,7 @@ def wheel_to_check(project: Project | None, wheel: Path | None, recipe: Recipe) 
 
 
 def find_wheel(project: Project, recipe: Recipe) -> Path:
-    wheels = sorted(
-        project.dist_dir.glob(f"{project.wheel_prefix}*-{recipe.wheel_tag}.whl"), key=lambda p: p.stat().st_mtime
-    )
+    wheels = sorted(project.dist_dir.glob(recipe.wheel_glob(project.wheel_prefix)), key=lambda p: p.stat().st_mtime)
     if not wheels:
         raise DevkitError(
             f"no {recipe.name} wheel in {project.dist_dir}",

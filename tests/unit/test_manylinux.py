@@ -1,0 +1,140 @@
+"""Wheel tagging with the real auditwheel and patchelf on libraries the real g++ builds:
+the tag, the floor, what is excluded, what is grafted, and the one-line failures."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from devkit.build.manylinux import SystemFloor, tag_manylinux
+from devkit.build.publish import check_index_ready, check_wheel_consistency
+from devkit.util.errors import DevkitError
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs the host g++ (.ci/run installs it)")
+
+PADDLE_FLOOR = SystemFloor({"GLIBC": (2, 28), "GLIBCXX": (3, 4, 22)})
+SOURCE = """
+#include <cmath>
+#include <string>
+extern "C" double framework_entry(double);
+extern "C" double plugin_entry(double x) { return std::exp(x) + std::string("stpu").size() + framework_entry(x); }
+"""
+
+
+def compile_so(tmp: Path, name: str, source: str, *link: str) -> Path:
+    src = tmp / f"{name}.cc"
+    src.write_text(source)
+    out = tmp / name
+    argv = ["g++", "-shared", "-fPIC", "-O1", f"-Wl,-soname,{name}", "-o", str(out), str(src), *link]
+    subprocess.run(argv, check=True)
+    return out
+
+
+def make_wheel(tmp: Path, so: Path, name="paddle_custom_stpu", version="0.1.0", tag="py3-none-linux_x86_64") -> Path:
+    wheel = tmp / f"{name}-{version}-{tag}.whl"
+    dist_info = f"{name}-{version}.dist-info"
+    metadata = (
+        f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
+        "Summary: test plugin\nRequires-Dist: paddlepaddle==3.3.1\nDescription-Content-Type: text/markdown\n\n# hi\n"
+    )
+    files = {
+        f"paddle_custom_device/{so.name}": so.read_bytes(),
+        f"{dist_info}/METADATA": metadata.encode(),
+        f"{dist_info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {tag}\n".encode(),
+    }
+    record = "".join(f"{n},,\n" for n in files) + f"{dist_info}/RECORD,,\n"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for n, data in {**files, f"{dist_info}/RECORD": record.encode()}.items():
+            zf.writestr(zipfile.ZipInfo(n, (2022, 1, 1, 0, 0, 0)), data)
+    return wheel
+
+
+@pytest.fixture
+def framework(tmp_path) -> Path:
+    """A stand-in for libphi_core.so: a library the framework's wheel provides at run time."""
+    return compile_so(tmp_path, "libframework.so", 'extern "C" double framework_entry(double x) { return x; }')
+
+
+def test_framework_library_is_excluded_and_the_tag_is_manylinux(tmp_path, framework):
+    so = compile_so(tmp_path, "libplugin.so", SOURCE, str(framework))
+    framework.unlink()  # not on this machine either: only the exclusion lets auditwheel pass
+    wheel = make_wheel(tmp_path, so)
+    tagged, report = tag_manylinux(wheel, tmp_path / "out", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log")
+    assert tagged.name.startswith("paddle_custom_stpu-0.1.0-py3-none-manylinux_2_")
+    assert report.excluded == ("libframework.so",) and report.grafted == ()
+    assert report.floor.get("GLIBC") and report.floor.get("GLIBCXX")
+    assert report.policy == tagged.name.removesuffix(".whl").split("-")[-1]
+    # The policy is the lowest that admits the floor: never below it.
+    major, minor = map(int, report.policy.split("_")[1:3])
+    assert (major, minor) >= report.floor.versions["GLIBC"][:2]
+    check_index_ready([tagged], tmp_path / "log")  # WHEEL, RECORD and the name agree after retagging
+    # Same input, same bytes: retagging keeps the build reproducible.
+    again, _ = tag_manylinux(wheel, tmp_path / "out2", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log")
+    assert again.read_bytes() == tagged.read_bytes()
+
+
+def test_a_missing_library_is_one_line_naming_it(tmp_path, framework):
+    vendor = compile_so(tmp_path, "libvendorsdk.so", 'extern "C" double framework_entry(double x) { return x; }')
+    so = compile_so(tmp_path, "libplugin.so", SOURCE, str(vendor))
+    vendor.unlink()
+    with pytest.raises(DevkitError) as info:
+        tag_manylinux(make_wheel(tmp_path, so), tmp_path / "out", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log")
+    assert "libplugin.so links libvendorsdk.so" in info.value.one_line()
+    assert "\n" not in info.value.one_line()
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_a_vendor_library_is_grafted_and_reported(tmp_path, framework):
+    """A vendor SDK the device code links (found through its RPATH) is in no policy: grafted, and said so."""
+    sdk = tmp_path / "sdk"
+    sdk.mkdir()
+    vendor = compile_so(sdk, "libvendorsdk.so", 'extern "C" int vendor_init() { return 0; }')
+    uses_sdk = SOURCE + 'extern "C" int vendor_init();\nextern "C" int init() { return vendor_init(); }\n'
+    so = compile_so(tmp_path, "libplugin.so", uses_sdk, str(framework), str(vendor), f"-Wl,-rpath,{sdk}")
+    tagged, report = tag_manylinux(
+        make_wheel(tmp_path, so), tmp_path / "out", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log"
+    )
+    assert [g.split("-")[0] for g in report.grafted] == ["libvendorsdk"]
+    assert "grafted libvendorsdk" in report.summary()
+    assert any(".libs/libvendorsdk" in n for n in zipfile.ZipFile(tagged).namelist())
+
+
+def test_floor_names_distros_and_the_framework_gap():
+    floor = SystemFloor({"GLIBC": (2, 29), "GLIBCXX": (3, 4, 26)})
+    assert floor.distros()[0] == "Ubuntu 20.04" and "Debian 10" not in floor.distros()
+    assert SystemFloor({"GLIBC": (2, 17)}).distros()[0] == "RHEL/Rocky 8"
+
+
+def test_renamed_wheel_is_refused(tmp_path, framework):
+    so = compile_so(tmp_path, "libplugin.so", SOURCE, str(framework))
+    wheel = make_wheel(tmp_path, so)
+    renamed = wheel.with_name("paddle_custom_stpu-0.1.0-py3-none-manylinux_2_17_x86_64.whl")
+    wheel.rename(renamed)
+    with pytest.raises(DevkitError, match="WHEEL file declares py3-none-linux_x86_64"):
+        check_wheel_consistency(renamed)
+    other = make_wheel(tmp_path, so, version="0.2.0")
+    relabeled = other.with_name("paddle_custom_stpu-0.3.0-py3-none-linux_x86_64.whl")
+    other.rename(relabeled)
+    with pytest.raises(DevkitError, match="METADATA says paddle-custom-stpu 0.2.0"):
+        check_wheel_consistency(relabeled)
+
+
+def test_twine_check_refusal_is_one_line(tmp_path, framework):
+    so = compile_so(tmp_path, "libplugin.so", SOURCE, str(framework))
+    wheel = make_wheel(tmp_path, so)
+    with zipfile.ZipFile(wheel) as zf:
+        entries = {i.filename: zf.read(i) for i in zf.infolist()}
+    meta = "paddle_custom_stpu-0.1.0.dist-info/METADATA"
+    # A reStructuredText description that does not render: PyPI would refuse the upload.
+    entries[meta] = entries[meta].replace(b"text/markdown\n\n# hi\n", b"text/x-rst\n\n`broken <\n")
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for n, data in entries.items():
+            zf.writestr(n, data)
+    with pytest.raises(DevkitError) as info:
+        check_index_ready([wheel], tmp_path / "log")
+    assert info.value.one_line().startswith("twine check refuses paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl")
+    assert "\n" not in info.value.one_line()

