@@ -1,7 +1,8 @@
 # devkit builder: compiles plugins natively for x86_64 and cross-compiles for
-# aarch64 and armhf with Debian's cross g++. BASE is debian:bookworm where a
-# registry is reachable, or the image `devkit images bootstrap` makes offline.
-ARG BASE=debian:bookworm
+# aarch64 and armhf with Debian's cross g++. BASE is debian:<suite> where a
+# registry is reachable, or the image `devkit images bootstrap --suite` makes
+# offline; the suite (bullseye by default) sets the glibc the plugin links against.
+ARG BASE=debian:bullseye
 FROM ${BASE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
