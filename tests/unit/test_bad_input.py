@@ -73,6 +73,9 @@ class Inputs:
         self.bad_paddle_pin = self._project_with(
             "bad-pin", lambda t: t.replace('x86_64 = ["3.3.1"]', 'x86_64 = ["3.x"]')
         )
+        self.bad_builder_base = self._project_with(
+            "bad-base", lambda t: t.replace('builder-base = "bullseye"', 'builder-base = "buster"')
+        )
         self.bad_mode = self._project_with(
             "bad-mode", lambda t: t.replace('modes = ["train", "infer"]', 'modes = ["debug"]')
         )
@@ -232,6 +235,20 @@ CASES = [
     ),
     Case("config-paddle-version", lambda i: ["matrix", "list", str(i.bad_paddle_pin)], "'3.x', which is not a version"),
     Case("config-mode", lambda i: ["matrix", "list", str(i.bad_mode)], "'debug', which is not one of"),
+    Case(
+        "config-builder-base",
+        lambda i: ["build", str(i.bad_builder_base)],
+        "tool.devkit.builder-base has 'buster', which is not one of bullseye, bookworm",
+    ),
+    Case(
+        "images-unknown-builder-base",
+        lambda i: ["images", "build", "--builder-base", "buster"],
+        "'buster' is not a builder base devkit knows",
+    ),
+    Case("sdist-without-wheel", lambda i: ["build", P(i), "--arch", "armhf", "--sdist"], "builds no plugin wheel"),
+    Case("publish-no-url", lambda i: ["publish", P(i)], "no --repository-url"),
+    Case("publish-not-a-url", lambda i: ["publish", P(i), "--repository-url", "ftp://x"], "is not an http(s) URL"),
+    Case("publish-nothing-built", lambda i: ["publish", P(i), "--repository-url", "http://127.0.0.1:9/"], "no wheel of"),
     Case("config-train-model", lambda i: ["config", "show", str(i.bad_train_model)], "'gpt', which is not one of"),
     # wheels
     Case("wheel-missing", lambda i: ["verify", "--wheel", str(i.root / "none.whl")], "does not exist"),

@@ -29,7 +29,10 @@ def images_bootstrap(
     from ..run.envs import cache_root
     from ..run.images import bootstrap_base
 
+    from ..run.images import check_suite
+
     recipe = find_recipe(arch)
+    check_suite(suite)
     start = time.monotonic()
     info = bootstrap_base(
         Engine.connect(), recipe, cache_root() / "logs" / f"bootstrap-{recipe.name}-{suite}.log", suite
@@ -53,10 +56,10 @@ def images_build(
     from ..run.envs import cache_root
     from ..run.images import builder_spec, ensure_image, verify_spec
 
-    engine = Engine.connect()
-    log = cache_root() / "logs" / "images.log"
     recipes = [find_recipe(a) for a in arch] if arch else all_recipes()
     specs = [builder_spec(builder_base), *(verify_spec(r) for r in recipes)]
+    engine = Engine.connect()
+    log = cache_root() / "logs" / "images.log"
     tags = {spec.kind: ensure_image(engine, spec, log) for spec in specs}
     if as_json:
         emit_json(tags)
