@@ -248,7 +248,9 @@ CASES = [
     Case("sdist-without-wheel", lambda i: ["build", P(i), "--arch", "armhf", "--sdist"], "builds no plugin wheel"),
     Case("publish-no-url", lambda i: ["publish", P(i)], "no --repository-url"),
     Case("publish-not-a-url", lambda i: ["publish", P(i), "--repository-url", "ftp://x"], "is not an http(s) URL"),
-    Case("publish-nothing-built", lambda i: ["publish", P(i), "--repository-url", "http://127.0.0.1:9/"], "no wheel of"),
+    Case(
+        "publish-nothing-built", lambda i: ["publish", P(i), "--repository-url", "http://127.0.0.1:9/"], "no wheel of"
+    ),
     Case("config-train-model", lambda i: ["config", "show", str(i.bad_train_model)], "'gpt', which is not one of"),
     # wheels
     Case("wheel-missing", lambda i: ["verify", "--wheel", str(i.root / "none.whl")], "does not exist"),

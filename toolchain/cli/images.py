@@ -27,9 +27,7 @@ def images_bootstrap(
     """Make the Debian base image for ARCH offline (debootstrap + import with the right platform)."""
     from ..run.engine import Engine
     from ..run.envs import cache_root
-    from ..run.images import bootstrap_base
-
-    from ..run.images import check_suite
+    from ..run.images import bootstrap_base, check_suite
 
     recipe = find_recipe(arch)
     check_suite(suite)
