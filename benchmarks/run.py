@@ -117,7 +117,7 @@ def run(short: bool, work: Path) -> dict:
 
     results["build_host"] = build_series(project, "host")
     print(f"host builds: {results['build_host']}", flush=True)
-    wheel = next((project / "dist").glob("*linux_x86_64.whl"))
+    wheel = next((project / "dist").glob("*_x86_64.whl"))
     if not short:
         container_project = work / "STPU-container"
         devkit("new-backend", "STPU", "--out", str(container_project))

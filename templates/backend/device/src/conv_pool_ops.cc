@@ -58,6 +58,35 @@ void col2im(const float* col, int64_t channels, const {{ p }}_conv2d_params_t& p
       }
 }
 
+// One input channel per group (depthwise, MobileNet's 3x3 layers): im2col + GEMM would
+// multiply a 1-row matrix per channel, so the window is summed directly, in the same
+// order (kernel row, then column) as the GEMM path.
+void depthwise_forward(const {{ p }}_conv2d_params_t& p, int64_t og, const float* x, const float* w,
+                       float* y) {
+  const int64_t khw = p.kernel_h * p.kernel_w, ohw = p.out_h * p.out_w;
+  parallel_for(p.batch * p.out_channels, 2 * ohw * khw, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / p.out_channels, oc = t % p.out_channels;
+      const float* src = x + (n * p.in_channels + oc / og) * p.in_h * p.in_w;
+      const float* wk = w + oc * khw;
+      float* dst = y + t * ohw;
+      for (int64_t oy = 0; oy < p.out_h; ++oy)
+        for (int64_t ox = 0; ox < p.out_w; ++ox) {
+          float acc = 0.f;
+          for (int64_t i = 0; i < p.kernel_h; ++i) {
+            const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
+            if (iy < 0 || iy >= p.in_h) continue;
+            for (int64_t j = 0; j < p.kernel_w; ++j) {
+              const int64_t ix = ox * p.stride_w - p.pad_left + j * p.dilation_w;
+              if (ix >= 0 && ix < p.in_w) acc += src[iy * p.in_w + ix] * wk[i * p.kernel_w + j];
+            }
+          }
+          dst[oy * p.out_w + ox] = acc;
+        }
+    }
+  });
+}
+
 bool valid_conv(const {{ p }}_conv2d_params_t* p) {
   return p && p->groups > 0 && p->in_channels % p->groups == 0 &&
          p->out_channels % p->groups == 0 && p->stride_h > 0 && p->stride_w > 0 &&
@@ -110,13 +139,17 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
-    std::vector<float> col(static_cast<size_t>(ckk * ohw));
-    for (int64_t n = 0; n < p->batch; ++n)
-      for (int64_t g = 0; g < p->groups; ++g) {
-        im2col(x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, cg, *p, col.data());
-        gemm_nn(og, ohw, ckk, 1.f, w + g * og * ckk, ckk, col.data(), ohw, 0.f,
-                y + (n * p->out_channels + g * og) * ohw, ohw);
-      }
+    if (cg == 1) {
+      depthwise_forward(*p, og, x, w, y);
+    } else {
+      std::vector<float> col(static_cast<size_t>(ckk * ohw));
+      for (int64_t n = 0; n < p->batch; ++n)
+        for (int64_t g = 0; g < p->groups; ++g) {
+          im2col(x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, cg, *p, col.data());
+          gemm_nn(og, ohw, ckk, 1.f, w + g * og * ckk, ckk, col.data(), ohw, 0.f,
+                  y + (n * p->out_channels + g * og) * ohw, ohw);
+        }
+    }
     if (debug::settings().autocompare) {
       std::vector<float> want(static_cast<size_t>(p->batch * p->out_channels * ohw));
       reference::conv2d_forward(*p, x, w, want.data());

@@ -4,6 +4,7 @@
 // the vendor runtime; keep the status codes and the accounting.
 #include "{{ p }}_device.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -82,6 +84,33 @@ void run_on_stream({{ p }}_stream_t stream, const std::function<void()>& work) {
   stream->submitted.fetch_add(1);
   work();  // SDK: enqueue instead of running inline.
   stream->completed.fetch_add(1);
+}
+
+int64_t worker_threads() {
+  static const int64_t threads = [] {
+    const char* env = std::getenv("{{ NAME }}_NUM_THREADS");
+    const int64_t asked = env ? std::atoll(env) : 0;
+    const int64_t cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+    return std::max<int64_t>(1, std::min<int64_t>(64, asked > 0 ? asked : cores));
+  }();
+  return threads;
+}
+
+void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& f) {
+  // A thread costs tens of microseconds to start: each must get about a megaflop.
+  constexpr int64_t kMinWorkPerThread = int64_t{1} << 20;
+  const int64_t by_work = std::max<int64_t>(1, n * cost_per_item / kMinWorkPerThread);
+  const int64_t threads = std::min({worker_threads(), n, by_work});
+  if (threads <= 1) {
+    if (n > 0) f(0, n);
+    return;
+  }
+  const int64_t chunk = (n + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (int64_t begin = chunk; begin < n; begin += chunk)
+    workers.emplace_back(f, begin, std::min(n, begin + chunk));
+  f(0, chunk);
+  for (auto& w : workers) w.join();
 }
 
 }  // namespace {{ p }}

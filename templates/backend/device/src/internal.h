@@ -128,6 +128,15 @@ void for_each_index(const {{ p }}_shape_t& shape, const std::vector<int64_t>& sa
   }
 }
 
+// ---- threads (device.cc) ----------------------------------------------------
+
+// Worker threads of the host-backed device: {{ NAME }}_NUM_THREADS, else the CPU count.
+int64_t worker_threads();
+
+// Runs f(begin, end) over [0, n) split across worker threads, inline when the work
+// (n x cost_per_item, about flops) is too small to pay for starting a thread.
+void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& f);
+
 // ---- GEMM (matmul_ops.cc; convolutions use it too) ---------------------------
 
 // Row-major C[m,n] = alpha*A[m,k]*B[k,n] + beta*C with contiguous A and B.

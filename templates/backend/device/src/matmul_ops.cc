@@ -14,64 +14,117 @@
 namespace {{ p }} {
 namespace {
 
-// Copy op(X) (rows x cols after the op) into a dense row-major buffer.
-void materialize(const float* x, int64_t ld, bool trans, int64_t rows, int64_t cols,
-                 std::vector<float>* out) {
-  out->resize(static_cast<size_t>(rows * cols));
+// ---- packed GEMM ----------------------------------------------------------------
+// An MR x NR tile of C lives in registers while the loop over k broadcasts one value
+// of A against NR packed values of B: the compiler turns the inner loop into vector
+// FMAs. A and B are packed per k-slice into contiguous strips (op() and alpha applied
+// while packing), so transposed operands cost nothing extra.
+constexpr int64_t kMR = 6, kNR = 16;
+constexpr int64_t kKC = 256;   // k-slice: an MR x KC strip of A and a KC x NR strip of B stay in L1
+constexpr int64_t kNC = 3072;  // columns of B packed at once: KC x NC floats (3 MB) share L2/L3
+
+inline float element(const float* x, int64_t ld, bool trans, int64_t r, int64_t c) {
+  return trans ? x[c * ld + r] : x[r * ld + c];
+}
+
+// op(B)[k0:k0+kc, j0:j0+nc] as NR-wide strips of kc rows, zero padded.
+void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+            float* out) {
+  for (int64_t s = 0; s < nc; s += kNR) {
+    const int64_t w = std::min(kNR, nc - s);
+    float* strip = out + s * kc;
+    for (int64_t p = 0; p < kc; ++p) {
+      float* dst = strip + p * kNR;
+      if (!tb) {
+        const float* src = b + (k0 + p) * ldb + j0 + s;
+        for (int64_t c = 0; c < w; ++c) dst[c] = src[c];
+      } else {
+        for (int64_t c = 0; c < w; ++c) dst[c] = b[(j0 + s + c) * ldb + k0 + p];
+      }
+      for (int64_t c = w; c < kNR; ++c) dst[c] = 0.f;
+    }
+  }
+}
+
+// alpha * op(A)[i0:i0+rows, k0:k0+kc] as one MR-tall strip, zero padded.
+void pack_a(const float* a, int64_t lda, bool ta, float alpha, int64_t i0, int64_t rows, int64_t k0,
+            int64_t kc, float* out) {
+  for (int64_t p = 0; p < kc; ++p) {
+    float* dst = out + p * kMR;
+    for (int64_t r = 0; r < rows; ++r) dst[r] = alpha * element(a, lda, ta, i0 + r, k0 + p);
+    for (int64_t r = rows; r < kMR; ++r) dst[r] = 0.f;
+  }
+}
+
+// C[rows, cols] += Ap (MR x kc strip) * Bp (kc x NR strip). On x86-64 GCC also emits an
+// AVX2+FMA version and picks it at load time (ifunc); elsewhere the portable build.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=haswell", "default")))
+#endif
+void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp,
+                  float* __restrict c, int64_t ldc, int64_t rows, int64_t cols) {
+  float acc[kMR][kNR] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* bv = bp + p * kNR;
+    const float* av = ap + p * kMR;
+    for (int64_t r = 0; r < kMR; ++r) {
+      const float x = av[r];
+      for (int64_t j = 0; j < kNR; ++j) acc[r][j] += x * bv[j];
+    }
+  }
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      (*out)[r * cols + c] = trans ? x[c * ld + r] : x[r * ld + c];
+    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += acc[r][j];
+}
+
+void scale_rows(float beta, int64_t m, int64_t n, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* crow = c + i * ldc;
+    if (beta == 0.f) {
+      std::fill(crow, crow + n, 0.f);  // beta == 0 ignores C, NaN included (BLAS semantics)
+    } else if (beta != 1.f) {
+      for (int64_t j = 0; j < n; ++j) crow[j] *= beta;
+    }
+  }
 }
 
 }  // namespace
 
 // ---- GEMM (declared in internal.h) -------------------------------------------
-// Row-major C[m,n] = alpha*A[m,k]*B[k,n] + beta*C with contiguous A and B.
-// Blocked over k and n so the inner loop streams rows of B and C and the
-// compiler vectorizes it.
-void gemm_nn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i) {
-    float* crow = c + i * ldc;
-    if (beta == 0.f) {
-      std::fill(crow, crow + n, 0.f);
-    } else if (beta != 1.f) {
-      for (int64_t j = 0; j < n; ++j) crow[j] *= beta;
-    }
-  }
-  constexpr int64_t kBlockK = 128, kBlockN = 512;
-  for (int64_t k0 = 0; k0 < k; k0 += kBlockK) {
-    const int64_t k1 = std::min(k, k0 + kBlockK);
-    for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
-      const int64_t j1 = std::min(n, j0 + kBlockN);
-      for (int64_t i = 0; i < m; ++i) {
-        float* __restrict crow = c + i * ldc;
-        const float* arow = a + i * lda;
-        for (int64_t p = k0; p < k1; ++p) {
-          const float av = alpha * arow[p];
-          if (av == 0.f) continue;
-          const float* __restrict brow = b + p * ldb;
-          for (int64_t j = j0; j < j1; ++j) crow[j] += av * brow[j];
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  scale_rows(beta, m, n, c, ldc);
+  if (m == 0 || n == 0 || k == 0 || alpha == 0.f) return;
+  std::vector<float> bpack(static_cast<size_t>(std::min(kKC, k) * ((std::min(kNC, n) + kNR - 1) / kNR) * kNR));
+  for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+    const int64_t kc = std::min(kKC, k - k0);
+    for (int64_t j0 = 0; j0 < n; j0 += kNC) {
+      const int64_t nc = std::min(kNC, n - j0);
+      pack_b(b, ldb, tb, k0, kc, j0, nc, bpack.data());
+      const int64_t row_strips = (m + kMR - 1) / kMR, col_strips = (nc + kNR - 1) / kNR;
+      // Tasks are (row strip, column strip) pairs, row-major, so a worker repacks A
+      // only when its row strip changes. Splitting only pays for enough work.
+      parallel_for(row_strips * col_strips, 2 * kMR * kNR * kc, [&](int64_t begin, int64_t end) {
+        float apack[kMR * kKC];
+        int64_t packed_row = -1;
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t is = t / col_strips, js = t % col_strips;
+          const int64_t i0 = is * kMR, rows = std::min(kMR, m - i0);
+          if (is != packed_row) {
+            pack_a(a, lda, ta, alpha, i0, rows, k0, kc, apack);
+            packed_row = is;
+          }
+          const int64_t jj = js * kNR;
+          micro_kernel(kc, apack, bpack.data() + jj * kc, c + i0 * ldc + j0 + jj, ldc, rows,
+                       std::min(kNR, nc - jj));
         }
-      }
+      });
     }
   }
 }
 
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  std::vector<float> abuf, bbuf;
-  if (ta) {
-    materialize(a, lda, true, m, k, &abuf);
-    a = abuf.data();
-    lda = k;
-  }
-  if (tb) {
-    materialize(b, ldb, true, k, n, &bbuf);
-    b = bbuf.data();
-    ldb = n;
-  }
-  gemm_nn(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+void gemm_nn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm(false, false, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace {{ p }}
