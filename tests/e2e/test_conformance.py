@@ -17,8 +17,8 @@ from test_e2e import build_env_bin
 pytestmark = pytest.mark.e2e
 
 # A plausible vendor bug: the optimized GEMM path accumulates with a wrong factor.
-GEMM_LINE = "          for (int64_t j = j0; j < j1; ++j) crow[j] += av * brow[j];"
-BROKEN_GEMM_LINE = "          for (int64_t j = j0; j < j1; ++j) crow[j] += av * brow[j] * 1.01f;"
+GEMM_LINE = "    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += tile[r][j];"
+BROKEN_GEMM_LINE = "    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += tile[r][j] * 1.01f;"
 
 SNIPPET = """
 import paddle

@@ -59,32 +59,46 @@ void col2im(const float* col, int64_t channels, const {{ p }}_conv2d_params_t& p
 }
 
 // One input channel per group (depthwise, MobileNet's 3x3 layers): im2col + GEMM would
-// multiply a 1-row matrix per channel, so the window is summed directly, in the same
-// order (kernel row, then column) as the GEMM path.
+// multiply a 1-row matrix per channel, so each kernel tap is added to a whole output
+// row at once (a loop the compiler vectorizes), clipped to the taps inside the input.
+// Per output the taps are summed in the same order (kernel row, then column).
 void depthwise_forward(const {{ p }}_conv2d_params_t& p, int64_t og, const float* x, const float* w,
                        float* y) {
-  const int64_t khw = p.kernel_h * p.kernel_w, ohw = p.out_h * p.out_w;
+  const int64_t khw = p.kernel_h * p.kernel_w, ohw = p.out_h * p.out_w, sw = p.stride_w;
   parallel_for(p.batch * p.out_channels, 2 * ohw * khw, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / p.out_channels, oc = t % p.out_channels;
       const float* src = x + (n * p.in_channels + oc / og) * p.in_h * p.in_w;
       const float* wk = w + oc * khw;
       float* dst = y + t * ohw;
-      for (int64_t oy = 0; oy < p.out_h; ++oy)
-        for (int64_t ox = 0; ox < p.out_w; ++ox) {
-          float acc = 0.f;
-          for (int64_t i = 0; i < p.kernel_h; ++i) {
-            const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
-            if (iy < 0 || iy >= p.in_h) continue;
-            for (int64_t j = 0; j < p.kernel_w; ++j) {
-              const int64_t ix = ox * p.stride_w - p.pad_left + j * p.dilation_w;
-              if (ix >= 0 && ix < p.in_w) acc += src[iy * p.in_w + ix] * wk[i * p.kernel_w + j];
+      std::fill(dst, dst + ohw, 0.f);
+      for (int64_t oy = 0; oy < p.out_h; ++oy) {
+        float* __restrict drow = dst + oy * p.out_w;
+        for (int64_t i = 0; i < p.kernel_h; ++i) {
+          const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
+          if (iy < 0 || iy >= p.in_h) continue;
+          const float* __restrict srow = src + iy * p.in_w;
+          for (int64_t j = 0; j < p.kernel_w; ++j) {
+            const float wv = wk[i * p.kernel_w + j];
+            const int64_t off = j * p.dilation_w - p.pad_left;  // ix = ox * sw + off
+            const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+            const int64_t hi = p.in_w - off <= 0 ? 0 : std::min(p.out_w, (p.in_w - off + sw - 1) / sw);
+            if (sw == 1) {
+              for (int64_t ox = lo; ox < hi; ++ox) drow[ox] += wv * srow[ox + off];
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) drow[ox] += wv * srow[ox * sw + off];
             }
           }
-          dst[oy * p.out_w + ox] = acc;
         }
+      }
     }
   });
+}
+
+// A 1x1 convolution with stride 1 and no padding reads its input as the im2col matrix.
+bool is_pointwise(const {{ p }}_conv2d_params_t& p) {
+  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+         p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
 bool valid_conv(const {{ p }}_conv2d_params_t* p) {
@@ -142,11 +156,13 @@ extern "C" {
     if (cg == 1) {
       depthwise_forward(*p, og, x, w, y);
     } else {
-      std::vector<float> col(static_cast<size_t>(ckk * ohw));
+      const bool pointwise = is_pointwise(*p);
+      std::vector<float> col(pointwise ? 0 : static_cast<size_t>(ckk * ohw));
       for (int64_t n = 0; n < p->batch; ++n)
         for (int64_t g = 0; g < p->groups; ++g) {
-          im2col(x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, cg, *p, col.data());
-          gemm_nn(og, ohw, ckk, 1.f, w + g * og * ckk, ckk, col.data(), ohw, 0.f,
+          const float* xg = x + (n * p->in_channels + g * cg) * p->in_h * p->in_w;
+          if (!pointwise) im2col(xg, cg, *p, col.data());
+          gemm_nn(og, ohw, ckk, 1.f, w + g * og * ckk, ckk, pointwise ? xg : col.data(), ohw, 0.f,
                   y + (n * p->out_channels + g * og) * ohw, ohw);
         }
     }

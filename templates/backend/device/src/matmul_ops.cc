@@ -6,6 +6,7 @@
 // replaces each body with a launch on the device; signatures stay.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "debug.h"
@@ -56,24 +57,32 @@ void pack_a(const float* a, int64_t lda, bool ta, float alpha, int64_t i0, int64
   }
 }
 
-// C[rows, cols] += Ap (MR x kc strip) * Bp (kc x NR strip). On x86-64 GCC also emits an
-// AVX2+FMA version and picks it at load time (ifunc); elsewhere the portable build.
+// C[rows, cols] += Ap (MR x kc strip) * Bp (kc x NR strip). The accumulators are GCC
+// vector-extension values (8 floats), so they stay in registers on any target; on x86-64
+// GCC also emits an AVX+FMA version and picks it at load time when the CPU has FMA (ifunc).
+typedef float Vec8 __attribute__((vector_size(32)));
+static_assert(kNR == 16, "the micro-kernel holds a 16-wide row of C in two Vec8");
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=haswell", "default")))
+__attribute__((target_clones("fma", "default")))
 #endif
 void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp,
                   float* __restrict c, int64_t ldc, int64_t rows, int64_t cols) {
-  float acc[kMR][kNR] = {};
+  Vec8 acc[kMR][2] = {};
   for (int64_t p = 0; p < kc; ++p) {
-    const float* bv = bp + p * kNR;
-    const float* av = ap + p * kMR;
+    Vec8 b0, b1;
+    std::memcpy(&b0, bp + p * kNR, sizeof b0);
+    std::memcpy(&b1, bp + p * kNR + 8, sizeof b1);
     for (int64_t r = 0; r < kMR; ++r) {
-      const float x = av[r];
-      for (int64_t j = 0; j < kNR; ++j) acc[r][j] += x * bv[j];
+      const Vec8 x = Vec8{} + ap[p * kMR + r];  // broadcast
+      acc[r][0] += x * b0;
+      acc[r][1] += x * b1;
     }
   }
+  float tile[kMR][kNR];
+  std::memcpy(tile, acc, sizeof tile);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += acc[r][j];
+    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += tile[r][j];
 }
 
 void scale_rows(float beta, int64_t m, int64_t n, float* c, int64_t ldc) {
