@@ -22,6 +22,7 @@ from conftest import devkit
 
 from devkit.run.doctor import run_doctor
 from devkit.run.engine import Engine
+from devkit.run.envs import container_reference_envs
 
 pytestmark = [
     pytest.mark.container,
@@ -79,6 +80,16 @@ def test_x86_64_container_verify(project):
         "mnist",
         "fallback report",
     ]
+    assert_cloned_from_a_clean_reference(summary)
+
+
+def assert_cloned_from_a_clean_reference(summary: dict) -> None:
+    """The verify env was a clone of the image's cached reference env, which holds no plugin."""
+    log = Path(json.loads(Path(summary["report"]).read_text())["log"]).read_text()
+    assert "/work/venv/bin/python -m pip install --no-deps" in log  # only the wheel: Paddle came with the clone
+    assert "-m venv /work/venv" not in log
+    references = list(container_reference_envs().glob("devkit-verify-*-paddle-*"))
+    assert references and not any(any(r.glob("lib/python3*/site-packages/paddle_custom_device")) for r in references)
 
 
 def test_aarch64_cross_build(project):
@@ -100,6 +111,7 @@ def test_aarch64_verify_under_emulation(project):
     report = json.loads(Path(summary["report"]).read_text())
     assert report["paddle_version"] == "3.2.2" and report["runner"].startswith("docker:devkit-verify-aarch64")
     assert next(c for c in report["checks"] if c["name"] == "mnist")["steps"] == 100
+    assert_cloned_from_a_clean_reference(summary)
 
 
 def test_armhf_builds_device_library_and_says_why(project):

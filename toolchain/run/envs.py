@@ -36,18 +36,30 @@ def create_env(runner: Runner, root: Path, packages: list[str], title: str, log:
     return python
 
 
+def container_reference_envs() -> Path:
+    """Where verify containers keep their reference envs: next to their work directories
+    (cache_root()/verify), so the host can hard-link one into a work directory."""
+    return cache_root() / "verify" / "reference-envs"
+
+
 def reference_env(runner: Runner, paddle_version: str, log: Path) -> Path | None:
     """A cached venv holding only paddlepaddle==V, which each verification clones (hard links: well
-    under a second, against a fresh venv and a pip install of the ~200 MB wheel each time).
+    under a second, against a fresh venv and a pip install of the ~200 MB wheel each time, which
+    under qemu takes minutes).
 
-    Host runner only: a container sees the cache and its work directory through separate mounts,
-    across which hard links cannot be made, so containers keep a fresh install. The reference env
-    never receives a plugin; the clone does, and the clone is removed with the verification.
+    On the host, one per Python; for a container, one per image, made inside it (the runner must
+    mount container_reference_envs()). The reference env never receives a plugin; the clone does,
+    and the clone is removed with the verification. None when the runner cannot see one.
     """
-    if runner.key != "host":
-        return None
-    py = f"py{sys.version_info.major}{sys.version_info.minor}"
-    root = cache_root() / "host" / "reference-envs" / f"{py}-paddle-{paddle_version}"
+    if runner.key == "host":
+        py = f"py{sys.version_info.major}{sys.version_info.minor}"
+        root = cache_root() / "host" / "reference-envs" / f"{py}-paddle-{paddle_version}"
+    else:
+        root = container_reference_envs() / f"{runner.key}-paddle-{paddle_version}"
+        try:
+            runner.path(root)
+        except DevkitError:
+            return None
     marker = root / "devkit-reference-env.json"
     with exclusive_lock(root.parent / f".{root.name}.lock", lambda holder: None):
         if not marker.is_file():  # first use, or an interrupted setup: made again

@@ -16,7 +16,7 @@ from ..project.project import Project
 from ..project.recipes import Recipe, all_recipes
 from ..run.container import ContainerRunner, Mount
 from ..run.engine import Engine
-from ..run.envs import cache_root
+from ..run.envs import cache_root, container_reference_envs
 from ..run.images import builder_spec, ensure_image, verify_spec
 from ..run.step import HostRunner, Runner
 from ..util.errors import DevkitError
@@ -93,8 +93,11 @@ def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], l
             )
         spec = verify_spec(recipe)
         image = ensure_image(engine, spec, log)
+        references = container_reference_envs()
+        references.mkdir(parents=True, exist_ok=True)
         mounts = [
             Mount(work, "/work", read_only=False),
+            Mount(references, "/reference-envs", read_only=False),
             Mount(PAYLOAD_DIR, "/devkit/payload"),
             Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True),
         ]

@@ -102,7 +102,8 @@ def fresh_env(runner: Runner, work: Path, wheel: Path, paddle_version: str, log:
             f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})",
             log,
         )
-    python = clone_env(reference, work / "venv")
+    clone_env(reference, work / "venv")
+    python = f"{runner.path(work / 'venv')}/bin/python"  # as the runner sees it
     runner.run(
         Step(
             title=f"fresh environment (clone of paddlepaddle {paddle_version}): install {wheel.name}",
