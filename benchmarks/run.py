@@ -88,6 +88,19 @@ def plugin_env(wheel: Path, paddle_version: str, root: Path) -> Path:
     return venv / "bin" / "python"
 
 
+def fresh_verify_env(wheel: Path, work: Path) -> float:
+    """What verify pays for its environment with a warm cache: clone the reference env, install the wheel."""
+    from devkit.run.envs import clone_env, reference_env
+    from devkit.run.step import HostRunner
+
+    reference = reference_env(HostRunner(), "3.3.1", work / "reference-env.log")  # made once, outside the timing
+    assert reference is not None
+    start = time.perf_counter()
+    python = clone_env(reference, work / "fresh-env")
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
+    return time.perf_counter() - start
+
+
 def device_vs_cpu(python: Path, short: bool) -> dict:
     args = ["--ops", "1000", "--steps", "5"] if short else ["--ops", "5000", "--steps", "30"]
     env = {k: v for k, v in os.environ.items() if k != "CUSTOM_DEVICE_ROOT"}
@@ -137,6 +150,8 @@ def run(short: bool, work: Path) -> dict:
         results["verify_aarch64_emulated"] = {"s": seconds, "passed": verified["passed"]}
         print(f"verify aarch64 (emulated): {seconds:.0f} s", flush=True)
 
+    results["fresh_env_s"] = fresh_verify_env(wheel, work)
+    print(f"fresh verify env: {results['fresh_env_s']:.2f} s", flush=True)
     python = plugin_env(wheel, "3.3.1", work)
     results["device_vs_cpu"] = device_vs_cpu(python, short)
     print(f"device vs cpu: {results['device_vs_cpu']}", flush=True)
@@ -211,6 +226,7 @@ def markdown(r: dict) -> str:
             )
         )
     rows.append(("verify end to end, x86_64 native", f"{r['verify_x86_64']['s']:.0f} s", ""))
+    rows.append(("a fresh verify environment (clone + wheel), warm cache", f"{r['fresh_env_s']:.2f} s", ""))
     if "verify_aarch64_emulated" in r:
         rows.append(
             (
