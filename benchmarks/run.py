@@ -90,15 +90,18 @@ def plugin_env(wheel: Path, paddle_version: str, root: Path) -> Path:
 
 def fresh_verify_env(wheel: Path, work: Path) -> float:
     """What verify pays for its environment with a warm cache: clone the reference env, install the wheel."""
-    from devkit.run.envs import clone_env, reference_env
+    from devkit.run.envs import cache_root, clone_env, reference_env
     from devkit.run.step import HostRunner
 
     reference = reference_env(HostRunner(), "3.3.1", work / "reference-env.log")  # made once, outside the timing
     assert reference is not None
-    start = time.perf_counter()
-    python = clone_env(reference, work / "fresh-env")
-    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
-    return time.perf_counter() - start
+    # Where verify puts its work directories: hard links need the reference env's file system.
+    (cache_root() / "verify").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-", dir=cache_root() / "verify") as tmp:
+        start = time.perf_counter()
+        python = clone_env(reference, Path(tmp) / "venv")
+        subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
+        return time.perf_counter() - start
 
 
 def device_vs_cpu(python: Path, short: bool) -> dict:
