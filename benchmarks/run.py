@@ -223,7 +223,7 @@ def markdown(r: dict) -> str:
         c = r["cross_vs_emulated"]
         rows.append(
             (
-                "aarch64 compile, cross vs under qemu (5 sources)",
+                f"aarch64 compile, cross vs under qemu ({len(c['sources'])} sources)",
                 f"{c['cross_seconds']:.1f} s vs {c['emulated_seconds']:.1f} s",
                 f"emulated {c['emulated_over_cross']:.1f}x slower",
             )
