@@ -10,6 +10,35 @@
 #include "debug.h"
 #include "internal.h"
 
+namespace {
+
+// o[i] = f(a[i]) over [begin, end): one loop per op (the switch stays outside it), so
+// the compiler vectorizes the cheap ones.
+template <typename T, typename F>
+void map_range(const T* a, T* o, int64_t begin, int64_t end, F f) {
+  for (int64_t i = begin; i < end; ++i) o[i] = f(a[i]);
+}
+
+template <typename T>
+void unary_range({{ p }}_unary_op_t op, const T* a, T* o, int64_t begin, int64_t end) {
+  switch (op) {
+    case {{ NAME }}_UNARY_RELU: map_range(a, o, begin, end, [](T v) { return v > T(0) ? v : T(0); }); break;
+    case {{ NAME }}_UNARY_SIGMOID: map_range(a, o, begin, end, [](T v) { return T(1) / (T(1) + std::exp(-v)); }); break;
+    case {{ NAME }}_UNARY_TANH: map_range(a, o, begin, end, [](T v) { return std::tanh(v); }); break;
+    case {{ NAME }}_UNARY_EXP: map_range(a, o, begin, end, [](T v) { return std::exp(v); }); break;
+    case {{ NAME }}_UNARY_SQRT: map_range(a, o, begin, end, [](T v) { return std::sqrt(v); }); break;
+    case {{ NAME }}_UNARY_ABS: map_range(a, o, begin, end, [](T v) { return std::abs(v); }); break;
+  }
+}
+
+// Rough cost of one element, in the units parallel_for expects (about flops):
+// memory-bound ops count a few, transcendental ones a few tens.
+int64_t unary_cost({{ p }}_unary_op_t op) {
+  return op == {{ NAME }}_UNARY_RELU || op == {{ NAME }}_UNARY_ABS ? 4 : 32;
+}
+
+}  // namespace
+
 using namespace {{ p }};  // NOLINT
 
 extern "C" {
@@ -24,17 +53,7 @@ extern "C" {
       using T = typename decltype(tag)::type;
       const T* a = static_cast<const T*>(x);
       T* o = static_cast<T*>(out);
-      for (int64_t i = 0; i < numel; ++i) {
-        const T v = a[i];
-        switch (op) {
-          case {{ NAME }}_UNARY_RELU: o[i] = v > T(0) ? v : T(0); break;
-          case {{ NAME }}_UNARY_SIGMOID: o[i] = T(1) / (T(1) + std::exp(-v)); break;
-          case {{ NAME }}_UNARY_TANH: o[i] = std::tanh(v); break;
-          case {{ NAME }}_UNARY_EXP: o[i] = std::exp(v); break;
-          case {{ NAME }}_UNARY_SQRT: o[i] = std::sqrt(v); break;
-          case {{ NAME }}_UNARY_ABS: o[i] = std::abs(v); break;
-        }
-      }
+      parallel_for(numel, unary_cost(op), [&](int64_t begin, int64_t end) { unary_range(op, a, o, begin, end); });
     });
   });
 }

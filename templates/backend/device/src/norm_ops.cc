@@ -23,16 +23,18 @@ extern "C" {
   debug::Trace trace_("batch_norm_inference");
   trace_.attr("epsilon", epsilon).tensor("x", x, {{ NAME }}_FLOAT32, {batch, channels, spatial}).tensor("y", y, {{ NAME }}_FLOAT32, {batch, channels, spatial});
   {{ NAME }}_SUBMIT(s, {
-    for (int64_t c = 0; c < channels; ++c) {
-      const float inv = 1.f / std::sqrt(variance[c] + epsilon);
-      const float a = (scale ? scale[c] : 1.f) * inv;
-      const float b = (bias ? bias[c] : 0.f) - mean[c] * a;
-      for (int64_t n = 0; n < batch; ++n) {
-        const float* src = x + (n * channels + c) * spatial;
-        float* dst = y + (n * channels + c) * spatial;
+    // One task per (image, channel) plane; planes are split across worker threads.
+    parallel_for(batch * channels, 4 * spatial, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t c = t % channels;
+        const float inv = 1.f / std::sqrt(variance[c] + epsilon);
+        const float a = (scale ? scale[c] : 1.f) * inv;
+        const float b = (bias ? bias[c] : 0.f) - mean[c] * a;
+        const float* src = x + t * spatial;
+        float* dst = y + t * spatial;
         for (int64_t i = 0; i < spatial; ++i) dst[i] = src[i] * a + b;
       }
-    }
+    });
   });
 }
 
@@ -101,12 +103,12 @@ extern "C" {
       }
       const T* in = as<T>(x);
       T* out = as<T>(y);
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t c = 0; c < channels; ++c)
-          for (int64_t i = 0; i < inner; ++i) {
-            const int64_t k = (o * channels + c) * inner + i;
-            out[k] = in[k] * a[c] + b[c];
-          }
+      parallel_for(outer * channels, 4 * inner, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t c = t % channels;
+          for (int64_t i = 0; i < inner; ++i) out[t * inner + i] = in[t * inner + i] * a[c] + b[c];
+        }
+      });
     });
   });
 }
