@@ -140,9 +140,9 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
     for stale in project.dist_dir.glob(recipe.wheel_glob(project.wheel_prefix)):
         stale.unlink()
     for stale in (
-        project.dist_dir / f"{project.wheel_prefix}{project.version}.tar.gz",
         device_bundle_path(project, recipe),
         project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz",
+        *([project.dist_dir / f"{project.wheel_prefix}{project.version}.tar.gz"] if options.sdist else []),
     ):
         stale.unlink(missing_ok=True)
     build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{variant}"
