@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import devkit
 
+from devkit.build.abi import paddle_root_for
 from devkit.build.manylinux import paddle_framework, tag_manylinux
 from devkit.project.recipes import find_recipe
 from devkit.run.envs import cache_root, clone_env, reference_env
@@ -51,9 +52,8 @@ def test_sdist_rebuilds_into_the_same_wheel_in_a_clean_environment(with_sdist, t
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (raw,) = (tmp_path / "raw").glob("*.whl")
-    rebuilt, report = tag_manylinux(
-        raw, tmp_path / "tagged", *paddle_framework(find_recipe("x86_64"), "3.3.1"), tmp_path / "log"
-    )
+    framework = paddle_framework(paddle_root_for(find_recipe("x86_64"), "3.3.1"))
+    rebuilt, report = tag_manylinux(raw, tmp_path / "tagged", *framework, tmp_path / "log")
     assert rebuilt.name == wheel.name and report.as_dict()["tag"] == with_sdist["platform"]["tag"]
     assert _members(rebuilt) == _members(wheel)  # same files, same bytes (the library included)
 

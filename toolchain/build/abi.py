@@ -293,9 +293,9 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
         os.close(saved)
 
 
-def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFinding]:
+def require_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None) -> list[AbiFinding]:
     """Raise with every finding when the plugin would not load; return the warnings."""
-    findings = check_abi(path, recipe, paddle_version)
+    findings = check_abi(path, recipe, paddle_version, paddle_root)
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         raise DevkitError(
@@ -308,7 +308,8 @@ def require_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFind
     return findings
 
 
-def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFinding]:
+def check_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None) -> list[AbiFinding]:
+    """`paddle_root`: the target's paddle package when the caller has it already, else found here."""
     libraries = []
     for name, data in libraries_in(path):  # a damaged file is named before any Paddle is fetched
         try:
@@ -318,7 +319,7 @@ def check_abi(path: Path, recipe: Recipe, paddle_version: str) -> list[AbiFindin
                 f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
                 "rebuild it; a truncated or edited library cannot be checked or loaded",
             ) from None
-    paddle_root = paddle_root_for(recipe, paddle_version)
+    paddle_root = paddle_root or paddle_root_for(recipe, paddle_version)
     findings = []
     for library in libraries:
         findings += check_library(library, recipe, paddle_root, paddle_version)

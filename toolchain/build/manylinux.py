@@ -26,10 +26,8 @@ from ..build.abi import (
     libraries_in,
     newest_versions,
     paddle_libraries,
-    paddle_root_for,
     read_library,
 )
-from ..project.recipes import Recipe
 from ..util.archives import zip_archive
 from ..util.errors import DevkitError
 
@@ -196,10 +194,10 @@ def _repair_failure(wheel: Path, libraries: list[LibraryAbi], output: str, log: 
     return DevkitError(f"auditwheel could not tag {wheel.name}: {last.strip()}", "inspect the log", log=log)
 
 
-def paddle_framework(recipe: Recipe, paddle_version: str) -> tuple[set[str], SystemFloor]:
-    """The libraries the paddlepaddle wheel provides (plus Paddle Inference's, for ON_INFER
-    builds that link it) and the floor of the wheel's own libraries."""
-    libraries = paddle_libraries(paddle_root_for(recipe, paddle_version))
+def paddle_framework(paddle_root: Path) -> tuple[set[str], SystemFloor]:
+    """The libraries the paddlepaddle wheel (its `paddle` package at `paddle_root`) provides, plus
+    Paddle Inference's for ON_INFER builds that link it, and the floor of the wheel's own libraries."""
+    libraries = paddle_libraries(paddle_root)
     return set(libraries) | {"libpaddle_inference.so"}, SystemFloor(newest_versions(list(libraries.values())))
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from ..build.abi import require_abi
+from ..build.abi import paddle_root_for, require_abi
 from ..build.artifacts import check_elf_bytes, check_plugin_wheel
 from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.bundles import make_inference_bundle
@@ -205,8 +205,9 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
             check_device_bundle(artifact, recipe)
         else:
             version = options.paddle_version or ""
-            require_abi(artifact, recipe, version)
-            artifact, platform = tag_manylinux(artifact, out / "tagged", *paddle_framework(recipe, version), log)
+            paddle_root = paddle_root_for(recipe, version)  # once: a cached target wheel is re-hashed on each lookup
+            require_abi(artifact, recipe, version, paddle_root)
+            artifact, platform = tag_manylinux(artifact, out / "tagged", *paddle_framework(paddle_root), log)
             check_plugin_wheel(artifact, recipe, version)
             err.print(f"[green]✓[/] {platform.summary()}")
             if options.sdist:
