@@ -120,14 +120,19 @@ def paddle_exports(paddle_root: Path) -> dict[str, frozenset[str]]:
     return {name: frozenset(lib.defined) for name, lib in paddle_libraries(paddle_root).items()}
 
 
+def symbol_version(version: str) -> tuple[str, tuple[int, ...]]:
+    """'GLIBC_2.29' -> ('GLIBC', (2, 29)); a version without a number gives ()."""
+    family, _, number = version.partition("_")
+    return family, tuple(int(n) for n in number.split(".") if n.isdigit())
+
+
 def newest_versions(libs: list[LibraryAbi]) -> dict[str, tuple[int, ...]]:
     """The newest GLIBC / GLIBCXX / CXXABI symbol version each family is needed at."""
     newest: dict[str, tuple[int, ...]] = {}
     for lib in libs:
         for version in filter(None, lib.undefined.values()):
-            family, _, number = version.partition("_")
-            if family in SYSTEM_FAMILIES and number:
-                key = tuple(int(n) for n in number.split(".") if n.isdigit())
+            family, key = symbol_version(version)
+            if family in SYSTEM_FAMILIES and key:
                 newest[family] = max(newest.get(family, key), key)
     return newest
 

@@ -27,6 +27,7 @@ from ..build.abi import (
     newest_versions,
     paddle_libraries,
     read_library,
+    symbol_version,
 )
 from ..util.archives import zip_archive
 from ..util.errors import DevkitError
@@ -114,10 +115,11 @@ def _newest_symbol(libraries: list[LibraryAbi], family: str) -> str:
     best: tuple[tuple[int, ...], str] | None = None
     for lib in libraries:
         for symbol, version in lib.undefined.items():
-            if version and version.startswith(f"{family}_"):
-                key = tuple(int(n) for n in version.split("_", 1)[1].split(".") if n.isdigit())
-                if best is None or key > best[0]:
-                    best = (key, f"{lib.name} needs {symbol}@{version}")
+            if not version:
+                continue
+            found, key = symbol_version(version)
+            if found == family and (best is None or key > best[0]):
+                best = (key, f"{lib.name} needs {symbol}@{version}")
     return best[1] if best else ""
 
 
