@@ -4,6 +4,8 @@ the sdist, and `devkit publish` (twine upload)."""
 from __future__ import annotations
 
 import re
+from email.message import Message
+from email.parser import Parser
 from pathlib import Path
 
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
@@ -32,14 +34,9 @@ def check_wheel_consistency(wheel: Path) -> None:
         wheel_files = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/WHEEL")]
         if len(wheel_files) != 1:
             raise DevkitError(f"{wheel.name} has {len(wheel_files)} *.dist-info/WHEEL files, not 1", fix)
-        wheel_file = zf.read(wheel_files[0]).decode()
-    if canonicalize_name(metadata.get("Name", "")) != name or Version(metadata.get("Version", "0")) != version:
-        raise DevkitError(
-            f"{wheel.name} names {name} {version} but its METADATA says {metadata.get('Name')} "
-            f"{metadata.get('Version')}",
-            fix,
-        )
-    declared = {line.split(":", 1)[1].strip() for line in wheel_file.splitlines() if line.startswith("Tag:")}
+        wheel_file = Parser().parsestr(zf.read(wheel_files[0]).decode())
+    _check_release(wheel, "METADATA", metadata, name, version, fix)
+    declared = {tag.strip() for tag in wheel_file.get_all("Tag") or []}
     if declared != {str(t) for t in tags}:
         raise DevkitError(
             f"{wheel.name}: its WHEEL file declares {', '.join(sorted(declared)) or 'no tags'}, the file name "
@@ -56,10 +53,17 @@ def check_sdist_consistency(sdist: Path) -> None:
         member = tar.extractfile(f"{stem}/PKG-INFO") if f"{stem}/PKG-INFO" in tar.getnames() else None
         if member is None:
             raise DevkitError(f"{sdist.name} has no {stem}/PKG-INFO", fix)
-        pkg_info = member.read().decode()
-    fields = dict(line.split(": ", 1) for line in pkg_info.splitlines() if ": " in line and not line[0].isspace())
+        pkg_info = Parser().parsestr(member.read().decode())
+    _check_release(sdist, "PKG-INFO", pkg_info, name, version, fix)
+
+
+def _check_release(path: Path, source: str, fields: Message, name: str, version: Version, fix: str) -> None:
+    """The name and version in a file's name agree with its core metadata."""
     if canonicalize_name(fields.get("Name", "")) != name or Version(fields.get("Version", "0")) != version:
-        raise DevkitError(f"{sdist.name}: PKG-INFO says {fields.get('Name')} {fields.get('Version')}", fix)
+        raise DevkitError(
+            f"{path.name} names {name} {version} but its {source} says {fields.get('Name')} {fields.get('Version')}",
+            fix,
+        )
 
 
 def twine_check(files: list[Path], log: Path | None) -> None:
