@@ -162,8 +162,8 @@ extern "C" {
         for (int64_t g = 0; g < p->groups; ++g) {
           const float* xg = x + (n * p->in_channels + g * cg) * p->in_h * p->in_w;
           if (!pointwise) im2col(xg, cg, *p, col.data());
-          gemm_nn(og, ohw, ckk, 1.f, w + g * og * ckk, ckk, pointwise ? xg : col.data(), ohw, 0.f,
-                  y + (n * p->out_channels + g * og) * ohw, ohw);
+          gemm(false, false, og, ohw, ckk, 1.f, w + g * og * ckk, ckk, pointwise ? xg : col.data(), ohw,
+               0.f, y + (n * p->out_channels + g * og) * ohw, ohw);
         }
     }
     if (debug::settings().autocompare) {

@@ -139,11 +139,8 @@ void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int
 
 // ---- GEMM (matmul_ops.cc; convolutions use it too) ---------------------------
 
-// Row-major C[m,n] = alpha*A[m,k]*B[k,n] + beta*C with contiguous A and B.
-void gemm_nn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-
-// The same with op(A) = A^T when ta, op(B) = B^T when tb.
+// Row-major C[m,n] = alpha*op(A)[m,k]*op(B)[k,n] + beta*C, where op(X) = X^T when
+// its flag is set (transposes cost nothing extra: they are folded into packing).
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 

@@ -131,11 +131,6 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const 
   }
 }
 
-void gemm_nn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  gemm(false, false, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
 }  // namespace {{ p }}
 
 using namespace {{ p }};  // NOLINT
