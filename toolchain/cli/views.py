@@ -30,11 +30,6 @@ def show_build(result: BuildResult) -> None:
         err.print(f"[green]✓[/] sdist {result.sdist}")
     if result.bundle:
         err.print(f"[green]✓[/] inference bundle {result.bundle}")
-    if result.platform and result.platform.exceeds_framework():
-        err.print(
-            f"[yellow]![/] needs {'; '.join(result.platform.exceeds_framework())} (Paddle's own libraries): "
-            f"tell users the plugin needs {result.platform.oldest_distro()} or newer"
-        )
 
 
 def show_build_matrix(project: Project, outcomes: list[Any], seconds: float) -> None:
