@@ -36,9 +36,14 @@ def registry_base(suite: str) -> str | None:
     return value if value and suite == "bookworm" else None
 
 
+def bootstrapped_tag(recipe: Recipe, suite: str) -> str:
+    """The base image `devkit images bootstrap` makes for a target and Debian release."""
+    return f"devkit-base:{suite}-{recipe.debian_arch}"
+
+
 def base_tag(recipe: Recipe, suite: str = VERIFY_SUITE) -> str:
     """The base image for a target: from a registry (DEVKIT_BASE_IMAGE), else the bootstrapped one."""
-    return registry_base(suite) or f"devkit-base:{suite}-{recipe.debian_arch}"
+    return registry_base(suite) or bootstrapped_tag(recipe, suite)
 
 
 def check_suite(suite: str) -> str:
@@ -110,7 +115,7 @@ def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
 def bootstrap_base(engine: Engine, recipe: Recipe, log: Path, suite: str = VERIFY_SUITE) -> ImageInfo:
     """Make devkit-base:<suite>-<arch> offline: debootstrap from the Debian mirror, then
     import it with a FROM scratch build so the image records the target's platform."""
-    tag = f"devkit-base:{check_suite(suite)}-{recipe.debian_arch}"
+    tag = bootstrapped_tag(recipe, check_suite(suite))
     if shutil.which("debootstrap") is None:
         raise DevkitError(
             "debootstrap is not installed, so no base image can be made offline",
