@@ -90,14 +90,14 @@ def plugin_env(wheel: Path, paddle_version: str, root: Path) -> Path:
 
 def fresh_verify_env(wheel: Path, work: Path) -> float:
     """What verify pays for its environment with a warm cache: clone the reference env, install the wheel."""
-    from devkit.run.envs import cache_root, clone_env, reference_env
+    from devkit.run.envs import clone_env, reference_env, verify_root
     from devkit.run.step import HostRunner
 
     reference = reference_env(HostRunner(), "3.3.1", work / "reference-env.log")  # made once, outside the timing
     assert reference is not None
     # Where verify puts its work directories: hard links need the reference env's file system.
-    (cache_root() / "verify").mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="bench-", dir=cache_root() / "verify") as tmp:
+    verify_root().mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-", dir=verify_root()) as tmp:
         start = time.perf_counter()
         python = clone_env(reference, Path(tmp) / "venv")
         subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)

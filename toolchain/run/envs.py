@@ -36,10 +36,14 @@ def create_env(runner: Runner, root: Path, packages: list[str], title: str, log:
     return python
 
 
+def verify_root() -> Path:
+    """Where verifications get their work directories, and where verify containers keep their
+    reference envs: one file system, so the host can hard-link a reference env into a work directory."""
+    return cache_root() / "verify"
+
+
 def container_reference_envs() -> Path:
-    """Where verify containers keep their reference envs: next to their work directories
-    (cache_root()/verify), so the host can hard-link one into a work directory."""
-    return cache_root() / "verify" / "reference-envs"
+    return verify_root() / "reference-envs"
 
 
 def reference_env(runner: Runner, paddle_version: str, log: Path) -> Path | None:

@@ -18,7 +18,7 @@ from ..build.artifacts import check_plugin_wheel, paddle_requirements
 from ..project.config import Tolerances
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..run.envs import cache_root, clone_env, create_env, reference_env
+from ..run.envs import clone_env, create_env, reference_env, verify_root
 from ..run.select import verify_runner
 from ..run.step import Runner, Step
 from ..util.archives import validate_wheel
@@ -181,7 +181,7 @@ def fresh_log(report_dir: Path) -> Path:
 @contextlib.contextmanager
 def work_dir() -> Iterator[Path]:
     """A scratch directory for one verification, removed afterwards."""
-    root = cache_root() / "verify"
+    root = verify_root()
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="work-", dir=root) as tmp:
         yield Path(tmp)
