@@ -96,15 +96,14 @@ int64_t worker_threads() {
   return threads;
 }
 
-void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& f) {
+int64_t threads_for(int64_t n, int64_t cost_per_item) {
   // A thread costs tens of microseconds to start: each must get about a megaflop.
   constexpr int64_t kMinWorkPerThread = int64_t{1} << 20;
   const int64_t by_work = std::max<int64_t>(1, n * cost_per_item / kMinWorkPerThread);
-  const int64_t threads = std::min({worker_threads(), n, by_work});
-  if (threads <= 1) {
-    if (n > 0) f(0, n);
-    return;
-  }
+  return std::max<int64_t>(1, std::min({worker_threads(), n, by_work}));
+}
+
+void run_chunks(int64_t n, int64_t threads, const std::function<void(int64_t, int64_t)>& f) {
   const int64_t chunk = (n + threads - 1) / threads;
   std::vector<std::thread> workers;
   for (int64_t begin = chunk; begin < n; begin += chunk)

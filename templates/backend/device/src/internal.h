@@ -133,9 +133,24 @@ void for_each_index(const {{ p }}_shape_t& shape, const std::vector<int64_t>& sa
 // Worker threads of the host-backed device: {{ NAME }}_NUM_THREADS, else the CPU count.
 int64_t worker_threads();
 
-// Runs f(begin, end) over [0, n) split across worker threads, inline when the work
-// (n x cost_per_item, about flops) is too small to pay for starting a thread.
-void parallel_for(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& f);
+// How many threads n items of cost_per_item (about flops) are worth: 1 when the work is too
+// small to pay for starting a thread.
+int64_t threads_for(int64_t n, int64_t cost_per_item);
+
+// Runs f(begin, end) over [0, n) in `threads` contiguous chunks, one per thread.
+void run_chunks(int64_t n, int64_t threads, const std::function<void(int64_t, int64_t)>& f);
+
+// Runs f(begin, end) over [0, n), split across worker threads when the work pays for it;
+// small work runs inline, without wrapping f in a std::function (tiny ops stay cheap).
+template <typename F>
+void parallel_for(int64_t n, int64_t cost_per_item, F&& f) {
+  const int64_t threads = threads_for(n, cost_per_item);
+  if (threads > 1) {
+    run_chunks(n, threads, f);
+  } else if (n > 0) {
+    f(int64_t{0}, n);
+  }
+}
 
 // ---- GEMM (matmul_ops.cc; convolutions use it too) ---------------------------
 
