@@ -288,7 +288,7 @@ CASES = [
     Case(
         "check-abi-arch-without-paddle",
         lambda i: ["check-abi", str(i.not_elf), "--arch", "armhf"],
-        "has no Paddle runtime",
+        "has no PaddlePaddle runtime",
     ),
     Case("paddle-version-not-a-version", lambda i: ["build", P(i), "--paddle-version", "latest"], "is not a version"),
     Case(
@@ -383,7 +383,47 @@ CASES = [
     # runners and usage (exit 2: the command line itself is wrong)
     Case("runner-unknown", lambda i: ["build", P(i), "--runner", "cloud"], "Invalid value for '--runner'", 2),
     Case("jobs-zero", lambda i: ["build", P(i), "--all", "--jobs", "0"], "Invalid value for '--jobs'", 2),
-    Case("unknown-option", lambda i: ["build", P(i), "--framework", "mxnet"], "No such option: --framework", 2),
+    Case("unknown-option", lambda i: ["build", P(i), "--frobnicate"], "No such option: --frobnicate", 2),
+    Case(
+        "unknown-framework",
+        lambda i: ["build", P(i), "--framework", "tensorflow"],
+        "unknown framework 'tensorflow'. Fix: use --framework paddle | torch",
+    ),
+    Case(
+        "verify-unknown-framework",
+        lambda i: ["verify", P(i), "--framework", "tensorflow"],
+        "unknown framework 'tensorflow'",
+    ),
+    Case(
+        "torch-version-on-paddle-build",
+        lambda i: ["build", P(i), "--framework", "paddle", "--torch-version", "2.13.0"],
+        "--torch-version does not apply to a PaddlePaddle build",
+    ),
+    Case(
+        "torch-build-infer",
+        lambda i: ["build", P(i), "--framework", "torch", "--infer"],
+        "apply to the Paddle plugin, not the PyTorch adapter",
+    ),
+    Case(
+        "torch-verify-infer",
+        lambda i: ["verify", P(i), "--framework", "torch", "--infer"],
+        "the PyTorch adapter has no inference mode",
+    ),
+    Case(
+        "torch-version-not-a-version",
+        lambda i: ["build", P(i), "--framework", "torch", "--torch-version", "newest"],
+        "--torch-version 'newest' is not a version",
+    ),
+    Case(
+        "torch-version-on-armhf",
+        lambda i: ["build", P(i), "--framework", "torch", "--arch", "armhf", "--torch-version", "2.13.0"],
+        "target armhf has no PyTorch runtime",
+    ),
+    Case(
+        "torch-verify-without-a-build",
+        lambda i: ["verify", P(i), "--framework", "torch"],
+        "no x86_64 PyTorch wheel in",
+    ),
     Case("unknown-command", lambda i: ["buld", P(i)], "No such command 'buld'", 2),
     Case("missing-argument", lambda i: ["new-backend"], "Missing argument", 2),
 ]

@@ -32,6 +32,38 @@ def test_defaults_give_the_full_matrix():
     ]
 
 
+def test_framework_axis():
+    """torch entries: train only (no inference mode), the recipes' torch pins or [tool.devkit.torch-versions];
+    armhf (no runtime of either) builds the device library once."""
+    config = parse(
+        {
+            "frameworks": ["paddle", "torch"],
+            "torch-versions": {"armv8": ["2.9.1", "2.8.0"]},
+            "torch": {"index-url": "https://download.pytorch.org/whl/cpu"},
+        }
+    )
+    assert [e.id for e in matrix_entries(config)] == [
+        "x86_64-train-paddle3.3.1",
+        "x86_64-infer-paddle3.3.1",
+        "aarch64-train-paddle3.2.2",
+        "aarch64-infer-paddle3.2.2",
+        "armhf-device",
+        "x86_64-torch-train-torch2.13.0",
+        "aarch64-torch-train-torch2.9.1",
+        "aarch64-torch-train-torch2.8.0",
+    ]
+    assert config.torch.index_url == "https://download.pytorch.org/whl/cpu"
+    assert [e.id for e in matrix_entries(parse({"frameworks": ["torch"], "targets": ["armhf"]}))] == ["armhf-device"]
+    for table, message in (
+        ({"frameworks": ["paddle", "tensorflow"]}, "tool.devkit.frameworks has 'tensorflow'"),
+        ({"torch-versions": {"armhf": ["2.9.1"]}}, "has no PyTorch runtime"),
+        ({"torch-versions": {"x86_64": ["latest"]}}, "which is not a version"),
+        ({"torch": {"index": "x"}}, "tool.devkit.torch.index is not a devkit setting"),
+    ):
+        with pytest.raises(DevkitError, match=re.escape(message)):
+            parse(table)
+
+
 def test_values_are_read_and_aliases_resolved():
     config = parse(
         {
@@ -88,7 +120,9 @@ def test_generated_pyproject_states_every_setting(tmp_path):
     devkit("new-backend", "STPU", "--out", str(tmp_path / "STPU"))
     table = tomllib.loads((tmp_path / "STPU" / "pyproject.toml").read_text())["tool"]["devkit"]
     config = parse_config(table, name="STPU", device_type="stpu")
-    assert matrix_entries(config) == matrix_entries(parse({}))  # paddle-versions spell out the recipes' pins
+    # frameworks, paddle-versions and torch-versions spell out the defaults and the recipes' pins
+    assert matrix_entries(config) == matrix_entries(parse({"frameworks": ["paddle", "torch"]}))
+    assert config.frameworks == ("paddle", "torch") and config.torch.index_url == ""
     for section in ("verify", "tolerances", "ci"):
         assert set(table[section]) == {k.replace("_", "-") for k in config.as_dict()[section]}
 
@@ -97,7 +131,8 @@ def test_config_show_and_errors_through_the_cli(tmp_path):
     project = tmp_path / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
     shown = json.loads(devkit("config", "show", str(project), "--json").stdout)
-    assert shown["device_type"] == "stpu" and shown["matrix"][-1] == "armhf-device"
+    assert shown["device_type"] == "stpu" and shown["matrix"].count("armhf-device") == 1
+    assert "x86_64-torch-train-torch2.13.0" in shown["matrix"] and "aarch64-torch-train-torch2.9.1" in shown["matrix"]
     pyproject = project / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace("emulated-steps = 100", "emulated-step = 100"))
     for args in (["config", "show", str(project)], ["build", str(project)], ["matrix", "list", str(project)]):

@@ -23,6 +23,7 @@ from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.bundles import make_inference_bundle
 from ..build.manylinux import PlatformReport, paddle_framework, tag_manylinux
 from ..build.publish import build_sdist, check_index_ready
+from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import BuildPlace, build_place
@@ -33,6 +34,7 @@ from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, publish_file
 from ..util.resources import PAYLOAD_DIR
 from .toolchain import write_toolchain_file
+from .torch_wheel import check_torch_wheel, require_torch_abi, torch_framework, torch_root_for
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
 PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
@@ -41,12 +43,14 @@ PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
 @dataclass(frozen=True)
 class BuildOptions:
     recipe: Recipe
-    paddle_version: str | None  # None: the target has no Paddle runtime (device library only)
+    runtime_version: str | None  # the framework's; None: the target has no runtime (device library only)
+    framework: Framework = PADDLE
     clean: bool = False
     runner: str = "auto"
     infer: bool = False  # ON_INFER build plus an inference bundle
     inference_dir: Path | None = None  # an unpacked Paddle Inference release to link
     sdist: bool = False  # also an sdist (python -m build --sdist), checked like the wheel
+    index_url: str = ""  # where pip gets the runtime ([tool.devkit.torch] index-url)
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,8 @@ class BuildResult:
     artifact: Path
     kind: str  # "wheel" or "device-bundle"
     arch: str
-    paddle_version: str | None
+    framework: str
+    runtime_version: str | None
     seconds: float
     compiled_files: int
     log: Path
@@ -68,7 +73,9 @@ class BuildResult:
             "artifact": str(self.artifact),
             "kind": self.kind,
             "arch": self.arch,
-            "paddle_version": self.paddle_version,
+            "framework": self.framework,
+            "runtime_version": self.runtime_version,
+            f"{self.framework}_version": self.runtime_version,
             "seconds": round(self.seconds, 2),
             "compiled_files": self.compiled_files,
             "log": str(self.log),
@@ -82,20 +89,27 @@ class BuildResult:
         }
 
 
-def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
-    if not recipe.has_paddle_runtime:
+def resolve_runtime_version(recipe: Recipe, requested: str | None, framework: Framework = PADDLE) -> str | None:
+    """--<framework>-version, else the recipe's pin; None when the target has no such runtime."""
+    flag = f"--{framework.name}-version"
+    pinned = framework.version(recipe)
+    if pinned is None:
         if requested:
             raise DevkitError(
-                f"target {recipe.name} has no PaddlePaddle runtime, so --paddle-version does not apply",
-                f"drop --paddle-version for --arch {recipe.name}",
+                f"target {recipe.name} has no {framework.label} runtime, so {flag} does not apply",
+                f"drop {flag} for --arch {recipe.name}",
             )
         return None
-    version = requested or recipe.paddle_version
+    version = requested or pinned
     try:
         Version(version or "")
     except InvalidVersion:
-        raise DevkitError(f"--paddle-version {version!r} is not a version", "use e.g. --paddle-version 3.3.1") from None
+        raise DevkitError(f"{flag} {version!r} is not a version", f"use e.g. {flag} {pinned}") from None
     return version
+
+
+def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
+    return resolve_runtime_version(recipe, requested, PADDLE)
 
 
 def device_bundle_name(project: Project, recipe: Recipe) -> str:
@@ -110,7 +124,7 @@ def device_bundle_path(project: Project, recipe: Recipe) -> Path:
 def build(project: Project, options: BuildOptions) -> BuildResult:
     """Build one target; a second devkit building the same target of the project waits its turn,
     so dist/ never holds a mix of two builds."""
-    lock = project.root / "build" / f".devkit-{options.recipe.name}.lock"
+    lock = project.root / "build" / f".devkit-{options.recipe.name}{_framework_suffix(options.framework)}.lock"
     with exclusive_lock(
         lock,
         lambda holder: err.print(
@@ -122,22 +136,27 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
 
 
 def _build(project: Project, options: BuildOptions) -> BuildResult:
-    recipe = options.recipe
+    recipe, framework, version = options.recipe, options.framework, options.runtime_version
     start = time.monotonic()
-    # One build tree and log per (target, Paddle version, mode): matrix entries never share one.
-    other_paddle = options.paddle_version and options.paddle_version != recipe.paddle_version
-    variant = (f"-paddle{options.paddle_version}" if other_paddle else "") + ("-infer" if options.infer else "")
+    # One build tree and log per (framework, target, runtime version, mode): matrix entries never share one.
+    other_version = version and version != framework.version(recipe)
+    variant = (
+        _framework_suffix(framework)
+        + (f"-{framework.name}{version}" if other_version else "")
+        + ("-infer" if options.infer else "")
+    )
     log = project.log_dir / f"build-{recipe.name}{variant}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
-    device_only = options.paddle_version is None
+    device_only = version is None
     if device_only:
         err.print(
-            f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: building the {project.name} "
+            f"[yellow]![/] {framework.label} publishes no runtime for {recipe.name}: building the {project.name} "
             f"device library and its tests (no plugin wheel)"
         )
+    wheel_prefix = project.wheel_prefix_of(framework)
     # A failed build must not leave an older artifact looking like its result.
-    for stale in project.dist_dir.glob(recipe.wheel_glob(project.wheel_prefix)):
+    for stale in project.dist_dir.glob(recipe.wheel_glob(wheel_prefix)):
         stale.unlink()
     for stale in (
         device_bundle_path(project, recipe),
@@ -146,6 +165,7 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
     ):
         stale.unlink(missing_ok=True)
     build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{variant}"
+    index_url = options.index_url if framework is TORCH else ""
     if options.clean:
         shutil.rmtree(project.root / build_dir, ignore_errors=True)
 
@@ -170,16 +190,24 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
             build_dir,
             "--target",
             recipe.name,
-            "--paddle-version",
-            options.paddle_version or "",
+            "--framework",
+            framework.name,
+            "--source",
+            framework.source_dir,
+            "--runtime-version",
+            version or "",
+            "--index-url",
+            index_url,
         ]
         if cross:
             argv += ["--toolchain-file", runner.path(write_toolchain_file(recipe, project.root / "build"))]
+        if not device_only and (cross or framework.unpacked_runtime):
+            argv += ["--runtime-platform", framework.wheel_platform(recipe)]
         if cross and not device_only:
-            argv += ["--paddle-platform", recipe.paddle_wheel_platform, "--wheel-tag", recipe.wheel_tag]
+            argv += ["--wheel-tag", recipe.wheel_tag]
         if device_only:
             argv += ["--device-only", "--bundle-name", device_bundle_name(project, recipe)]
-        what = "device library" if device_only else f"plugin wheel (paddle {options.paddle_version})"
+        what = "device library" if device_only else f"{framework.name} plugin wheel ({framework.name} {version})"
         output = runner.run(
             Step(
                 title=f"build {project.name} {what} for {recipe.name}"
@@ -203,8 +231,14 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         platform = sdist = None
         if device_only:
             check_device_bundle(artifact, recipe)
+        elif framework is TORCH:
+            torch_root = torch_root_for(recipe, version or "", index_url)
+            require_torch_abi(artifact, recipe, version or "", torch_root)
+            artifact, platform = tag_manylinux(artifact, out / "tagged", *torch_framework(torch_root), log)
+            check_torch_wheel(artifact, recipe, version or "", wheel_prefix)
+            err.print(f"[green]✓[/] {platform.summary()}")
         else:
-            version = options.paddle_version or ""
+            version = version or ""
             paddle_root = paddle_root_for(recipe, version)  # once: a cached target wheel is re-hashed on each lookup
             require_abi(artifact, recipe, version, paddle_root)
             artifact, platform = tag_manylinux(artifact, out / "tagged", *paddle_framework(paddle_root), log)
@@ -224,13 +258,14 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
             project.root / build_dir,
             None if device_only else final,
             final if device_only else None,
-            options.paddle_version,
+            version,
         )
     return BuildResult(
         artifact=final,
         kind="device-bundle" if device_only else "wheel",
         arch=recipe.name,
-        paddle_version=options.paddle_version,
+        framework=framework.name,
+        runtime_version=version,
         seconds=time.monotonic() - start,
         compiled_files=len(_COMPILE_LINE.findall(output)),
         log=log,
@@ -239,6 +274,11 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         platform=platform,
         sdist=sdist,
     )
+
+
+def _framework_suffix(framework: Framework) -> str:
+    """Paddle's build trees, logs and locks keep their names; other frameworks' are suffixed."""
+    return "" if framework is PADDLE else f"-{framework.name}"
 
 
 def check_device_bundle(archive: Path, recipe: Recipe) -> None:

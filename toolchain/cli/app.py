@@ -32,7 +32,7 @@ app = typer.Typer(
 matrix_app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
-    help="The project's build matrix ([tool.devkit] targets x modes x Paddle versions).",
+    help="The project's build matrix ([tool.devkit] frameworks x targets x modes x runtime versions).",
 )
 config_app = typer.Typer(rich_markup_mode=None, help="The project's [tool.devkit] configuration.", no_args_is_help=True)
 images_app = typer.Typer(rich_markup_mode=None, help="Builder and verify container images.", no_args_is_help=True)

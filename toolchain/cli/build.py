@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ..build.plugin import BuildOptions, build, resolve_paddle_version
+from ..build.plugin import BuildOptions, build, resolve_runtime_version
+from ..project.frameworks import PADDLE
 from ..project.project import Project, load_project
 from ..project.recipes import find_recipe
 from ..util.console import err
@@ -16,11 +17,13 @@ from ..util.errors import DevkitError
 from . import views
 from .options import (
     ArchOpt,
+    FrameworkOpt,
     JsonOpt,
     PaddleInferenceDirOpt,
     PaddleVersionOpt,
     ProjectArg,
     RunnerOpt,
+    TorchVersionOpt,
     emit_json,
     runner_name,
 )
@@ -29,7 +32,9 @@ from .options import (
 def build_command(
     project_dir: ProjectArg = Path("."),
     arch: ArchOpt = "x86_64",
+    framework: FrameworkOpt = None,
     paddle_version: PaddleVersionOpt = None,
+    torch_version: TorchVersionOpt = None,
     clean: Annotated[bool, typer.Option("--clean", help="Discard the build tree first.")] = False,
     runner: RunnerOpt = None,
     infer: Annotated[
@@ -51,12 +56,25 @@ def build_command(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Build the plugin wheel (or, for targets without Paddle, the device library bundle) into PROJECT_DIR/dist/."""
+    """Build the plugin wheel of one framework (or, for targets without its runtime, the device library
+    bundle) into PROJECT_DIR/dist/."""
     project = load_project(project_dir)
     runner_choice = runner_name(runner) or project.config.runner
     if all_entries:
         return build_matrix(project, runner_choice, jobs, as_json)
+    adapter = project.framework(framework)
     recipe = find_recipe(arch)
+    other = paddle_version if adapter is not PADDLE else torch_version
+    if other:
+        raise DevkitError(
+            f"--{'paddle' if adapter is not PADDLE else 'torch'}-version does not apply to a {adapter.label} build",
+            f"use --{adapter.name}-version",
+        )
+    if adapter is not PADDLE and (infer or sdist or paddle_inference_dir):
+        raise DevkitError(
+            f"--infer, --sdist and --paddle-inference-dir apply to the Paddle plugin, not the {adapter.label} adapter",
+            "drop them, or build with --framework paddle",
+        )
     if paddle_inference_dir is not None:
         if not infer:
             raise DevkitError("--paddle-inference-dir applies to inference builds", "add --infer")
@@ -67,14 +85,16 @@ def build_command(
             )
     options = BuildOptions(
         recipe=recipe,
-        paddle_version=resolve_paddle_version(recipe, paddle_version),
+        runtime_version=resolve_runtime_version(recipe, paddle_version or torch_version, adapter),
+        framework=adapter,
+        index_url=project.config.torch.index_url,
         clean=clean,
         runner=runner_choice,
         infer=infer,
         inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None,
         sdist=sdist,
     )
-    if sdist and options.paddle_version is None:
+    if sdist and options.runtime_version is None:
         raise DevkitError(f"{recipe.name} builds no plugin wheel, so there is no sdist to go with it", "drop --sdist")
     result = build(project, options)
     if as_json:

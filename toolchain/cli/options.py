@@ -38,6 +38,17 @@ RunnerOpt = Annotated[
 PaddleVersionOpt = Annotated[
     str | None, typer.Option("--paddle-version", help="Paddle to build or check against (default: the recipe's pin).")
 ]
+FrameworkOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--framework",
+        help="paddle | torch: the adapter to act on (default: the first of [tool.devkit] frameworks, paddle "
+        "in a generated project).",
+    ),
+]
+TorchVersionOpt = Annotated[
+    str | None, typer.Option("--torch-version", help="torch to build or check against (default: the recipe's pin).")
+]
 PaddleInferenceDirOpt = Annotated[
     Path | None,
     typer.Option(

@@ -9,20 +9,24 @@ import typer
 from rich.markup import escape
 
 from ..build.plugin import resolve_paddle_version
+from ..project.frameworks import PADDLE
 from ..project.recipes import find_recipe
 from ..util.console import err
 from ..util.errors import DevkitError
-from ..verify.request import VerifyRequest, reports_root, run_verification, verify_options
-from ..verify.session import wheel_to_check
+from ..verify.request import VerifyRequest, framework_for, reports_root, run_verification, verify_options
+from ..verify.session import VerifyResult, wheel_to_check
+from ..verify.torch_verify import run_torch_checks
 from . import views
 from .options import (
     ArchOpt,
     ArtifactProjectArg,
+    FrameworkOpt,
     JsonOpt,
     PaddleInferenceDirOpt,
     PaddleVersionOpt,
     ReportDirOpt,
     RunnerOpt,
+    TorchVersionOpt,
     WheelOpt,
     emit_json,
     project_unless_wheel,
@@ -34,6 +38,7 @@ def verify(
     project_dir: ArtifactProjectArg = None,
     wheel: WheelOpt = None,
     arch: ArchOpt = "x86_64",
+    framework: FrameworkOpt = None,
     model: Annotated[
         str | None,
         typer.Option(
@@ -60,7 +65,7 @@ def verify(
     paddle_inference_dir: PaddleInferenceDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Install the wheel beside the reference Paddle in a fresh env and check it on the device."""
+    """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
     recipe = find_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     request = VerifyRequest(
@@ -72,6 +77,7 @@ def verify(
         warmup=warmup,
         repeats=repeats,
         inference_dir=paddle_inference_dir,
+        framework=framework,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:
@@ -95,6 +101,7 @@ def test_ops(
     project_dir: ArtifactProjectArg = None,
     wheel: WheelOpt = None,
     arch: ArchOpt = "x86_64",
+    framework: FrameworkOpt = None,
     ops: Annotated[str, typer.Option("--ops", help="Regular expression: cases whose name or kernels match.")] = "",
     dtypes: Annotated[str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")] = "float32,float64,int64",
     gen_golden: Annotated[
@@ -138,9 +145,22 @@ def test_ops(
                 f"CPU into {summary['golden_dir']}"
             )
         return
-    ops, dtype_list = parse_selection(ops, dtypes)
     recipe = find_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
+    adapter = framework_for(project, wheel, framework)
+    if adapter is not PADDLE:
+        if golden:
+            raise DevkitError("--golden checks the device library, whichever framework", "drop --framework")
+        options = verify_options(project, recipe, runner_name(runner), adapter)
+        checked = run_torch_checks(
+            wheel_to_check(project, wheel, recipe, adapter),
+            options,
+            (report_dir or reports_root(project) / f"test-ops-{recipe.name}-{adapter.name}").resolve(),
+            "ops",
+            ops,
+        )
+        return _finish_torch_checks(checked, as_json, "op case(s) failed")
+    ops, dtype_list = parse_selection(ops, dtypes)
     options = verify_options(project, recipe, runner_name(runner))
     mode = "golden" if golden else "ops"
     report_dir = (
@@ -185,14 +205,24 @@ def check_kernels(
     project_dir: ArtifactProjectArg = None,
     wheel: WheelOpt = None,
     arch: ArchOpt = "x86_64",
+    framework: FrameworkOpt = None,
     runner: RunnerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Load the plugin into its Paddle and compare each registered kernel's inputs, attributes and outputs with Paddle's."""
+    """Load the plugin into its framework and check each registered kernel's signature against the framework's."""
     from ..verify.train import run_check_kernels
 
     recipe = find_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
+    adapter = framework_for(project, wheel, framework)
+    if adapter is not PADDLE:
+        result = run_torch_checks(
+            wheel_to_check(project, wheel, recipe, adapter),
+            verify_options(project, recipe, runner_name(runner), adapter),
+            (reports_root(project) / f"check-kernels-{recipe.name}-{adapter.name}").resolve(),
+            "kernels",
+        )
+        return _finish_torch_checks(result, as_json, "kernel check failed")
     options = verify_options(project, recipe, runner_name(runner))
     report_dir = reports_root(project) / f"check-kernels-{recipe.name}"
     result = run_check_kernels(wheel_to_check(project, wheel, recipe), options, report_dir.resolve())
@@ -222,29 +252,42 @@ def check_kernels(
 def check_abi(
     path: Annotated[Path, typer.Argument(help="A plugin wheel or shared library.")],
     arch: ArchOpt = "x86_64",
+    framework: FrameworkOpt = None,
     paddle_version: PaddleVersionOpt = None,
+    torch_version: TorchVersionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check, without loading it, that a plugin links, and matches the target's machine and Paddle."""
+    """Check, without loading it, that a plugin links, and matches the target's machine and framework."""
     from ..build.abi import check_abi as run_check_abi
+    from ..build.torch_wheel import check_torch_abi, pinned_torch
     from ..verify.session import pinned_paddle
 
     recipe = find_recipe(arch)
-    version = (
-        paddle_version
-        or (pinned_paddle(path) if path.suffix == ".whl" and path.is_file() else None)
-        or recipe.paddle_version
-    )
+    adapter = framework_for(None, path, framework)
+    is_wheel = path.suffix == ".whl" and path.is_file()
+    if adapter is PADDLE:
+        label = "Paddle"
+        version = paddle_version or (pinned_paddle(path) if is_wheel else None) or recipe.paddle_version
+    else:
+        label = "torch"
+        version = torch_version or (pinned_torch(path) if is_wheel else None) or adapter.version(recipe)
     if not version:
-        raise DevkitError(f"{recipe.name} has no Paddle runtime to check against", "pass --arch with a Paddle runtime")
-    findings = run_check_abi(path, recipe, version)
+        raise DevkitError(
+            f"{recipe.name} has no {adapter.label} runtime to check against",
+            f"pass --arch with a {adapter.label} runtime",
+        )
+    if adapter is PADDLE:
+        findings = run_check_abi(path, recipe, version)
+    else:
+        findings = check_torch_abi(path, recipe, version)
     errors = [f for f in findings if f.severity == "error"]
     if as_json:
         emit_json(
             {
                 "path": str(path),
                 "arch": recipe.name,
-                "paddle_version": version,
+                "framework": adapter.name,
+                f"{adapter.name}_version": version,
                 "ok": not errors,
                 "findings": [
                     {"library": f.library, "problem": f.problem, "fix": f.fix, "severity": f.severity} for f in findings
@@ -252,11 +295,30 @@ def check_abi(
             }
         )
     elif not errors:
-        err.print(
-            f"[green]✓[/] {path.name}: loads into Paddle {version} on {recipe.name} (machine, symbols, "
-            "build info, device_ext.h)"
-        )
+        what = "build info, device_ext.h" if adapter is PADDLE else "torch version, C++11 ABI"
+        err.print(f"[green]✓[/] {path.name}: loads into {label} {version} on {recipe.name} (machine, symbols, {what})")
     for f in findings:
         err.print(f"{'[red]✗' if f.severity == 'error' else '[yellow]!'}[/] {escape(f.line())}", markup=True)
     if errors:
         raise DevkitError(f"{len(errors)} ABI problem(s) in {path.name}: {errors[0].problem}", errors[0].fix)
+
+
+def _finish_torch_checks(result: VerifyResult, as_json: bool, what: str) -> None:
+    """Show a torch test-ops / check-kernels result; fail with the failing checks named."""
+    if as_json:
+        emit_json(
+            {
+                "passed": result.passed,
+                "report": str(result.report_path),
+                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in result.report.checks],
+            }
+        )
+    for check in result.report.checks:
+        mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
+        err.print(f"{mark} {check.name}: {escape(check.detail)}")
+    if not result.passed:
+        failed = result.report.failed[0] if result.report.failed else None
+        raise DevkitError(
+            f"{what}: {failed.detail if failed else 'no checks ran'}",
+            f"see {result.report_path}; isolate a kernel with <NAME>_FALLBACK_OPS or <NAME>_AUTOCOMPARE=1",
+        )

@@ -22,7 +22,8 @@ _OP_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]E
 
 def show_build(result: BuildResult) -> None:
     what = "nothing recompiled" if result.compiled_files == 0 else f"{result.compiled_files} files compiled"
-    pin = f", paddlepaddle=={result.paddle_version}" if result.paddle_version else ""
+    runtime = "paddlepaddle" if result.framework == "paddle" else result.framework
+    pin = f", {runtime}=={result.runtime_version}" if result.runtime_version else ""
     err.print(
         f"[green]✓[/] built {result.artifact} ({result.arch}{pin}; {what}; {result.seconds:.1f} s on {result.runner})"
     )
@@ -34,14 +35,15 @@ def show_build(result: BuildResult) -> None:
 
 def show_build_matrix(project: Project, outcomes: list[Any], seconds: float) -> None:
     table = Table(title=f"devkit build --all — {project.name} ({seconds:.0f} s)")
-    for col in ("target", "mode", "paddle", "result", "time", "artifact"):
+    for col in ("target", "framework", "mode", "version", "result", "time", "artifact"):
         table.add_column(col)
     for o in outcomes:
         artifact = "\n".join(a.relative_to(project.root).as_posix() for a in o.artifacts) or o.error
         table.add_row(
             o.entry.recipe.name,
+            o.entry.framework.name if o.entry.version else "-",
             o.entry.mode,
-            o.entry.paddle_version or "-",
+            o.entry.version or "-",
             "[green]pass[/]" if o.passed else "[red]FAIL[/]",
             f"{o.seconds:.0f} s",
             artifact,
@@ -100,16 +102,17 @@ def show_test_ops(report: OpsReport, recipe: Recipe, mode: str, report_dir: Path
 
 
 def show_matrix(entries: list[Any]) -> None:
-    table = Table("entry", "target", "mode", "paddle", "command")
+    table = Table("entry", "target", "framework", "mode", "version", "command")
     for e in entries:
-        table.add_row(e.id, e.recipe.name, e.mode, e.paddle_version or "-", f"devkit matrix run {e.id}")
+        framework = e.framework.name if e.version else "-"
+        table.add_row(e.id, e.recipe.name, framework, e.mode, e.version or "-", f"devkit matrix run {e.id}")
     err.print(table)
 
 
 def show_config(config: Mapping[str, Any], pyproject: Path) -> None:
     table = Table("key", "value", title=escape(f"[tool.devkit] of {pyproject}"))
     for key, value in config.items():
-        if isinstance(value, dict) and key != "paddle_versions":
+        if isinstance(value, dict) and not key.endswith("_versions"):
             for sub, v in value.items():
                 table.add_row(f"{key}.{sub}".replace("_", "-"), json.dumps(v))
         else:

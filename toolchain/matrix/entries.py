@@ -1,4 +1,4 @@
-"""The build matrix of a project: targets x modes x Paddle versions, from [tool.devkit].
+"""The build matrix of a project: frameworks x targets x modes x runtime versions, from [tool.devkit].
 
 `devkit build --all` builds every entry (one lane per target, lanes in parallel);
 `devkit matrix run ID` builds and verifies one entry, and is what each CI job runs.
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..project.config import DevkitConfig
+from ..project.frameworks import PADDLE, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe, find_recipe
 from ..util.errors import DevkitError
@@ -25,14 +26,21 @@ from ..verify.junit import Case, write_junit
 @dataclass(frozen=True)
 class Entry:
     recipe: Recipe
-    mode: str  # train | infer | device (targets without a Paddle runtime)
-    paddle_version: str | None
+    mode: str  # train | infer | device (targets without a framework runtime)
+    version: str | None  # the framework runtime's
+    framework: Framework = PADDLE
 
     @property
     def id(self) -> str:
-        if self.paddle_version is None:
+        """x86_64-train-paddle3.3.1 (Paddle's ids predate the framework axis), x86_64-torch-train-torch2.13.0."""
+        if self.version is None:
             return f"{self.recipe.name}-device"
-        return f"{self.recipe.name}-{self.mode}-paddle{self.paddle_version}"
+        axis = "" if self.framework is PADDLE else f"{self.framework.name}-"
+        return f"{self.recipe.name}-{axis}{self.mode}-{self.framework.name}{self.version}"
+
+    @property
+    def paddle_version(self) -> str | None:
+        return self.version if self.framework is PADDLE else None
 
     @property
     def infer(self) -> bool:
@@ -43,6 +51,8 @@ class Entry:
             "id": self.id,
             "target": self.recipe.name,
             "mode": self.mode,
+            "framework": self.framework.name,
+            "version": self.version,
             "paddle_version": self.paddle_version,
             "oci_platform": self.recipe.oci_platform,
             "command": f"devkit matrix run {self.id}",
@@ -51,14 +61,18 @@ class Entry:
 
 def matrix_entries(config: DevkitConfig) -> list[Entry]:
     entries: list[Entry] = []
-    for target in config.targets:
-        recipe = find_recipe(target)
-        if not recipe.has_paddle_runtime:
-            entries.append(Entry(recipe, "device", None))
-            continue
-        for version in config.paddle_versions.get(recipe.name, (recipe.paddle_version,)):
-            for mode in config.modes:
-                entries.append(Entry(recipe, mode, version))
+    for framework in map(find_framework, config.frameworks):
+        for target in config.targets:
+            recipe = find_recipe(target)
+            pinned = framework.version(recipe)
+            if pinned is None:  # no runtime: the device library's tests, once for all frameworks
+                if not any(e.recipe == recipe and e.version is None for e in entries):
+                    entries.append(Entry(recipe, "device", None))
+                continue
+            for version in config.versions(framework).get(recipe.name, (pinned,)):
+                for mode in config.modes:
+                    if mode in framework.modes:
+                        entries.append(Entry(recipe, mode, version, framework))
     return entries
 
 
@@ -105,7 +119,14 @@ def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
     try:
         result = build(
             project,
-            BuildOptions(recipe=entry.recipe, paddle_version=entry.paddle_version, runner=runner, infer=entry.infer),
+            BuildOptions(
+                recipe=entry.recipe,
+                runtime_version=entry.version,
+                framework=entry.framework,
+                runner=runner,
+                infer=entry.infer,
+                index_url=project.config.torch.index_url,
+            ),
         )
         outcome.log = result.log
         target = project.dist_dir / "matrix" / entry.id

@@ -45,9 +45,9 @@ def run_entry(
             try:
                 result = run_verification(
                     project,
-                    outcomes[0].artifacts[0] if entry.paddle_version else None,
+                    outcomes[0].artifacts[0] if entry.version else None,
                     entry.recipe,
-                    VerifyRequest(model=model, runner=runner),
+                    VerifyRequest(model=model, runner=runner, framework=entry.framework.name),
                     entry.infer,
                     report_dir / (f"verify-{model}" if model else "verify"),
                 )

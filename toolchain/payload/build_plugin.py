@@ -1,9 +1,9 @@
 """Build one target of a backend project. Runs where the build runs: on the host
 or inside the devkit builder container, with only the standard library.
 
-  native:  a cached tools env with paddlepaddle==V, scikit-build-core, cmake, ninja;
-           the wheel is built against the installed Paddle.
-  cross:   the same tools env without Paddle; the target's paddlepaddle wheel is
+  native:  a cached tools env with the framework runtime (paddlepaddle==V or torch==V),
+           scikit-build-core, cmake, ninja; the wheel is built against the installed runtime.
+  cross:   the same tools env without the runtime; the target's runtime wheel is
            downloaded (pip download --platform) and its headers and libraries
            unpacked into the cache; CMake uses the recipe's toolchain file.
   device:  no Paddle runtime exists for the target: the device library and its
@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 try:
@@ -88,33 +89,68 @@ def run_pip(argv: list[str]) -> None:
         raise subprocess.CalledProcessError(proc.returncode, argv)
 
 
-def pip_paddle(argv: list[str], version: str, platform: str) -> None:
+@dataclass(frozen=True)
+class Runtime:
+    """The framework runtime a plugin is compiled against: its distribution, the package directory
+    whose headers/libraries a cross build unpacks, and the [tool.devkit] key of its versions."""
+
+    distribution: str
+    package: str
+    short: str  # in cache paths and settings: paddle, torch
+    unpack: tuple[str, ...]  # wheel members a cross build needs
+    # The CPython whose wheel is unpacked (None: the builder's). torch's C++ libraries are the same in
+    # every cp3X wheel; cp311 is what the verify images run.
+    python: str | None = None
+
+    def pin(self, version: str) -> str:
+        return f"{self.distribution}=={version}"
+
+
+RUNTIMES = {
+    "paddle": Runtime("paddlepaddle", "paddle", "paddle", ("paddle/include/", "paddle/libs/", "paddle/version/")),
+    "torch": Runtime(
+        "torch", "torch", "torch", ("torch/include/", "torch/lib/", "torch/share/", "torch/version.py"), python="311"
+    ),
+}
+PADDLE = RUNTIMES["paddle"]
+
+
+def pip_runtime(argv: list[str], runtime: Runtime, version: str, platform: str) -> None:
     try:
         run_pip(argv)
     except subprocess.CalledProcessError:
         raise problem(
-            f"paddlepaddle=={version} cannot be installed for Python "
+            f"{runtime.pin(version)} cannot be installed for Python "
             f"{sys.version_info.major}.{sys.version_info.minor} on {platform} (pip's list of versions is above)",
-            "choose a version pip lists, in [tool.devkit.paddle-versions] or with --paddle-version",
+            f"choose a version pip lists, in [tool.devkit.{runtime.short}-versions] or with "
+            f"--{runtime.short}-version"
+            + ("; or set [tool.devkit.torch] index-url" if runtime.short == "torch" else ""),
         ) from None
 
 
-def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
-    """A venv with the build tools (and the native Paddle), reused while its marker exists."""
-    root = (
-        cache / "envs" / f"{key}-py{sys.version_info.major}{sys.version_info.minor}-paddle-{paddle_version or 'none'}"
-    )
+def index_args(index_url: str) -> list[str]:
+    return ["--index-url", index_url] if index_url else []
+
+
+def tools_env(cache: Path, key: str, runtime: Runtime, version: str | None, index_url: str = "") -> Path:
+    """A venv with the build tools (and the native framework runtime), reused while its marker exists."""
+    py = f"py{sys.version_info.major}{sys.version_info.minor}"
+    root = cache / "envs" / f"{key}-{py}-{runtime.short if version else 'paddle'}-{version or 'none'}"
     marker = root / "devkit-env.json"
     if marker.is_file():
         return root
     shutil.rmtree(root, ignore_errors=True)  # an interrupted setup is redone
     run([sys.executable, "-m", "venv", str(root)])
-    packages = BUILD_TOOLS + ([f"paddlepaddle=={paddle_version}"] if paddle_version else [])
-    install = [str(root / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off", *packages]
-    if paddle_version:
-        pip_paddle(install, paddle_version, "this machine")
+    python = str(root / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "--progress-bar", "off"]
+    packages = BUILD_TOOLS + ([runtime.pin(version)] if version else [])
+    if not version:
+        run_pip(pip + packages)
+    elif index_url:  # the runtime from the project's index, the tools from pip's configuration
+        run_pip(pip + BUILD_TOOLS)
+        pip_runtime(pip + index_args(index_url) + [runtime.pin(version)], runtime, version, "this machine")
     else:
-        run_pip(install)
+        pip_runtime(pip + packages, runtime, version, "this machine")
     marker.write_text(json.dumps({"packages": packages}))
     return root
 
@@ -122,14 +158,16 @@ def tools_env(cache: Path, key: str, paddle_version: str | None) -> Path:
 UNPACKED_MARKER = "devkit-unpacked.json"  # the downloaded wheel's name, sha256 and unpacked file sizes
 
 
-def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Path:
-    """The `paddle` package directory of the target's wheel (headers, libs, version).
+def target_runtime(
+    cache: Path, python: Path, runtime: Runtime, version: str, platform: str, index_url: str = ""
+) -> Path:
+    """The runtime's package directory (`paddle`, `torch`) of the target's wheel: headers, libraries.
 
     The downloaded wheel stays in the cache with the sha256 it had when fetched; every
     reuse re-checks it (and the unpacked files' sizes), and a mismatch is an error
     naming the file: a damaged cache is never silently downloaded again or used.
     """
-    root = cache / "paddle" / f"{version}-{platform}"
+    root = cache / runtime.short / f"{version}-{platform}"
     marker = root / UNPACKED_MARKER
     if marker.is_file():
         recorded = json.loads(marker.read_text())
@@ -145,11 +183,11 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
                 raise problem(
                     f"the cached {root / name} differs from {wheel.name}", f"delete {root} to unpack it again"
                 )
-        return root / "paddle"
+        return root / runtime.package
     shutil.rmtree(root, ignore_errors=True)
     download = root / "download"
-    py = f"{sys.version_info.major}{sys.version_info.minor}"
-    pip_paddle(
+    py = runtime.python or f"{sys.version_info.major}{sys.version_info.minor}"
+    pip_runtime(
         [
             str(python),
             "-m",
@@ -163,13 +201,15 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
             py,
             "-d",
             str(download),
-            f"paddlepaddle=={version}",
+            *index_args(index_url),
+            runtime.pin(version),
         ],
+        runtime,
         version,
         platform,
     )
-    wheel = next(download.glob("paddlepaddle-*.whl"))
-    wanted = ("paddle/include/", "paddle/libs/", "paddle/version/")
+    wheel = next(download.glob(f"{runtime.distribution}-*.whl"))
+    wanted = runtime.unpack
     try:
         with zipfile.ZipFile(wheel) as zf:
             members = [i for i in zf.infolist() if i.filename.startswith(wanted) and not i.is_dir()]
@@ -181,22 +221,37 @@ def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Pat
             {"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {i.filename: i.file_size for i in members}}
         )
     )
-    return root / "paddle"
+    return root / runtime.package
+
+
+def target_paddle(cache: Path, python: Path, version: str, platform: str) -> Path:
+    return target_runtime(cache, python, PADDLE, version, platform)
 
 
 def build_wheel(args: argparse.Namespace, env: Path) -> Path:
     out = Path(args.out)
+    runtime = RUNTIMES[args.framework]
+    prefix = runtime.short.upper()  # PADDLE_VERSION / PADDLE_ROOT, TORCH_VERSION / TORCH_ROOT
+    source = Path(args.project) / args.source
     build_env = {
         **os.environ,
         "PATH": f"{env / 'bin'}:{os.environ.get('PATH', '')}",
-        "PADDLE_VERSION": args.paddle_version,
-        "SKBUILD_BUILD_DIR": args.build_dir,
+        f"{prefix}_VERSION": args.runtime_version,
+        # build-dir is relative to the adapter's directory; args.build_dir to the project
+        "SKBUILD_BUILD_DIR": os.path.relpath(Path(args.project) / args.build_dir, source),
     }
-    if args.paddle_platform:  # cross build
+    if args.runtime_platform:  # compiled against the target's runtime wheel, unpacked
+        target = target_runtime(
+            Path(args.cache),
+            env / "bin" / "python",
+            runtime,
+            args.runtime_version,
+            args.runtime_platform,
+            args.index_url,
+        )
+        build_env[f"{prefix}_ROOT"] = str(target)
+    if args.toolchain_file:  # cross build
         build_env.update(
-            PADDLE_ROOT=str(
-                target_paddle(Path(args.cache), env / "bin" / "python", args.paddle_version, args.paddle_platform)
-            ),
             SKBUILD_WHEEL_TAGS=args.wheel_tag,
             SKBUILD_CMAKE_TOOLCHAIN_FILE=args.toolchain_file,
             SKBUILD_CMAKE_PYTHON_HINTS="false",
@@ -208,7 +263,7 @@ def build_wheel(args: argparse.Namespace, env: Path) -> Path:
             "import sys; from scikit_build_core.build import build_wheel; print(build_wheel(sys.argv[1]))",
             str(out),
         ],
-        cwd=args.project,
+        cwd=source,
         env=build_env,
     )
     return next(out.glob("*.whl"))
@@ -265,17 +320,22 @@ def main() -> int:
     p.add_argument("--env-key", required=True, help="names the tools env (host or image)")
     p.add_argument("--build-dir", required=True, help="build tree, relative to the project")
     p.add_argument("--target", required=True)
-    p.add_argument("--paddle-version", default="")
-    p.add_argument("--paddle-platform", default="", help="cross: the target's paddlepaddle wheel platform")
+    p.add_argument("--framework", choices=sorted(RUNTIMES), default="paddle")
+    p.add_argument(
+        "--source", default=".", help="the adapter's directory (its pyproject.toml), relative to the project"
+    )
+    p.add_argument("--runtime-version", default="", help="the framework runtime to build against")
+    p.add_argument("--runtime-platform", default="", help="cross: the target's runtime wheel platform")
+    p.add_argument("--index-url", default="", help="where pip gets the runtime (empty: pip's configuration)")
     p.add_argument("--wheel-tag", default="")
     p.add_argument("--toolchain-file", default="")
     p.add_argument("--device-only", action="store_true")
     p.add_argument("--bundle-name", default="")
     args = p.parse_args()
 
-    native_paddle = args.paddle_version if not (args.paddle_platform or args.device_only) else None
+    native = args.runtime_version if not (args.runtime_platform or args.device_only) else None
     try:
-        env = tools_env(Path(args.cache), args.env_key, native_paddle)
+        env = tools_env(Path(args.cache), args.env_key, RUNTIMES[args.framework], native, args.index_url)
         artifact = build_device_library(args, env) if args.device_only else build_wheel(args, env)
     except subprocess.CalledProcessError as exc:  # its output is already above; no traceback
         print(f"FAILED: {Path(exc.cmd[0]).name} exited with {exc.returncode}", flush=True)

@@ -12,6 +12,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .. import DISTRIBUTION, __version__
+from ..project.frameworks import FRAMEWORKS, Framework
 from ..project.recipes import all_recipes, find_recipe
 from ..util.errors import DevkitError
 
@@ -65,18 +66,35 @@ class CiSettings:
 
 
 @dataclass(frozen=True)
+class TorchSettings:
+    # Where pip gets torch for build and verify environments: "" is pip's own configuration
+    # (here: the local CPU wheels); e.g. https://download.pytorch.org/whl/cpu elsewhere. Never
+    # leave it to PyPI's default Linux torch, a CUDA build whose CMake config needs a CUDA toolkit.
+    index_url: str = ""
+
+
+@dataclass(frozen=True)
 class DevkitConfig:
     name: str
     device_type: str
     targets: tuple[str, ...] = field(default_factory=lambda: default_targets())
     modes: tuple[str, ...] = ("train", "infer")
+    # Adapters the project has; commands without --framework act on the first. A project without
+    # the key predates the PyTorch adapter: Paddle only.
+    frameworks: tuple[str, ...] = ("paddle",)
     paddle_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # recipe name -> versions
+    torch_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     runner: str = "auto"
     builder_base: str = DEFAULT_BUILDER_BASE  # Debian release of the builder image (container builds)
     jobs: int = 0  # parallel matrix lanes; 0: one per 2 CPUs
     verify: VerifySettings = VerifySettings()
     tolerances: Tolerances = Tolerances()
     ci: CiSettings = CiSettings()
+    torch: TorchSettings = TorchSettings()
+
+    def versions(self, framework: Framework) -> dict[str, tuple[str, ...]]:
+        """[tool.devkit.<framework>-versions]: recipe name -> versions."""
+        return dict(getattr(self, f"{framework.name}_versions"))
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,39 +163,39 @@ def _section(table: Any, key: str, cls: type, choices: dict[str, tuple[str, ...]
     return cls(**values)
 
 
-def _paddle_versions(table: Any) -> dict[str, tuple[str, ...]]:
+def _runtime_versions(table: Any, framework: Framework) -> dict[str, tuple[str, ...]]:
+    section = f"{framework.name}-versions"
     if not isinstance(table, dict):
         raise _fail(
-            "paddle-versions",
+            section,
             "must be a table of target = [versions]",
-            'write e.g. [tool.devkit.paddle-versions] then x86_64 = ["3.3.1"]',
+            f'write e.g. [tool.devkit.{section}] then x86_64 = ["{framework.version(find_recipe("x86_64"))}"]',
         )
     resolved: dict[str, tuple[str, ...]] = {}
     for target, versions in table.items():
-        key = f"paddle-versions.{target}"
+        key = f"{section}.{target}"
         try:
             recipe = find_recipe(target)
         except DevkitError as exc:
             raise _fail(key, f"names an unknown target ({exc.fix})", "use a recipe name") from None
-        if not recipe.has_paddle_runtime:
-            raise _fail(key, f"is set, but {recipe.name} has no Paddle runtime", "remove it")
+        pinned = framework.version(recipe)
+        if pinned is None:
+            raise _fail(key, f"is set, but {recipe.name} has no {framework.label} runtime", "remove it")
         if not isinstance(versions, list) or not versions:
-            raise _fail(key, f"= {versions!r} must be a non-empty list", f'e.g. {target} = ["{recipe.paddle_version}"]')
+            raise _fail(key, f"= {versions!r} must be a non-empty list", f'e.g. {target} = ["{pinned}"]')
         for v in versions:
             try:
                 Version(str(v))
             except InvalidVersion:
-                raise _fail(
-                    key, f"has {v!r}, which is not a version", f'e.g. {target} = ["{recipe.paddle_version}"]'
-                ) from None
+                raise _fail(key, f"has {v!r}, which is not a version", f'e.g. {target} = ["{pinned}"]') from None
         resolved[recipe.name] = tuple(str(v) for v in versions)
     return resolved
 
 
 def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
     """`devkit` is the [tool.devkit] table (name/device-type already read by the caller)."""
-    sections = {"verify", "tolerances", "ci", "paddle-versions"}
-    scalars = {"name", "device-type", "targets", "modes", "runner", "builder-base", "jobs"}
+    sections = {"verify", "tolerances", "ci", "torch", *(f"{f}-versions" for f in FRAMEWORKS)}
+    scalars = {"name", "device-type", "targets", "modes", "frameworks", "runner", "builder-base", "jobs"}
     _check_keys(devkit, sections | scalars, "")
     values: dict[str, Any] = {"name": name, "device_type": device_type}
     if "targets" in devkit:
@@ -203,8 +221,15 @@ def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
         values["builder_base"] = _choices(devkit["builder-base"], "builder-base", tuple(BUILDER_BASES), many=False)
     if "jobs" in devkit:
         values["jobs"] = _number(devkit["jobs"], "jobs", int, 0)
-    if "paddle-versions" in devkit:
-        values["paddle_versions"] = _paddle_versions(devkit["paddle-versions"])
+    if "frameworks" in devkit:
+        values["frameworks"] = tuple(
+            dict.fromkeys(_choices(devkit["frameworks"], "frameworks", tuple(FRAMEWORKS), True))
+        )
+    for framework in FRAMEWORKS.values():
+        if f"{framework.name}-versions" in devkit:
+            values[f"{framework.name}_versions"] = _runtime_versions(devkit[f"{framework.name}-versions"], framework)
+    if "torch" in devkit:
+        values["torch"] = _section(devkit["torch"], "torch", TorchSettings, {})
     if "verify" in devkit:
         values["verify"] = _section(
             devkit["verify"], "verify", VerifySettings, {"train_model": TRAIN_MODELS, "infer_models": INFER_MODELS}

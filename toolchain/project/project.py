@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..project.config import DevkitConfig, parse_config
+from ..project.frameworks import Framework, find_framework
 from ..util.errors import DevkitError
 
 
@@ -30,6 +31,39 @@ class Project:
     @property
     def wheel_prefix(self) -> str:
         return self.distribution.replace("-", "_") + "-"
+
+    def adapter_dir(self, framework: Framework) -> Path:
+        """The directory of the framework adapter's pyproject.toml."""
+        return (self.root / framework.source_dir).resolve()
+
+    def distribution_of(self, framework: Framework) -> str:
+        """The wheel's project name for the framework: [project] name of the adapter's pyproject.toml."""
+        if framework.source_dir == ".":
+            return self.distribution
+        pyproject = self.adapter_dir(framework) / "pyproject.toml"
+        try:
+            name = tomllib.loads(pyproject.read_text())["project"]["name"]
+        except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, UnicodeDecodeError):
+            raise DevkitError(
+                f"{pyproject} is missing or has no [project] name, so the {framework.label} adapter cannot be built",
+                f"restore {framework.source_dir}/ from a freshly rendered project (devkit new-backend NAME --out /tmp/x)",
+            ) from None
+        return str(name)
+
+    def wheel_prefix_of(self, framework: Framework) -> str:
+        return self.distribution_of(framework).replace("-", "_") + "-"
+
+    def framework(self, name: str | None) -> Framework:
+        """--framework NAME, checked against [tool.devkit] frameworks; None: the first one declared."""
+        framework = find_framework(name or self.config.frameworks[0])
+        if framework.name not in self.config.frameworks:
+            raise DevkitError(
+                f"{self.name} does not declare the {framework.label} adapter "
+                f"([tool.devkit] frameworks = {list(self.config.frameworks)})",
+                f'add "{framework.name}" to frameworks in {self.root / "pyproject.toml"} '
+                f"(and its {framework.source_dir}/ from a freshly rendered project), or drop --framework",
+            )
+        return framework
 
 
 def load_project(path: Path) -> Project:

@@ -23,6 +23,8 @@ class Recipe:
     debian_arch: str
     paddle_version: str | None
     paddle_wheel_platform: str = ""
+    torch_version: str | None = None  # the PyTorch reference runtime (None: no torch wheel for the target)
+    torch_wheel_platform: str = ""
     cmake_system_processor: str = ""  # for the CMake toolchain file of a cross build
     aliases: tuple[str, ...] = ()
     supports: dict[str, bool] = field(default_factory=dict)
@@ -30,6 +32,10 @@ class Recipe:
     @property
     def has_paddle_runtime(self) -> bool:
         return bool(self.supports.get("paddle_runtime")) and self.paddle_version is not None
+
+    @property
+    def has_torch_runtime(self) -> bool:
+        return bool(self.supports.get("torch_runtime")) and self.torch_version is not None
 
     @property
     def wheel_tag(self) -> str:
@@ -60,6 +66,8 @@ _TYPES: dict[str, type] = {
     **dict.fromkeys(_REQUIRED, str),
     "paddle_version": str,
     "paddle_wheel_platform": str,
+    "torch_version": str,
+    "torch_wheel_platform": str,
     "cmake_system_processor": str,
     "aliases": list,
     "supports": dict,
@@ -104,6 +112,8 @@ def _load(path: Path) -> Recipe:
         debian_arch=data["debian_arch"],
         paddle_version=data.get("paddle_version") or None,
         paddle_wheel_platform=data.get("paddle_wheel_platform", ""),
+        torch_version=data.get("torch_version") or None,
+        torch_wheel_platform=data.get("torch_wheel_platform", ""),
         cmake_system_processor=data.get("cmake_system_processor", ""),
         aliases=tuple(data.get("aliases", ())),
         supports=dict(data.get("supports", {})),

@@ -8,6 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..project.frameworks import PADDLE, Framework
 from ..run.step import Runner, Step
 from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock
@@ -28,7 +29,7 @@ def create_env(runner: Runner, root: Path, packages: list[str], title: str, log:
     python = f"{venv}/bin/python"
     runner.run(
         Step(
-            title=f"{title}: install {' '.join(Path(p).name if '/' in p else p for p in packages)}",
+            title=f"{title}: install {' '.join(Path(p).name if '/' in p else p for p in packages if not p.startswith(('-', 'http')))}",
             argv=[python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *packages],
             log=log,
         )
@@ -46,20 +47,23 @@ def container_reference_envs() -> Path:
     return verify_root() / "reference-envs"
 
 
-def reference_env(runner: Runner, paddle_version: str, log: Path) -> Path | None:
-    """A cached venv holding only paddlepaddle==V, which each verification clones (hard links: well
-    under a second, against a fresh venv and a pip install of the ~200 MB wheel each time, which
-    under qemu takes minutes).
+def reference_env(
+    runner: Runner, version: str, log: Path, framework: Framework = PADDLE, index_url: str = ""
+) -> Path | None:
+    """A cached venv holding only the framework runtime (paddlepaddle==V, or torch==V and NumPy),
+    which each verification clones (hard links: well under a second, against a fresh venv and a pip
+    install of a ~200 MB wheel each time, which under qemu takes minutes).
 
     On the host, one per Python; for a container, one per image, made inside it (the runner must
     mount container_reference_envs()). The reference env never receives a plugin; the clone does,
     and the clone is removed with the verification. None when the runner cannot see one.
     """
+    name = f"{framework.recipe_key}-{version}"
     if runner.key == "host":
         py = f"py{sys.version_info.major}{sys.version_info.minor}"
-        root = cache_root() / "host" / "reference-envs" / f"{py}-paddle-{paddle_version}"
+        root = cache_root() / "host" / "reference-envs" / f"{py}-{name}"
     else:
-        root = container_reference_envs() / f"{runner.key}-paddle-{paddle_version}"
+        root = container_reference_envs() / f"{runner.key}-{name}"
         try:
             runner.path(root)
         except DevkitError:
@@ -71,17 +75,26 @@ def reference_env(runner: Runner, paddle_version: str, log: Path) -> Path | None
             create_env(
                 runner,
                 root,
-                [f"paddlepaddle=={paddle_version}"],
-                f"reference environment (paddlepaddle {paddle_version}, cached)",
+                runtime_requirements(framework, version, index_url),
+                f"reference environment ({framework.runtime} {version}, cached)",
                 log,
             )
-            marker.write_text(json.dumps({"paddlepaddle": paddle_version}))
-    if any(root.glob("lib/python3*/site-packages/paddle_custom_device")):
+            marker.write_text(json.dumps({framework.runtime: version}))
+    if any(root.glob(framework.plugin_glob)):
         raise DevkitError(
             f"the cached reference environment {root} holds a plugin, so verifications would see it",
             f"delete {root}; devkit makes it again",
         )
     return root
+
+
+def runtime_requirements(framework: Framework, version: str, index_url: str = "") -> list[str]:
+    """pip arguments installing the framework runtime (from its index, when the project names one)."""
+    return [
+        *(["--index-url", index_url] if index_url else []),
+        f"{framework.runtime}=={version}",
+        *framework.verify_extras,
+    ]
 
 
 def clone_env(reference: Path, dest: Path) -> str:

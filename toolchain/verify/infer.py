@@ -69,7 +69,7 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         checks.append(cpp_demo(infer, options, models, work, session.log))
     report = {
         "device": checks[0].get("device"),
-        "paddle_version": session.paddle_version,
+        "paddle_version": session.runtime_version,
         "runner": runner.name,
         "wheel": str(wheel),
         "checks": checks,

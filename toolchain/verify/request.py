@@ -10,7 +10,9 @@ from pathlib import Path
 
 from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.plugin import device_bundle_path
+from ..build.torch_wheel import is_torch_wheel
 from ..project.config import DevkitConfig
+from ..project.frameworks import PADDLE, TORCH, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
@@ -19,6 +21,7 @@ from ..util.errors import DevkitError
 from .device import run_device_tests
 from .infer import InferOptions, run_infer_verify
 from .session import VerifyOptions, VerifyResult, wheel_to_check
+from .torch_verify import run_torch_verify
 from .train import run_verify
 
 
@@ -34,6 +37,7 @@ class VerifyRequest:
     warmup: int | None = None
     repeats: int | None = None
     inference_dir: Path | None = None
+    framework: str | None = None  # --framework; None: the project's first, or what a bare wheel is
 
 
 def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
@@ -52,11 +56,26 @@ def reports_root(project: Project | None) -> Path:
     return project.root / "reports" if project else Path("devkit-report")
 
 
-def verify_options(project: Project | None, recipe: Recipe, runner: str | None, **fields) -> VerifyOptions:
+def framework_for(project: Project | None, wheel: Path | None, requested: str | None) -> Framework:
+    """--framework, checked against the project; else the project's first; else what the bare wheel is."""
+    if project is not None:
+        return project.framework(requested)
+    if requested:
+        return find_framework(requested)
+    return (
+        TORCH if wheel is not None and wheel.suffix == ".whl" and wheel.is_file() and is_torch_wheel(wheel) else PADDLE
+    )
+
+
+def verify_options(
+    project: Project | None, recipe: Recipe, runner: str | None, framework: Framework = PADDLE, **fields
+) -> VerifyOptions:
     """Options for running checks of `recipe`'s plugin: the command line's runner, else [tool.devkit]'s."""
     config = project_config(project)
     return VerifyOptions(
         recipe=recipe,
+        framework=framework,
+        index_url=config.torch.index_url,
         device_type=project.device_type if project else None,
         runner=runner or config.runner,
         tolerances=config.tolerances,
@@ -73,19 +92,31 @@ def run_verification(
     report_dir: Path | None,
 ) -> VerifyResult:
     config = project_config(project)
+    framework = framework_for(project, wheel, request.framework)
+    suffix = "" if framework is PADDLE else f"-{framework.name}"
     if project is not None:
-        report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{'-infer' if infer else ''}"
-    report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}").resolve()
+        report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{suffix}{'-infer' if infer else ''}"
+    report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}{suffix}").resolve()
     native = host_recipe().matches(recipe.name)
     steps = request.steps or (config.verify.steps if native else config.verify.emulated_steps)
     options = verify_options(
         project,
         recipe,
         request.runner,
-        model=request.model or config.verify.train_model,
+        framework,
+        model=request.model or (config.verify.train_model if framework is PADDLE else "mnist"),
         steps=steps,
         data_dir=request.data,
     )
+    if framework is not PADDLE:
+        if infer:
+            raise DevkitError(
+                f"--infer verifies Paddle Inference; the {framework.label} adapter has no inference mode",
+                "drop --infer, or use --framework paddle",
+            )
+        if framework.version(recipe) is None:
+            return _device_tests(project, recipe, options, report_dir, framework)
+        return run_torch_verify(wheel_to_check(project, wheel, recipe, framework), options, report_dir)
     if infer:
         if not recipe.has_paddle_runtime:
             raise DevkitError(
@@ -108,14 +139,21 @@ def run_verification(
             report_dir,
         )
     if not recipe.has_paddle_runtime:
-        if project is None:
-            raise DevkitError(
-                f"{recipe.name} has no Paddle runtime; its device tests come from a project",
-                f"pass the project directory: devkit verify PROJECT --arch {recipe.name}",
-            )
-        err.print(
-            f"[yellow]![/] PaddlePaddle publishes no runtime for {recipe.name}: running the device library's "
-            f"tests on {recipe.name}"
-        )
-        return run_device_tests(device_bundle_path(project, recipe), options, report_dir)
+        return _device_tests(project, recipe, options, report_dir, framework)
     return run_verify(wheel_to_check(project, wheel, recipe), options, report_dir)
+
+
+def _device_tests(
+    project: Project | None, recipe: Recipe, options: VerifyOptions, report_dir: Path, framework: Framework
+) -> VerifyResult:
+    """A target without the framework's runtime: the device library's own tests, on the target."""
+    if project is None:
+        raise DevkitError(
+            f"{recipe.name} has no {framework.label} runtime; its device tests come from a project",
+            f"pass the project directory: devkit verify PROJECT --arch {recipe.name}",
+        )
+    err.print(
+        f"[yellow]![/] {framework.label} publishes no runtime for {recipe.name}: running the device library's "
+        f"tests on {recipe.name}"
+    )
+    return run_device_tests(device_bundle_path(project, recipe), options, report_dir)

@@ -15,10 +15,12 @@ from pathlib import Path
 
 from ..build.abi import require_abi
 from ..build.artifacts import check_plugin_wheel, paddle_requirements
+from ..build.torch_wheel import check_torch_wheel, pinned_torch, require_torch_abi
 from ..project.config import Tolerances
+from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..run.envs import clone_env, create_env, reference_env, verify_root
+from ..run.envs import clone_env, create_env, reference_env, runtime_requirements, verify_root
 from ..run.select import verify_runner
 from ..run.step import Runner, Step
 from ..util.archives import validate_wheel
@@ -30,6 +32,8 @@ from .report import Report
 @dataclass(frozen=True)
 class VerifyOptions:
     recipe: Recipe
+    framework: Framework = PADDLE
+    index_url: str = ""  # where pip gets torch ([tool.devkit.torch] index-url)
     model: str = "mnist"
     steps: int = 200
     data_dir: Path | None = None
@@ -53,21 +57,23 @@ class VerifyResult:
         return self.report.passed
 
 
-def wheel_to_check(project: Project | None, wheel: Path | None, recipe: Recipe) -> Path:
-    """The wheel a command was given, else the project's newest wheel for the target."""
+def wheel_to_check(project: Project | None, wheel: Path | None, recipe: Recipe, framework: Framework = PADDLE) -> Path:
+    """The wheel a command was given, else the project's newest wheel of the framework for the target."""
     if wheel is not None:
         return wheel.resolve()
     if project is None:
         raise DevkitError("no wheel and no project given", "pass a project directory or --wheel")
-    return find_wheel(project, recipe).resolve()
+    return find_wheel(project, recipe, framework).resolve()
 
 
-def find_wheel(project: Project, recipe: Recipe) -> Path:
-    wheels = sorted(project.dist_dir.glob(recipe.wheel_glob(project.wheel_prefix)), key=lambda p: p.stat().st_mtime)
+def find_wheel(project: Project, recipe: Recipe, framework: Framework = PADDLE) -> Path:
+    prefix = project.wheel_prefix_of(framework)
+    wheels = sorted(project.dist_dir.glob(recipe.wheel_glob(prefix)), key=lambda p: p.stat().st_mtime)
     if not wheels:
+        flag = "" if framework is PADDLE else f" --framework {framework.name}"
         raise DevkitError(
-            f"no {recipe.name} wheel in {project.dist_dir}",
-            f"run `devkit build {project.root} --arch {recipe.name}` first, or pass --wheel",
+            f"no {recipe.name} {framework.label} wheel in {project.dist_dir}",
+            f"run `devkit build {project.root}{flag} --arch {recipe.name}` first, or pass --wheel",
         )
     return wheels[-1]
 
@@ -83,30 +89,47 @@ def pinned_paddle(wheel: Path) -> str:
 
 
 def check_wheel(wheel: Path, options: VerifyOptions) -> str:
+    """The wheel fits the framework and target and will load (ELF checks only); returns its runtime's version."""
     validate_wheel(wheel, "plugin wheel")
+    torch_version = pinned_torch(wheel)
+    if options.framework is TORCH:
+        if torch_version is None:
+            raise DevkitError(
+                f"{wheel.name} is not a PyTorch adapter wheel (it does not require torch==<version>)",
+                "pass the torch_<type>-*.whl that `devkit build --framework torch` wrote, or drop --framework torch",
+            )
+        check_torch_wheel(wheel, options.recipe, torch_version, wheel.name.split("-")[0] + "-")
+        require_torch_abi(wheel, options.recipe, torch_version)
+        return torch_version
+    if torch_version is not None:
+        raise DevkitError(
+            f"{wheel.name} is a PyTorch adapter wheel (it requires torch=={torch_version}), not a Paddle plugin",
+            "verify it with --framework torch",
+        )
     paddle_version = pinned_paddle(wheel)
     check_plugin_wheel(wheel, options.recipe, paddle_version)
     require_abi(wheel, options.recipe, paddle_version)  # before installing anything
     return paddle_version
 
 
-def fresh_env(runner: Runner, work: Path, wheel: Path, paddle_version: str, log: Path) -> str:
-    """A venv with the pinned Paddle and the wheel, and nothing of an earlier verification: a clone
-    of the cached reference env where the runner allows it, else a fresh install."""
-    reference = reference_env(runner, paddle_version, log)
+def fresh_env(runner: Runner, work: Path, wheel: Path, version: str, log: Path, options: VerifyOptions) -> str:
+    """A venv with the pinned framework runtime and the wheel, and nothing of an earlier verification:
+    a clone of the cached reference env where the runner allows it, else a fresh install."""
+    framework = options.framework
+    reference = reference_env(runner, version, log, framework, options.index_url)
     if reference is None:
         return create_env(
             runner,
             work / "venv",
-            [f"paddlepaddle=={paddle_version}", runner.path(wheel)],
-            f"fresh environment (paddlepaddle {paddle_version} + {wheel.name})",
+            [*runtime_requirements(framework, version, options.index_url), runner.path(wheel)],
+            f"fresh environment ({framework.runtime} {version} + {wheel.name})",
             log,
         )
     clone_env(reference, work / "venv")
     python = f"{runner.path(work / 'venv')}/bin/python"  # as the runner sees it
     runner.run(
         Step(
-            title=f"fresh environment (clone of paddlepaddle {paddle_version}): install {wheel.name}",
+            title=f"fresh environment (clone of {framework.runtime} {version}): install {wheel.name}",
             argv=[python, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", runner.path(wheel)],
             log=log,
         )
@@ -120,13 +143,13 @@ CHECK_ENV = {"FLAGS_enable_api_kernel_fallback": "0", "CUSTOM_DEVICE_ROOT": None
 
 @dataclass(frozen=True)
 class PluginSession:
-    """A fresh environment with the wheel's pinned Paddle and the wheel, where payload scripts run."""
+    """A fresh environment with the wheel's pinned framework runtime and the wheel, where payload scripts run."""
 
     runner: Runner
     python: str
     work: Path
     log: Path
-    paddle_version: str
+    runtime_version: str
     options: VerifyOptions
     start: float  # after the wheel checks: what the report's seconds count
 
@@ -162,13 +185,13 @@ def plugin_session(
     wheel: Path, options: VerifyOptions, report_dir: Path, inputs: tuple[Path, ...] = ()
 ) -> Iterator[PluginSession]:
     """Check the wheel (before installing anything), then install it in a fresh env on the target."""
-    paddle_version = check_wheel(wheel, options)
+    version = check_wheel(wheel, options)
     start = time.monotonic()
     log = fresh_log(report_dir)
     with work_dir() as work:
         runner = verify_runner(options.runner, options.recipe, work, [wheel.parent, *inputs], log)
-        python = fresh_env(runner, work, wheel, paddle_version, log)
-        yield PluginSession(runner, python, work, log, paddle_version, options, start)
+        python = fresh_env(runner, work, wheel, version, log, options)
+        yield PluginSession(runner, python, work, log, version, options, start)
 
 
 def fresh_log(report_dir: Path) -> Path:
@@ -208,7 +231,8 @@ def plot_losses(report: dict, path: Path) -> Path | None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
-    ax.plot(mnist["cpu"]["losses"], label="Paddle CPU", linewidth=2.5, alpha=0.6)
+    cpu_label = "PyTorch CPU" if report.get("framework") == "torch" else "Paddle CPU"
+    ax.plot(mnist["cpu"]["losses"], label=cpu_label, linewidth=2.5, alpha=0.6)
     ax.plot(mnist["device"]["losses"], label=f"{report['device']}:0", linewidth=1.0)
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")

@@ -1,0 +1,279 @@
+"""The PyTorch adapter's wheel: where the target's torch comes from, what the wheel must hold,
+and whether its library will load into that torch (`devkit check-abi --framework torch`).
+
+The ABI check reads ELF files only: the ELF machine; the torch version and C++11 string ABI
+the adapter was compiled with (the `<type>-torch-build: torch=X cxx11_abi=N` string it
+embeds) against the target torch; and every undefined symbol, looked up in the GNU hash
+tables of torch's libraries (libtorch_cpu.so exports ~200k symbols: a hash lookup per
+symbol instead of reading them all) or versioned by the system's C/C++ runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+from elftools.elf.gnuversions import GNUVerNeedSection
+from elftools.elf.hash import GNUHashSection
+from packaging.requirements import Requirement
+from packaging.utils import parse_wheel_filename
+from rich.markup import escape
+
+from ..project.frameworks import TORCH
+from ..project.recipes import Recipe
+from ..run.envs import cache_root
+from ..util.archives import validate_wheel, wheel_metadata, zip_archive
+from ..util.console import err
+from ..util.errors import DevkitError
+from .abi import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, libraries_in, read_library, symbol_version
+from .artifacts import check_elf_bytes
+from .manylinux import SystemFloor
+
+BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])")
+
+
+def torch_root_for(recipe: Recipe, version: str, index_url: str = "") -> Path:
+    """The target's `torch` package directory: a build's tools env or unpacked wheel, else downloaded."""
+    from ..payload.build_plugin import RUNTIMES, UNPACKED_MARKER, Problem, target_runtime
+
+    platform = TORCH.wheel_platform(recipe)
+    root = cache_root()
+    unpacked = sorted(root.glob(f"*/torch/{version}-{platform}/{UNPACKED_MARKER}"))
+    if not unpacked:
+        for candidate in sorted(root.glob(f"*/envs/*-torch-{version}/lib/python3*/site-packages/torch")):
+            if _machine(candidate) == recipe.elf_machine:
+                return candidate
+    cache = unpacked[0].parents[2] if unpacked else root / "host"
+    sys.stdout.flush()  # pip's progress goes to stderr: stdout stays clean for --json
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        return target_runtime(cache, Path(sys.executable), RUNTIMES["torch"], version, platform, index_url)
+    except Problem as exc:
+        raise DevkitError(f"cannot get torch=={version} for {recipe.name}: {exc.text}", exc.fix) from None
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _machine(torch_root: Path) -> str | None:
+    lib = torch_root / "lib" / "libc10.so"
+    if not lib.is_file():
+        return None
+    with lib.open("rb") as f:
+        return str(ELFFile(f)["e_machine"])
+
+
+def _torch_libraries(torch_root: Path) -> list[Path]:
+    return sorted(p for p in (torch_root / "lib").glob("*.so*") if p.is_file())
+
+
+@lru_cache(maxsize=4)
+def torch_framework(torch_root: Path) -> tuple[set[str], SystemFloor]:
+    """The libraries the torch wheel provides (left out of our wheel), and the glibc/libstdc++ they need."""
+    newest: dict[str, tuple[int, ...]] = {}
+    for path in _torch_libraries(torch_root):
+        with path.open("rb") as f:
+            for section in ELFFile(f).iter_sections():
+                if isinstance(section, GNUVerNeedSection):
+                    for _, auxiliaries in section.iter_versions():
+                        for aux in auxiliaries:
+                            family, key = symbol_version(aux.name)
+                            if family in SYSTEM_FAMILIES and key:
+                                newest[family] = max(newest.get(family, key), key)
+    return {p.name for p in _torch_libraries(torch_root)}, SystemFloor(newest)
+
+
+@dataclass(frozen=True)
+class TorchBuildInfo:
+    torch_version: str
+    cxx11_abi: bool
+
+
+def build_info(data: bytes) -> TorchBuildInfo | None:
+    found = BUILD_INFO.search(data)
+    return TorchBuildInfo(found[1].decode(), found[2] == b"1") if found else None
+
+
+def torch_version_of(torch_root: Path) -> str:
+    text = (torch_root / "version.py").read_text() if (torch_root / "version.py").is_file() else ""
+    found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M)
+    return found[1] if found else ""
+
+
+def _uses_cxx11_abi(torch_root: Path) -> bool:
+    """Whether torch's own C++ API uses the C++11 std::string (libc10 mangles it as __cxx11)."""
+    return b"__cxx11" in (torch_root / "lib" / "libc10.so").read_bytes()
+
+
+def check_torch_library(
+    lib: LibraryAbi, data: bytes, recipe: Recipe, version: str, torch_root: Path
+) -> list[AbiFinding]:
+    if lib.machine != recipe.elf_machine:
+        return [
+            AbiFinding(
+                lib.name,
+                f"is built for {lib.machine} but {recipe.name} needs {recipe.elf_machine}",
+                f"rebuild it with devkit build --framework torch --arch {recipe.name}",
+            )
+        ]
+    findings = []
+    info = build_info(data)
+    rebuild = f"rebuild with devkit build --framework torch --torch-version {version}"
+    if info is None:
+        findings.append(AbiFinding(lib.name, "carries no torch build information", "rebuild it with devkit build"))
+    else:
+        if info.torch_version.split("+")[0] != version.split("+")[0]:
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"was compiled against torch {info.torch_version}, not {version} (torch's C++ API and "
+                    "operator schemas change between releases)",
+                    rebuild,
+                )
+            )
+        if info.cxx11_abi != _uses_cxx11_abi(torch_root):
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"was compiled with _GLIBCXX_USE_CXX11_ABI={int(info.cxx11_abi)}, and torch {version} "
+                    f"uses {int(not info.cxx11_abi)}: std::string arguments would not link",
+                    f"{rebuild} (CMake takes the flag from TorchConfig.cmake)",
+                )
+            )
+    tables = _hash_tables(torch_root)
+    unresolved: dict[str, list[str]] = {}
+    for symbol, symver in sorted(lib.undefined.items()):
+        if symver and SYSTEM_VERSION.match(symver):
+            continue
+        owner = next((name for name, table in tables.items() if table.get_symbol(symbol) is not None), None)
+        if owner is None or owner not in lib.needed:
+            unresolved.setdefault(owner or "", []).append(symbol)
+    for owner, symbols in unresolved.items():
+        shown = ", ".join(symbols[:3]) + (f" and {len(symbols) - 3} more" if len(symbols) > 3 else "")
+        if owner:
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"undefined symbol {shown}: defined in {owner}, which it does not link",
+                    "link ${TORCH_LIBRARIES} in pytorch/CMakeLists.txt",
+                )
+            )
+        else:
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"undefined symbol {shown} is exported by no library of torch {version}: it was built "
+                    "against another torch (or another C++11 ABI)",
+                    rebuild,
+                )
+            )
+    return findings
+
+
+def _hash_tables(torch_root: Path) -> dict[str, GNUHashSection]:
+    tables = {}
+    for path in _torch_libraries(torch_root):
+        elf = ELFFile(open(path, "rb"))  # noqa: SIM115 - read lazily by the lookups; closed at exit
+        table = elf.get_section_by_name(".gnu.hash")
+        if isinstance(table, GNUHashSection):
+            tables[path.name] = table
+    return tables
+
+
+def check_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path | None = None) -> list[AbiFinding]:
+    libraries = []
+    for name, data in libraries_in(path):
+        try:
+            libraries.append((read_library(data, name), data))
+        except Exception as exc:  # pyelftools raises many kinds on a damaged file
+            raise DevkitError(
+                f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
+                "rebuild it; a truncated or edited library cannot be checked or loaded",
+            ) from None
+    torch_root = torch_root or torch_root_for(recipe, version)
+    findings: list[AbiFinding] = []
+    for lib, data in libraries:
+        findings += check_torch_library(lib, data, recipe, version, torch_root)
+    return findings
+
+
+def require_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path | None = None) -> None:
+    findings = check_torch_abi(path, recipe, version, torch_root)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        raise DevkitError(
+            f"ABI check of {path.name} failed: {errors[0].problem}",
+            errors[0].fix,
+            details="\n".join(f.line() for f in findings),
+        )
+    for warning in findings:
+        err.print(f"[yellow]![/] {escape(warning.line())}")
+
+
+def torch_requirements(wheel: Path) -> list[Requirement]:
+    fix = "pass a wheel built by `devkit build --framework torch`"
+    with zip_archive(wheel, "wheel", fix) as zf:
+        metadata = wheel_metadata(zf, wheel, "wheel", fix)
+    return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "torch"]
+
+
+def pinned_torch(wheel: Path) -> str | None:
+    """The X.Y.Z of the wheel's torch==X.Y.Z requirement; None when it has none (not a torch adapter)."""
+    for req in torch_requirements(wheel):
+        if str(req.specifier).startswith("=="):
+            return str(req.specifier)[2:]
+    return None
+
+
+def is_torch_wheel(wheel: Path) -> bool:
+    """A torch adapter's wheel declares the torch.backends entry point."""
+    with zip_archive(wheel, "wheel", "pass a wheel built by devkit build") as zf:
+        points = [n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        return bool(points) and "[torch.backends]" in zf.read(points[0]).decode(errors="replace")
+
+
+def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) -> dict[str, object]:
+    """Name, tag, contents, ELF machine, torch pin and autoload entry point of an adapter wheel."""
+    validate_wheel(wheel, "PyTorch adapter wheel")
+    name, _, _, tags = parse_wheel_filename(wheel.name)
+    if not wheel.name.startswith(prefix):
+        raise DevkitError(f"{wheel.name} is not named {prefix}*", "build it from the project's pytorch/ directory")
+    fitting = [
+        str(t) for t in tags if (t.interpreter, t.abi) == ("py3", "none") and recipe.is_wheel_platform(t.platform)
+    ]
+    if not fitting:
+        raise DevkitError(
+            f"{wheel.name} has tags {', '.join(sorted(map(str, tags)))}, expected py3-none-manylinux_X_Y_"
+            f"{recipe.wheel_arch} (or {recipe.wheel_tag})",
+            'keep wheel.py-api = "py3" in pytorch/pyproject.toml and build for the right target',
+        )
+    package = str(name).replace("-", "_")
+    with zip_archive(wheel, "wheel", "rebuild it with devkit build --framework torch") as zf:
+        libs = [n for n in zf.namelist() if n.startswith(f"{package}/") and n.endswith(".so")]
+        if not libs:
+            raise DevkitError(
+                f"{wheel.name} contains no {package}/*.so, so torch would load nothing",
+                "install the adapter library into the package in pytorch/CMakeLists.txt",
+            )
+        for lib in libs:
+            check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
+    pins = torch_requirements(wheel)
+    if not pins or str(pins[0].specifier) != f"=={version}":
+        found = ", ".join(map(str, pins)) or "no torch"
+        raise DevkitError(
+            f"{wheel.name} requires {found}, expected torch=={version}",
+            "keep the torch_pin dynamic-metadata provider in pytorch/pyproject.toml",
+        )
+    if not is_torch_wheel(wheel):
+        raise DevkitError(
+            f"{wheel.name} declares no torch.backends entry point, so `import torch` would not load it",
+            'keep [project.entry-points."torch.backends"] in pytorch/pyproject.toml',
+        )
+    return {"name": str(name), "tag": fitting[0], "libraries": libs}

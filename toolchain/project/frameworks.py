@@ -1,0 +1,71 @@
+"""The frameworks a backend plugs into, as data.
+
+A project has one device library and one adapter per framework: Paddle's at the project's
+root (runtime/ + kernels/), PyTorch's in pytorch/. Each framework names its reference
+runtime (the wheel a plugin is compiled against and verified with) and where a recipe
+keeps that wheel's pinned version and platform tag; nothing else in devkit branches on
+a framework's name to find these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..util.errors import DevkitError
+from .recipes import Recipe
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str  # what --framework and [tool.devkit] frameworks say
+    label: str  # for people
+    runtime: str  # the reference runtime's distribution on the package index
+    source_dir: str  # the adapter's pyproject.toml directory, relative to the project
+    modes: tuple[str, ...]  # matrix modes the adapter supports
+    recipe_key: str  # a recipe's <key>_version, <key>_wheel_platform and supports.<key>_runtime
+    # Builds compile against the target's runtime wheel unpacked (as cross builds do) instead of an
+    # installed one: the adapter uses no Python C API, so the builder's Python (3.9 on bullseye, for
+    # which torch publishes no wheel) does not matter.
+    unpacked_runtime: bool = False
+    verify_extras: tuple[str, ...] = ()  # installed next to the runtime in verify environments
+    plugin_glob: str = ""  # a venv path pattern that exists once a plugin of this framework is installed
+
+    def version(self, recipe: Recipe) -> str | None:
+        """The runtime version the recipe pins; None when the target has no runtime."""
+        if not recipe.supports.get(f"{self.recipe_key}_runtime"):
+            return None
+        return getattr(recipe, f"{self.recipe_key}_version") or None
+
+    def wheel_platform(self, recipe: Recipe) -> str:
+        """The platform tag of the runtime's wheel for the target (what pip download --platform takes)."""
+        return str(getattr(recipe, f"{self.recipe_key}_wheel_platform"))
+
+
+PADDLE = Framework(
+    "paddle",
+    "PaddlePaddle",
+    "paddlepaddle",
+    ".",
+    ("train", "infer"),
+    "paddle",
+    plugin_glob="lib/python3*/site-packages/paddle_custom_device",
+)
+TORCH = Framework(
+    "torch",
+    "PyTorch",
+    "torch",
+    "pytorch",
+    ("train",),
+    "torch",
+    unpacked_runtime=True,
+    verify_extras=("numpy",),  # torch does not require it; the checks compare with it
+    plugin_glob="lib/python3*/site-packages/torch_*/_build_info.py",
+)
+FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (PADDLE, TORCH)}
+
+
+def find_framework(name: str) -> Framework:
+    try:
+        return FRAMEWORKS[name.lower()]
+    except KeyError:
+        raise DevkitError(f"unknown framework {name!r}", f"use --framework {' | '.join(FRAMEWORKS)}") from None

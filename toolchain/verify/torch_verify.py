@@ -1,0 +1,83 @@
+"""`devkit verify / test-ops / check-kernels --framework torch`: the PyTorch adapter's checks in a
+fresh environment with its pinned torch (payload/torch_checks.py), and the same report layout as
+Paddle's (JSON + the loss plot)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ..util.errors import DevkitError
+from ..util.resources import PAYLOAD_DIR
+from .datasets import load_dataset
+from .session import PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
+
+PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
+
+
+def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -> dict[str, str | None]:
+    """The checks' environment: autoload on (whatever the caller's shell says), and with `strict`
+    every CPU fallback an error naming the op."""
+    prefix = (options.device_type or "").upper()
+    return {
+        "DEVKIT_TOLERANCES": options.check_env["DEVKIT_TOLERANCES"],
+        "TORCH_DEVICE_BACKEND_AUTOLOAD": "1",
+        f"{prefix}_STRICT_FALLBACK": "1" if strict else "0",
+        f"{prefix}_FALLBACK_OPS": None,  # a leftover from the user's shell would change what is checked
+    }
+
+
+def _with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
+    """A bare wheel names its device: torch_<type>-<version>-...whl."""
+    if options.device_type:
+        return options
+    return replace(options, device_type=wheel.name.split("-")[0].removeprefix("torch_"))
+
+
+def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
+    if options.model != "mnist":
+        raise DevkitError(
+            f"--model {options.model} is a Paddle model battery entry; the PyTorch adapter trains LeNet on MNIST",
+            "use --model mnist with --framework torch",
+        )
+    if options.steps < 20:
+        raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
+    options = _with_device(options, wheel)
+    dataset = load_dataset(options.data_dir)
+    with plugin_session(wheel, options, report_dir) as session:
+        dataset.save(session.work / "data.npz")
+        data = session.runner.path(session.work / "data.npz")
+        report = session.run_payload(
+            f"torch checks on {options.recipe.name} ({options.steps} mnist steps, CPU fallback forbidden)",
+            PAYLOAD,
+            ["--data", data, "--steps", str(options.steps)],
+            "report.json",
+            env=torch_env(options, session, strict=True),
+        )
+        if report["checks"] and report["checks"][0]["passed"]:
+            fallback = session.run_payload(
+                f"torch fallback report on {options.recipe.name} (CPU fallback allowed)",
+                PAYLOAD,
+                ["--data", data, "--only", "fallback-report"],
+                "fallback.json",
+                env=torch_env(options, session, strict=False),
+            )
+            report["checks"].extend(fallback["checks"][1:])
+        report["passed"] = all(c["passed"] for c in report["checks"])
+    report.update(wheel=str(wheel), runner=session.runner.name, framework="torch")
+    return finish(report, options, report_dir, session.start, session.log)
+
+
+def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only: str, ops: str = "") -> VerifyResult:
+    """test-ops (only="ops") and check-kernels (only="kernels") for the torch adapter."""
+    options = _with_device(options, wheel)
+    with plugin_session(wheel, options, report_dir) as session:
+        report = session.run_payload(
+            f"torch {only} checks on {options.recipe.name}",
+            PAYLOAD,
+            ["--only", only, *(["--ops", ops] if ops else [])],
+            "report.json",
+            env=torch_env(options, session, strict=True),
+        )
+    report.update(wheel=str(wheel), runner=session.runner.name, framework="torch")
+    return finish(report, options, report_dir, session.start, session.log)
