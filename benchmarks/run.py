@@ -120,6 +120,37 @@ def device_vs_cpu(python: Path, short: bool) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def torch_series(project: Path, short: bool) -> dict:
+    """The PyTorch adapter: cold and no-op builds, verify, and dispatch / LeNet step vs torch's CPU."""
+    from devkit.run.envs import cache_root, clone_env
+
+    build = ["build", str(project), "--framework", "torch", "--runner", "host"]
+    cold, first = devkit(*build, "--clean", env={"CCACHE_DISABLE": "1"})
+    noop, second = devkit(*build)
+    verify_s, verified = devkit("verify", str(project), "--framework", "torch", "--runner", "host")
+    py = f"py{sys.version_info.major}{sys.version_info.minor}"
+    version = first["torch_version"]
+    env = project.parent / "torch-bench-venv"
+    python = clone_env(cache_root() / "host" / "reference-envs" / f"{py}-torch-{version}", env)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", first["wheel"]], check=True)
+    args = ["--ops", "1000", "--steps", "5"] if short else ["--ops", "5000", "--steps", "30"]
+    out = subprocess.run(
+        [python, str(HERE / "torch_vs_cpu.py"), "stpu", *args], capture_output=True, text=True, timeout=1800
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"torch_vs_cpu.py failed:\n{out.stderr[-3000:]}")
+    return {
+        "torch": version,
+        "cold_s": cold,
+        "cold_compiled": first["compiled_files"],
+        "noop_s": noop,
+        "noop_compiled": second["compiled_files"],
+        "verify_s": verify_s,
+        "verify_passed": verified["passed"],
+        **json.loads(out.stdout.strip().splitlines()[-1]),
+    }
+
+
 def run(short: bool, work: Path) -> dict:
     results: dict = {
         "date": time.strftime("%Y-%m-%d"),
@@ -158,6 +189,8 @@ def run(short: bool, work: Path) -> dict:
     python = plugin_env(wheel, "3.3.1", work)
     results["device_vs_cpu"] = device_vs_cpu(python, short)
     print(f"device vs cpu: {results['device_vs_cpu']}", flush=True)
+    results["torch"] = torch_series(project, short)
+    print(f"torch adapter: {results['torch']}", flush=True)
     devkit("build", str(project), "--runner", "host", "--infer")
     results["inference"] = []
     for model in ("mnist",) if short else ("mobilenet_v1", "resnet50"):
@@ -253,6 +286,31 @@ def markdown(r: dict) -> str:
             ratio(d["train_step_ms"]["device"], d["train_step_ms"]["cpu"]),
         )
     )
+    if "torch" in r:
+        t = r["torch"]
+        rows += [
+            (
+                f"torch adapter cold build, no ccache (host, torch {t['torch']})",
+                f"{t['cold_s']:.1f} s ({t['cold_compiled']} files)",
+                f"{t['cold_s'] / max(t['cold_compiled'], 1):.2f} s per file",
+            ),
+            (
+                "torch adapter no-op rebuild (host)",
+                f"{t['noop_s']:.1f} s ({t['noop_compiled']} files)",
+                f"{ratio(t['noop_s'], t['cold_s'])} of cold",
+            ),
+            ("verify --framework torch end to end, x86_64 native", f"{t['verify_s']:.0f} s", ""),
+            (
+                "torch op dispatch, tiny `x + y` (stpu:0 vs CPU)",
+                f"{t['dispatch_us']['device']:.1f} µs vs {t['dispatch_us']['cpu']:.1f} µs",
+                ratio(t["dispatch_us"]["device"], t["dispatch_us"]["cpu"]),
+            ),
+            (
+                "torch LeNet training step, batch 64, Adam (stpu:0 vs CPU)",
+                f"{t['train_step_ms']['device']:.1f} ms vs {t['train_step_ms']['cpu']:.1f} ms",
+                ratio(t["train_step_ms"]["device"], t["train_step_ms"]["cpu"]),
+            ),
+        ]
     for i in r["inference"]:
         rows.append(
             (

@@ -28,7 +28,11 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     assert results["build_host"]["cold_compiled"] > 10
     for key in ("dispatch_us", "train_step_ms"):
         assert set(results["device_vs_cpu"][key]) == {"device", "cpu"}
+    torch = results["torch"]
+    assert torch["verify_passed"] and torch["noop_compiled"] == 0 and torch["fallbacks"] == {}
+    assert set(torch["dispatch_us"]) == set(torch["train_step_ms"]) == {"device", "cpu"}
     table = (tmp_path / "short.md").read_text()
+    assert "| torch LeNet training step, batch 64, Adam (stpu:0 vs CPU) |" in table
     assert (
         "| one-kernel edit rebuild (host) |" in table and "| LeNet training step, batch 64 (stpu:0 vs CPU) |" in table
     )

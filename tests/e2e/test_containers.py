@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -112,6 +113,29 @@ def test_aarch64_verify_under_emulation(project):
     assert report["paddle_version"] == "3.2.2" and report["runner"].startswith("docker:devkit-verify-aarch64")
     assert next(c for c in report["checks"] if c["name"] == "mnist")["steps"] == 100
     assert_cloned_from_a_clean_reference(summary)
+
+
+def test_aarch64_torch_cross_build(project):
+    """The PyTorch adapter cross-compiled by the builder's aarch64 g++ against the aarch64 torch wheel."""
+    summary = json.loads(devkit("build", str(project), "--framework", "torch", "--arch", "aarch64", "--json").stdout)
+    wheel = Path(summary["wheel"])
+    assert re.fullmatch(r"torch_stpu-0\.1\.0-py3-none-manylinux_2_\d+_aarch64\.whl", wheel.name), wheel.name
+    assert summary["runner"].startswith("docker:devkit-builder-bullseye:") and summary["torch_version"] == "2.9.1"
+    assert "libtorch_cpu.so" in summary["platform"]["excluded"] and summary["platform"]["grafted"] == []
+    with zipfile.ZipFile(wheel) as zf:
+        (lib,) = [n for n in zf.namelist() if n.endswith(".so")]
+        assert zf.read(lib)[18] == 183  # e_machine EM_AARCH64
+    log = Path(summary["log"]).read_text()
+    assert "aarch64-linux-gnu-g++" in log and "qemu" not in log.lower()
+
+
+def test_aarch64_torch_verify_under_emulation(project):
+    summary = json.loads(devkit("verify", str(project), "--framework", "torch", "--arch", "aarch64", "--json").stdout)
+    assert summary["passed"], summary
+    report = json.loads(Path(summary["report"]).read_text())
+    assert report["torch_version"].startswith("2.9.1") and report["runner"].startswith("docker:devkit-verify-aarch64")
+    mnist = next(c for c in report["checks"] if c["name"] == "mnist")
+    assert mnist["fallbacks"] == {} and mnist["steps"] == 100
 
 
 def test_armhf_builds_device_library_and_says_why(project):
@@ -258,15 +282,20 @@ def test_build_all_runs_the_default_matrix(tmp_path):
         "aarch64-train-paddle3.2.2",
         "aarch64-infer-paddle3.2.2",
         "armhf-device",
+        "x86_64-torch-train-torch2.13.0",
+        "aarch64-torch-train-torch2.9.1",
     ]
     names = {e["id"]: [Path(a).name for a in e["artifacts"]] for e in summary["entries"]}
+    for arch, version in (("x86_64", "2.13.0"), ("aarch64", "2.9.1")):
+        (torch_wheel,) = names[f"{arch}-torch-train-torch{version}"]
+        assert re.fullmatch(rf"torch_stpu-0\.1\.0-py3-none-manylinux_2_\d+_{arch}\.whl", torch_wheel)
     assert names["aarch64-infer-paddle3.2.2"] == [
         "paddle_custom_stpu-0.1.0-py3-none-manylinux_2_31_aarch64.whl",
         "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz",
     ]
     assert names["armhf-device"] == ["paddle-custom-stpu-device-0.1.0-armhf.tar.gz"]
     suite = ET.parse(summary["junit"]).getroot().find("testsuite")
-    assert suite.get("tests") == "5" and suite.get("failures") == "0"
+    assert suite.get("tests") == "7" and suite.get("failures") == "0"
     assert "devkit build --all" in proc.stderr or summary["seconds"] > 0
 
 

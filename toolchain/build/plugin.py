@@ -34,7 +34,7 @@ from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, publish_file
 from ..util.resources import PAYLOAD_DIR
 from .toolchain import write_toolchain_file
-from .torch_wheel import check_torch_wheel, require_torch_abi, torch_framework, torch_root_for
+from .torch_wheel import check_torch_wheel, fetch_torch, require_torch_abi, torch_framework
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
 PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
@@ -174,6 +174,8 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         inputs = [options.inference_dir] if options.inference_dir else []
         place: BuildPlace = build_place(options.runner, recipe, project, out, log, inputs)
         runner: Runner = place.runner
+        # torch: compiled against the target's wheel, fetched by the host into the build's cache
+        torch_root = fetch_torch(place.cache, recipe, version, index_url) if framework is TORCH and version else None
         cross = not place.machine_recipe.matches(recipe.name)
         argv = [
             runner.python,
@@ -231,8 +233,7 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         platform = sdist = None
         if device_only:
             check_device_bundle(artifact, recipe)
-        elif framework is TORCH:
-            torch_root = torch_root_for(recipe, version or "", index_url)
+        elif torch_root is not None:
             require_torch_abi(artifact, recipe, version or "", torch_root)
             artifact, platform = tag_manylinux(artifact, out / "tagged", *torch_framework(torch_root), log)
             check_torch_wheel(artifact, recipe, version or "", wheel_prefix)

@@ -38,36 +38,38 @@ BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])
 
 
 def torch_root_for(recipe: Recipe, version: str, index_url: str = "") -> Path:
-    """The target's `torch` package directory: a build's tools env or unpacked wheel, else downloaded."""
-    from ..payload.build_plugin import RUNTIMES, UNPACKED_MARKER, Problem, target_runtime
+    """The target's `torch` package directory: a build's unpacked wheel, else downloaded."""
+    from ..payload.build_plugin import UNPACKED_MARKER
 
     platform = TORCH.wheel_platform(recipe)
-    root = cache_root()
-    unpacked = sorted(root.glob(f"*/torch/{version}-{platform}/{UNPACKED_MARKER}"))
-    if not unpacked:
-        for candidate in sorted(root.glob(f"*/envs/*-torch-{version}/lib/python3*/site-packages/torch")):
-            if _machine(candidate) == recipe.elf_machine:
-                return candidate
-    cache = unpacked[0].parents[2] if unpacked else root / "host"
+    unpacked = sorted(cache_root().glob(f"*/torch/{version}-{platform}/{UNPACKED_MARKER}"))
+    return fetch_torch(unpacked[0].parents[2] if unpacked else cache_root() / "host", recipe, version, index_url)
+
+
+def torch_wheel_dir(recipe: Recipe, version: str, index_url: str = "") -> Path:
+    """The directory holding the target's torch wheel (downloaded when no build has)."""
+    return torch_root_for(recipe, version, index_url).parent / "download"
+
+
+def fetch_torch(cache: Path, recipe: Recipe, version: str, index_url: str = "") -> Path:
+    """The target's torch wheel, downloaded by the host's pip (whose configuration knows where the CPU
+    builds are) and unpacked into `cache`, re-checked against its recorded sha256 on every reuse.
+    Builds in a container find it there: the container's pip would take PyPI's CUDA build."""
+    from ..payload.build_plugin import RUNTIMES, Problem, target_runtime
+
     sys.stdout.flush()  # pip's progress goes to stderr: stdout stays clean for --json
     saved = os.dup(1)
     os.dup2(2, 1)
     try:
-        return target_runtime(cache, Path(sys.executable), RUNTIMES["torch"], version, platform, index_url)
+        return target_runtime(
+            cache, Path(sys.executable), RUNTIMES["torch"], version, TORCH.wheel_platform(recipe), index_url
+        )
     except Problem as exc:
         raise DevkitError(f"cannot get torch=={version} for {recipe.name}: {exc.text}", exc.fix) from None
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
-
-
-def _machine(torch_root: Path) -> str | None:
-    lib = torch_root / "lib" / "libc10.so"
-    if not lib.is_file():
-        return None
-    with lib.open("rb") as f:
-        return str(ELFFile(f)["e_machine"])
 
 
 def _torch_libraries(torch_root: Path) -> list[Path]:
@@ -197,10 +199,13 @@ def check_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path |
                 f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
                 "rebuild it; a truncated or edited library cannot be checked or loaded",
             ) from None
-    torch_root = torch_root or torch_root_for(recipe, version)
     findings: list[AbiFinding] = []
     for lib, data in libraries:
-        findings += check_torch_library(lib, data, recipe, version, torch_root)
+        if lib.machine != recipe.elf_machine:  # no torch needed to tell (nor fetched)
+            findings += check_torch_library(lib, data, recipe, version, Path())
+        else:
+            torch_root = torch_root or torch_root_for(recipe, version)
+            findings += check_torch_library(lib, data, recipe, version, torch_root)
     return findings
 
 

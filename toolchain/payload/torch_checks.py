@@ -61,6 +61,26 @@ def check_registration(torch, device: str) -> dict:
     }
 
 
+def check_version_guard(torch, device: str) -> dict:
+    """The message a user gets when the installed torch is not the one the adapter was built for:
+    one RuntimeError naming the package, both torch versions and the fix (not a symbol riddle)."""
+    import importlib
+
+    adapter = importlib.import_module(f"torch_{device}")
+    built = adapter._build_info.TORCH_VERSION
+    try:
+        adapter.check_torch_version("1.0.0")
+        message = ""
+    except RuntimeError as exc:
+        message = str(exc)
+    ok = all(s in message for s in (f"torch-{device}", built, "1.0.0", f"pip install torch=={built}"))
+    return {
+        "name": "version guard",
+        "passed": ok and built == torch.__version__.split("+")[0],
+        "detail": f"built for torch {built}; against torch 1.0.0 import would say: {message.splitlines()[0] if message else 'nothing'}",
+    }
+
+
 def check_tensor(torch, device: str) -> dict:
     x_int = torch.tensor([1, 2, 3], dtype=torch.int64, device=device)
     x_float = torch.tensor([0.5, -1.25, 3.0], dtype=torch.float32, device=device)
@@ -189,17 +209,51 @@ def op_cases(torch) -> list[tuple]:
             True,
         ),
         ("to float64 and back", lambda x: x.double().sum().float(), [u(4)], False),
+        ("sqrt / neg", lambda x: -torch.sqrt(x), [u(3, 4, low=0.1, high=2.0)], True),
+        (
+            "addcmul_ / addcdiv_",
+            lambda a, b, c: a.clone().addcmul_(b, c, value=0.5).addcdiv_(b, c, value=-2.0),
+            [u(3, 4), u(3, 4), u(3, 4, low=0.5, high=2.0)],
+            True,
+        ),
+        ("lerp_", lambda a, b: a.clone().lerp_(b, 0.1), [u(5), u(5)], True),
+        ("Adam step", lambda p, g: _optimizer_step(torch, "Adam", p, g, foreach=False), [u(4, 3), u(4, 3)], False),
+        (
+            "Adam step, foreach",
+            lambda p, g: _optimizer_step(torch, "Adam", p, g, foreach=True),
+            [u(4, 3), u(4, 3)],
+            False,
+        ),
+        ("SGD momentum step", lambda p, g: _optimizer_step(torch, "SGD", p, g, foreach=False), [u(6), u(6)], False),
     ]
     return cases
 
 
+def _optimizer_step(torch, name: str, param, grad, foreach: bool):
+    """Two optimizer steps on `param` with gradient `grad` (both on the device under test)."""
+    p = torch.nn.Parameter(param.detach().clone())
+    opt = {
+        "Adam": lambda: torch.optim.Adam([p], lr=0.1, foreach=foreach),
+        "SGD": lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9, foreach=foreach),
+    }[name]()
+    for _ in range(2):
+        p.grad = grad.detach().clone()
+        opt.step()
+    return p.detach()
+
+
 class _Recorder:
-    """Names of the aten ops that reach the backend (a Python dispatch mode sees them after autograd)."""
+    """Which aten ops the cases reached: overloads exactly as they left autograd (a Python dispatch
+    mode), and op names (the profiler, which also sees what kernels call inside: convolution ->
+    convolution_overrideable, add -> add.out)."""
 
     def __init__(self, torch) -> None:
         from torch.utils._python_dispatch import TorchDispatchMode
 
-        seen: set[str] = set()
+        self.torch = torch
+        self.overloads: set[str] = set()
+        self.names: set[str] = set()
+        seen = self.overloads
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -207,7 +261,16 @@ class _Recorder:
                 seen.add(func._schema.name + ("" if overload == "default" else f".{overload}"))
                 return func(*args, **(kwargs or {}))
 
-        self.mode, self.seen = Mode(), seen
+        self.mode = Mode()
+
+    def run(self, fn, *args):
+        with self.torch.autograd.profiler.profile() as prof, self.mode:
+            result = fn(*args)
+        self.names.update(e.name for e in prof.function_events)
+        return result
+
+    def reached(self, kernel: str) -> bool:
+        return kernel in self.overloads or kernel.split(".")[0] in self.names
 
 
 def run_case(torch, fn, inputs: list, device: str, grad: bool) -> tuple[list, list]:
@@ -252,8 +315,7 @@ def check_ops(torch, device: str, pattern: str = "") -> dict:
             continue
         try:
             want_out, want_grad = run_case(torch, fn, inputs, "cpu", grad)
-            with recorder.mode:
-                got_out, got_grad = run_case(torch, fn, inputs, device, grad)
+            got_out, got_grad = recorder.run(run_case, torch, fn, inputs, device, grad)
             ok_out, diff_out = compare(got_out, want_out, FORWARD)
             ok_grad, diff_grad = compare(got_grad, want_grad, BACKWARD)
             results.append(
@@ -267,9 +329,14 @@ def check_ops(torch, device: str, pattern: str = "") -> dict:
             )
         except Exception as exc:
             results.append({"case": name, "status": "error", "error": first_line(exc)})
+    if not selected:
+        try:
+            results.append(recorder.run(check_random, torch, device))
+        except Exception as exc:
+            results.append({"case": "random", "status": "error", "error": first_line(exc)})
     registered = sorted(torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"))
     registered = [k for k in registered if k.startswith("aten::")]
-    untested = [] if selected else [k for k in registered if k not in recorder.seen and not INFRASTRUCTURE.match(k)]
+    untested = [] if selected else [k for k in registered if not recorder.reached(k) and not INFRASTRUCTURE.match(k)]
     failed = [r for r in results if r["status"] != "pass"]
     detail = f"{len(results) - len(failed)}/{len(results)} cases match CPU (forward and backward)"
     if failed:
@@ -282,8 +349,40 @@ def check_ops(torch, device: str, pattern: str = "") -> dict:
         "detail": detail,
         "cases": results,
         "registered_kernels": registered,
-        "exercised_kernels": sorted(recorder.seen),
+        "exercised_kernels": sorted(k for k in registered if recorder.reached(k)),
         "untested_kernels": untested,
+    }
+
+
+def check_random(torch, device: str) -> dict:
+    """normal_ / uniform_ on the device: seeded (torch.manual_seed repeats them), the right moments.
+    The device has its own generator, so its values are not CPU's: these are compared with theory."""
+    n = 20000
+
+    def draw():
+        torch.manual_seed(123)
+        return (
+            torch.empty(n, device=device).normal_(1.0, 2.0).cpu().numpy(),
+            torch.empty(n, device=device).uniform_(-3.0, 5.0).cpu().numpy(),
+        )
+
+    (normal, uniform), (normal2, uniform2) = draw(), draw()
+    ok = (
+        np.array_equal(normal, normal2)
+        and np.array_equal(uniform, uniform2)
+        and abs(normal.mean() - 1.0) < 0.06
+        and abs(normal.std() - 2.0) < 0.06
+        and uniform.min() >= -3.0
+        and uniform.max() < 5.0
+        and abs(uniform.mean() - 1.0) < 0.1
+        and not np.array_equal(normal[: n // 2], normal[n // 2 :])
+    )
+    return {
+        "case": "random normal_ / uniform_ (seeded, moments)",
+        "shapes": [[n]],
+        "status": "pass" if ok else "fail",
+        "max_diff": float(abs(normal.std() - 2.0)),
+        "max_grad_diff": None,
     }
 
 
@@ -491,7 +590,14 @@ def main(argv: list[str] | None = None) -> int:
         report["torch_version"] = torch.__version__
         report["paddle_version"] = None
         report["strict_fallback"] = os.environ.get(f"{args.device.upper()}_STRICT_FALLBACK", "")
-        wanted = [w for w in args.only.split(",") if w] or ["tensor", "save-load", "dataloader", "ops", "mnist"]
+        wanted = [w for w in args.only.split(",") if w] or [
+            "version-guard",
+            "tensor",
+            "save-load",
+            "dataloader",
+            "ops",
+            "mnist",
+        ]
         log("check registration")
         report["checks"].append(check_registration(torch, args.device))
         if report["checks"][-1]["passed"]:
@@ -499,7 +605,9 @@ def main(argv: list[str] | None = None) -> int:
             for name in wanted:
                 log(f"check {name}")
                 try:
-                    if name == "tensor":
+                    if name == "version-guard":
+                        result = check_version_guard(torch, args.device)
+                    elif name == "tensor":
                         result = check_tensor(torch, args.device)
                     elif name == "save-load":
                         result = check_save_load(torch, args.device)

@@ -48,7 +48,7 @@ def container_reference_envs() -> Path:
 
 
 def reference_env(
-    runner: Runner, version: str, log: Path, framework: Framework = PADDLE, index_url: str = ""
+    runner: Runner, version: str, log: Path, framework: Framework = PADDLE, index_url: str = "", find_links: str = ""
 ) -> Path | None:
     """A cached venv holding only the framework runtime (paddlepaddle==V, or torch==V and NumPy),
     which each verification clones (hard links: well under a second, against a fresh venv and a pip
@@ -75,7 +75,7 @@ def reference_env(
             create_env(
                 runner,
                 root,
-                runtime_requirements(framework, version, index_url),
+                runtime_requirements(framework, version, index_url, find_links),
                 f"reference environment ({framework.runtime} {version}, cached)",
                 log,
             )
@@ -88,10 +88,12 @@ def reference_env(
     return root
 
 
-def runtime_requirements(framework: Framework, version: str, index_url: str = "") -> list[str]:
-    """pip arguments installing the framework runtime (from its index, when the project names one)."""
+def runtime_requirements(framework: Framework, version: str, index_url: str = "", find_links: str = "") -> list[str]:
+    """pip arguments installing the framework runtime: from its index when the project names one, and
+    from `find_links` (a directory with the wheel the build used, as the runner sees it) first."""
     return [
         *(["--index-url", index_url] if index_url else []),
+        *(["--find-links", find_links] if find_links else []),
         f"{framework.runtime}=={version}",
         *framework.verify_extras,
     ]

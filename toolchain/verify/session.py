@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..build.abi import require_abi
 from ..build.artifacts import check_plugin_wheel, paddle_requirements
-from ..build.torch_wheel import check_torch_wheel, pinned_torch, require_torch_abi
+from ..build.torch_wheel import check_torch_wheel, pinned_torch, require_torch_abi, torch_wheel_dir
 from ..project.config import Tolerances
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
@@ -112,16 +112,20 @@ def check_wheel(wheel: Path, options: VerifyOptions) -> str:
     return paddle_version
 
 
-def fresh_env(runner: Runner, work: Path, wheel: Path, version: str, log: Path, options: VerifyOptions) -> str:
+def fresh_env(
+    runner: Runner, work: Path, wheel: Path, version: str, log: Path, options: VerifyOptions, links: Path | None
+) -> str:
     """A venv with the pinned framework runtime and the wheel, and nothing of an earlier verification:
-    a clone of the cached reference env where the runner allows it, else a fresh install."""
+    a clone of the cached reference env where the runner allows it, else a fresh install. `links`:
+    a directory holding the runtime's wheel (pip prefers it to the index)."""
     framework = options.framework
-    reference = reference_env(runner, version, log, framework, options.index_url)
+    find_links = runner.path(links) if links else ""
+    reference = reference_env(runner, version, log, framework, options.index_url, find_links)
     if reference is None:
         return create_env(
             runner,
             work / "venv",
-            [*runtime_requirements(framework, version, options.index_url), runner.path(wheel)],
+            [*runtime_requirements(framework, version, options.index_url, find_links), runner.path(wheel)],
             f"fresh environment ({framework.runtime} {version} + {wheel.name})",
             log,
         )
@@ -186,11 +190,15 @@ def plugin_session(
 ) -> Iterator[PluginSession]:
     """Check the wheel (before installing anything), then install it in a fresh env on the target."""
     version = check_wheel(wheel, options)
+    # torch: the wheel the build compiled against, from the host's pip (which knows where the CPU
+    # builds are); a container's pip alone would take PyPI's CUDA build
+    links = torch_wheel_dir(options.recipe, version, options.index_url) if options.framework is TORCH else None
     start = time.monotonic()
     log = fresh_log(report_dir)
     with work_dir() as work:
-        runner = verify_runner(options.runner, options.recipe, work, [wheel.parent, *inputs], log)
-        python = fresh_env(runner, work, wheel, version, log, options)
+        mounts = [wheel.parent, *inputs, *([links] if links else [])]
+        runner = verify_runner(options.runner, options.recipe, work, mounts, log)
+        python = fresh_env(runner, work, wheel, version, log, options, links)
         yield PluginSession(runner, python, work, log, version, options, start)
 
 

@@ -84,6 +84,11 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 {{ p }}_status_t {{ p }}_free(int device, void* ptr);
 {{ p }}_status_t {{ p }}_memset(int device, void* ptr, int value, size_t size);
 {{ p }}_status_t {{ p }}_mem_info(int device, size_t* total, size_t* free_bytes);
+/* Bytes currently allocated on `device` (what {{ p }}_malloc handed out, rounded to the
+ * allocation granularity) and the peak since start or the last reset. */
+{{ p }}_status_t {{ p }}_memory_stats(int device, size_t* allocated, size_t* peak);
+/* Starts peak tracking over: peak = the bytes allocated now. */
+{{ p }}_status_t {{ p }}_memory_reset_peak(int device);
 {{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size,
                          {{ p }}_copy_kind_t kind);
 {{ p }}_status_t {{ p }}_memcpy_async({{ p }}_stream_t stream, void* dst,
@@ -306,11 +311,57 @@ typedef struct {
                                   const float* x, const float* y, const float* dy,
                                   float* dx);
 
+/* Max pooling with dilation that also returns, per output, the flat index
+ * (y * in_w + x) of the maximum within its input plane (a NaN wins). p->is_max,
+ * exclusive and adaptive are ignored. FLOAT32 or FLOAT64; indices are INT64 of y's shape. */
+{{ p }}_status_t {{ p }}_max_pool2d_with_indices_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                                  const {{ p }}_pool2d_params_t* p,
+                                                  int64_t dilation_h, int64_t dilation_w,
+                                                  const void* x, void* y, int64_t* indices);
+/* dx = 0, then dx[n, c, indices[n, c, o]] += dy[n, c, o]. */
+{{ p }}_status_t {{ p }}_max_pool2d_with_indices_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                                   const {{ p }}_pool2d_params_t* p,
+                                                   const void* dy, const int64_t* indices,
+                                                   void* dx);
+
 /* Softmax over the middle axis of a [outer, axis, inner] view. */
 {{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, const float* x, float* y, int64_t outer,
                                   int64_t axis, int64_t inner);
 {{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, const float* y, const float* dy,
                                    float* dx, int64_t outer, int64_t axis, int64_t inner);
+/* Log-softmax over the middle axis of a [outer, axis, inner] view, FLOAT32 or
+ * FLOAT64: y = x - max - log(sum(exp(x - max))). The backward takes the forward
+ * output: dx = dy - exp(y) * sum_axis(dy). */
+{{ p }}_status_t {{ p }}_log_softmax_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                      void* y, int64_t outer, int64_t axis, int64_t inner);
+{{ p }}_status_t {{ p }}_log_softmax_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* y,
+                                       const void* dy, void* dx, int64_t outer, int64_t axis,
+                                       int64_t inner);
+
+typedef enum {
+  {{ NAME }}_REDUCTION_NONE = 0, /* one loss per target */
+  {{ NAME }}_REDUCTION_MEAN = 1, /* sum / total weight of the non-ignored targets */
+  {{ NAME }}_REDUCTION_SUM = 2,
+} {{ p }}_reduction_t;
+
+/* Negative log likelihood over log-probabilities x = [outer, classes, inner] with
+ * INT64 targets [outer, inner], FLOAT32 or FLOAT64. weight (per class) may be NULL
+ * (all 1); targets equal to ignore_index contribute 0 and no weight; other targets
+ * outside [0, classes) are INVALID_VALUE. loss: [outer, inner] for NONE, else one
+ * value; total_weight: one value, the sum of the weights of the counted targets. */
+{{ p }}_status_t {{ p }}_nll_loss_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                   const int64_t* target, const void* weight,
+                                   {{ p }}_reduction_t reduction, int64_t ignore_index,
+                                   int64_t outer, int64_t classes, int64_t inner, void* loss,
+                                   void* total_weight);
+/* dx = 0 except dx[o, target, i] = -weight[target] * dloss (NONE: dloss[o, i];
+ * SUM: the one dloss; MEAN: dloss / total_weight). */
+{{ p }}_status_t {{ p }}_nll_loss_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* dloss,
+                                    const int64_t* target, const void* weight,
+                                    {{ p }}_reduction_t reduction, int64_t ignore_index,
+                                    const void* total_weight, int64_t outer, int64_t classes,
+                                    int64_t inner, void* dx);
+
 /* Softmax cross entropy over the middle axis of [outer, classes, inner]. Hard
  * labels are int64 class indices of shape [outer, inner]; soft labels are
  * float32 of the logits' shape. loss has shape [outer, inner]. */

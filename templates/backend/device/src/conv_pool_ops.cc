@@ -5,6 +5,7 @@
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
 // replaces each body with a launch on the device; signatures stay.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -261,6 +262,73 @@ extern "C" {
           }
         }
     }
+  });
+}
+
+{{ p }}_status_t {{ p }}_max_pool2d_with_indices_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                                  const {{ p }}_pool2d_params_t* p,
+                                                  int64_t dilation_h, int64_t dilation_w,
+                                                  const void* x, void* y, int64_t* indices) {
+  debug::Trace trace_("max_pool2d_with_indices_forward");
+  if (p) trace_.attr("kernel", p->kernel_h).attr("stride", p->stride_h).attr("dilation", dilation_h).tensor("x", x, dtype, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, dtype, {p->batch, p->channels, p->out_h, p->out_w});
+  if (!p || dilation_h < 1 || dilation_w < 1) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
+      for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
+        const T* src = as<T>(x) + nc * p->in_h * p->in_w;
+        T* dst = as<T>(y) + nc * p->out_h * p->out_w;
+        int64_t* idx = indices + nc * p->out_h * p->out_w;
+        for (int64_t oy = 0; oy < p->out_h; ++oy)
+          for (int64_t ox = 0; ox < p->out_w; ++ox) {
+            const int64_t y0 = oy * p->stride_h - p->pad_top, x0 = ox * p->stride_w - p->pad_left;
+            T best = -std::numeric_limits<T>::infinity();
+            int64_t best_at = -1;
+            for (int64_t i = 0; i < p->kernel_h; ++i) {
+              const int64_t iy = y0 + i * dilation_h;
+              if (iy < 0 || iy >= p->in_h) continue;
+              for (int64_t j = 0; j < p->kernel_w; ++j) {
+                const int64_t ix = x0 + j * dilation_w;
+                if (ix < 0 || ix >= p->in_w) continue;
+                const T v = src[iy * p->in_w + ix];
+                // The first maximum wins; a NaN beats every number (as PyTorch's CPU kernel).
+                if (best_at < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
+                  best = v;
+                  best_at = iy * p->in_w + ix;
+                }
+              }
+            }
+            dst[oy * p->out_w + ox] = best;
+            idx[oy * p->out_w + ox] = best_at;
+          }
+      }
+    });
+  });
+}
+
+{{ p }}_status_t {{ p }}_max_pool2d_with_indices_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                                   const {{ p }}_pool2d_params_t* p,
+                                                   const void* dy, const int64_t* indices,
+                                                   void* dx) {
+  debug::Trace trace_("max_pool2d_with_indices_backward");
+  if (p) trace_.tensor("dy", dy, dtype, {p->batch, p->channels, p->out_h, p->out_w}).tensor("dx", dx, dtype, {p->batch, p->channels, p->in_h, p->in_w});
+  if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_SUBMIT(s, {
+    {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
+      const int64_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+      std::fill(as<T>(dx), as<T>(dx) + p->batch * p->channels * plane_in, T(0));
+      for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
+        const T* g = as<T>(dy) + nc * plane_out;
+        const int64_t* idx = indices + nc * plane_out;
+        T* gin = as<T>(dx) + nc * plane_in;
+        for (int64_t o = 0; o < plane_out; ++o) {
+          if (idx[o] < 0 || idx[o] >= plane_in) {
+            status_ = {{ NAME }}_ERROR_INVALID_VALUE;
+            return;
+          }
+          gin[idx[o]] += g[o];
+        }
+      }
+    });
   });
 }
 

@@ -29,6 +29,7 @@ struct DeviceState {
   std::mutex mu;
   size_t capacity = 0;
   size_t used = 0;
+  size_t peak = 0;  // max of `used` since start or {{ p }}_memory_reset_peak
   std::unordered_map<void*, size_t> allocations;  // live pointer -> size
 };
 
@@ -184,6 +185,7 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
   if (!p) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
   st.allocations[p] = rounded;
   st.used += rounded;
+  st.peak = std::max(st.peak, st.used);
   *ptr = p;
   return {{ NAME }}_OK;
 }
@@ -214,6 +216,23 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
   std::lock_guard<std::mutex> lock(st.mu);
   *total = st.capacity;
   *free_bytes = st.capacity - st.used;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memory_stats(int device, size_t* allocated, size_t* peak) {
+  if (!valid_device(device) || !allocated || !peak) return {{ NAME }}_ERROR_INVALID_VALUE;
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  *allocated = st.used;
+  *peak = st.peak;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memory_reset_peak(int device) {
+  if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.peak = st.used;
   return {{ NAME }}_OK;
 }
 

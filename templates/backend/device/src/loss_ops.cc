@@ -1,4 +1,4 @@
-// {{ NAME }} device library: softmax and softmax cross entropy
+// {{ NAME }} device library: softmax, log-softmax, softmax cross entropy and NLL loss
 // (the device side of kernels/loss_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
@@ -120,6 +120,107 @@ extern "C" {
                 label == ignore_index ? 0.f : g * (softmax[base + c * inner] - (c == label ? 1.f : 0.f));
         }
       }
+  });
+}
+
+{{ p }}_status_t {{ p }}_log_softmax_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                      void* y, int64_t outer, int64_t axis, int64_t inner) {
+  debug::Trace trace_("log_softmax_forward");
+  trace_.tensor("x", x, dtype, {outer, axis, inner}).tensor("y", y, dtype, {outer, axis, inner});
+  {{ NAME }}_SUBMIT(s, {
+    {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+          const T* src = as<T>(x) + o * axis * inner + in;
+          T* dst = as<T>(y) + o * axis * inner + in;
+          T mx = -std::numeric_limits<T>::infinity();
+          for (int64_t a = 0; a < axis; ++a) mx = std::max(mx, src[a * inner]);
+          double sum = 0.0;
+          for (int64_t a = 0; a < axis; ++a) sum += std::exp(static_cast<double>(src[a * inner] - mx));
+          const T log_sum = static_cast<T>(std::log(sum));
+          for (int64_t a = 0; a < axis; ++a) dst[a * inner] = src[a * inner] - mx - log_sum;
+        }
+    });
+  });
+}
+
+{{ p }}_status_t {{ p }}_log_softmax_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* y,
+                                       const void* dy, void* dx, int64_t outer, int64_t axis,
+                                       int64_t inner) {
+  debug::Trace trace_("log_softmax_backward");
+  trace_.tensor("dy", dy, dtype, {outer, axis, inner}).tensor("dx", dx, dtype, {outer, axis, inner});
+  {{ NAME }}_SUBMIT(s, {
+    {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+          const int64_t base = o * axis * inner + in;
+          double sum = 0.0;
+          for (int64_t a = 0; a < axis; ++a) sum += as<T>(dy)[base + a * inner];
+          for (int64_t a = 0; a < axis; ++a)
+            as<T>(dx)[base + a * inner] =
+                as<T>(dy)[base + a * inner] - std::exp(as<T>(y)[base + a * inner]) * static_cast<T>(sum);
+        }
+    });
+  });
+}
+
+{{ p }}_status_t {{ p }}_nll_loss_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
+                                   const int64_t* target, const void* weight,
+                                   {{ p }}_reduction_t reduction, int64_t ignore_index,
+                                   int64_t outer, int64_t classes, int64_t inner, void* loss,
+                                   void* total_weight) {
+  debug::Trace trace_("nll_loss_forward");
+  trace_.attr("reduction", static_cast<int>(reduction)).attr("ignore_index", ignore_index).tensor("x", x, dtype, {outer, classes, inner}).tensor("target", target, {{ NAME }}_INT64, {outer, inner});
+  {{ NAME }}_SUBMIT(s, {
+    {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
+      double sum = 0.0, weights = 0.0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+          const int64_t t = target[o * inner + in];
+          double l = 0.0;
+          if (t != ignore_index) {
+            if (t < 0 || t >= classes) {
+              status_ = {{ NAME }}_ERROR_INVALID_VALUE;
+              return;
+            }
+            const double w = weight ? static_cast<double>(as<T>(weight)[t]) : 1.0;
+            l = -w * as<T>(x)[(o * classes + t) * inner + in];
+            weights += w;
+          }
+          if (reduction == {{ NAME }}_REDUCTION_NONE) as<T>(loss)[o * inner + in] = static_cast<T>(l);
+          sum += l;
+        }
+      // A mean over no counted targets is 0/0 = NaN, as in PyTorch.
+      if (reduction == {{ NAME }}_REDUCTION_SUM) as<T>(loss)[0] = static_cast<T>(sum);
+      if (reduction == {{ NAME }}_REDUCTION_MEAN) as<T>(loss)[0] = static_cast<T>(sum / weights);
+      as<T>(total_weight)[0] = static_cast<T>(weights);
+    });
+  });
+}
+
+{{ p }}_status_t {{ p }}_nll_loss_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* dloss,
+                                    const int64_t* target, const void* weight,
+                                    {{ p }}_reduction_t reduction, int64_t ignore_index,
+                                    const void* total_weight, int64_t outer, int64_t classes,
+                                    int64_t inner, void* dx) {
+  debug::Trace trace_("nll_loss_backward");
+  trace_.attr("reduction", static_cast<int>(reduction)).attr("ignore_index", ignore_index).tensor("dx", dx, dtype, {outer, classes, inner});
+  {{ NAME }}_SUBMIT(s, {
+    {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
+      std::fill(as<T>(dx), as<T>(dx) + outer * classes * inner, T(0));
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+          const int64_t t = target[o * inner + in];
+          if (t == ignore_index) continue;
+          if (t < 0 || t >= classes) {
+            status_ = {{ NAME }}_ERROR_INVALID_VALUE;
+            return;
+          }
+          T g = reduction == {{ NAME }}_REDUCTION_NONE ? as<T>(dloss)[o * inner + in] : as<T>(dloss)[0];
+          if (reduction == {{ NAME }}_REDUCTION_MEAN) g /= as<T>(total_weight)[0];
+          as<T>(dx)[(o * classes + t) * inner + in] = -(weight ? as<T>(weight)[t] : T(1)) * g;
+        }
+    });
   });
 }
 

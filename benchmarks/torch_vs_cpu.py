@@ -1,0 +1,78 @@
+"""Runs inside an environment with torch and the PyTorch adapter wheel installed (benchmarks/run.py
+makes one). Prints one JSON object: tiny-op dispatch time and LeNet training step time, on the
+adapter's device and on torch's CPU, measured alternately in one process.
+
+    python torch_vs_cpu.py DEVICE [--ops N] [--steps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+# verify's LeNet (payload/torch_checks.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
+from torch_checks import lenet  # noqa: E402
+
+
+def dispatch_us(device: str, n: int) -> float:
+    """Mean microseconds per op for a chain of tiny element-wise ops (dispatch dominates)."""
+    x = torch.ones(16, device=device)
+    one = torch.ones(16, device=device)
+    for _ in range(50):
+        x = x + one
+    start = time.perf_counter()
+    for _ in range(n):
+        x = x + one
+    x.cpu()  # wait for the result
+    return (time.perf_counter() - start) / n * 1e6
+
+
+def train_step_ms(device: str, steps: int, batch: int = 64) -> float:
+    torch.manual_seed(0)
+    model = lenet(torch).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.rand(batch, 1, 28, 28).to(device)
+    y = torch.randint(0, 10, (batch,)).to(device)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    loss.item()
+    return (time.perf_counter() - start) / steps * 1e3
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("device")
+    p.add_argument("--ops", type=int, default=5000)
+    p.add_argument("--steps", type=int, default=30)
+    args = p.parse_args()
+    result: dict = {"torch": torch.__version__}
+    # alternate the devices so drift on a noisy machine hits both
+    d1, c1 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
+    d2, c2 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
+    result["dispatch_us"] = {"device": min(d1, d2), "cpu": min(c1, c2)}
+    s1, t1 = train_step_ms(args.device, args.steps), train_step_ms("cpu", args.steps)
+    s2, t2 = train_step_ms(args.device, args.steps), train_step_ms("cpu", args.steps)
+    result["train_step_ms"] = {"device": min(s1, s2), "cpu": min(t1, t2)}
+    result["fallbacks"] = dict(getattr(torch, args.device).fallback_counts())
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

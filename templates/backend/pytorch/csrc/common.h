@@ -1,0 +1,96 @@
+// Shared helpers of the {{ NAME }} PyTorch adapter: device-library calls from ATen
+// tensors (dtypes, shapes, streams, status checks), device-side contiguous copies,
+// kernel registration through the {{ NAME }}_FALLBACK_OPS filter, and the CPU
+// fallback a kernel takes for cases the device library does not implement.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/Operators.h>
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
+
+#include <string>
+
+#include "{{ p }}_device.h"
+
+namespace torch_{{ p }} {
+
+// ---- runtime (runtime.cpp) ------------------------------------------------------
+
+// The current stream of the current device (what kernels submit to).
+{{ p }}_stream_t current_stream();
+
+// Grows (or shrinks) a device storage to nbytes, keeping its contents (resize_).
+void resize_device_storage(const c10::Storage& storage, size_t nbytes);
+
+// ---- device-library calls -------------------------------------------------------
+
+// Throws a c10::Error naming the device op when a call fails.
+void check({{ p }}_status_t status, const char* op);
+
+// Names the torch op the following device-library calls run for, in
+// {{ NAME }}_DUMP_OP_ARGS / {{ NAME }}_AUTOCOMPARE output; unnamed again at scope exit.
+class KernelName {
+ public:
+  explicit KernelName(const char* op) { {{ p }}_debug_kernel(op); }
+  ~KernelName() { {{ p }}_debug_kernel(nullptr); }
+  KernelName(const KernelName&) = delete;
+  KernelName& operator=(const KernelName&) = delete;
+};
+
+// The device dtype of a torch dtype; false for dtypes the device library has no ops for
+// (half, bfloat16, complex, ...).
+bool device_dtype(at::ScalarType type, {{ p }}_dtype_t* out);
+{{ p }}_dtype_t device_dtype(at::ScalarType type);  // throws for unsupported dtypes
+bool is_device_dtype(at::ScalarType type);
+
+{{ p }}_shape_t shape_of(at::IntArrayRef sizes);
+
+// ---- device tensors ----------------------------------------------------------------
+
+at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options);
+
+// `t` itself when contiguous, else a contiguous device copy (device strided copy).
+at::Tensor contiguous(const at::Tensor& t);
+// A contiguous device copy of `t` converted to `type` (device cast).
+at::Tensor contiguous_as(const at::Tensor& t, at::ScalarType type);
+// Writes the contiguous device tensor `src` (dst's shape and dtype) into dst's layout.
+void copy_into(const at::Tensor& src, const at::Tensor& dst);
+// A device tensor from a CPU 0-dim "wrapped number" (x * 2.0) or any scalar tensor, as `type`.
+at::Tensor scalar_on_device(const at::Scalar& value, at::ScalarType type, const at::Device& device);
+
+// ---- registration (fallback.cpp) --------------------------------------------------
+
+// True when {{ NAME }}_FALLBACK_OPS names `op` ("aten::add.Tensor"): its kernel is not
+// registered and the op runs on the CPU through the fallback.
+bool fallback_requested(const std::string& op);
+
+// Every kernel registration goes through this, so {{ NAME }}_FALLBACK_OPS can remove it:
+//   Kernels k(m); k.impl("add.Tensor", TORCH_FN(add_tensor));
+class Kernels {
+ public:
+  explicit Kernels(torch::Library& m) : m_(m) {}
+  template <typename Fn>
+  Kernels& impl(const char* op, Fn&& fn) {
+    if (!fallback_requested(std::string("aten::") + op)) m_.impl(op, std::forward<Fn>(fn));
+    return *this;
+  }
+
+ private:
+  torch::Library& m_;
+};
+
+// The boxed CPU fallback (counts the op; refuses under {{ NAME }}_STRICT_FALLBACK=1).
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+// Counts `op` as run on the CPU, or refuses under {{ NAME }}_STRICT_FALLBACK=1: for kernels
+// that run a case on the CPU themselves.
+void note_cpu_fallback(const std::string& op);
+
+// Runs the op on the CPU from inside our kernel, for cases the device library does not
+// cover (a dtype it lacks): return run_on_cpu<ATEN_OP2(add, Tensor)>(self, other, alpha);
+template <class Op, class... Args>
+decltype(auto) run_on_cpu(Args&&... args) {
+  return at::native::call_fallback_fn<&cpu_fallback, Op>::call(std::forward<Args>(args)...);
+}
+
+}  // namespace torch_{{ p }}

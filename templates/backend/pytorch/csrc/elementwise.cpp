@@ -1,0 +1,285 @@
+// Element-wise kernels: add/sub/mul/div with numpy broadcasting and type promotion,
+// comparisons, neg, relu and its backward, sqrt, and the compound updates optimizers use
+// (addcmul_, addcdiv_, lerp_). Each is a composition of device-library ops.
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+
+#include "common.h"
+
+namespace torch_{{ p }} {
+namespace {
+
+// A binary operand as a device tensor of `type`: CPU 0-dim tensors (Python numbers,
+// `x * 2.0`) become device scalars; device tensors are cast and made contiguous.
+at::Tensor operand(const at::Tensor& t, at::ScalarType type, const at::Device& device) {
+  if (t.device().type() == at::kCPU) {
+    TORCH_CHECK(t.dim() == 0, "expected a {{ device_type }} tensor or a CPU scalar, got a CPU tensor of shape ", t.sizes());
+    return scalar_on_device(t.item(), type, device);
+  }
+  return contiguous_as(t, type);
+}
+
+// out = x * scale (x contiguous device tensor)
+at::Tensor scaled(const at::Tensor& x, double scale) {
+  at::Tensor out = empty_device(x.sizes(), x.options());
+  if (x.numel() > 0)
+    check({{ p }}_scale(current_stream(), device_dtype(x.scalar_type()), x.const_data_ptr(), out.data_ptr(), x.numel(),
+                     scale, 0.0, 1),
+          "scale");
+  return out;
+}
+
+// The device tensor among the operands (one may be a CPU scalar).
+const at::Tensor& device_side(const at::Tensor& a, const at::Tensor& b) { return a.device().type() == at::kCPU ? b : a; }
+
+// result = a (op) b, both already of `compute` dtype (device, contiguous), broadcast.
+at::Tensor apply(const at::Tensor& a, const at::Tensor& b, {{ p }}_binary_op_t op, at::ScalarType compute) {
+  const auto sizes = at::infer_size(a.sizes(), b.sizes());
+  const bool compare = op >= {{ NAME }}_BINARY_EQUAL;
+  at::Tensor out = empty_device(sizes, a.options().dtype(compare ? at::kBool : compute));
+  if (out.numel() == 0) return out;
+  {{ p }}_shape_t as = shape_of(a.sizes()), bs = shape_of(b.sizes()), os = shape_of(sizes);
+  check({{ p }}_binary(current_stream(), op, device_dtype(compute), a.const_data_ptr(), &as, b.const_data_ptr(), &bs,
+                    out.data_ptr(), &os),
+        "binary");
+  return out;
+}
+
+// Writes `result` to `out` (resizing it like an out= argument; casting when dtypes differ).
+at::Tensor& store(const at::Tensor& result, at::Tensor& out) {
+  TORCH_CHECK(at::canCast(result.scalar_type(), out.scalar_type()), "result type ", result.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  at::native::resize_output(out, result.sizes());
+  copy_into(contiguous_as(result, out.scalar_type()), out);
+  return out;
+}
+
+struct BinarySpec {
+  const char* name;
+  {{ p }}_binary_op_t op;
+};
+
+// The computation all add/sub/mul/div/eq variants share. nullopt: the device library has
+// no kernel for the promoted dtype, the caller runs the op on the CPU instead.
+std::optional<at::Tensor> binary(const at::Tensor& self, const at::Tensor& other, {{ p }}_binary_op_t op,
+                                 const at::Scalar& alpha = 1) {
+  at::ScalarType compute = at::result_type(self, other);
+  if (op == {{ NAME }}_BINARY_DIV && at::isIntegralType(compute, /*includeBool=*/true))
+    compute = c10::typeMetaToScalarType(c10::get_default_dtype());  // true division
+  if (!is_device_dtype(compute)) return std::nullopt;
+  TORCH_CHECK(!(op == {{ NAME }}_BINARY_SUB && compute == at::kBool),
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.");
+  const at::Device device = device_side(self, other).device();
+  const c10::DeviceGuard guard(device);
+  at::Tensor a = operand(self, compute, device), b = operand(other, compute, device);
+  if (!(alpha.isIntegral(true) && alpha.toLong() == 1) && !(alpha.isFloatingPoint() && alpha.toDouble() == 1.0))
+    b = scaled(b, alpha.toDouble());
+  return apply(a, b, op, compute);
+}
+
+#define {{ NAME }}_ARITH(fn, opname, OP)                                                                     \
+  at::Tensor fn(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {              \
+    KernelName k("aten::" #opname ".Tensor");                                                           \
+    auto r = binary(self, other, OP, alpha);                                                            \
+    return r ? *r : run_on_cpu<ATEN_OP2(opname, Tensor)>(self, other, alpha);                           \
+  }                                                                                                     \
+  at::Tensor& fn##_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {               \
+    KernelName k("aten::" #opname "_.Tensor");                                                          \
+    auto r = binary(self, other, OP, alpha);                                                            \
+    if (!r) return run_on_cpu<ATEN_OP2(opname##_, Tensor)>(self, other, alpha);                         \
+    TORCH_CHECK(r->sizes() == self.sizes(), "output with shape ", self.sizes(),                         \
+                " doesn't match the broadcast shape ", r->sizes());                                     \
+    return store(*r, self);                                                                             \
+  }                                                                                                     \
+  at::Tensor& fn##_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,        \
+                       at::Tensor& out) {                                                               \
+    KernelName k("aten::" #opname ".out");                                                              \
+    auto r = binary(self, other, OP, alpha);                                                            \
+    return r ? store(*r, out) : run_on_cpu<ATEN_OP2(opname, out)>(self, other, alpha, out);             \
+  }
+
+{{ NAME }}_ARITH(add, add, {{ NAME }}_BINARY_ADD)
+{{ NAME }}_ARITH(sub, sub, {{ NAME }}_BINARY_SUB)
+
+#define {{ NAME }}_ARITH_NO_ALPHA(fn, opname, OP)                                                            \
+  at::Tensor fn(const at::Tensor& self, const at::Tensor& other) {                                      \
+    KernelName k("aten::" #opname ".Tensor");                                                           \
+    auto r = binary(self, other, OP);                                                                   \
+    return r ? *r : run_on_cpu<ATEN_OP2(opname, Tensor)>(self, other);                                  \
+  }                                                                                                     \
+  at::Tensor& fn##_(at::Tensor& self, const at::Tensor& other) {                                        \
+    KernelName k("aten::" #opname "_.Tensor");                                                          \
+    auto r = binary(self, other, OP);                                                                   \
+    if (!r) return run_on_cpu<ATEN_OP2(opname##_, Tensor)>(self, other);                                \
+    TORCH_CHECK(r->sizes() == self.sizes(), "output with shape ", self.sizes(),                         \
+                " doesn't match the broadcast shape ", r->sizes());                                     \
+    return store(*r, self);                                                                             \
+  }                                                                                                     \
+  at::Tensor& fn##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {              \
+    KernelName k("aten::" #opname ".out");                                                              \
+    auto r = binary(self, other, OP);                                                                   \
+    return r ? store(*r, out) : run_on_cpu<ATEN_OP2(opname, out)>(self, other, out);                    \
+  }
+
+{{ NAME }}_ARITH_NO_ALPHA(mul, mul, {{ NAME }}_BINARY_MUL)
+{{ NAME }}_ARITH_NO_ALPHA(div, div, {{ NAME }}_BINARY_DIV)
+
+at::Tensor eq_tensor(const at::Tensor& self, const at::Tensor& other) {
+  KernelName k("aten::eq.Tensor");
+  auto r = binary(self, other, {{ NAME }}_BINARY_EQUAL);
+  return r ? *r : run_on_cpu<ATEN_OP2(eq, Tensor)>(self, other);
+}
+
+at::Tensor eq_scalar(const at::Tensor& self, const at::Scalar& other) {
+  KernelName k("aten::eq.Scalar");
+  at::Tensor wrapped = c10::scalar_to_tensor(other);  // promotes like a Python number
+  wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+  auto r = binary(self, wrapped, {{ NAME }}_BINARY_EQUAL);
+  return r ? *r : run_on_cpu<ATEN_OP2(eq, Scalar)>(self, other);
+}
+
+at::Tensor& eq_tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  KernelName k("aten::eq.Tensor_out");
+  auto r = binary(self, other, {{ NAME }}_BINARY_EQUAL);
+  return r ? store(*r, out) : run_on_cpu<ATEN_OP2(eq, Tensor_out)>(self, other, out);
+}
+
+// ---- unary ---------------------------------------------------------------------------
+std::optional<at::Tensor> unary(const at::Tensor& self, {{ p }}_unary_op_t op) {
+  if (self.scalar_type() != at::kFloat && self.scalar_type() != at::kDouble) return std::nullopt;
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor x = contiguous(self);
+  at::Tensor out = empty_device(self.sizes(), self.options());
+  if (out.numel() > 0)
+    check({{ p }}_unary(current_stream(), op, device_dtype(self.scalar_type()), x.const_data_ptr(), out.data_ptr(), x.numel()),
+          "unary");
+  return out;
+}
+
+at::Tensor relu(const at::Tensor& self) {
+  KernelName k("aten::relu");
+  auto r = unary(self, {{ NAME }}_UNARY_RELU);
+  return r ? *r : run_on_cpu<ATEN_OP(relu)>(self);
+}
+
+at::Tensor& relu_(at::Tensor& self) {
+  KernelName k("aten::relu_");
+  auto r = unary(self, {{ NAME }}_UNARY_RELU);
+  return r ? store(*r, self) : run_on_cpu<ATEN_OP(relu_)>(self);
+}
+
+at::Tensor sqrt(const at::Tensor& self) {
+  KernelName k("aten::sqrt");
+  auto r = unary(self, {{ NAME }}_UNARY_SQRT);
+  return r ? *r : run_on_cpu<ATEN_OP(sqrt)>(self);
+}
+
+at::Tensor& sqrt_out(const at::Tensor& self, at::Tensor& out) {
+  KernelName k("aten::sqrt.out");
+  auto r = unary(self, {{ NAME }}_UNARY_SQRT);
+  return r ? store(*r, out) : run_on_cpu<ATEN_OP2(sqrt, out)>(self, out);
+}
+
+// -self (sub's backward): a device scale by -1.
+std::optional<at::Tensor> negated(const at::Tensor& self) {
+  if (!is_device_dtype(self.scalar_type()) || self.scalar_type() == at::kBool) return std::nullopt;
+  const c10::DeviceGuard guard(self.device());
+  return scaled(contiguous(self), -1.0);
+}
+
+at::Tensor neg(const at::Tensor& self) {
+  KernelName k("aten::neg");
+  auto r = negated(self);
+  return r ? *r : run_on_cpu<ATEN_OP(neg)>(self);
+}
+
+at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
+  KernelName k("aten::neg.out");
+  auto r = negated(self);
+  return r ? store(*r, out) : run_on_cpu<ATEN_OP2(neg, out)>(self, out);
+}
+
+// grad_input = self <= threshold ? 0 : grad. The device's relu gradient is exactly that
+// for threshold 0 (relu's backward, given its output or input).
+at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
+  KernelName k("aten::threshold_backward");
+  const bool ok = threshold.toDouble() == 0.0 && grad.scalar_type() == self.scalar_type() &&
+                  (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble) &&
+                  grad.device() == self.device();
+  if (!ok) return run_on_cpu<ATEN_OP(threshold_backward)>(grad, self, threshold);
+  const auto sizes = at::infer_size(grad.sizes(), self.sizes());
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor y = contiguous(self.expand(sizes)), g = contiguous(grad.expand(sizes));
+  at::Tensor out = empty_device(sizes, self.options());
+  if (out.numel() > 0)
+    check({{ p }}_unary_grad(current_stream(), {{ NAME }}_UNARY_RELU, device_dtype(self.scalar_type()), y.const_data_ptr(),
+                          g.const_data_ptr(), out.data_ptr(), out.numel()),
+          "unary_grad");
+  return out;
+}
+
+// ---- optimizer updates -----------------------------------------------------------------
+bool float_device(std::initializer_list<const at::Tensor*> ts) {
+  for (const at::Tensor* t : ts)
+    if (t->scalar_type() != at::kFloat && t->scalar_type() != at::kDouble) return false;
+  at::ScalarType first = (*ts.begin())->scalar_type();
+  for (const at::Tensor* t : ts)
+    if (t->scalar_type() != first || t->device().type() != c10::DeviceType::PrivateUse1) return false;
+  return true;
+}
+
+at::Tensor checked(std::optional<at::Tensor> r) {
+  TORCH_INTERNAL_ASSERT(r.has_value());
+  return *r;
+}
+
+// self += value * t1 (op) t2
+at::Tensor& addc_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value,
+                  {{ p }}_binary_op_t op) {
+  at::Tensor prod = checked(binary(t1, t2, op));
+  at::Tensor sum = checked(binary(self, prod, {{ NAME }}_BINARY_ADD, value));
+  TORCH_CHECK(sum.sizes() == self.sizes(), "output with shape ", self.sizes(), " doesn't match the broadcast shape ", sum.sizes());
+  return store(sum, self);
+}
+
+at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
+  KernelName k("aten::addcmul_");
+  if (!float_device({&self, &t1, &t2})) return run_on_cpu<ATEN_OP(addcmul_)>(self, t1, t2, value);
+  return addc_(self, t1, t2, value, {{ NAME }}_BINARY_MUL);
+}
+
+at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
+  KernelName k("aten::addcdiv_");
+  if (!float_device({&self, &t1, &t2})) return run_on_cpu<ATEN_OP(addcdiv_)>(self, t1, t2, value);
+  return addc_(self, t1, t2, value, {{ NAME }}_BINARY_DIV);
+}
+
+// self += weight * (end - self)
+at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
+  KernelName k("aten::lerp_.Scalar");
+  if (!float_device({&self, &end})) return run_on_cpu<ATEN_OP2(lerp_, Scalar)>(self, end, weight);
+  at::Tensor diff = checked(binary(end, self, {{ NAME }}_BINARY_SUB));
+  at::Tensor sum = checked(binary(self, diff, {{ NAME }}_BINARY_ADD, weight));
+  TORCH_CHECK(sum.sizes() == self.sizes(), "output with shape ", self.sizes(), " doesn't match the broadcast shape ", sum.sizes());
+  return store(sum, self);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  Kernels(m)
+      .impl("add.Tensor", TORCH_FN(add)).impl("add_.Tensor", TORCH_FN(add_)).impl("add.out", TORCH_FN(add_out))
+      .impl("sub.Tensor", TORCH_FN(sub)).impl("sub_.Tensor", TORCH_FN(sub_)).impl("sub.out", TORCH_FN(sub_out))
+      .impl("mul.Tensor", TORCH_FN(mul)).impl("mul_.Tensor", TORCH_FN(mul_)).impl("mul.out", TORCH_FN(mul_out))
+      .impl("div.Tensor", TORCH_FN(div)).impl("div_.Tensor", TORCH_FN(div_)).impl("div.out", TORCH_FN(div_out))
+      .impl("eq.Tensor", TORCH_FN(eq_tensor)).impl("eq.Scalar", TORCH_FN(eq_scalar))
+      .impl("eq.Tensor_out", TORCH_FN(eq_tensor_out))
+      .impl("relu", TORCH_FN(relu)).impl("relu_", TORCH_FN(relu_))
+      .impl("neg", TORCH_FN(neg)).impl("neg.out", TORCH_FN(neg_out))
+      .impl("sqrt", TORCH_FN(sqrt)).impl("sqrt.out", TORCH_FN(sqrt_out))
+      .impl("threshold_backward", TORCH_FN(threshold_backward))
+      .impl("addcmul_", TORCH_FN(addcmul_)).impl("addcdiv_", TORCH_FN(addcdiv_))
+      .impl("lerp_.Scalar", TORCH_FN(lerp_scalar_));
+}
+
+}  // namespace torch_{{ p }}

@@ -1,0 +1,150 @@
+// The CPU fallback and its switches (read once, when the library is loaded):
+//
+//   {{ NAME }}_FALLBACK_OPS=re1,re2   kernels not to register: a comma-separated list of
+//       regular expressions, each matched against whole operator names with or without
+//       the "aten::" prefix (e.g. "aten::add\.Tensor", "add.*", "convolution_.*").
+//       Those ops take the CPU fallback; use it to isolate a suspect kernel without
+//       rebuilding. The library prints what it did not register, once.
+//   {{ NAME }}_STRICT_FALLBACK=1      every fallback raises instead of running on the CPU.
+//
+// Ops without a {{ device_type }} kernel run on the CPU: at::native::cpu_fallback copies the
+// inputs to the host, runs the CPU kernel and copies the results back. Each fallback is
+// counted per operator (torch.{{ p }}.fallback_counts()).
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "common.h"
+
+namespace torch_{{ p }} {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+struct Settings {
+  bool strict = env_flag("{{ NAME }}_STRICT_FALLBACK");
+  std::string spec;
+  std::vector<std::regex> patterns;
+
+  Settings() {
+    const char* v = std::getenv("{{ NAME }}_FALLBACK_OPS");
+    spec = v ? v : "";
+    std::stringstream items(spec);
+    for (std::string item; std::getline(items, item, ',');) {
+      if (item.empty()) continue;
+      try {
+        patterns.emplace_back(item);
+      } catch (const std::regex_error&) {
+        std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS: ignoring invalid regex '%s'\n", item.c_str());
+      }
+    }
+  }
+};
+
+// Function-local statics: kernels register from static initializers of other files.
+const Settings& settings() {
+  static const Settings s;
+  return s;
+}
+
+std::mutex g_mu;
+std::map<std::string, int64_t>& counts() {
+  static std::map<std::string, int64_t> c;
+  return c;
+}
+std::vector<std::string>& skipped() {
+  static std::vector<std::string> s;
+  return s;
+}
+
+}  // namespace
+
+bool fallback_requested(const std::string& op) {
+  const Settings& s = settings();
+  if (s.patterns.empty()) return false;
+  const std::string short_name = op.rfind("aten::", 0) == 0 ? op.substr(6) : op;
+  for (const auto& re : s.patterns) {
+    if (std::regex_match(op, re) || std::regex_match(short_name, re)) {
+      std::lock_guard<std::mutex> lock(g_mu);
+      skipped().push_back(op);
+      return true;
+    }
+  }
+  return false;
+}
+
+void note_cpu_fallback(const std::string& op) {
+  TORCH_CHECK(!settings().strict, "op ", op, " has no {{ device_type }} kernel and {{ NAME }}_STRICT_FALLBACK=1 forbids the CPU fallback");
+  std::lock_guard<std::mutex> lock(g_mu);
+  ++counts()[op];
+}
+
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& name = op.schema().operator_name();
+  note_cpu_fallback(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);
+  at::native::cpu_fallback(op, stack);
+}
+
+namespace {
+
+void print_skipped_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const Settings& s = settings();
+    if (s.spec.empty()) return;
+    std::string list;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      for (const auto& op : skipped()) list += (list.empty() ? " " : ", ") + op;
+    }
+    std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS=%s: not registering%s; these ops run on the CPU\n",
+                 s.spec.c_str(), list.empty() ? " anything (no kernel matched)" : list.c_str());
+  });
+}
+
+// Two lists rather than a dict: TORCH_LIBRARY schemas have no string->int map.
+std::tuple<std::vector<std::string>, std::vector<int64_t>> fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::vector<std::string> names;
+  std::vector<int64_t> n;
+  for (const auto& [op, c] : counts()) {
+    names.push_back(op);
+    n.push_back(c);
+  }
+  return {names, n};
+}
+
+void reset_fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  counts().clear();
+}
+
+std::vector<std::string> skipped_kernels() {
+  print_skipped_once();
+  std::lock_guard<std::mutex> lock(g_mu);
+  return skipped();
+}
+
+bool strict_fallback() { return settings().strict; }
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT({{ p }}, m) {
+  m.def("fallback_counts() -> (str[], int[])", &fallback_counts);
+  m.def("reset_fallback_counts() -> ()", &reset_fallback_counts);
+  // Kernels {{ NAME }}_FALLBACK_OPS removed; the first call prints them on stderr.
+  m.def("skipped_kernels() -> str[]", &skipped_kernels);
+  m.def("strict_fallback() -> bool", &strict_fallback);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+}
+
+}  // namespace torch_{{ p }}

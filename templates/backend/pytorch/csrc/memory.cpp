@@ -1,0 +1,267 @@
+// Tensors on the device: creation, views, resize, copies between host and device (any
+// dtype and layout), scalars, fill. Also the helpers in common.h that move data.
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TensorFactories.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/view_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/set_native.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "common.h"
+
+namespace torch_{{ p }} {
+
+bool device_dtype(at::ScalarType type, {{ p }}_dtype_t* out) {
+  switch (type) {
+    case at::kBool: *out = {{ NAME }}_BOOL; return true;
+    case at::kByte: *out = {{ NAME }}_UINT8; return true;
+    case at::kChar: *out = {{ NAME }}_INT8; return true;
+    case at::kShort: *out = {{ NAME }}_INT16; return true;
+    case at::kInt: *out = {{ NAME }}_INT32; return true;
+    case at::kLong: *out = {{ NAME }}_INT64; return true;
+    case at::kFloat: *out = {{ NAME }}_FLOAT32; return true;
+    case at::kDouble: *out = {{ NAME }}_FLOAT64; return true;
+    default: return false;
+  }
+}
+
+{{ p }}_dtype_t device_dtype(at::ScalarType type) {
+  {{ p }}_dtype_t d;
+  TORCH_CHECK(device_dtype(type, &d), "{{ device_type }} has no ops for dtype ", type);
+  return d;
+}
+
+bool is_device_dtype(at::ScalarType type) {
+  {{ p }}_dtype_t d;
+  return device_dtype(type, &d);
+}
+
+{{ p }}_shape_t shape_of(at::IntArrayRef sizes) {
+  TORCH_CHECK(sizes.size() <= {{ NAME }}_MAX_DIMS, "{{ device_type }} supports at most ", {{ NAME }}_MAX_DIMS, " dims, got ", sizes.size());
+  {{ p }}_shape_t s;
+  s.ndim = static_cast<int>(sizes.size());
+  for (int i = 0; i < s.ndim; ++i) s.dims[i] = sizes[i];
+  return s;
+}
+
+namespace {
+
+// Strided copies move bytes: any dtype copies as the integer type of its element size.
+{{ p }}_dtype_t move_dtype(at::ScalarType type) {
+  switch (c10::elementSize(type)) {
+    case 1: return {{ NAME }}_UINT8;
+    case 2: return {{ NAME }}_INT16;
+    case 4: return {{ NAME }}_INT32;
+    case 8: return {{ NAME }}_INT64;
+    default: TORCH_CHECK(false, "{{ device_type }} cannot copy elements of ", type, " (", c10::elementSize(type), " bytes)");
+  }
+}
+
+// dst (dst_strides) = src (src_strides), both device tensors of the same shape and dtype.
+void strided_copy(const at::Tensor& src, const at::Tensor& dst) {
+  if (dst.numel() == 0) return;
+  {{ p }}_shape_t dims = shape_of(dst.sizes());
+  check({{ p }}_strided_copy(current_stream(), move_dtype(dst.scalar_type()), &dims, src.const_data_ptr(),
+                          src.strides().data(), dst.data_ptr(), dst.strides().data()),
+        "strided_copy");
+}
+
+void memcpy_kind(void* dst, const void* src, size_t n, {{ p }}_copy_kind_t kind) {
+  if (n == 0) return;
+  check({{ p }}_memcpy_async(current_stream(), dst, src, n, kind), "memcpy");
+  if (kind == {{ NAME }}_COPY_DEVICE_TO_HOST) check({{ p }}_stream_synchronize(current_stream()), "stream_synchronize");
+}
+
+}  // namespace
+
+at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  return at::empty(sizes, options.memory_format(at::MemoryFormat::Contiguous));
+}
+
+at::Tensor contiguous(const at::Tensor& t) {
+  if (t.is_contiguous()) return t;
+  at::Tensor out = empty_device(t.sizes(), t.options());
+  strided_copy(t, out);
+  return out;
+}
+
+at::Tensor contiguous_as(const at::Tensor& t, at::ScalarType type) {
+  at::Tensor c = contiguous(t);
+  if (t.scalar_type() == type) return c;
+  at::Tensor out = empty_device(t.sizes(), t.options().dtype(type));
+  if (t.numel() > 0)
+    check({{ p }}_cast(current_stream(), device_dtype(t.scalar_type()), c.const_data_ptr(), device_dtype(type),
+                    out.data_ptr(), t.numel()),
+          "cast");
+  return out;
+}
+
+void copy_into(const at::Tensor& src, const at::Tensor& dst) {
+  if (src.is_same(dst)) return;
+  strided_copy(src, dst);
+}
+
+at::Tensor scalar_on_device(const at::Scalar& value, at::ScalarType type, const at::Device& device) {
+  at::Tensor t = empty_device({}, at::TensorOptions().dtype(type).device(device));
+  const double v = value.isBoolean() ? static_cast<double>(value.toBool()) : value.toDouble();
+  check({{ p }}_fill(current_stream(), device_dtype(type), t.data_ptr(), 1, v), "fill");
+  return t;
+}
+
+namespace {
+
+// ---- creation and views ----------------------------------------------------------
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
+  const at::Device d = c10::device_or_default(device);
+  TORCH_CHECK(c10::layout_or_default(layout) == at::Layout::Strided, "{{ device_type }} tensors are strided only");
+  const c10::DeviceGuard guard(d);
+  return at::detail::empty_generic(size, c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory) {
+  const at::Device d = c10::device_or_default(device);
+  TORCH_CHECK(c10::layout_or_default(layout) == at::Layout::Strided, "{{ device_type }} tensors are strided only");
+  const c10::DeviceGuard guard(d);
+  return at::detail::empty_strided_generic(size, stride, c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                           c10::dtype_or_default(dtype));
+}
+
+at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                      std::optional<int64_t> storage_offset) {
+  return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
+}
+
+at::Tensor view(const at::Tensor& self, c10::IntArrayRef size) { return at::native::view(self, size); }
+
+at::Tensor reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride) {
+  return at::native::_reshape_alias(self, size, stride);
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size, std::optional<at::MemoryFormat> format) {
+  const c10::DeviceGuard guard(self.device());
+  // Contiguous strides for the new sizes (channels-last when asked), then storage for them.
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(size);
+  if (format.has_value() && *format != at::MemoryFormat::Preserve && *format != at::MemoryFormat::Contiguous)
+    impl->empty_tensor_restride(*format);
+  const size_t needed = at::detail::computeStorageNbytes(size, self.strides(), self.dtype().itemsize(),
+                                                         self.storage_offset());
+  if (needed > self.storage().nbytes()) resize_device_storage(self.storage(), needed);
+  return self;
+}
+
+at::Tensor& set_storage(at::Tensor& self, at::Storage source) {
+  const int64_t n = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return self.set_(source, 0, {n}, {});
+}
+
+at::Tensor& set_storage_offset(at::Tensor& self, at::Storage source, int64_t offset, c10::IntArrayRef size,
+                               c10::IntArrayRef stride) {
+  at::native::checkSetStorage(self, source, offset, size, stride);
+  self.unsafeGetTensorImpl()->set_storage_offset(offset);
+  std::optional<at::IntArrayRef> strides = stride.data() ? std::optional<at::IntArrayRef>(stride) : std::nullopt;
+  // Sets sizes/strides, growing the storage through resize_device_storage when it is too small.
+  auto* impl = self.unsafeGetTensorImpl();
+  if (strides) impl->set_sizes_and_strides(size, *strides);
+  else impl->set_sizes_contiguous(size);
+  const size_t needed = at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.dtype().itemsize(), offset);
+  if (needed > self.storage().nbytes()) resize_device_storage(self.storage(), needed);
+  return self;
+}
+
+// ---- copies -----------------------------------------------------------------------
+// One of src/dst is a {{ device_type }} tensor; the other is on the CPU or the device.
+// Casts run on the device when it has the dtypes, else on the host side of the copy.
+at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  KernelName k("aten::_copy_from");
+  TORCH_CHECK(src.sizes() == dst.sizes(), "_copy_from: sizes differ (", src.sizes(), " vs ", dst.sizes(), ")");
+  if (dst.numel() == 0) return dst;
+  const bool device_cast = is_device_dtype(src.scalar_type()) && is_device_dtype(dst.scalar_type());
+  if (src.is_cpu()) {  // host -> device
+    const c10::DeviceGuard guard(dst.device());
+    at::Tensor host = src.to(device_cast ? src.scalar_type() : dst.scalar_type()).contiguous();
+    at::Tensor staged = empty_device(dst.sizes(), dst.options().dtype(host.scalar_type()));
+    memcpy_kind(staged.data_ptr(), host.const_data_ptr(), host.nbytes(), {{ NAME }}_COPY_HOST_TO_DEVICE);
+    copy_into(contiguous_as(staged, dst.scalar_type()), dst);
+  } else if (dst.is_cpu()) {  // device -> host
+    const c10::DeviceGuard guard(src.device());
+    at::Tensor dense = device_cast ? contiguous_as(src, dst.scalar_type()) : contiguous(src);
+    at::Tensor host = at::empty(dst.sizes(), dst.options().dtype(dense.scalar_type()));
+    memcpy_kind(host.data_ptr(), dense.const_data_ptr(), host.nbytes(), {{ NAME }}_COPY_DEVICE_TO_HOST);
+    if (host.scalar_type() == dst.scalar_type() && dst.is_contiguous())
+      std::memcpy(dst.data_ptr(), host.const_data_ptr(), host.nbytes());
+    else
+      dst.copy_(host);  // host-side layout/dtype conversion
+  } else {  // device -> device
+    const c10::DeviceGuard guard(dst.device());
+    if (device_cast || src.scalar_type() == dst.scalar_type()) {
+      copy_into(src.scalar_type() == dst.scalar_type() ? src : contiguous_as(src, dst.scalar_type()), dst);
+    } else {
+      dst.copy_(src.cpu().to(dst.scalar_type()));  // a cast the device lacks: via the host
+    }
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& src, const at::Tensor& dst) {
+  resize_(dst, src.sizes(), std::nullopt);
+  return copy_from(src, dst, false);
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  at::Tensor host = at::empty({}, self.options().device(at::kCPU));
+  const c10::DeviceGuard guard(self.device());
+  memcpy_kind(host.data_ptr(), self.const_data_ptr(), self.dtype().itemsize(), {{ NAME }}_COPY_DEVICE_TO_HOST);
+  return host.item();
+}
+
+// ---- fill ---------------------------------------------------------------------------
+at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
+  KernelName k("aten::fill_.Scalar");
+  if (!is_device_dtype(self.scalar_type())) return run_on_cpu<ATEN_OP2(fill_, Scalar)>(self, value);
+  if (self.numel() == 0) return self;
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor dense = self.is_contiguous() ? self : empty_device(self.sizes(), self.options());
+  const double v = value.isBoolean() ? static_cast<double>(value.toBool()) : value.toDouble();
+  check({{ p }}_fill(current_stream(), device_dtype(self.scalar_type()), dense.data_ptr(), self.numel(), v), "fill");
+  copy_into(dense, self);
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(), " dimensions.");
+  return fill_scalar(self, value.item());
+}
+
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  Kernels(m)
+      .impl("empty.memory_format", TORCH_FN(empty_memory_format))
+      .impl("empty_strided", TORCH_FN(empty_strided))
+      .impl("as_strided", TORCH_FN(as_strided))
+      .impl("view", TORCH_FN(view))
+      .impl("_reshape_alias", TORCH_FN(reshape_alias))
+      .impl("resize_", TORCH_FN(resize_))
+      .impl("set_.source_Storage", TORCH_FN(set_storage))
+      .impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset))
+      .impl("_copy_from", TORCH_FN(copy_from))
+      .impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize))
+      .impl("_local_scalar_dense", TORCH_FN(local_scalar_dense))
+      .impl("fill_.Scalar", TORCH_FN(fill_scalar))
+      .impl("fill_.Tensor", TORCH_FN(fill_tensor))
+      .impl("zero_", TORCH_FN(zero_));
+}
+
+}  // namespace torch_{{ p }}

@@ -1,0 +1,38 @@
+"""The CPU fallback: it works and counts, strict mode refuses, FALLBACK_OPS removes kernels."""
+
+import torch
+from conftest import run_python
+
+
+def test_fallback_runs_on_cpu_and_counts(device):
+    x = torch.randn(10)
+    d = torch.cumsum(x.to(device), 0)
+    assert d.device.type == device
+    torch.testing.assert_close(d.cpu(), torch.cumsum(x, 0))
+    assert torch.{{ device_type }}.fallback_counts().get("aten::cumsum.out", 0) + \
+        torch.{{ device_type }}.fallback_counts().get("aten::cumsum", 0) >= 1
+    torch.{{ device_type }}.reset_fallback_counts()
+    assert torch.{{ device_type }}.fallback_counts() == {}
+
+
+def test_strict_fallback_names_the_op():
+    r = run_python("import torch; torch.sort(torch.ones(3, device='{{ device_type }}'))", {{ NAME }}_STRICT_FALLBACK="1")
+    assert r.returncode != 0
+    assert "op aten::sort" in r.stderr and "{{ NAME }}_STRICT_FALLBACK=1 forbids the CPU fallback" in r.stderr
+
+
+def test_fallback_ops_unregisters_kernels():
+    r = run_python(
+        "import torch\n"
+        "x = torch.ones(3, device='{{ device_type }}')\n"
+        "print((x + x).cpu().tolist())\n"
+        "print(torch.{{ device_type }}.fallback_counts())\n"
+        "print('aten::add.Tensor' in torch.{{ device_type }}.registered_kernels())",
+        # add.Tensor alone would still reach our add.out kernel (structured ops delegate)
+        {{ NAME }}_FALLBACK_OPS=r"aten::add\..*,mul\.Tensor")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "[2.0, 2.0, 2.0]"
+    assert "'aten::add." in lines[1]
+    assert lines[2] == "False"
+    assert "not registering aten::add.Tensor, aten::add.out, aten::mul.Tensor" in r.stderr

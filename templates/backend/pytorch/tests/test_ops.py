@@ -1,0 +1,106 @@
+"""Kernels against CPU: forward and backward, broadcasting, empty, 0-d, non-contiguous."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 5)), ((0, 4), (4,)), ((), ()), ((2, 3), ())]
+
+
+def close(a, b, tol=1e-5):
+    torch.testing.assert_close(a.cpu(), b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", SHAPES)
+@pytest.mark.parametrize("op", [torch.add, torch.sub, torch.mul, torch.div])
+def test_binary_forward_backward(device, op, a_shape, b_shape):
+    a, b = torch.randn(a_shape, requires_grad=True), torch.randn(b_shape, requires_grad=True)
+    da, db = a.detach().to(device).requires_grad_(), b.detach().to(device).requires_grad_()
+    out, dout = op(a, b), op(da, db)
+    close(dout, out)
+    out.sum().backward()
+    dout.sum().backward()
+    close(da.grad, a.grad)
+    close(db.grad, b.grad)
+    assert torch.{{ device_type }}.fallback_counts() == {}
+
+
+def test_scalars_dtypes_alpha_inplace_out(device):
+    x = torch.arange(6).reshape(2, 3)
+    d = x.to(device)
+    close(d * 2.5, x * 2.5)
+    close(d + d, x + x)
+    close(d / 4, x / 4)
+    close(torch.add(d, d, alpha=3), torch.add(x, x, alpha=3))
+    y = torch.randn(3, 4)
+    dy = y.to(device)
+    close(dy.t() * 2, y.t() * 2)                       # non-contiguous input
+    dy.t().add_(1.0)                                   # in place into a view
+    close(dy, y.t().add(1.0).t())
+    out = torch.empty(0, device=device)
+    torch.mul(dy, dy, out=out)
+    close(out, (y + 1) * (y + 1))
+    close(d == 2, x == 2)
+    close(d.eq(d), x.eq(x))
+    assert torch.{{ device_type }}.fallback_counts() == {}
+
+
+def test_reductions_and_argmax(device):
+    x = torch.randn(4, 5, 6)
+    d = x.to(device)
+    close(d.sum(), x.sum(), 1e-4)
+    close(d.sum((0, 2), keepdim=True), x.sum((0, 2), keepdim=True), 1e-4)
+    close(d.mean(1), x.mean(1))
+    close(d.argmax(1), x.argmax(1))
+    close(d.argmax(), x.argmax())
+    close(torch.arange(5).to(device).sum(), torch.arange(5).sum())
+    assert torch.{{ device_type }}.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4, 10), (1, 1)])
+def test_cross_entropy_forward_backward(device, shape):
+    logits = torch.randn(shape, requires_grad=True)
+    target = torch.randint(0, shape[1], (shape[0],))
+    dl = logits.detach().to(device).requires_grad_()
+    loss, dloss = F.cross_entropy(logits, target), F.cross_entropy(dl, target.to(device))
+    close(dloss, loss)
+    loss.backward()
+    dloss.backward()
+    close(dl.grad, logits.grad)
+
+
+def test_conv_pool_linear_forward_backward(device):
+    x = torch.randn(2, 3, 9, 9, requires_grad=True)
+    conv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1, dilation=1, groups=1)
+    lin = torch.nn.Linear(36, 5)  # 4 channels x 3x3 after conv and ceil-mode pooling
+    def net(inp, c, l):
+        h = F.max_pool2d(F.relu(c(inp)), 2, ceil_mode=True)
+        return l(h.flatten(1))
+    out = net(x, conv, lin)
+    out.sum().backward()
+    dx = x.detach().to(device).requires_grad_()
+    dconv, dlin = conv.to(device), lin.to(device)
+    dconv.zero_grad(), dlin.zero_grad()
+    dout = net(dx, dconv, dlin)
+    close(dout, out, 1e-4)
+    dout.sum().backward()
+    close(dx.grad, x.grad, 1e-4)
+    assert torch.{{ device_type }}.fallback_counts() == {}
+
+
+def test_matmul_variants(device):
+    a, b = torch.randn(2, 3, 4), torch.randn(2, 4, 5)
+    close(torch.bmm(a.to(device), b.to(device)), torch.bmm(a, b), 1e-4)
+    close(a[0].to(device) @ b[0].to(device), a[0] @ b[0], 1e-4)
+    close(a.to(device).transpose(1, 2)[0].t() @ b[0].to(device), a[0] @ b[0], 1e-4)
+    close(torch.mm(torch.empty(3, 0, device=device), torch.empty(0, 2, device=device)), torch.zeros(3, 2))
+
+
+def test_copies_between_dtypes_and_layouts(device):
+    x = torch.randn(4, 6)
+    for dtype in (torch.float64, torch.int32, torch.int64, torch.bool, torch.float16):
+        d = x.to(device).to(dtype)
+        close(d, x.to(dtype))
+        close(d.t().contiguous(), x.to(dtype).t().contiguous())
+    close(x.to(device)[:, ::2].cpu(), x[:, ::2])
+    assert x.to(device)[1, 2].item() == x[1, 2].item()

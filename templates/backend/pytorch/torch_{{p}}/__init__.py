@@ -1,0 +1,70 @@
+"""{{ NAME }} device plugin for PyTorch: the "{{ device_type }}" device (PrivateUse1).
+
+`import torch` loads it through the "torch.backends" entry point (_autoload; set
+TORCH_DEVICE_BACKEND_AUTOLOAD=0 to stop that); `import torch_{{ p }}` does the same.
+Python reaches the C++ library only through torch.ops.{{ p }}.* (TORCH_LIBRARY), so the
+wheel serves every Python 3 version.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import _build_info
+
+__version__ = _build_info.PLUGIN_VERSION
+_loaded = False
+
+
+def _public(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+def _mismatch_message(found_torch: str, detail: str = "") -> str:
+    built = _build_info.TORCH_VERSION
+    message = (
+        f"torch-{{ p }} {_build_info.PLUGIN_VERSION} was built for torch {built}, but torch {found_torch} "
+        f"is installed. Install the matching torch (pip install torch=={built}) or rebuild the "
+        f"plugin against this one (devkit build --framework torch)."
+    )
+    return message + (f"\n{detail}" if detail else "")
+
+
+def check_torch_version(found_torch: str) -> None:
+    """Raise the RuntimeError import gives when `found_torch` is not the torch we were built for."""
+    if _public(found_torch) != _build_info.TORCH_VERSION:
+        raise RuntimeError(_mismatch_message(found_torch))
+
+
+def _load_library(torch) -> None:
+    library = os.path.join(os.path.dirname(__file__), "_C.so")
+    try:
+        torch.ops.load_library(library)
+    except OSError as error:  # missing symbols, wrong libstdc++, ...: say which package and why
+        raise RuntimeError(_mismatch_message(torch.__version__, f"loading {library} failed: {error}")) from error
+
+
+def _register(torch) -> None:
+    from . import device as device_module
+
+    torch.utils.rename_privateuse1_backend("{{ device_type }}")
+    torch._register_device_module("{{ device_type }}", device_module)
+    torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    torch.ops.{{ p }}.skipped_kernels()  # prints what {{ NAME }}_FALLBACK_OPS removed, once
+
+
+def _autoload() -> None:
+    """Entry point torch calls at import; cheap and idempotent."""
+    global _loaded
+    if _loaded:
+        return
+    import torch
+
+    check_torch_version(torch.__version__)
+    _load_library(torch)
+    _register(torch)
+    _loaded = True
+
+
+_autoload()

@@ -1,0 +1,140 @@
+"""torch.{{ device_type }}: devices, memory statistics, streams, seeds and the CPU-fallback counters."""
+
+from __future__ import annotations
+
+import torch
+
+_ops = torch.ops.{{ p }}
+# c10::DeviceType::PrivateUse1, what torch.Stream(device_type=...) takes
+_PRIVATEUSE1 = 20
+
+
+def _index(device=None) -> int:
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    device = torch.device(device)
+    if device.type != "{{ device_type }}":
+        raise ValueError(f"expected a {{ device_type }} device, got {device}")
+    return current_device() if device.index is None else device.index
+
+
+def is_available() -> bool:
+    return device_count() > 0
+
+
+def device_count() -> int:
+    return int(_ops.device_count())
+
+
+def current_device() -> int:
+    return torch.accelerator.current_device_index() if _accelerator_is_us() else 0
+
+
+def _accelerator_is_us() -> bool:
+    acc = torch.accelerator.current_accelerator() if hasattr(torch, "accelerator") else None
+    return acc is not None and acc.type == "{{ device_type }}"
+
+
+def set_device(device) -> None:
+    index = _index(device)
+    if _accelerator_is_us():
+        torch.accelerator.set_device_index(index)
+    elif index != 0:
+        raise ValueError(f"{{ device_type }}:{index} does not exist")
+
+
+class device:  # noqa: N801 - mirrors torch.cuda.device; torch.load places tensors with it
+    """Context manager making `device` the current {{ device_type }} device."""
+
+    def __init__(self, device) -> None:
+        self.index = -1 if device is None else _index(device)
+        self.previous = -1
+
+    def __enter__(self) -> None:
+        self.previous = current_device()
+        if self.index >= 0 and self.index != self.previous:
+            set_device(self.index)
+
+    def __exit__(self, *exc) -> bool:
+        if self.index >= 0 and self.index != self.previous:
+            set_device(self.previous)
+        return False
+
+
+def synchronize(device=None) -> None:
+    torch.Stream(device=torch.device("{{ device_type }}", _index(device))).synchronize()
+
+
+def is_initialized() -> bool:
+    return True
+
+
+def _is_in_bad_fork() -> bool:  # torch.manual_seed asks before seeding us
+    return False
+
+
+def _lazy_init() -> None:  # torch calls this on device modules before using them
+    pass
+
+
+# ---- random numbers --------------------------------------------------------------------
+def manual_seed(seed: int) -> None:
+    _ops.manual_seed(int(seed), current_device())
+
+
+def manual_seed_all(seed: int) -> None:
+    for d in range(device_count()):
+        _ops.manual_seed(int(seed), d)
+
+
+def initial_seed() -> int:
+    return int(_ops.initial_seed(current_device()))
+
+
+# ---- memory (the device library's accounting) ----------------------------------------------
+def memory_allocated(device=None) -> int:
+    return int(_ops.memory_stats(_index(device))[0])
+
+
+def max_memory_allocated(device=None) -> int:
+    return int(_ops.memory_stats(_index(device))[1])
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    _ops.reset_peak_memory_stats(_index(device))
+
+
+# ---- streams and events ----------------------------------------------------------------
+def Stream(device=None, priority: int = 0) -> torch.Stream:  # noqa: N802 - mirrors torch.cuda.Stream
+    return torch.Stream(device=torch.device("{{ device_type }}", _index(device)), priority=priority)
+
+
+def Event(enable_timing: bool = False) -> torch.Event:  # noqa: N802 - mirrors torch.cuda.Event
+    return torch.Event(device=torch.device("{{ device_type }}", current_device()), enable_timing=enable_timing)
+
+
+def current_stream(device=None) -> torch.Stream:
+    index = _index(device)
+    return torch.Stream(
+        stream_id=int(_ops.current_stream_id(index)),
+        device_index=index,
+        device_type=_PRIVATEUSE1,
+    )
+
+
+# ---- CPU fallback --------------------------------------------------------------------
+def fallback_counts() -> dict[str, int]:
+    """Ops that ran on the CPU because they have no {{ device_type }} kernel, with how often."""
+    names, counts = _ops.fallback_counts()
+    return dict(zip(names, counts))
+
+
+def reset_fallback_counts() -> None:
+    _ops.reset_fallback_counts()
+
+
+def registered_kernels() -> list[str]:
+    """The aten ops with a {{ device_type }} kernel (after {{ NAME }}_FALLBACK_OPS), sorted."""
+    return sorted(torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"))

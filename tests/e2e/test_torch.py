@@ -1,0 +1,218 @@
+"""The PyTorch adapter end to end on this machine, for real: rendered, compiled against torch
+2.13.0+cpu, retagged, verified in a fresh env (LeNet on MNIST with CPU fallback forbidden), then
+installed with plain pip next to torch, where `import torch` alone must bring the device up.
+
+One build and one verification per session (session fixtures); the checks that follow reuse
+them and a clone of the verification's cached torch environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import devkit
+
+from devkit.run.envs import cache_root, clone_env
+
+TORCH = "2.13.0"
+WHEEL = r"torch_stpu-0\.1\.0-py3-none-manylinux_2_\d+_x86_64\.whl"
+
+
+@pytest.fixture(scope="session")
+def torch_project(tmp_path_factory) -> Path:
+    project = tmp_path_factory.mktemp("torch") / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    return project
+
+
+@pytest.fixture(scope="session")
+def torch_build(torch_project) -> dict:
+    return json.loads(devkit("build", str(torch_project), "--framework", "torch", "--runner", "host", "--json").stdout)
+
+
+@pytest.fixture(scope="session")
+def torch_verify(torch_project, torch_build) -> dict:
+    proc = devkit("verify", str(torch_project), "--framework", "torch", "--runner", "host", "--json", check=False)
+    summary = json.loads(proc.stdout)
+    summary["returncode"] = proc.returncode
+    summary["stderr"] = proc.stderr
+    return summary
+
+
+@pytest.fixture(scope="session")
+def torch_env(tmp_path_factory, torch_build, torch_verify) -> Path:
+    """A venv a user would have: torch==2.13.0 (a clone of verify's cached reference env, which holds
+    only torch and NumPy), then `pip install` of the wheel."""
+    py = f"py{sys.version_info.major}{sys.version_info.minor}"
+    reference = cache_root() / "host" / "reference-envs" / f"{py}-torch-{TORCH}"
+    assert (reference / "devkit-reference-env.json").is_file(), "verify made no cached torch environment"
+    env = tmp_path_factory.mktemp("torch-user") / "venv"
+    clone_env(reference, env)
+    subprocess.run(
+        [str(env / "bin/python"), "-m", "pip", "install", "-q", "--no-deps", torch_build["wheel"]],
+        check=True,
+        capture_output=True,
+    )
+    return env
+
+
+def run_python(env: Path, code: str, **extra: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("STPU_", "TORCH_DEVICE_BACKEND"))}
+    return subprocess.run(
+        [str(env / "bin/python"), "-c", code], capture_output=True, text=True, env={**clean, **extra}, timeout=300
+    )
+
+
+def test_build_gives_a_manylinux_wheel_pinned_to_its_torch(torch_build):
+    wheel = Path(torch_build["wheel"])
+    assert re.fullmatch(WHEEL, wheel.name), wheel.name
+    assert torch_build["framework"] == "torch" and torch_build["torch_version"] == TORCH
+    platform = torch_build["platform"]
+    assert "libc10.so" in platform["excluded"] and "libtorch_cpu.so" in platform["excluded"]
+    assert platform["grafted"] == []
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        meta = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        points = zf.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+    assert f"Requires-Dist: torch=={TORCH}" in meta
+    assert re.search(r"\[torch\.backends\]\s+stpu = torch_stpu", points), points
+    assert any(re.fullmatch(r"torch_stpu/.*\.so", n) for n in names)
+    # the Paddle plugin's wheel is not touched by a torch build
+    assert not list(wheel.parent.glob("paddle_custom_stpu-*.whl"))
+
+
+def test_noop_rebuild_compiles_nothing(torch_project, torch_build):
+    again = json.loads(devkit("build", str(torch_project), "--framework", "torch", "--runner", "host", "--json").stdout)
+    assert again["compiled_files"] == 0 and again["sha256"] == torch_build["sha256"]
+
+
+def test_verify_trains_lenet_with_zero_fallbacks(torch_verify):
+    assert torch_verify["returncode"] == 0, torch_verify["stderr"][-3000:]
+    checks = {c["name"]: c for c in torch_verify["checks"]}
+    assert list(checks) == [
+        "registration",
+        "version guard",
+        "tensor",
+        "save-load",
+        "dataloader",
+        "ops",
+        "mnist",
+        "fallback report",
+    ]
+    assert all(c["passed"] for c in checks.values())
+    report = json.loads(Path(torch_verify["report"]).read_text())
+    assert report["framework"] == "torch" and report["torch_version"].startswith(TORCH)
+    assert report["strict_fallback"] == "1"
+    mnist = next(c for c in report["checks"] if c["name"] == "mnist")
+    assert mnist["fallbacks"] == {} and mnist["loss_drop_fraction"] >= 0.5
+    assert mnist["device"]["heldout_accuracy"] >= 0.85 and mnist["max_curve_abs_diff"] <= 0.05
+    ops = next(c for c in report["checks"] if c["name"] == "ops")
+    assert ops["untested_kernels"] == [] and len(ops["cases"]) >= 40
+    for kernel in ("aten::convolution_overrideable", "aten::addmm", "aten::nll_loss_forward"):
+        assert kernel in ops["registered_kernels"]
+    fallback = next(c for c in report["checks"] if c["name"] == "fallback report")
+    assert fallback["lenet_fallbacks"] == {} and any("cumsum" in k for k in fallback["unseen_op_fallbacks"])
+    assert Path(torch_verify["plot"]).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plain_pip_install_autoloads_with_torch_alone(torch_env):
+    code = (
+        "import sys, torch\n"
+        "x = torch.tensor([1, 2, 3], device='stpu')\n"
+        "y = (x + x).cpu().tolist()\n"
+        "print(y, torch.stpu.device_count(), torch.stpu.memory_allocated() > 0, str(x.device),"
+        " sorted(m for m in sys.modules if m.startswith('torch_stpu'))[:1])\n"
+    )
+    proc = run_python(torch_env, code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[2, 4, 6] 1 True stpu:0 ['torch_stpu']", proc.stdout
+    # It is the entry point that loads it: with autoload off, torch does not know the device.
+    off = run_python(torch_env, "import torch; torch.tensor([1], device='stpu')", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    assert off.returncode != 0 and "stpu" in off.stderr
+
+
+def test_a_torch_mismatch_is_one_message_naming_the_fix(torch_env, tmp_path):
+    """The adapter claims another torch (as a wheel built for 2.12.0 would): `import torch` fails with
+    our message, not an undefined-symbol riddle."""
+    env = tmp_path / "venv"
+    clone_env(torch_env, env)
+    (info,) = env.glob("lib/python3*/site-packages/torch_stpu/_build_info.py")
+    info.unlink()  # a hard link into the shared env: replace, do not edit in place
+    info.write_text((torch_env / info.relative_to(env)).read_text().replace(f'"{TORCH}"', '"2.12.0"'))
+    proc = run_python(env, "import torch")
+    assert proc.returncode != 0
+    assert "torch-stpu 0.1.0 was built for torch 2.12.0, but torch 2.13.0" in proc.stderr, proc.stderr[-2000:]
+    assert "pip install torch==2.12.0" in proc.stderr
+
+
+def test_strict_fallback_names_the_op(torch_env):
+    code = "import torch; torch.cumsum(torch.ones(3, device='stpu'), 0)"
+    proc = run_python(torch_env, code, STPU_STRICT_FALLBACK="1")
+    assert proc.returncode != 0
+    assert re.search(r"aten::cumsum.*STPU_STRICT_FALLBACK", proc.stderr), proc.stderr[-2000:]
+
+
+def test_fallback_works_and_is_counted(torch_env):
+    code = (
+        "import torch\n"
+        "x = torch.arange(6.0, device='stpu')\n"
+        "c = torch.cumsum(x, 0)\n"
+        "print(c.device, c.cpu().tolist(), torch.stpu.fallback_counts())\n"
+    )
+    proc = run_python(torch_env, code)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("stpu:0 [0.0, 1.0, 3.0, 6.0, 10.0, 15.0] {'aten::cumsum")
+
+
+def test_fallback_ops_switch_sends_a_registered_kernel_to_cpu(torch_env):
+    code = (
+        "import torch\na = torch.ones(4, device='stpu')\nprint((a + a).cpu().tolist(), torch.stpu.fallback_counts())\n"
+    )
+    proc = run_python(torch_env, code, STPU_FALLBACK_OPS="aten::add\\.Tensor")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[2.0, 2.0, 2.0, 2.0] {'aten::add.Tensor': 1}", proc.stdout
+    assert "aten::add.Tensor" in proc.stderr  # the adapter says what it left unregistered
+
+
+def test_dump_and_autocompare_name_torch_ops(torch_env):
+    code = "import torch; a = torch.ones(3, 4, device='stpu'); print(float((a @ a.t()).sum().cpu()))"
+    proc = run_python(torch_env, code, STPU_DUMP_OP_ARGS="2", STPU_AUTOCOMPARE="1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "36.0"
+    dumped = proc.stdout + proc.stderr
+    assert "aten::mm" in dumped and "gemm" in dumped, dumped[-2000:]
+    assert "mismatch" not in dumped.lower()
+
+
+def test_wrong_framework_wheels_are_refused_in_one_line(torch_build, built_project):
+    paddle_wheel = next((built_project / "dist").glob("paddle_custom_stpu-*.whl"))
+    for wheel, framework, message in (
+        (torch_build["wheel"], "paddle", "is a PyTorch adapter wheel"),
+        (str(paddle_wheel), "torch", "is not a PyTorch adapter wheel"),
+    ):
+        proc = devkit("verify", "--wheel", wheel, "--framework", framework, "--runner", "host", check=False)
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+        assert proc.returncode == 1 and len(errors) == 1 and message in errors[0], proc.stderr
+
+
+def test_check_abi_and_kernels(torch_project, torch_build):
+    abi = json.loads(devkit("check-abi", torch_build["wheel"], "--json").stdout)
+    assert abi["ok"] and abi["framework"] == "torch" and abi["torch_version"] == TORCH
+    wrong_arch = devkit("check-abi", torch_build["wheel"], "--arch", "aarch64", "--json", check=False)
+    assert wrong_arch.returncode == 1 and "EM_X86_64" in wrong_arch.stdout
+    kernels = json.loads(
+        devkit("check-kernels", str(torch_project), "--framework", "torch", "--runner", "host", "--json").stdout
+    )
+    assert kernels["passed"]
+    ops = json.loads(
+        devkit(
+            "test-ops", str(torch_project), "--framework", "torch", "--ops", "conv2d", "--runner", "host", "--json"
+        ).stdout
+    )
+    assert ops["passed"] and ops["checks"][-1]["detail"].startswith("4/4 cases match CPU"), ops
