@@ -249,4 +249,6 @@ def test_convolutions_the_device_lacks_run_on_the_cpu(torch_env):
     )
     proc = run_python(torch_env, code)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == "True True {'aten::convolution_overrideable': 1}", proc.stdout  # conv1d runs on the device as 2-D
+    assert proc.stdout.strip() == "True True {'aten::convolution_overrideable': 1}", (
+        proc.stdout
+    )  # conv1d runs on the device as 2-D
