@@ -134,8 +134,9 @@ def torch_series(project: Path, short: bool) -> dict:
     python = clone_env(cache_root() / "host" / "reference-envs" / f"{py}-torch-{version}", env)
     subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", first["wheel"]], check=True)
     args = ["--ops", "1000", "--steps", "5"] if short else ["--ops", "5000", "--steps", "30"]
+    env = {**os.environ, "DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))}  # torch_checks takes them from devkit
     out = subprocess.run(
-        [python, str(HERE / "torch_vs_cpu.py"), "stpu", *args], capture_output=True, text=True, timeout=1800
+        [python, str(HERE / "torch_vs_cpu.py"), "stpu", *args], capture_output=True, text=True, timeout=1800, env=env
     )
     if out.returncode != 0:
         raise SystemExit(f"torch_vs_cpu.py failed:\n{out.stderr[-3000:]}")

@@ -420,6 +420,11 @@ CASES = [
         "target armhf has no PyTorch runtime",
     ),
     Case(
+        "torch-that-does-not-exist",
+        lambda i: ["build", P(i), "--framework", "torch", "--torch-version", "1.99.0"],
+        "cannot get torch==1.99.0 for x86_64",
+    ),
+    Case(
         "torch-verify-without-a-build",
         lambda i: ["verify", P(i), "--framework", "torch"],
         "no x86_64 PyTorch wheel in",

@@ -22,6 +22,14 @@ EXPECTED = [
     "tests/device/test_device.cc",
     "tests/python/test_ops.py",
     "tests/python/test_mnist.py",
+    "device/CMakeLists.txt",
+    "pytorch/pyproject.toml",
+    "pytorch/CMakeLists.txt",
+    "pytorch/csrc/runtime.cpp",
+    "pytorch/csrc/fallback.cpp",
+    "pytorch/torch_npu9/__init__.py",
+    "pytorch/torch_npu9/device.py",
+    "pytorch/tests/test_training.py",
 ]
 
 

@@ -26,7 +26,7 @@ from ..build.publish import build_sdist, check_index_ready
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..run.select import BuildPlace, build_place
+from ..run.select import BuildPlace, build_cache, build_place
 from ..run.step import Runner, Step
 from ..util.archives import sha256_file, tar_archive
 from ..util.console import err
@@ -124,6 +124,13 @@ def device_bundle_path(project: Project, recipe: Recipe) -> Path:
 def build(project: Project, options: BuildOptions) -> BuildResult:
     """Build one target; a second devkit building the same target of the project waits its turn,
     so dist/ never holds a mix of two builds."""
+    # torch: the target's wheel, fetched by the host into the build's cache before anything is
+    # written to the project (a torch that cannot be had is a one-line error that leaves nothing)
+    torch_root = None
+    if options.framework is TORCH and options.runtime_version:
+        torch_root = fetch_torch(
+            build_cache(options.runner), options.recipe, options.runtime_version, options.index_url
+        )
     lock = project.root / "build" / f".devkit-{options.recipe.name}{_framework_suffix(options.framework)}.lock"
     with exclusive_lock(
         lock,
@@ -132,10 +139,10 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
             "waiting for it to finish"
         ),
     ):
-        return _build(project, options)
+        return _build(project, options, torch_root)
 
 
-def _build(project: Project, options: BuildOptions) -> BuildResult:
+def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> BuildResult:
     recipe, framework, version = options.recipe, options.framework, options.runtime_version
     start = time.monotonic()
     # One build tree and log per (framework, target, runtime version, mode): matrix entries never share one.
@@ -174,8 +181,6 @@ def _build(project: Project, options: BuildOptions) -> BuildResult:
         inputs = [options.inference_dir] if options.inference_dir else []
         place: BuildPlace = build_place(options.runner, recipe, project, out, log, inputs)
         runner: Runner = place.runner
-        # torch: compiled against the target's wheel, fetched by the host into the build's cache
-        torch_root = fetch_torch(place.cache, recipe, version, index_url) if framework is TORCH and version else None
         cross = not place.machine_recipe.matches(recipe.name)
         argv = [
             runner.python,

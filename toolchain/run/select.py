@@ -44,6 +44,11 @@ class BuildPlace:
     cache: Path  # host directory for tool envs, target Paddle, ccache
 
 
+def build_cache(choice: str) -> Path:
+    """The host directory a build's tool envs, target runtimes and ccache live in (per kind of runner)."""
+    return cache_root() / ("container" if use_container(choice) else "host")
+
+
 def build_place(
     choice: str, recipe: Recipe, project: Project, out: Path, log: Path, inputs: list[Path] | None = None
 ) -> BuildPlace:
@@ -52,7 +57,7 @@ def build_place(
         engine = Engine.connect()
         spec = builder_spec(project.config.builder_base)
         image = ensure_image(engine, spec, log)
-        cache = cache_root() / "container"
+        cache = build_cache(choice)
         mounts = [
             Mount(project.root, "/src"),
             Mount(project.root / "build", "/src/build", read_only=False),
@@ -77,7 +82,7 @@ def build_place(
             f"use the container runner (start a Docker Engine; see `devkit doctor`) or apt-get install "
             f"g++-{recipe.triple}",
         )
-    return BuildPlace(HostRunner(), machine, cache_root() / "host")
+    return BuildPlace(HostRunner(), machine, build_cache(choice))
 
 
 def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], log: Path) -> Runner:
