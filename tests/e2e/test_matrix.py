@@ -18,10 +18,11 @@ def test_build_all_reports_each_entry_and_fails_loudly(tmp_path):
     project = tmp_path / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
     pyproject = project / "pyproject.toml"
-    # x86_64 only; a second Paddle version that has no wheel for this Python makes two entries fail.
+    # x86_64 Paddle only; a second Paddle version that has no wheel for this Python makes two entries fail.
     pyproject.write_text(
         pyproject.read_text()
         .replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["x86_64"]')
+        .replace('frameworks = ["paddle", "torch"]', 'frameworks = ["paddle"]')
         .replace('x86_64 = ["3.3.1"]', 'x86_64 = ["3.3.1", "2.0.0"]')
     )
     proc = devkit("build", str(project), "--all", "--runner", "host", "--json", check=False)

@@ -47,7 +47,13 @@ def make_inference_bundle(
                 for member in zf.namelist():
                     if member.startswith("paddle_custom_device/") and member.endswith(".so"):
                         (root / "lib" / Path(member).name).write_bytes(zf.read(member))
-            for lib in build_tree.glob(f"lib{project.device_type}_device.a"):
+            libs = list((build_tree / "device").glob(f"lib{project.device_type}_device.a"))
+            if not libs:
+                raise DevkitError(
+                    f"the build tree {build_tree} holds no device/lib{project.device_type}_device.a for the bundle",
+                    "keep the device library target in device/CMakeLists.txt and rebuild with --clean",
+                )
+            for lib in libs:
                 shutil.copy2(lib, root / "lib")
             for header in (project.root / "device" / "include").glob("*.h"):
                 shutil.copy2(header, root / "include")

@@ -294,7 +294,10 @@ def build_device_library(args: argparse.Namespace, env: Path) -> Path:
     (stage / "lib").mkdir(parents=True)
     (stage / "include").mkdir()
     (stage / "tests").mkdir()
-    for lib in build.glob("lib*_device.a"):
+    libs = list((build / "device").glob("lib*_device.a"))  # device/CMakeLists.txt's target
+    if not libs:
+        raise problem(f"the build left no device library in {build / 'device'}", "check device/CMakeLists.txt")
+    for lib in libs:
         shutil.copy2(lib, stage / "lib")
     for header in (project / "device" / "include").glob("*.h"):
         shutil.copy2(header, stage / "include")

@@ -17,14 +17,27 @@ namespace {{ p }} {
 namespace {
 
 // ---- convolution helpers ----------------------------------------------------
-// col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - pt + i*dh][ox*sw - pl + j*dw]
-void im2col(const float* x, int64_t channels, const {{ p }}_conv2d_params_t& p, float* col) {
-  const int64_t ohw = p.out_h * p.out_w;
+// The output columns [lo, hi) of one kernel offset whose input column ox*sw - pl + j*dw falls
+// inside the row: outside them im2col reads padding.
+void valid_columns(const {{ p }}_conv2d_params_t& p, int64_t j, int64_t* lo, int64_t* hi) {
+  const int64_t offset = j * p.dilation_w - p.pad_left;  // input column of ox = 0
+  *lo = offset >= 0 ? 0 : (-offset + p.stride_w - 1) / p.stride_w;
+  *hi = offset >= p.in_w ? 0 : std::min(p.out_w, (p.in_w - 1 - offset) / p.stride_w + 1);
+  *lo = std::min(*lo, *hi);
+}
+
+// col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - pt + i*dh][ox*sw - pl + j*dw], rows `ld`
+// floats apart (ld > oh*ow when several images share one column matrix). Rows are copied as
+// runs: with stride 1 a run is a contiguous piece of an input row.
+void im2col(const float* x, int64_t channels, const {{ p }}_conv2d_params_t& p, float* col, int64_t ld) {
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t i = 0; i < p.kernel_h; ++i)
       for (int64_t j = 0; j < p.kernel_w; ++j) {
-        float* dst = col + ((c * p.kernel_h + i) * p.kernel_w + j) * ohw;
+        float* dst = col + ((c * p.kernel_h + i) * p.kernel_w + j) * ld;
         const float* src = x + c * p.in_h * p.in_w;
+        int64_t lo, hi;
+        valid_columns(p, j, &lo, &hi);
+        const int64_t first = lo * p.stride_w - p.pad_left + j * p.dilation_w;  // input column of ox = lo
         for (int64_t oy = 0; oy < p.out_h; ++oy) {
           const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
           float* drow = dst + oy * p.out_w;
@@ -32,29 +45,34 @@ void im2col(const float* x, int64_t channels, const {{ p }}_conv2d_params_t& p, 
             std::fill(drow, drow + p.out_w, 0.f);
             continue;
           }
-          for (int64_t ox = 0; ox < p.out_w; ++ox) {
-            const int64_t ix = ox * p.stride_w - p.pad_left + j * p.dilation_w;
-            drow[ox] = (ix >= 0 && ix < p.in_w) ? src[iy * p.in_w + ix] : 0.f;
+          const float* srow = src + iy * p.in_w + first;
+          std::fill(drow, drow + lo, 0.f);
+          if (p.stride_w == 1) {
+            std::copy(srow, srow + (hi - lo), drow + lo);
+          } else {
+            for (int64_t ox = lo; ox < hi; ++ox) drow[ox] = srow[(ox - lo) * p.stride_w];
           }
+          std::fill(drow + hi, drow + p.out_w, 0.f);
         }
       }
 }
 
 // The adjoint of im2col: accumulates columns back into x (which must be zeroed).
-void col2im(const float* col, int64_t channels, const {{ p }}_conv2d_params_t& p, float* x) {
-  const int64_t ohw = p.out_h * p.out_w;
+void col2im(const float* col, int64_t ld, int64_t channels, const {{ p }}_conv2d_params_t& p, float* x) {
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t i = 0; i < p.kernel_h; ++i)
       for (int64_t j = 0; j < p.kernel_w; ++j) {
-        const float* src = col + ((c * p.kernel_h + i) * p.kernel_w + j) * ohw;
+        const float* src = col + ((c * p.kernel_h + i) * p.kernel_w + j) * ld;
         float* dst = x + c * p.in_h * p.in_w;
+        int64_t lo, hi;
+        valid_columns(p, j, &lo, &hi);
+        const int64_t first = lo * p.stride_w - p.pad_left + j * p.dilation_w;
         for (int64_t oy = 0; oy < p.out_h; ++oy) {
           const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
           if (iy < 0 || iy >= p.in_h) continue;
-          for (int64_t ox = 0; ox < p.out_w; ++ox) {
-            const int64_t ix = ox * p.stride_w - p.pad_left + j * p.dilation_w;
-            if (ix >= 0 && ix < p.in_w) dst[iy * p.in_w + ix] += src[oy * p.out_w + ox];
-          }
+          const float* srow = src + oy * p.out_w;
+          float* drow = dst + iy * p.in_w + first;
+          for (int64_t ox = lo; ox < hi; ++ox) drow[(ox - lo) * p.stride_w] += srow[ox];
         }
       }
 }
@@ -82,8 +100,8 @@ void depthwise_forward(const {{ p }}_conv2d_params_t& p, int64_t og, const float
           for (int64_t j = 0; j < p.kernel_w; ++j) {
             const float wv = wk[i * p.kernel_w + j];
             const int64_t off = j * p.dilation_w - p.pad_left;  // ix = ox * sw + off
-            const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-            const int64_t hi = p.in_w - off <= 0 ? 0 : std::min(p.out_w, (p.in_w - off + sw - 1) / sw);
+            int64_t lo, hi;
+            valid_columns(p, j, &lo, &hi);
             if (sw == 1) {
               for (int64_t ox = lo; ox < hi; ++ox) drow[ox] += wv * srow[ox + off];
             } else {
@@ -93,6 +111,32 @@ void depthwise_forward(const {{ p }}_conv2d_params_t& p, int64_t og, const float
         }
       }
     }
+  });
+}
+
+// Images whose columns share one im2col matrix (and so one GEMM): per-image GEMMs of small
+// images (LeNet's 28x28) are too small to run fast. Bounded to 16 MB of columns.
+int64_t images_per_gemm(int64_t ckk, int64_t ohw, int64_t batch) {
+  constexpr int64_t kColumnFloats = int64_t{1} << 22;
+  return std::clamp<int64_t>(kColumnFloats / std::max<int64_t>(1, ckk * ohw), 1, std::max<int64_t>(batch, 1));
+}
+
+// Moves `count` images' [channels, ohw] planes between NCHW (`nchw`, image stride
+// `image_stride`) and the GEMM's layout [channels, count * ohw] (`rows`).
+void gather_planes(const float* nchw, int64_t image_stride, int64_t count, int64_t channels, int64_t ohw,
+                   float* rows) {
+  parallel_for(count, channels * ohw, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t c = 0; c < channels; ++c)
+        std::copy_n(nchw + i * image_stride + c * ohw, ohw, rows + c * count * ohw + i * ohw);
+  });
+}
+void scatter_planes(const float* rows, int64_t count, int64_t channels, int64_t ohw, float* nchw,
+                    int64_t image_stride) {
+  parallel_for(count, channels * ohw, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t c = 0; c < channels; ++c)
+        std::copy_n(rows + c * count * ohw + i * ohw, ohw, nchw + i * image_stride + c * ohw);
   });
 }
 
@@ -154,18 +198,29 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
+    const int64_t in_image = p->in_channels * p->in_h * p->in_w, out_image = p->out_channels * ohw;
     if (cg == 1) {
       depthwise_forward(*p, og, x, w, y);
-    } else {
-      const bool pointwise = is_pointwise(*p);
-      std::vector<float> col(pointwise ? 0 : static_cast<size_t>(ckk * ohw));
+    } else if (is_pointwise(*p)) {
       for (int64_t n = 0; n < p->batch; ++n)
+        for (int64_t g = 0; g < p->groups; ++g)
+          gemm(false, false, og, ohw, ckk, 1.f, w + g * og * ckk, ckk, x + n * in_image + g * cg * ohw, ohw, 0.f,
+               y + n * out_image + g * og * ohw, ohw);
+    } else {
+      // Y_g[og, images*ohw] = W_g[og, ckk] * col[ckk, images*ohw], a batch of images at a time
+      const int64_t per = images_per_gemm(ckk, ohw, p->batch);
+      std::vector<float> col(static_cast<size_t>(ckk * per * ohw)), rows(static_cast<size_t>(og * per * ohw));
+      for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
+        const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
         for (int64_t g = 0; g < p->groups; ++g) {
-          const float* xg = x + (n * p->in_channels + g * cg) * p->in_h * p->in_w;
-          if (!pointwise) im2col(xg, cg, *p, col.data());
-          gemm(false, false, og, ohw, ckk, 1.f, w + g * og * ckk, ckk, pointwise ? xg : col.data(), ohw,
-               0.f, y + (n * p->out_channels + g * og) * ohw, ohw);
+          parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i)
+              im2col(x + (n0 + i) * in_image + g * cg * p->in_h * p->in_w, cg, *p, col.data() + i * ohw, ld);
+          });
+          gemm(false, false, og, ld, ckk, 1.f, w + g * og * ckk, ckk, col.data(), ld, 0.f, rows.data(), ld);
+          scatter_planes(rows.data(), count, og, ohw, y + n0 * out_image + g * og * ohw, out_image);
         }
+      }
     }
     if (debug::settings().autocompare) {
       std::vector<float> want(static_cast<size_t>(p->batch * p->out_channels * ohw));
@@ -185,23 +240,35 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
-    std::vector<float> col(static_cast<size_t>(ckk * ohw));
+    const int64_t in_plane = p->in_h * p->in_w, in_image = p->in_channels * in_plane;
+    const int64_t out_image = p->out_channels * ohw;
+    // A batch of images at a time, as in the forward pass: dY_g as [og, images*ohw].
+    const int64_t per = images_per_gemm(ckk, ohw, p->batch);
+    std::vector<float> col(static_cast<size_t>(ckk * per * ohw)), rows(static_cast<size_t>(og * per * ohw));
     if (dw) std::fill(dw, dw + p->out_channels * ckk, 0.f);
-    if (dx) std::fill(dx, dx + p->batch * p->in_channels * p->in_h * p->in_w, 0.f);
-    for (int64_t n = 0; n < p->batch; ++n)
+    if (dx) std::fill(dx, dx + p->batch * in_image, 0.f);
+    for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
+      const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
       for (int64_t g = 0; g < p->groups; ++g) {
-        const float* dyg = dy + (n * p->out_channels + g * og) * ohw;
+        gather_planes(dy + n0 * out_image + g * og * ohw, out_image, count, og, ohw, rows.data());
         if (dw) {
-          im2col(x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, cg, *p, col.data());
-          // dW[og, ckk] += dY[og, ohw] * col^T
-          gemm(false, true, og, ckk, ohw, 1.f, dyg, ohw, col.data(), ohw, 1.f, dw + g * og * ckk, ckk);
+          parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i)
+              im2col(x + (n0 + i) * in_image + g * cg * in_plane, cg, *p, col.data() + i * ohw, ld);
+          });
+          // dW[og, ckk] += dY[og, images*ohw] * col^T
+          gemm(false, true, og, ckk, ld, 1.f, rows.data(), ld, col.data(), ld, 1.f, dw + g * og * ckk, ckk);
         }
         if (dx) {
-          // dcol[ckk, ohw] = W^T[ckk, og] * dY[og, ohw]
-          gemm(true, false, ckk, ohw, og, 1.f, w + g * og * ckk, ckk, dyg, ohw, 0.f, col.data(), ohw);
-          col2im(col.data(), cg, *p, dx + (n * p->in_channels + g * cg) * p->in_h * p->in_w);
+          // dcol[ckk, images*ohw] = W^T[ckk, og] * dY[og, images*ohw], then back into each image
+          gemm(true, false, ckk, ld, og, 1.f, w + g * og * ckk, ckk, rows.data(), ld, 0.f, col.data(), ld);
+          parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i)
+              col2im(col.data() + i * ohw, ld, cg, *p, dx + (n0 + i) * in_image + g * cg * in_plane);
+          });
         }
       }
+    }
   });
 }
 
@@ -211,22 +278,24 @@ extern "C" {
   if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
-    for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
-      const float* src = x + nc * p->in_h * p->in_w;
-      float* dst = y + nc * p->out_h * p->out_w;
-      for (int64_t oy = 0; oy < p->out_h; ++oy)
-        for (int64_t ox = 0; ox < p->out_w; ++ox) {
-          const PoolWindow w = pool_window_2d(*p, oy, ox);
-          float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
-          for (int64_t iy = w.y0; iy < w.y1; ++iy)
-            for (int64_t ix = w.x0; ix < w.x1; ++ix) {
-              const float v = src[iy * p->in_w + ix];
-              acc = p->is_max ? std::max(acc, v) : acc + v;
-            }
-          if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
-          dst[oy * p->out_w + ox] = acc;
-        }
-    }
+    parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
+      for (int64_t nc = begin; nc < end; ++nc) {
+        const float* src = x + nc * p->in_h * p->in_w;
+        float* dst = y + nc * p->out_h * p->out_w;
+        for (int64_t oy = 0; oy < p->out_h; ++oy)
+          for (int64_t ox = 0; ox < p->out_w; ++ox) {
+            const PoolWindow w = pool_window_2d(*p, oy, ox);
+            float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
+            for (int64_t iy = w.y0; iy < w.y1; ++iy)
+              for (int64_t ix = w.x0; ix < w.x1; ++ix) {
+                const float v = src[iy * p->in_w + ix];
+                acc = p->is_max ? std::max(acc, v) : acc + v;
+              }
+            if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
+            dst[oy * p->out_w + ox] = acc;
+          }
+      }
+    });
   });
 }
 
@@ -274,33 +343,36 @@ extern "C" {
   if (!p || dilation_h < 1 || dilation_w < 1) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
-      for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
-        const T* src = as<T>(x) + nc * p->in_h * p->in_w;
-        T* dst = as<T>(y) + nc * p->out_h * p->out_w;
-        int64_t* idx = indices + nc * p->out_h * p->out_w;
-        for (int64_t oy = 0; oy < p->out_h; ++oy)
-          for (int64_t ox = 0; ox < p->out_w; ++ox) {
-            const int64_t y0 = oy * p->stride_h - p->pad_top, x0 = ox * p->stride_w - p->pad_left;
-            T best = -std::numeric_limits<T>::infinity();
-            int64_t best_at = -1;
-            for (int64_t i = 0; i < p->kernel_h; ++i) {
-              const int64_t iy = y0 + i * dilation_h;
-              if (iy < 0 || iy >= p->in_h) continue;
-              for (int64_t j = 0; j < p->kernel_w; ++j) {
-                const int64_t ix = x0 + j * dilation_w;
-                if (ix < 0 || ix >= p->in_w) continue;
-                const T v = src[iy * p->in_w + ix];
-                // The first maximum wins; a NaN beats every number (as PyTorch's CPU kernel).
-                if (best_at < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
-                  best = v;
-                  best_at = iy * p->in_w + ix;
+      const int64_t window = p->out_h * p->out_w * p->kernel_h * p->kernel_w;
+      parallel_for(p->batch * p->channels, window, [&](int64_t begin, int64_t end) {
+        for (int64_t nc = begin; nc < end; ++nc) {
+          const T* src = as<T>(x) + nc * p->in_h * p->in_w;
+          T* dst = as<T>(y) + nc * p->out_h * p->out_w;
+          int64_t* idx = indices + nc * p->out_h * p->out_w;
+          for (int64_t oy = 0; oy < p->out_h; ++oy)
+            for (int64_t ox = 0; ox < p->out_w; ++ox) {
+              const int64_t y0 = oy * p->stride_h - p->pad_top, x0 = ox * p->stride_w - p->pad_left;
+              T best = -std::numeric_limits<T>::infinity();
+              int64_t best_at = -1;
+              for (int64_t i = 0; i < p->kernel_h; ++i) {
+                const int64_t iy = y0 + i * dilation_h;
+                if (iy < 0 || iy >= p->in_h) continue;
+                for (int64_t j = 0; j < p->kernel_w; ++j) {
+                  const int64_t ix = x0 + j * dilation_w;
+                  if (ix < 0 || ix >= p->in_w) continue;
+                  const T v = src[iy * p->in_w + ix];
+                  // The first maximum wins; a NaN beats every number (as PyTorch's CPU kernel).
+                  if (best_at < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
+                    best = v;
+                    best_at = iy * p->in_w + ix;
+                  }
                 }
               }
+              dst[oy * p->out_w + ox] = best;
+              idx[oy * p->out_w + ox] = best_at;
             }
-            dst[oy * p->out_w + ox] = best;
-            idx[oy * p->out_w + ox] = best_at;
-          }
-      }
+        }
+      });
     });
   });
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -15,6 +16,8 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -98,19 +101,99 @@ int64_t worker_threads() {
 }
 
 int64_t threads_for(int64_t n, int64_t cost_per_item) {
-  // A thread costs tens of microseconds to start: each must get about a megaflop.
-  constexpr int64_t kMinWorkPerThread = int64_t{1} << 20;
+  // Waking a pool worker costs a few microseconds: each thread must get about 64k flops of work.
+  constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;
   const int64_t by_work = std::max<int64_t>(1, n * cost_per_item / kMinWorkPerThread);
   return std::max<int64_t>(1, std::min({worker_threads(), n, by_work}));
 }
 
+namespace {
+
+// The device's worker threads, started once (per process: a fork gets a new pool) and
+// woken for each parallel region; the calling thread takes a share of the chunks too.
+// One region runs at a time; a region that finds the pool busy (another framework thread,
+// or a region nested in a worker) runs its chunks inline.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int64_t workers) : pid_(getpid()) {
+    for (int64_t i = 0; i < workers; ++i) std::thread([this] { work(); }).detach();  // live until exit
+  }
+  pid_t pid() const { return pid_; }
+
+  bool try_run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& f) {
+    if (in_region_) return false;  // nested: this thread already runs a chunk
+    std::unique_lock<std::mutex> region(region_, std::try_to_lock);
+    if (!region.owns_lock()) return false;
+    in_region_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      f_ = &f, n_ = n, chunks_ = chunks, next_ = 0, pending_ = chunks;
+      ++generation_;
+    }
+    wake_.notify_all();
+    run_chunks_until_done();
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    f_ = nullptr;
+    in_region_ = false;
+    return true;
+  }
+
+ private:
+  void work() {
+    in_region_ = true;
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+      }
+      run_chunks_until_done();
+    }
+  }
+
+  void run_chunks_until_done() {
+    for (;;) {
+      int64_t c;
+      const std::function<void(int64_t, int64_t)>* f;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (f_ == nullptr || next_ >= chunks_) return;
+        c = next_++;
+        f = f_;
+      }
+      const int64_t size = (n_ + chunks_ - 1) / chunks_, begin = c * size, end = std::min(n_, begin + size);
+      if (begin < end) (*f)(begin, end);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_.notify_all();
+    }
+  }
+
+  const pid_t pid_;
+  std::mutex region_, mu_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int64_t, int64_t)>* f_ = nullptr;
+  int64_t n_ = 0, chunks_ = 0, next_ = 0, pending_ = 0;
+  uint64_t generation_ = 0;
+  static thread_local bool in_region_;  // a worker, or a caller running a region's chunks
+};
+thread_local bool WorkerPool::in_region_ = false;
+
+WorkerPool& worker_pool() {
+  static std::mutex mu;
+  static WorkerPool* pool = nullptr;  // never destroyed: its threads run until the process exits
+  std::lock_guard<std::mutex> lock(mu);
+  if (pool == nullptr || pool->pid() != getpid()) pool = new WorkerPool(worker_threads() - 1);
+  return *pool;
+}
+
+}  // namespace
+
 void run_chunks(int64_t n, int64_t threads, const std::function<void(int64_t, int64_t)>& f) {
-  const int64_t chunk = (n + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  for (int64_t begin = chunk; begin < n; begin += chunk)
-    workers.emplace_back(f, begin, std::min(n, begin + chunk));
-  f(0, chunk);
-  for (auto& w : workers) w.join();
+  const int64_t chunks = std::min(n, threads);
+  if (chunks > 1 && worker_pool().try_run(n, chunks, f)) return;
+  f(0, n);
 }
 
 }  // namespace {{ p }}

@@ -22,18 +22,8 @@ extern "C" {
   debug::Trace trace_("reduce");
   trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, x_shape);
   if (!x_shape || (!reduce_mask && x_shape->ndim > 0)) return {{ NAME }}_ERROR_INVALID_VALUE;
-  // Output strides in x's index space: 0 on reduced axes.
-  std::vector<int64_t> out_strides(x_shape->ndim, 0), zero(x_shape->ndim, 0), x_strides(x_shape->ndim, 0);
-  int64_t stride = 1, out_numel = 1, group = 1;
-  for (int d = x_shape->ndim - 1; d >= 0; --d) {
-    if (!reduce_mask[d]) {
-      out_strides[d] = stride;
-      stride *= x_shape->dims[d];
-      out_numel *= x_shape->dims[d];
-    } else {
-      group *= x_shape->dims[d];
-    }
-  }
+  int64_t out_numel = 1, group = 1;
+  for (int d = 0; d < x_shape->ndim; ++d) (reduce_mask[d] ? group : out_numel) *= x_shape->dims[d];
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -42,11 +32,43 @@ extern "C" {
           std::vector<Acc> acc(out_numel, op == {{ NAME }}_REDUCE_MAX
                                               ? static_cast<Acc>(std::numeric_limits<T>::lowest())
                                               : Acc(0));
-          for_each_index(*x_shape, out_strides, zero, [&](int64_t i, int64_t o, int64_t) {
-            if (op == {{ NAME }}_REDUCE_MAX) {
-              acc[o] = std::max<Acc>(acc[o], static_cast<Acc>(a[i]));
+          // Adjacent axes that are both reduced or both kept act as one: NCHW summed over
+          // (0, 2, 3) is [N | C | H*W]. The last run is contiguous and read in a tight loop.
+          {{ p }}_shape_t outer{};
+          std::vector<int> reduced;
+          for (int d = 0; d < x_shape->ndim; ++d) {
+            if (x_shape->dims[d] == 1) continue;
+            const int r = reduce_mask[d] != 0;
+            if (outer.ndim > 0 && reduced.back() == r) {
+              outer.dims[outer.ndim - 1] *= x_shape->dims[d];
             } else {
-              acc[o] += static_cast<Acc>(a[i]);
+              outer.dims[outer.ndim++] = x_shape->dims[d];
+              reduced.push_back(r);
+            }
+          }
+          const int64_t run = outer.ndim > 0 ? outer.dims[--outer.ndim] : 1;
+          const bool run_reduced = !reduced.empty() && reduced.back();
+          std::vector<int64_t> outer_out(outer.ndim, 0), none(outer.ndim, 0);
+          for (int64_t d = outer.ndim - 1, step = run_reduced ? 1 : run; d >= 0; --d)
+            if (!reduced[d]) {
+              outer_out[d] = step;
+              step *= outer.dims[d];
+            }
+          const bool max = op == {{ NAME }}_REDUCE_MAX;
+          for_each_index(outer, outer_out, none, [&](int64_t i, int64_t o, int64_t) {
+            const T* src = a + i * run;
+            if (run_reduced) {
+              Acc r = acc[o];
+              if (max) {
+                for (int64_t j = 0; j < run; ++j) r = std::max<Acc>(r, static_cast<Acc>(src[j]));
+              } else {
+                for (int64_t j = 0; j < run; ++j) r += static_cast<Acc>(src[j]);
+              }
+              acc[o] = r;
+            } else if (max) {
+              for (int64_t j = 0; j < run; ++j) acc[o + j] = std::max<Acc>(acc[o + j], static_cast<Acc>(src[j]));
+            } else {
+              for (int64_t j = 0; j < run; ++j) acc[o + j] += static_cast<Acc>(src[j]);
             }
           });
           T* dst = static_cast<T*>(out);
