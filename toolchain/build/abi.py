@@ -259,6 +259,20 @@ def libraries_in(path: Path) -> list[tuple[str, bytes]]:
     return [(path.name, data)]
 
 
+def read_libraries(path: Path) -> list[tuple[LibraryAbi, bytes]]:
+    """Every shared library in a wheel (or the one library `path` is), parsed, with its bytes."""
+    libraries = []
+    for name, data in libraries_in(path):
+        try:
+            libraries.append((read_library(data, name), data))
+        except Exception as exc:  # pyelftools raises many kinds on a damaged file
+            raise DevkitError(
+                f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
+                "rebuild it; a truncated or edited library cannot be checked or loaded",
+            ) from None
+    return libraries
+
+
 def paddle_root_for(recipe: Recipe, version: str) -> Path:
     """The target's paddle package directory: from devkit's caches, else downloaded."""
     from ..payload.build_plugin import UNPACKED_MARKER, Problem, target_paddle
@@ -300,7 +314,11 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
 
 def require_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None) -> list[AbiFinding]:
     """Raise with every finding when the plugin would not load; return the warnings."""
-    findings = check_abi(path, recipe, paddle_version, paddle_root)
+    return require_findings(path, check_abi(path, recipe, paddle_version, paddle_root))
+
+
+def require_findings(path: Path, findings: list[AbiFinding]) -> list[AbiFinding]:
+    """Raise with every finding when any is an error; print and return the warnings."""
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         raise DevkitError(
@@ -315,15 +333,7 @@ def require_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Pa
 
 def check_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None) -> list[AbiFinding]:
     """`paddle_root`: the target's paddle package when the caller has it already, else found here."""
-    libraries = []
-    for name, data in libraries_in(path):  # a damaged file is named before any Paddle is fetched
-        try:
-            libraries.append(read_library(data, name))
-        except Exception as exc:  # pyelftools raises many kinds on a damaged file
-            raise DevkitError(
-                f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
-                "rebuild it; a truncated or edited library cannot be checked or loaded",
-            ) from None
+    libraries = [lib for lib, _ in read_libraries(path)]  # a damaged file is named before any Paddle is fetched
     paddle_root = paddle_root or paddle_root_for(recipe, paddle_version)
     findings = []
     for library in libraries:

@@ -35,19 +35,25 @@ def paddle_requirements(wheel: Path) -> list[Requirement]:
     return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "paddlepaddle"]
 
 
-def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict[str, object]:
-    """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
-    name, version, _, tags = parse_wheel_filename(wheel.name)
-    tag_strings = sorted(str(t) for t in tags)
+def fitting_tag(wheel: Path, recipe: Recipe, pyproject: str) -> str:
+    """The wheel's py3-none tag for the target's platform, or an error naming the tags it has."""
+    tags = parse_wheel_filename(wheel.name)[3]
     fitting = [
         str(t) for t in tags if (t.interpreter, t.abi) == ("py3", "none") and recipe.is_wheel_platform(t.platform)
     ]
     if not fitting:
         raise DevkitError(
-            f"{wheel.name} has tags {', '.join(tag_strings)}, expected py3-none-manylinux_X_Y_{recipe.wheel_arch} "
-            f"(or {recipe.wheel_tag})",
-            'keep wheel.py-api = "py3" in the project\'s pyproject.toml and build for the right target',
+            f"{wheel.name} has tags {', '.join(sorted(map(str, tags)))}, expected py3-none-manylinux_X_Y_"
+            f"{recipe.wheel_arch} (or {recipe.wheel_tag})",
+            f'keep wheel.py-api = "py3" in {pyproject} and build for the right target',
         )
+    return fitting[0]
+
+
+def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict[str, object]:
+    """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
+    name, version, _, _ = parse_wheel_filename(wheel.name)
+    tag = fitting_tag(wheel, recipe, "the project's pyproject.toml")
     with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
         libs = [n for n in zf.namelist() if n.startswith("paddle_custom_device/") and n.endswith(".so")]
         if not libs:
@@ -64,4 +70,4 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
             f"{wheel.name} requires {found}, expected paddlepaddle=={paddle_version}",
             "keep the paddle_pin dynamic-metadata provider in the project's pyproject.toml",
         )
-    return {"name": str(name), "version": str(version), "tag": fitting[0], "libraries": libs}
+    return {"name": str(name), "version": str(version), "tag": tag, "libraries": libs}

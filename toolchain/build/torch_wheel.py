@@ -22,16 +22,22 @@ from elftools.elf.gnuversions import GNUVerNeedSection
 from elftools.elf.hash import GNUHashSection
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
-from rich.markup import escape
 
 from ..project.frameworks import TORCH
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
 from ..util.archives import validate_wheel, wheel_metadata, zip_archive
-from ..util.console import err
 from ..util.errors import DevkitError
-from .abi import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, libraries_in, read_library, symbol_version
-from .artifacts import check_elf_bytes
+from .abi import (
+    SYSTEM_FAMILIES,
+    SYSTEM_VERSION,
+    AbiFinding,
+    LibraryAbi,
+    read_libraries,
+    require_findings,
+    symbol_version,
+)
+from .artifacts import check_elf_bytes, fitting_tag
 from .manylinux import SystemFloor
 
 BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])")
@@ -190,17 +196,8 @@ def _hash_tables(torch_root: Path) -> dict[str, GNUHashSection]:
 
 
 def check_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path | None = None) -> list[AbiFinding]:
-    libraries = []
-    for name, data in libraries_in(path):
-        try:
-            libraries.append((read_library(data, name), data))
-        except Exception as exc:  # pyelftools raises many kinds on a damaged file
-            raise DevkitError(
-                f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
-                "rebuild it; a truncated or edited library cannot be checked or loaded",
-            ) from None
     findings: list[AbiFinding] = []
-    for lib, data in libraries:
+    for lib, data in read_libraries(path):
         if lib.machine != recipe.elf_machine:  # no torch needed to tell (nor fetched)
             findings += check_torch_library(lib, data, recipe, version, Path())
         else:
@@ -210,16 +207,7 @@ def check_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path |
 
 
 def require_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path | None = None) -> None:
-    findings = check_torch_abi(path, recipe, version, torch_root)
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        raise DevkitError(
-            f"ABI check of {path.name} failed: {errors[0].problem}",
-            errors[0].fix,
-            details="\n".join(f.line() for f in findings),
-        )
-    for warning in findings:
-        err.print(f"[yellow]![/] {escape(warning.line())}")
+    require_findings(path, check_torch_abi(path, recipe, version, torch_root))
 
 
 def torch_requirements(wheel: Path) -> list[Requirement]:
@@ -247,18 +235,10 @@ def is_torch_wheel(wheel: Path) -> bool:
 def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) -> dict[str, object]:
     """Name, tag, contents, ELF machine, torch pin and autoload entry point of an adapter wheel."""
     validate_wheel(wheel, "PyTorch adapter wheel")
-    name, _, _, tags = parse_wheel_filename(wheel.name)
+    name = parse_wheel_filename(wheel.name)[0]
     if not wheel.name.startswith(prefix):
         raise DevkitError(f"{wheel.name} is not named {prefix}*", "build it from the project's pytorch/ directory")
-    fitting = [
-        str(t) for t in tags if (t.interpreter, t.abi) == ("py3", "none") and recipe.is_wheel_platform(t.platform)
-    ]
-    if not fitting:
-        raise DevkitError(
-            f"{wheel.name} has tags {', '.join(sorted(map(str, tags)))}, expected py3-none-manylinux_X_Y_"
-            f"{recipe.wheel_arch} (or {recipe.wheel_tag})",
-            'keep wheel.py-api = "py3" in pytorch/pyproject.toml and build for the right target',
-        )
+    tag = fitting_tag(wheel, recipe, "pytorch/pyproject.toml")
     package = str(name).replace("-", "_")
     with zip_archive(wheel, "wheel", "rebuild it with devkit build --framework torch") as zf:
         libs = [n for n in zf.namelist() if n.startswith(f"{package}/") and n.endswith(".so")]
@@ -281,4 +261,4 @@ def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) ->
             f"{wheel.name} declares no torch.backends entry point, so `import torch` would not load it",
             'keep [project.entry-points."torch.backends"] in pytorch/pyproject.toml',
         )
-    return {"name": str(name), "tag": fitting[0], "libraries": libs}
+    return {"name": str(name), "tag": tag, "libraries": libs}

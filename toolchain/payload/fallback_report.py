@@ -70,16 +70,14 @@ def main() -> int:
     import battery  # imports paddle, after the flags above
     import check_common as common
     import mnist
-    import numpy as np
+    from training_verdict import load_data
 
     if not args.device:
         types = common.paddle.device.get_all_custom_device_type() or []
         args.device = types[0] if len(types) == 1 else ""
 
-    data = None
-    if args.data:
-        with np.load(args.data) as npz:
-            data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
+    data = load_data(args.data)
+    if data:
         data["x_test"], data["y_test"] = data["x_test"][:256], data["y_test"][:256]
     error = ""
     try:

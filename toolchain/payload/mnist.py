@@ -7,6 +7,7 @@ import traceback
 
 from check_common import MNIST_CRITERIA, F, _first_line, log, nn, np, paddle
 from op_cases import _rng
+from training_verdict import training_verdict
 
 
 class LeNet(nn.Layer):
@@ -88,31 +89,4 @@ def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> d
             "detail": _first_line(exc),
             "traceback": traceback.format_exc()[-3000:],
         }
-    window = max(1, min(10, steps // 4))
-    first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
-    drop = 1.0 - last / first if first > 0 else 0.0
-    curve_diff = float(np.max(np.abs(np.array(dev["losses"]) - np.array(cpu["losses"]))))
-    c = MNIST_CRITERIA
-    passed = (
-        drop >= c["min_loss_drop_fraction"]
-        and dev["heldout_accuracy"] >= c["min_heldout_accuracy"]
-        and curve_diff <= c["max_curve_abs_diff"]
-    )
-    return {
-        "name": "mnist",
-        "passed": bool(passed),
-        "detail": (
-            f"loss {first:.3f} -> {last:.3f} (drop {drop:.0%}), held-out accuracy "
-            f"{dev['heldout_accuracy']:.3f} (cpu {cpu['heldout_accuracy']:.3f}), "
-            f"max |loss diff vs cpu| {curve_diff:.2e}"
-        ),
-        "criteria": c,
-        "dataset": data["source"],
-        "steps": steps,
-        "batch_size": batch,
-        "seed": seed,
-        "loss_drop_fraction": drop,
-        "max_curve_abs_diff": curve_diff,
-        "device": dev,
-        "cpu": cpu,
-    }
+    return training_verdict("mnist", dev, cpu, MNIST_CRITERIA, data, steps, batch, seed)

@@ -21,6 +21,7 @@ from check_common import BACKWARD_TOL, FORWARD_TOL, F, _compare, _first_line, lo
 from kernel_signatures import check_kernel_signatures
 from mnist import check_mnist
 from op_cases import _rng, _run, op_cases
+from training_verdict import load_data
 
 # ---------------------------------------------------------------- registration
 
@@ -287,11 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             if "strided-views" in wanted:
                 log("check strided views")
                 report["checks"].append(check_strided_views(device))
-            data = None
-            if args.data:
-                with np.load(args.data) as npz:
-                    data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
-                    data["source"] = str(npz["source"])
+            data = load_data(args.data)
             if "mnist" in wanted:
                 log(f"check mnist ({args.steps} steps)")
                 report["checks"].append(check_mnist(device, data, args.steps, args.batch_size, args.seed))

@@ -20,6 +20,7 @@ import time
 import traceback
 
 import numpy as np
+from training_verdict import load_data, training_verdict
 
 TOL = json.loads(os.environ.get("DEVKIT_TOLERANCES") or "{}")
 if not TOL:
@@ -477,43 +478,20 @@ def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: in
             "detail": first_line(exc),
             "traceback": traceback.format_exc()[-3000:],
         }
-    window = max(1, min(10, steps // 4))
-    first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
-    drop = 1.0 - last / first if first > 0 else 0.0
-    curve_diff = float(np.max(np.abs(np.array(dev["losses"]) - np.array(cpu["losses"]))))
     criteria = {
         "min_loss_drop_fraction": TOL["min_loss_drop"],
         "min_heldout_accuracy": TOL["min_accuracy"],
         "max_curve_abs_diff": TOL["max_curve_diff"],
-        "max_fallbacks": 0,
     }
-    passed = (
-        drop >= criteria["min_loss_drop_fraction"]
-        and dev["heldout_accuracy"] >= criteria["min_heldout_accuracy"]
-        and curve_diff <= criteria["max_curve_abs_diff"]
-        and not fell_back
+    report = training_verdict("mnist", dev, cpu, criteria, data, steps, batch, seed)
+    report.update(
+        passed=report["passed"] and not fell_back,
+        detail=report["detail"] + (f", CPU fallbacks: {fell_back}" if fell_back else ", no CPU fallback"),
+        criteria={**criteria, "max_fallbacks": 0},
+        optimizer="torch.optim.Adam(lr=1e-3), foreach default",
+        fallbacks=fell_back,
     )
-    return {
-        "name": "mnist",
-        "passed": bool(passed),
-        "detail": (
-            f"loss {first:.3f} -> {last:.3f} (drop {drop:.0%}), held-out accuracy "
-            f"{dev['heldout_accuracy']:.3f} (cpu {cpu['heldout_accuracy']:.3f}), "
-            f"max |loss diff vs cpu| {curve_diff:.2e}, "
-            + (f"CPU fallbacks: {fell_back}" if fell_back else "no CPU fallback")
-        ),
-        "criteria": criteria,
-        "dataset": data["source"],
-        "steps": steps,
-        "batch_size": batch,
-        "seed": seed,
-        "optimizer": "torch.optim.Adam(lr=1e-3), foreach default",
-        "loss_drop_fraction": drop,
-        "max_curve_abs_diff": curve_diff,
-        "fallbacks": fell_back,
-        "device": dev,
-        "cpu": cpu,
-    }
+    return report
 
 
 def check_fallback_report(torch, device: str, data: dict, seed: int) -> dict:
@@ -557,15 +535,6 @@ def check_kernels(torch, device: str) -> dict:
         "kernels": {k: "PrivateUse1" for k in aten},
         "mismatched": [],
     }
-
-
-def load_data(path: str | None) -> dict | None:
-    if not path:
-        return None
-    with np.load(path) as npz:
-        data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
-        data["source"] = str(npz["source"])
-    return data
 
 
 def main(argv: list[str] | None = None) -> int:
