@@ -70,15 +70,19 @@ extern "C" {
       const T* y = static_cast<const T*>(out);
       const T* dy = static_cast<const T*>(dout);
       T* g = static_cast<T*>(dx);
-      for (int64_t i = 0; i < numel; ++i) {
-        switch (op) {
-          case {{ NAME }}_UNARY_RELU: g[i] = y[i] > T(0) ? dy[i] : T(0); break;
-          case {{ NAME }}_UNARY_SIGMOID: g[i] = dy[i] * y[i] * (T(1) - y[i]); break;
-          case {{ NAME }}_UNARY_TANH: g[i] = dy[i] * (T(1) - y[i] * y[i]); break;
-          case {{ NAME }}_UNARY_EXP: g[i] = dy[i] * y[i]; break;
-          case {{ NAME }}_UNARY_SQRT: g[i] = dy[i] * T(0.5) / y[i]; break;
-          default: break;
-        }
+      // One loop per op, the switch outside it, so each loop vectorizes; split across workers.
+      auto each = [&](auto grad) {
+        parallel_for(numel, 4, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) g[i] = grad(y[i], dy[i]);
+        });
+      };
+      switch (op) {
+        case {{ NAME }}_UNARY_RELU: each([](T v, T d) { return v > T(0) ? d : T(0); }); break;
+        case {{ NAME }}_UNARY_SIGMOID: each([](T v, T d) { return d * v * (T(1) - v); }); break;
+        case {{ NAME }}_UNARY_TANH: each([](T v, T d) { return d * (T(1) - v * v); }); break;
+        case {{ NAME }}_UNARY_EXP: each([](T v, T d) { return d * v; }); break;
+        case {{ NAME }}_UNARY_SQRT: each([](T v, T d) { return d * T(0.5) / v; }); break;
+        default: break;
       }
     });
   });
