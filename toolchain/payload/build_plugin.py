@@ -135,7 +135,10 @@ def index_args(index_url: str) -> list[str]:
 def tools_env(cache: Path, key: str, runtime: Runtime, version: str | None, index_url: str = "") -> Path:
     """A venv with the build tools (and the native framework runtime), reused while its marker exists."""
     py = f"py{sys.version_info.major}{sys.version_info.minor}"
-    root = cache / "envs" / f"{key}-{py}-{runtime.short if version else 'paddle'}-{version or 'none'}"
+    # Without a runtime the env holds the build tools only, whichever framework: one env, named as
+    # before the framework axis (paddle-none), serves every cross and torch build.
+    installed = f"{runtime.short}-{version}" if version else "paddle-none"
+    root = cache / "envs" / f"{key}-{py}-{installed}"
     marker = root / "devkit-env.json"
     if marker.is_file():
         return root
