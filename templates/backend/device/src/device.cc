@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -17,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -109,6 +109,25 @@ int64_t threads_for(int64_t n, int64_t cost_per_item) {
 
 namespace {
 
+// pthread's condition variable under std::mutex: GCC 12's std::condition_variable::wait has
+// symbol version GLIBCXX_3.4.30, which would raise the manylinux tag of every plugin built
+// with it (bookworm, the host) above what the rest of the library needs.
+class Condition {
+ public:
+  Condition() { pthread_cond_init(&cond_, nullptr); }
+  ~Condition() { pthread_cond_destroy(&cond_); }
+  Condition(const Condition&) = delete;
+  Condition& operator=(const Condition&) = delete;
+  template <typename Ready>
+  void wait(std::unique_lock<std::mutex>& lock, Ready ready) {
+    while (!ready()) pthread_cond_wait(&cond_, lock.mutex()->native_handle());
+  }
+  void notify_all() { pthread_cond_broadcast(&cond_); }
+
+ private:
+  pthread_cond_t cond_;
+};
+
 // The device's worker threads, started once (per process: a fork gets a new pool) and
 // woken for each parallel region; the calling thread takes a share of the chunks too.
 // One region runs at a time; a region that finds the pool busy (another framework thread,
@@ -172,7 +191,7 @@ class WorkerPool {
 
   const pid_t pid_;
   std::mutex region_, mu_;
-  std::condition_variable wake_, done_;
+  Condition wake_, done_;
   const std::function<void(int64_t, int64_t)>* f_ = nullptr;
   int64_t n_ = 0, chunks_ = 0, next_ = 0, pending_ = 0;
   uint64_t generation_ = 0;
