@@ -27,12 +27,31 @@ def check_elf_bytes(data: bytes, what: str, recipe: Recipe) -> None:
         )
 
 
-def paddle_requirements(wheel: Path) -> list[Requirement]:
-    """The wheel's Requires-Dist entries on paddlepaddle."""
-    fix = "pass a wheel built by `devkit build`"
+def requirements_on(
+    wheel: Path, distribution: str, fix: str = "pass a wheel built by `devkit build`"
+) -> list[Requirement]:
+    """The wheel's Requires-Dist entries on `distribution`."""
     with zip_archive(wheel, "wheel", fix) as zf:
         metadata = wheel_metadata(zf, wheel, "wheel", fix)
-    return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "paddlepaddle"]
+    return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == distribution]
+
+
+def paddle_requirements(wheel: Path) -> list[Requirement]:
+    """The wheel's Requires-Dist entries on paddlepaddle."""
+    return requirements_on(wheel, "paddlepaddle")
+
+
+def check_wheel_libraries(
+    wheel: Path, recipe: Recipe, package: str, framework: str, fix: str, rebuild: str
+) -> list[str]:
+    """The wheel's `package`/*.so, each built for the target; an error when there is none."""
+    with zip_archive(wheel, "wheel", rebuild) as zf:
+        libs = [n for n in zf.namelist() if n.startswith(f"{package}/") and n.endswith(".so")]
+        if not libs:
+            raise DevkitError(f"{wheel.name} contains no {package}/*.so, so {framework} would load nothing", fix)
+        for lib in libs:
+            check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
+    return libs
 
 
 def fitting_tag(wheel: Path, recipe: Recipe, pyproject: str) -> str:
@@ -54,15 +73,14 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
     """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
     name, version, _, _ = parse_wheel_filename(wheel.name)
     tag = fitting_tag(wheel, recipe, "the project's pyproject.toml")
-    with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
-        libs = [n for n in zf.namelist() if n.startswith("paddle_custom_device/") and n.endswith(".so")]
-        if not libs:
-            raise DevkitError(
-                f"{wheel.name} contains no paddle_custom_device/*.so, so Paddle would load nothing",
-                "install the plugin target to paddle_custom_device in CMakeLists.txt",
-            )
-        for lib in libs:
-            check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
+    libs = check_wheel_libraries(
+        wheel,
+        recipe,
+        "paddle_custom_device",
+        "Paddle",
+        "install the plugin target to paddle_custom_device in CMakeLists.txt",
+        "rebuild it with devkit build",
+    )
     paddle_pins = paddle_requirements(wheel)
     if not paddle_pins or str(paddle_pins[0].specifier) != f"=={paddle_version}":
         found = ", ".join(str(r) for r in paddle_pins) or "no paddlepaddle"

@@ -26,7 +26,7 @@ from packaging.utils import parse_wheel_filename
 from ..project.frameworks import TORCH
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
-from ..util.archives import validate_wheel, wheel_metadata, zip_archive
+from ..util.archives import validate_wheel, zip_archive
 from ..util.errors import DevkitError
 from .abi import (
     SYSTEM_FAMILIES,
@@ -37,7 +37,7 @@ from .abi import (
     require_findings,
     symbol_version,
 )
-from .artifacts import check_elf_bytes, fitting_tag
+from .artifacts import check_wheel_libraries, fitting_tag, requirements_on
 from .manylinux import SystemFloor
 
 BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])")
@@ -211,10 +211,7 @@ def require_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path
 
 
 def torch_requirements(wheel: Path) -> list[Requirement]:
-    fix = "pass a wheel built by `devkit build --framework torch`"
-    with zip_archive(wheel, "wheel", fix) as zf:
-        metadata = wheel_metadata(zf, wheel, "wheel", fix)
-    return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == "torch"]
+    return requirements_on(wheel, "torch", "pass a wheel built by `devkit build --framework torch`")
 
 
 def pinned_torch(wheel: Path) -> str | None:
@@ -240,15 +237,14 @@ def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) ->
         raise DevkitError(f"{wheel.name} is not named {prefix}*", "build it from the project's pytorch/ directory")
     tag = fitting_tag(wheel, recipe, "pytorch/pyproject.toml")
     package = str(name).replace("-", "_")
-    with zip_archive(wheel, "wheel", "rebuild it with devkit build --framework torch") as zf:
-        libs = [n for n in zf.namelist() if n.startswith(f"{package}/") and n.endswith(".so")]
-        if not libs:
-            raise DevkitError(
-                f"{wheel.name} contains no {package}/*.so, so torch would load nothing",
-                "install the adapter library into the package in pytorch/CMakeLists.txt",
-            )
-        for lib in libs:
-            check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
+    libs = check_wheel_libraries(
+        wheel,
+        recipe,
+        package,
+        "torch",
+        "install the adapter library into the package in pytorch/CMakeLists.txt",
+        "rebuild it with devkit build --framework torch",
+    )
     pins = torch_requirements(wheel)
     if not pins or str(pins[0].specifier) != f"=={version}":
         found = ", ".join(map(str, pins)) or "no torch"
