@@ -11,10 +11,17 @@ VENV=${VENV:-.venv}
 WORK_DIR=${WORK_DIR:-work-stpu}
 PYTHON=${PYTHON:-python3}
 
-if [ ! -x "$VENV/bin/devkit" ] || [ pyproject.toml -nt "$VENV/.devkit-installed" ] || [ -n "$(find toolchain templates recipes -newer "$VENV/.devkit-installed" -print -quit 2>/dev/null)" ]; then
+# The main job needs devkit alone; the tests add their tools ([test]). Each set has a stamp,
+# and an install is redone when devkit's sources are newer than it. --no-compile: bytecode is
+# written on first import, for the modules a run uses, instead of for every installed file.
+current() { [ -f "$1" ] && [ ! pyproject.toml -nt "$1" ] && [ -z "$(find toolchain templates recipes images -newer "$1" -print -quit)" ]; }
+if [ "${1:-}" = "test" ]; then wanted=(test); spec=".[test]"; else wanted=(main test); spec="."; fi
+installed=""
+for set in "${wanted[@]}"; do current "$VENV/.devkit-installed-$set" && installed=$set && break; done
+if [ ! -x "$VENV/bin/devkit" ] || [ -z "$installed" ]; then
   "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --disable-pip-version-check -q ".[test]"
-  touch "$VENV/.devkit-installed"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --no-compile -q "$spec"
+  touch "$VENV/.devkit-installed-${wanted[0]}"
 fi
 
 if [ "${1:-}" = "test" ]; then

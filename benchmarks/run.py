@@ -71,21 +71,15 @@ def build_series(project: Path, runner: str) -> dict:
 
 
 def plugin_env(wheel: Path, paddle_version: str, root: Path) -> Path:
-    venv = root / "bench-venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [
-            str(venv / "bin" / "pip"),
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            f"paddlepaddle=={paddle_version}",
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return venv / "bin" / "python"
+    """A user's environment: paddlepaddle (a clone of the reference env verify made) plus the wheel."""
+    from devkit.run.envs import clone_env, reference_env
+    from devkit.run.step import HostRunner
+
+    reference = reference_env(HostRunner(), paddle_version, root / "reference-env.log")
+    assert reference is not None
+    python = clone_env(reference, root / "bench-venv")
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True)
+    return Path(python)
 
 
 def fresh_verify_env(wheel: Path, work: Path) -> float:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import torch
 
-# verify's LeNet (payload/torch_checks.py)
+# verify's LeNet (payload/torch_training.py)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
-from torch_checks import lenet  # noqa: E402
+from torch_training import lenet  # noqa: E402
 
 
 def dispatch_us(device: str, n: int) -> float:

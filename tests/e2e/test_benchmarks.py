@@ -25,7 +25,7 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     results = json.loads((tmp_path / "short.json").read_text())
     assert results["short"] and results["verify_x86_64"]["passed"]
     assert results["build_host"]["noop_compiled"] == 0 and results["build_host"]["edit_compiled"] == 1
-    assert results["build_host"]["cold_compiled"] > 10
+    assert results["build_host"]["cold_compiled"] >= 4  # unity builds: two units each for kernels and device
     for key in ("dispatch_us", "train_step_ms"):
         assert set(results["device_vs_cpu"][key]) == {"device", "cpu"}
     torch = results["torch"]

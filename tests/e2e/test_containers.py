@@ -54,6 +54,19 @@ def test_doctor_is_ready():
     assert findings["qemu for aarch64"].ok and findings["qemu for armhf"].ok
 
 
+def test_engine_commands_print_only_json(tmp_path):
+    """The --json commands that need an engine, with an empty devkit cache (test_json_output.py runs
+    the others). `images bootstrap` is left out: it makes a base image again, which the images of
+    the tests around it were built from; it runs debootstrap through the same step runner as build."""
+    env = {**os.environ, "DEVKIT_CACHE_DIR": str(tmp_path / "cache")}
+    for args in (["images", "build"], ["images", "list"], ["images", "prune"], ["doctor"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "devkit", *args, "--json"], capture_output=True, text=True, env=env
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert json.loads(proc.stdout) is not None, args  # stdout is one JSON document and nothing else
+
+
 def test_x86_64_container_build_matches_host_contract(project):
     summary = json.loads(devkit("build", str(project), "--runner", "docker", "--json").stdout)
     assert summary["runner"].startswith("docker:devkit-builder-bullseye:")

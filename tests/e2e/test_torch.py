@@ -252,3 +252,106 @@ def test_convolutions_the_device_lacks_run_on_the_cpu(torch_env):
     assert proc.stdout.strip() == "True True {'aten::convolution_overrideable': 1}", (
         proc.stdout
     )  # conv1d runs on the device as 2-D
+
+
+# ---------------------------------------------------------------- names both frameworks take
+
+# What PyTorch does with a backend name, asked of the installed torch itself: the registration a
+# generated adapter performs, plus the Tensor/Module attributes that generate_methods_* would
+# silently replace. Prints "taken: <reason>" or "free".
+NAME_PROBE = """
+import sys, types, torch
+from torch.nn.utils.rnn import PackedSequence
+name = sys.argv[1]
+owners = (torch.Tensor, torch.nn.Module, PackedSequence, torch.TypedStorage, torch.UntypedStorage)
+replaced = [o.__name__ for o in owners if hasattr(o, name)]
+try:
+    torch.utils.rename_privateuse1_backend(name)
+    torch._register_device_module(name, types.ModuleType(name))
+    torch.utils.generate_methods_for_privateuse1_backend()
+    assert torch.device(name + ":1").type == name
+except Exception as exc:
+    print("taken:", str(exc).splitlines()[0][:200])
+else:
+    print(f"taken: would replace {name} of {replaced}" if replaced else "free")
+"""
+
+# Every name torch gives a meaning where a device type goes (torch_names.txt says how).
+TORCH_NAMES = """
+import re, torch
+from torch.nn.utils.rnn import PackedSequence
+from torch.storage import _StorageBase
+names = set(dir(torch))
+try:
+    torch.device("not_a_device")
+except RuntimeError as exc:
+    names |= set(re.findall(r"[a-z_]+", str(exc).split("Expected one of")[1].split("device type")[0]))
+for cls in (torch.Tensor, torch.nn.Module, PackedSequence, _StorageBase, torch.TypedStorage, torch.UntypedStorage):
+    for attr in dir(cls):
+        names |= {attr, attr[3:]} if attr.startswith("is_") else {attr}
+print("\\n".join(sorted(n for n in names if re.fullmatch(r"[a-z][a-z_]*", n))))
+"""
+
+
+def test_devkit_knows_every_name_the_installed_torch_uses(torch_env):
+    from devkit.project.naming import TORCH_NAMES_FILE, torch_reserved
+
+    proc = run_python(torch_env, TORCH_NAMES, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    assert proc.returncode == 0, proc.stderr
+    used = set(proc.stdout.split())
+    assert {"cuda", "mps", "xpu", "meta", "hpu", "privateuseone", "nn", "view"} <= used  # the probe sees them
+    missing = sorted(used - torch_reserved())
+    assert not missing, f"add to {TORCH_NAMES_FILE}: {missing}"
+
+
+def fresh_names(seed: int) -> dict[str, str]:
+    """Names no test has used: mixed case with an underscore (both frameworks take it), one with a
+    digit (Paddle takes it, torch.device() does not), and a name torch owns in mixed case."""
+    import random
+    import string
+
+    from devkit.project.naming import torch_reserved
+
+    rng = random.Random(seed)
+
+    def word(n: int) -> str:
+        return "".join(rng.choice(string.ascii_letters) for _ in range(n))
+
+    owned = sorted(n for n in torch_reserved() if len(n) > 3 and "_" not in n)
+    return {
+        "mixed": rng.choice(string.ascii_uppercase) + word(4) + "_" + word(3),
+        "digit": rng.choice(string.ascii_uppercase) + word(3) + str(rng.randrange(10)) + word(2),
+        "owned": rng.choice(owned).capitalize(),
+    }
+
+
+def test_fresh_names_are_refused_in_one_line_or_work_in_both_frameworks(torch_env, tmp_path):
+    import time
+
+    seed = time.time_ns()
+    names = fresh_names(seed)
+    context = f"names {names} (seed {seed})"
+    for kind, name in names.items():
+        torch_says = subprocess.run(
+            [str(torch_env / "bin/python"), "-c", NAME_PROBE, name.lower()],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+        ).stdout.strip()
+        project = tmp_path / name
+        proc = devkit("new-backend", name, "--out", str(project), check=False)
+        if kind == "mixed":
+            assert torch_says == "free" and proc.returncode == 0, f"{context}: {torch_says}; {proc.stderr}"
+            continue
+        assert torch_says.startswith("taken"), f"{context}: torch takes {name.lower()!r}, devkit refused it"
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+        assert proc.returncode == 1 and len(errors) == 1 and "PyTorch" in errors[0], f"{context}: {proc.stderr}"
+        assert "Fix: pass --device-type " in errors[0] and not project.exists()
+    # The accepted name: both adapters build and pass verify (registered, ops vs CPU, LeNet trains).
+    project = tmp_path / names["mixed"]
+    for framework in ("paddle", "torch"):
+        devkit("build", str(project), "--framework", framework, "--runner", "host")
+        summary = json.loads(
+            devkit("verify", str(project), "--framework", framework, "--runner", "host", "--json").stdout
+        )
+        assert summary["passed"], f"{context}: {framework}: {summary}"

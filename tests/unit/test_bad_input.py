@@ -213,6 +213,16 @@ CASES = [
         lambda i: ["new-backend", "STPU", "--device-type", "Bad-Type", "--out", str(i.root / "n6")],
         "device type",
     ),
+    Case(
+        "device-type-with-digit",  # fine for Paddle, not for torch.device()
+        lambda i: ["new-backend", "Zeta7", "--out", str(i.root / "n7")],
+        "cannot name a PyTorch device",
+    ),
+    Case(
+        "device-type-torch-owns",
+        lambda i: ["new-backend", "STPU", "--device-type", "meta", "--out", str(i.root / "n8")],
+        "already used by PyTorch",
+    ),
     # output paths
     Case("out-is-a-file", lambda i: ["new-backend", "STPU", "--out", str(i.a_file)], "is not a directory"),
     Case("out-is-non-empty", lambda i: ["new-backend", "STPU", "--out", str(i.project)], "--force"),

@@ -50,3 +50,33 @@ def test_invalid_device_type_names_the_flag():
     with pytest.raises(DevkitError, match="already used by Paddle") as info:
         parse_backend_name("STPU", "ipu")
     assert "--device-type" in info.value.one_line()
+
+
+@pytest.mark.parametrize(
+    "name, device_type, message",
+    [
+        ("Zeta7", None, "cannot name a PyTorch device: torch.device() takes only letters and _"),
+        ("Chip", "chip2", "cannot name a PyTorch device"),
+        ("Abc_", None, "double underscore"),
+        ("A__b", None, "double underscore"),
+        ("Mps", None, "already used by PyTorch"),
+        ("HPU", None, "already used by PyTorch"),
+        ("Meta", None, "already used by PyTorch"),
+        ("PrivateUseOne", None, "already used by PyTorch"),
+        ("STPU", "view", "already used by PyTorch"),  # torch.view: the backend's module would replace it
+        ("STPU", "quantized", "already used by PyTorch"),  # Tensor.is_quantized would clash with is_<type>
+        ("MyCuda", None, "Paddle's set_device rewrites to 'gpu'"),
+    ],
+)
+def test_device_types_pytorch_cannot_take(name, device_type, message):
+    with pytest.raises(DevkitError, match=re.escape(message)) as info:
+        parse_backend_name(name, device_type)
+    line = info.value.one_line()
+    assert "\n" not in line and "Fix: pass --device-type " in line, line
+    suggested = line.split("Fix: pass --device-type ")[1].split()[0]
+    assert parse_backend_name(name, suggested).device_type == suggested  # the fix is itself accepted
+
+
+def test_digits_in_the_name_with_a_device_type_both_frameworks_take():
+    assert parse_backend_name("Zeta7", "zeta").device_type == "zeta"
+    assert parse_backend_name("My_Chip").device_type == "my_chip"

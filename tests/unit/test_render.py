@@ -13,7 +13,7 @@ EXPECTED = [
     "compile.sh",
     "cmake/FindPaddle.cmake",
     "build_support/paddle_pin.py",
-    "device/include/npu9_device.h",
+    "device/include/npu_x_device.h",
     "device/src/device.cc",
     "device/src/matmul_ops.cc",
     "runtime/runtime.cc",
@@ -27,22 +27,22 @@ EXPECTED = [
     "pytorch/CMakeLists.txt",
     "pytorch/csrc/runtime.cpp",
     "pytorch/csrc/fallback.cpp",
-    "pytorch/torch_npu9/__init__.py",
-    "pytorch/torch_npu9/device.py",
+    "pytorch/torch_npu_x/__init__.py",
+    "pytorch/torch_npu_x/device.py",
     "pytorch/tests/test_training.py",
 ]
 
 
 def test_renders_complete_project(tmp_path):
-    out = tmp_path / "NPU9"
-    result = render_backend(parse_backend_name("NPU9"), out)
+    out = tmp_path / "NPU_X"
+    result = render_backend(parse_backend_name("NPU_X"), out)
     for rel in EXPECTED:
         assert (out / rel).is_file(), rel
     assert set(EXPECTED) <= set(result.files)
     text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "{{" not in text and "{%" not in text  # nothing left unrendered
-    assert 'params->device_type = const_cast<char*>("npu9")' in (out / "runtime/runtime.cc").read_text()
-    assert re.search(r'^device-type = "npu9"$', (out / "pyproject.toml").read_text(), re.M)
+    assert 'params->device_type = const_cast<char*>("npu_x")' in (out / "runtime/runtime.cc").read_text()
+    assert re.search(r'^device-type = "npu_x"$', (out / "pyproject.toml").read_text(), re.M)
     assert (out / "compile.sh").stat().st_mode & 0o111
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import sys
 from dataclasses import asdict, dataclass, field
@@ -284,19 +283,18 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
     # re-checks it against the sha256 recorded when it was downloaded.
     cached = sorted(root.glob(f"*/paddle/{version}-{recipe.paddle_wheel_platform}/{UNPACKED_MARKER}"))
     if not cached and recipe.name in (host_recipe().name, builder_spec().recipe.name):
-        # Native tool envs (host, or the x86_64 builder container) have the wheel installed.
-        for candidate in root.glob(f"*/envs/*-paddle-{version}/lib/python3*/site-packages/paddle"):
-            if (candidate / "libs").is_dir():
-                return candidate
+        # Native environments have the wheel installed: the reference envs native builds and verify
+        # share (host, or verify containers), and the x86_64 builder container's tools env.
+        for pattern in ("*/reference-envs/*-paddle-{v}", "*/envs/*-paddle-{v}"):
+            for candidate in root.glob(pattern.format(v=version) + "/lib/python3*/site-packages/paddle"):
+                if (candidate / "libs").is_dir():
+                    return candidate
     if not recipe.paddle_wheel_platform:
         raise DevkitError(
             f"{recipe.name} has no paddlepaddle wheel to check against", "use --arch with a Paddle runtime"
         )
     cache = cached[0].parents[2] if cached else root / "host"
-    # pip's progress goes to stderr: stdout stays clean for --json.
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
+    # pip prints to stdout; with --json the CLI has pointed stdout at stderr (util.console)
     try:
         return target_paddle(cache, Path(sys.executable), version, recipe.paddle_wheel_platform)
     except Problem as exc:
@@ -306,10 +304,6 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
             f"cannot get paddlepaddle=={version} for {recipe.name} ({exc})",
             "check the package index, or the version exists for that platform",
         ) from None
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def require_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None) -> list[AbiFinding]:

@@ -26,6 +26,7 @@ from ..build.publish import build_sdist, check_index_ready
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
+from ..run.envs import reference_env, site_package
 from ..run.select import BuildPlace, build_cache, build_place
 from ..run.step import Runner, Step
 from ..util.archives import sha256_file, tar_archive
@@ -206,6 +207,11 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
             "--index-url",
             index_url,
         ]
+        if not (cross or device_only or framework.unpacked_runtime) and runner.key == "host":
+            # The reference env verify clones holds the same runtime: one install serves both.
+            reference = reference_env(runner, version or "", log, framework)
+            if reference is not None:
+                argv += ["--runtime-root", runner.path(site_package(reference, framework.package))]
         if cross:
             argv += ["--toolchain-file", runner.path(write_toolchain_file(recipe, project.root / "build"))]
         if not device_only and (cross or framework.unpacked_runtime):
@@ -225,6 +231,10 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
                 cwd=Path(runner.path(project.root)),
                 env={
                     "CCACHE_DIR": runner.path(place.cache / "ccache"),
+                    # Paths below the project are hashed as relative ones, so a second checkout or a new
+                    # project rendered from the same templates compiles from the cache (measured: a cold
+                    # build of a second project 32 s -> 2.6 s).
+                    "CCACHE_BASEDIR": runner.path(project.root),
                     "ON_INFER": "ON" if options.infer else "OFF",
                     "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
                     "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else "",

@@ -10,7 +10,6 @@ symbol instead of reading them all) or versioned by the system's C/C++ runtime.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass
@@ -63,19 +62,13 @@ def fetch_torch(cache: Path, recipe: Recipe, version: str, index_url: str = "") 
     Builds in a container find it there: the container's pip would take PyPI's CUDA build."""
     from ..payload.build_plugin import RUNTIMES, Problem, target_runtime
 
-    sys.stdout.flush()  # pip's progress goes to stderr: stdout stays clean for --json
-    saved = os.dup(1)
-    os.dup2(2, 1)
+    # pip prints to stdout; with --json the CLI has pointed stdout at stderr (util.console)
     try:
         return target_runtime(
             cache, Path(sys.executable), RUNTIMES["torch"], version, TORCH.wheel_platform(recipe), index_url
         )
     except Problem as exc:
         raise DevkitError(f"cannot get torch=={version} for {recipe.name}: {exc.text}", exc.fix) from None
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _torch_libraries(torch_root: Path) -> list[Path]:

@@ -24,7 +24,7 @@ from . import build, images, matrix, publish, scaffold, verify
 # Help texts are plain text: "[tool.devkit]" must not be read as rich markup (it vanished).
 app = typer.Typer(
     rich_markup_mode=None,
-    help="Scaffold, build and verify PaddlePaddle custom-device plugins.",
+    help="Scaffold, build and verify accelerator plugins for PaddlePaddle and PyTorch.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -4,7 +4,6 @@ helpers every command uses to read them."""
 from __future__ import annotations
 
 import json
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ..project.project import Project, load_project
+from ..util.console import json_stream, reserve_stdout_for_json
 
 
 class RunnerChoice(str, Enum):
@@ -58,7 +58,17 @@ PaddleInferenceDirOpt = Annotated[
     ),
 ]
 ReportDirOpt = Annotated[Path | None, typer.Option("--report-dir", help="Where to write the reports.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")]
+
+
+def _json_requested(value: bool) -> bool:
+    if value:
+        reserve_stdout_for_json()
+    return value
+
+
+JsonOpt = Annotated[
+    bool, typer.Option("--json", callback=_json_requested, help="Print a machine-readable summary on stdout.")
+]
 
 
 def runner_name(runner: RunnerChoice | None) -> str | None:
@@ -72,4 +82,6 @@ def project_unless_wheel(project_dir: Path | None, wheel: Path | None) -> Projec
 
 
 def emit_json(payload: object) -> None:
-    sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+    out = json_stream()
+    out.write(json.dumps(payload, indent=2, default=str) + "\n")
+    out.flush()

@@ -21,7 +21,8 @@ _OP_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]E
 
 
 def show_build(result: BuildResult) -> None:
-    what = "nothing recompiled" if result.compiled_files == 0 else f"{result.compiled_files} files compiled"
+    # Unity builds compile several source files per compiler run: the count is of compiler runs.
+    what = "nothing recompiled" if result.compiled_files == 0 else f"{result.compiled_files} compiler runs"
     runtime = "paddlepaddle" if result.framework == "paddle" else result.framework
     pin = f", {runtime}=={result.runtime_version}" if result.runtime_version else ""
     err.print(

@@ -8,7 +8,7 @@ import time
 import traceback
 
 from check_common import _TOL, F, _first_line, log, nn, np, paddle
-from op_cases import _rng
+from op_helpers import rng
 
 #
 # Models beyond LeNet, each trained on the device and on the CPU from the same
@@ -123,7 +123,7 @@ class TinyTransformer(nn.Layer):
 def majority_tokens(count: int, seed: int, vocab: int = 12, seq: int = 12, classes: int = 8) -> dict:
     """Synthetic, deterministic: tokens 1..classes (0 = padding at the end); label = the most
     frequent token (ties: the smallest), minus one."""
-    r = _rng(seed)
+    r = rng(seed)
     tokens = r.randint(1, classes + 1, (count, seq)).astype(np.int64)
     lengths = r.randint(seq - 3, seq + 1, count)
     for i, n in enumerate(lengths):
@@ -170,7 +170,7 @@ def train_model(
     net.train()
     opt = paddle.optimizer.Adam(learning_rate=3e-3, parameters=net.parameters())
     x_train, y_train = data["x_train"], data["y_train"]
-    order = _rng(seed).permutation(len(x_train))
+    order = rng(seed).permutation(len(x_train))
     program = paddle.static.default_main_program()
     saved_seed = program.random_seed
     losses = []

@@ -3,6 +3,8 @@ or inside the devkit builder container, with only the standard library.
 
   native:  a cached tools env with the framework runtime (paddlepaddle==V or torch==V),
            scikit-build-core, cmake, ninja; the wheel is built against the installed runtime.
+           On the host, devkit passes --runtime-root instead: the runtime installed in the
+           reference env that verify clones, so a first build and verify install it once.
   cross:   the same tools env without the runtime; the target's runtime wheel is
            downloaded (pip download --platform) and its headers and libraries
            unpacked into the cache; CMake uses the recipe's toolchain file.
@@ -243,7 +245,9 @@ def build_wheel(args: argparse.Namespace, env: Path) -> Path:
         # build-dir is relative to the adapter's directory; args.build_dir to the project
         "SKBUILD_BUILD_DIR": os.path.relpath(Path(args.project) / args.build_dir, source),
     }
-    if args.runtime_platform:  # compiled against the target's runtime wheel, unpacked
+    if args.runtime_root:  # an installed runtime outside the tools env (the host's reference env)
+        build_env[f"{prefix}_ROOT"] = args.runtime_root
+    elif args.runtime_platform:  # compiled against the target's runtime wheel, unpacked
         target = target_runtime(
             Path(args.cache),
             env / "bin" / "python",
@@ -332,6 +336,7 @@ def main() -> int:
     )
     p.add_argument("--runtime-version", default="", help="the framework runtime to build against")
     p.add_argument("--runtime-platform", default="", help="cross: the target's runtime wheel platform")
+    p.add_argument("--runtime-root", default="", help="native: the runtime's installed package directory to use")
     p.add_argument("--index-url", default="", help="where pip gets the runtime (empty: pip's configuration)")
     p.add_argument("--wheel-tag", default="")
     p.add_argument("--toolchain-file", default="")
@@ -339,7 +344,7 @@ def main() -> int:
     p.add_argument("--bundle-name", default="")
     args = p.parse_args()
 
-    native = args.runtime_version if not (args.runtime_platform or args.device_only) else None
+    native = args.runtime_version if not (args.runtime_platform or args.runtime_root or args.device_only) else None
     try:
         env = tools_env(Path(args.cache), args.env_key, RUNTIMES[args.framework], native, args.index_url)
         artifact = build_device_library(args, env) if args.device_only else build_wheel(args, env)

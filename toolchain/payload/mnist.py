@@ -6,7 +6,7 @@ import time
 import traceback
 
 from check_common import MNIST_CRITERIA, F, _first_line, log, nn, np, paddle
-from op_cases import _rng
+from op_helpers import rng
 from training_verdict import training_verdict
 
 
@@ -29,7 +29,7 @@ class LeNet(nn.Layer):
 
 def initial_state(model: nn.Layer, seed: int) -> dict:
     """Identical initial weights for both places (fan-in uniform), from NumPy."""
-    r = _rng(seed)
+    r = rng(seed)
     state = {}
     for name, p in model.state_dict().items():
         shape = list(p.shape)
@@ -47,7 +47,7 @@ def train(place: str, data: dict, steps: int, batch: int, seed: int) -> dict:
     model.set_state_dict({k: paddle.to_tensor(v) for k, v in initial_state(model, seed).items()})
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
     x_train, y_train = data["x_train"], data["y_train"]
-    order = _rng(seed).permutation(len(x_train))
+    order = rng(seed).permutation(len(x_train))
     losses = []
     start = time.perf_counter()
     for step in range(steps):

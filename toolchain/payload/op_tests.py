@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import check_common as common  # noqa: E402
 import op_cases  # noqa: E402
+import op_helpers  # noqa: E402
 import plugin_checks as checks  # noqa: E402  (sets FLAGS_enable_api_kernel_fallback=0, imports paddle)
 
 np, paddle, F = common.np, common.paddle, common.F
@@ -37,7 +38,7 @@ EXACT = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
 
 def shape_cases() -> list[tuple]:
     """Empty, 0-d and two-sided broadcasting shapes, where the ops allow them."""
-    u = op_cases.uniform(op_cases._rng(1))
+    u = op_helpers.uniform(op_helpers.rng(1))
 
     return [
         ("add empty [0,5]+[5]", ["add", "add_grad"], lambda x, y: x + y, {"x": u(0, 5), "y": u(5)}, True),
@@ -133,8 +134,8 @@ def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad:
     try:
         if flags:
             paddle.set_flags(flags)
-        dev = op_cases._run(fn, inputs, device, grad)
-        cpu = op_cases._run(fn, inputs, "cpu", grad)
+        dev = op_helpers.run_case(fn, inputs, device, grad)
+        cpu = op_helpers.run_case(fn, inputs, "cpu", grad)
         ok = True
         for key in cpu:
             if key not in dev:
@@ -211,7 +212,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
 
 def golden_cases() -> list[dict]:
     """Cases the device library's golden checker understands: op, attributes, inputs, Paddle op."""
-    u = op_cases.uniform(op_cases._rng(11))
+    u = op_helpers.uniform(op_helpers.rng(11))
 
     cases = []
     for name, fn in (

@@ -20,7 +20,8 @@ from battery import BATTERY, check_battery
 from check_common import BACKWARD_TOL, FORWARD_TOL, F, _compare, _first_line, log, np, paddle
 from kernel_signatures import check_kernel_signatures
 from mnist import check_mnist
-from op_cases import _rng, _run, op_cases
+from op_cases import op_cases
+from op_helpers import rng, run_case
 from training_verdict import load_data
 
 # ---------------------------------------------------------------- registration
@@ -84,8 +85,8 @@ def check_ops(device: str, registered: list[str]) -> dict:
         try:
             if flags:
                 paddle.set_flags(flags)
-            dev = _run(fn, inputs, device, grad)
-            cpu = _run(fn, inputs, "cpu", grad)
+            dev = run_case(fn, inputs, device, grad)
+            cpu = run_case(fn, inputs, "cpu", grad)
             entry = {"case": case, "kernels": kernels, "passed": True, "max_abs_diff": {}}
             for key in cpu:
                 ok, diff = _compare(dev[key], cpu[key], FORWARD_TOL if key == "out" else BACKWARD_TOL)
@@ -119,7 +120,7 @@ def check_ops(device: str, registered: list[str]) -> dict:
 
 def check_optimizers(device: str) -> dict:
     """Three SGD and three Adam steps on the same parameters and gradients."""
-    r = _rng(3)
+    r = rng(3)
     w0 = r.uniform(-1, 1, (6, 4)).astype(np.float32)
     grads = [r.uniform(-1, 1, (6, 4)).astype(np.float32) for _ in range(3)]
     entry = {"case": "sgd / adam updates", "kernels": ["sgd", "adam"], "passed": True, "max_abs_diff": {}}

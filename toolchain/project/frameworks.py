@@ -23,6 +23,7 @@ class Framework:
     source_dir: str  # the adapter's pyproject.toml directory, relative to the project
     modes: tuple[str, ...]  # matrix modes the adapter supports
     recipe_key: str  # a recipe's <key>_version, <key>_wheel_platform and supports.<key>_runtime
+    package: str  # the runtime's import package (its headers and libraries live in it)
     # Builds compile against the target's runtime wheel unpacked (as cross builds do) instead of an
     # installed one: the adapter uses no Python C API, so the builder's Python (3.9 on bullseye, for
     # which torch publishes no wheel) does not matter.
@@ -48,6 +49,7 @@ PADDLE = Framework(
     ".",
     ("train", "infer"),
     "paddle",
+    "paddle",
     plugin_glob="lib/python3*/site-packages/paddle_custom_device",
 )
 TORCH = Framework(
@@ -56,6 +58,7 @@ TORCH = Framework(
     "torch",
     "pytorch",
     ("train",),
+    "torch",
     "torch",
     unpacked_runtime=True,
     verify_extras=("numpy",),  # torch does not require it; the checks compare with it

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from ..util.errors import DevkitError
 
@@ -129,6 +131,7 @@ PADDLE_RESERVED = frozenset(
         "gpu_pinned",
         "cuda",
         "cuda_pinned",
+        "dcu",
         "xpu",
         "xpu_pinned",
         "ipu",
@@ -151,6 +154,19 @@ PADDLE_RESERVED = frozenset(
         "paddle",
     ]
 )
+
+
+# PyTorch's device-string parser takes letters and _ only in a device type (c10/core/Device.cpp);
+# Paddle also takes digits. One device type names the device in both frameworks.
+_TORCH_DEVICE_TYPE_RE = re.compile(r"^[a-z_]+$")
+TORCH_NAMES_FILE = Path(__file__).with_name("torch_names.txt")
+
+
+@lru_cache(maxsize=1)
+def torch_reserved() -> frozenset[str]:
+    """Names PyTorch already uses where a backend's device type goes (see torch_names.txt)."""
+    lines = TORCH_NAMES_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 @dataclass(frozen=True)
@@ -196,15 +212,57 @@ def _check_identifier(value: str, what: str, flag: str) -> None:
         )
 
 
+def _suggest(device_type: str) -> str:
+    """A device type both frameworks take, close to `device_type`."""
+    letters = re.sub(r"_+", "_", re.sub(r"[^a-z_]", "", device_type.replace("cuda", ""))).strip("_")
+    for candidate in (letters, f"{letters}_dev", "stpu"):
+        if candidate and candidate not in torch_reserved() and candidate not in PADDLE_RESERVED:
+            return candidate
+    return "stpu"
+
+
+def _check_device_type(device_type: str, origin: str = "") -> None:
+    """The rules beyond a C identifier that the device type meets because both frameworks name the
+    device with it (the generated project always has the Paddle and the PyTorch adapter)."""
+    fix = f"pass --device-type {_suggest(device_type)} (or another name)"
+    what = f"device type {device_type!r}{origin}"
+    if "__" in device_type or device_type.endswith("_"):
+        raise DevkitError(
+            f"the {what} would give C names with a double underscore ({device_type}_malloc), which C and C++ reserve",
+            fix,
+        )
+    if "cuda" in device_type:
+        raise DevkitError(
+            f"the {what} contains 'cuda', which Paddle's set_device rewrites to 'gpu' (\"{device_type}:0\" would "
+            f'become "{device_type.replace("cuda", "gpu")}:0")',
+            fix,
+        )
+    if not _TORCH_DEVICE_TYPE_RE.match(device_type):
+        raise DevkitError(
+            f"the {what} cannot name a PyTorch device: torch.device() takes only letters and _ "
+            "in a device type (Paddle also takes digits; the generated project serves both)",
+            fix,
+        )
+    if device_type in torch_reserved():
+        raise DevkitError(
+            f"the {what} is already used by PyTorch (a device type, or an attribute of torch, "
+            f"Tensor or Module that the backend's torch.{device_type} and tensor.{device_type}() would replace)",
+            fix,
+        )
+
+
 def parse_backend_name(name: str, device_type: str | None = None) -> BackendName:
     """Validate NAME (and an explicit --device-type) or raise DevkitError."""
     _check_identifier(name, "backend name", "")
-    dtype = device_type if device_type is not None else name.lower()
     if device_type is not None:
         _check_identifier(device_type, "device type", " with --device-type")
         if device_type != device_type.lower():
             raise DevkitError(
-                f"the device type {device_type!r} has upper-case letters; Paddle device types are lower case",
+                f"the device type {device_type!r} has upper-case letters; Paddle and PyTorch device types are "
+                "lower case",
                 f"use --device-type {device_type.lower()}",
             )
-    return BackendName(name=name, device_type=dtype)
+        _check_device_type(device_type)
+        return BackendName(name=name, device_type=device_type)
+    _check_device_type(name.lower(), f" (the name {name!r} in lower case)")
+    return BackendName(name=name, device_type=name.lower())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -99,10 +100,28 @@ def runtime_requirements(framework: Framework, version: str, index_url: str = ""
     ]
 
 
+def site_package(venv: Path, package: str) -> Path:
+    """An installed package's directory in a venv create_env made (the runtime's headers and libraries)."""
+    found = sorted(venv.glob(f"lib/python3*/site-packages/{package}"))
+    if not found:
+        raise DevkitError(f"{venv} has no {package} package", f"delete {venv}; devkit makes it again")
+    return found[0]
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        shutil.copy2(src, dst)
+
+
 def clone_env(reference: Path, dest: Path) -> str:
     """A new venv at `dest` whose files are hard links to `reference`'s: Python replaces files it
     writes (bytecode) instead of writing into them, and pip adds new ones, so the reference stays
-    as it was. Returns the clone's python."""
-    shutil.copytree(reference, dest, symlinks=True, copy_function=os.link)
+    as it was. Returns the clone's python. On another file system than the reference (a tmpfs
+    /tmp), files are copied instead."""
+    shutil.copytree(reference, dest, symlinks=True, copy_function=_link_or_copy)
     (dest / "devkit-reference-env.json").unlink(missing_ok=True)
     return str(dest / "bin" / "python")

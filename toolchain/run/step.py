@@ -25,6 +25,9 @@ from ..util.errors import DevkitError
 PROBLEM_PREFIX = "devkit-problem: "
 # Lines worth showing when a step fails: compiler and CMake diagnostics.
 _DIAGNOSTIC = re.compile(r"(error:|Error|FAILED:|fatal|undefined reference|CMake Error|ERROR:|Traceback)")
+# pip's words for a requirement no distribution satisfies, and the versions it would take.
+_NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
+_OFFERED = re.compile(r"\(from versions: ([^)]*)\)")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,18 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
         text, _, own_fix = reported[-1][len(PROBLEM_PREFIX) :].partition(" | ")
         return DevkitError(
             f"{step.title}: {text.strip()}", own_fix.strip() or fix, log=step.log, details="\n".join(context)
+        )
+    missing = _NO_MATCH.search(output)
+    if missing:  # an environment (a runtime pin) pip cannot satisfy for the step's Python
+        offered = _OFFERED.search(output)
+        versions = [v.strip() for v in offered.group(1).split(",")] if offered else []
+        shown = ", ".join(versions[-8:]) if versions and versions != ["none"] else "none"
+        return DevkitError(
+            f"{step.title}: {missing.group(1)} cannot be installed for Python there (pip offers: {shown})",
+            "choose a version pip offers ([tool.devkit] paddle-versions / torch-versions, or --paddle-version / "
+            "--torch-version), or check the package index (pip config list)",
+            log=step.log,
+            details="\n".join(context),
         )
     return DevkitError(
         f"{step.title} failed (exit code {returncode})",

@@ -3,14 +3,35 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from rich.console import Console
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+_json_stream: TextIO | None = None
+
+
+def reserve_stdout_for_json() -> None:
+    """With --json, stdout carries the JSON and nothing else, whatever a subprocess prints (pip
+    fetching a wheel on first use, a compiler): file descriptor 1 is pointed at stderr for the rest
+    of the process and every child it starts, and the JSON goes to a duplicate of the original
+    stdout. Once, at the edge: redirecting around single calls raced when matrix lanes ran in threads."""
+    global _json_stream
+    if _json_stream is not None:
+        return
+    sys.stdout.flush()
+    _json_stream = os.fdopen(os.dup(1), "w")  # not inherited by children (os.dup is non-inheritable)
+    os.dup2(2, 1)
+
+
+def json_stream() -> TextIO:
+    """Where a command's --json summary goes."""
+    return _json_stream or sys.stdout
 
 
 class LiveStatus(Protocol):

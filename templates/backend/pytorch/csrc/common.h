@@ -58,6 +58,9 @@ at::Tensor contiguous_as(const at::Tensor& t, at::ScalarType type);
 void copy_into(const at::Tensor& src, const at::Tensor& dst);
 // A device tensor from a CPU 0-dim "wrapped number" (x * 2.0) or any scalar tensor, as `type`.
 at::Tensor scalar_on_device(const at::Scalar& value, at::ScalarType type, const at::Device& device);
+// Writes a kernel's result into an out= / in-place tensor: resized, cast to its dtype (when
+// torch's casting rules allow it), in its layout.
+at::Tensor& store(const at::Tensor& result, at::Tensor& out);
 
 // ---- registration (fallback.cpp) --------------------------------------------------
 

@@ -46,14 +46,6 @@ at::Tensor apply(const at::Tensor& a, const at::Tensor& b, {{ p }}_binary_op_t o
 }
 
 // Writes `result` to `out` (resizing it like an out= argument; casting when dtypes differ).
-at::Tensor& store(const at::Tensor& result, at::Tensor& out) {
-  TORCH_CHECK(at::canCast(result.scalar_type(), out.scalar_type()), "result type ", result.scalar_type(),
-              " can't be cast to the desired output type ", out.scalar_type());
-  at::native::resize_output(out, result.sizes());
-  copy_into(contiguous_as(result, out.scalar_type()), out);
-  return out;
-}
-
 struct BinarySpec {
   const char* name;
   {{ p }}_binary_op_t op;

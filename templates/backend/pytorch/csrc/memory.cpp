@@ -103,6 +103,14 @@ void copy_into(const at::Tensor& src, const at::Tensor& dst) {
   strided_copy(src, dst);
 }
 
+at::Tensor& store(const at::Tensor& result, at::Tensor& out) {
+  TORCH_CHECK(at::canCast(result.scalar_type(), out.scalar_type()), "result type ", result.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  at::native::resize_output(out, result.sizes());
+  copy_into(contiguous_as(result, out.scalar_type()), out);
+  return out;
+}
+
 at::Tensor scalar_on_device(const at::Scalar& value, at::ScalarType type, const at::Device& device) {
   at::Tensor t = empty_device({}, at::TensorOptions().dtype(type).device(device));
   const double v = value.isBoolean() ? static_cast<double>(value.toBool()) : value.toDouble();

@@ -47,12 +47,6 @@ bool float32_device(std::initializer_list<const at::Tensor*> ts) {
   return true;
 }
 
-at::Tensor& store(const at::Tensor& result, at::Tensor& out) {
-  at::native::resize_output(out, result.sizes());
-  copy_into(contiguous_as(result, out.scalar_type()), out);
-  return out;
-}
-
 at::Tensor mm_device(const at::Tensor& self, const at::Tensor& mat2) {
   TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "mm: both arguments must be 2-D, got ", self.dim(), "-D and ", mat2.dim(), "-D");
   TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x", self.size(1),

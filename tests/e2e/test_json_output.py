@@ -1,0 +1,100 @@
+"""With --json, stdout is the JSON and nothing else, whatever runs underneath (pip on a first
+download, CMake, compilers) and whatever is or is not cached.
+
+Every command that takes --json is run here, in order, against one empty devkit cache
+(DEVKIT_CACHE_DIR), so each first use happens inside one of them: the tools environment,
+the reference Paddle environment, the target torch wheel, the aarch64 Paddle wheel. The
+commands that need a Docker Engine run the same way in test_containers.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import wheel_name
+
+pytestmark = pytest.mark.e2e
+
+# Commands that take --json but need a container engine or a package index of their own: where they run.
+ELSEWHERE = {
+    "images bootstrap": "left out: it would make again the base image other tests' images come from",
+    "images build": "test_containers.py::test_engine_commands_print_only_json",
+    "images list": "test_containers.py::test_engine_commands_print_only_json",
+    "images prune": "test_containers.py::test_engine_commands_print_only_json",
+    "doctor": "test_containers.py::test_engine_commands_print_only_json",
+    "publish": "test_publish.py (a local index)",
+}
+
+
+def json_commands() -> set[str]:
+    """Every devkit command with a --json option, from the CLI itself."""
+    import typer
+
+    from devkit.cli.app import app
+
+    found: set[str] = set()
+
+    def walk(command, prefix: str) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{prefix} {name}".strip())
+        if any("--json" in getattr(p, "opts", ()) for p in command.params):
+            found.add(prefix)
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
+    """Run devkit with only the given cache; stdout must be one JSON document and nothing else."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "devkit", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEVKIT_CACHE_DIR": str(cache), "COLUMNS": "200"},
+    )
+    assert proc.returncode == returncode, f"devkit {' '.join(args)}: {proc.returncode}\n{proc.stderr[-3000:]}"
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"devkit {' '.join(args)} --json: stdout is not JSON:\n{proc.stdout[:2000]}") from None
+
+
+def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
+    cache, project = tmp_path / "cache", tmp_path / "STPU"
+    p = str(project)
+    wheel: dict[str, str] = {}
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("new-backend", lambda: run_json(cache, "new-backend", "STPU", "--out", p)),
+        ("config show", lambda: run_json(cache, "config", "show", p)),
+        ("matrix list", lambda: run_json(cache, "matrix", "list", p)),
+        ("ci", lambda: run_json(cache, "ci", p, "--provider", "github")),
+        # first use: the tools env and the reference Paddle env, each a pip install
+        ("build", lambda: wheel.setdefault("paddle", run_json(cache, "build", p, "--runner", "host")["wheel"])),
+        ("verify", lambda: run_json(cache, "verify", p, "--runner", "host")),
+        ("test-ops", lambda: run_json(cache, "test-ops", p, "--runner", "host", "--ops", "^relu$")),
+        ("check-kernels", lambda: run_json(cache, "check-kernels", p, "--runner", "host")),
+        # first use: pip downloads the aarch64 paddlepaddle wheel; the x86_64 plugin is refused for it
+        (
+            "check-abi",
+            lambda: run_json(
+                cache, "check-abi", wheel["paddle"], "--arch", "aarch64", "--paddle-version", "3.2.2", returncode=1
+            ),
+        ),
+        ("matrix run", lambda: run_json(cache, "matrix", "run", "x86_64-train-paddle3.3.1", p, "--runner", "host")),
+    ]
+    run: set[str] = set()
+    for name, step in steps:
+        assert step() is not None, name
+        run.add(name)
+    # first use: pip downloads the target torch wheel (the output that once landed on stdout)
+    torch = run_json(cache, "build", p, "--framework", "torch", "--runner", "host")
+    assert isinstance(torch, dict) and torch["framework"] == "torch"
+    assert re.fullmatch(wheel_name("x86_64"), Path(wheel["paddle"]).name)
+    # Nothing that takes --json is left out: a new command must be added here or to ELSEWHERE.
+    assert json_commands() - run - set(ELSEWHERE) == set()

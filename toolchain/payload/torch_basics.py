@@ -1,0 +1,101 @@
+"""Registration and the tensor basics of an installed PyTorch adapter: `import torch` alone
+registers the device, the version guard's message, a round trip, torch.save/load, a DataLoader."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from torch_common import FORWARD
+
+
+def check_registration(torch, device: str) -> dict:
+    module = getattr(torch, device, None)
+    name = torch._C._get_privateuse1_backend_name()
+    ok = module is not None and name == device and module.is_available() and module.device_count() >= 1
+    return {
+        "name": "registration",
+        "passed": bool(ok),
+        "detail": (
+            f"PrivateUse1 is {name!r}; torch.{device}: "
+            + (f"{module.device_count()} device(s), available {module.is_available()}" if module else "missing")
+            + " (loaded by `import torch` alone, through the torch.backends entry point)"
+        ),
+    }
+
+
+def check_version_guard(torch, device: str) -> dict:
+    """The message a user gets when the installed torch is not the one the adapter was built for:
+    one RuntimeError naming the package, both torch versions and the fix (not a symbol riddle)."""
+    import importlib
+
+    adapter = importlib.import_module(f"torch_{device}")
+    built = adapter._build_info.TORCH_VERSION
+    try:
+        adapter.check_torch_version("1.0.0")
+        message = ""
+    except RuntimeError as exc:
+        message = str(exc)
+    ok = all(s in message for s in (f"torch-{device}", built, "1.0.0", f"pip install torch=={built}"))
+    return {
+        "name": "version guard",
+        "passed": ok and built == torch.__version__.split("+")[0],
+        "detail": f"built for torch {built}; against torch 1.0.0 import would say: {message.splitlines()[0] if message else 'nothing'}",
+    }
+
+
+def check_tensor(torch, device: str) -> dict:
+    x_int = torch.tensor([1, 2, 3], dtype=torch.int64, device=device)
+    x_float = torch.tensor([0.5, -1.25, 3.0], dtype=torch.float32, device=device)
+    int_sum, float_sum = (x_int + x_int), (x_float + x_float)
+    ok = (
+        str(int_sum.device) == f"{device}:0"
+        and int_sum.dtype == torch.int64
+        and int_sum.cpu().tolist() == [2, 4, 6]
+        and float_sum.cpu().tolist() == [1.0, -2.5, 6.0]
+    )
+    return {
+        "name": "tensor",
+        "passed": bool(ok),
+        "detail": f"device {int_sum.device}; int64 x+x = {int_sum.cpu().tolist()}; "
+        f"float32 x+x = {float_sum.cpu().tolist()}",
+    }
+
+
+def check_save_load(torch, device: str) -> dict:
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4).to(device)
+    buffer = io.BytesIO()
+    torch.save({"x": x}, buffer)
+    buffer.seek(0)
+    back = torch.load(buffer)["x"]
+    buffer.seek(0)
+    to_cpu = torch.load(buffer, map_location="cpu")["x"]
+    ok = (
+        back.device.type == device
+        and to_cpu.device.type == "cpu"
+        and torch.equal(back.cpu(), x.cpu())
+        and torch.equal(to_cpu, x.cpu())
+    )
+    return {
+        "name": "save-load",
+        "passed": bool(ok),
+        "detail": f"torch.save of a {device} tensor loads back on {back.device} and, with map_location='cpu', on "
+        f"{to_cpu.device}",
+    }
+
+
+def check_dataloader(torch, device: str) -> dict:
+    from torch.utils.data import DataLoader, TensorDataset
+
+    r = np.random.RandomState(5)
+    x, y = torch.from_numpy(r.rand(50, 3).astype(np.float32)), torch.from_numpy(r.randint(0, 4, 50))
+    sums_device, sums_cpu = [], []
+    for xb, yb in DataLoader(TensorDataset(x, y), batch_size=16):
+        sums_device.append(float((xb.to(device) * 2).sum().cpu()) + int(yb.to(device).sum().cpu()))
+        sums_cpu.append(float((xb * 2).sum()) + int(yb.sum()))
+    ok = np.allclose(sums_device, sums_cpu, **FORWARD) and len(sums_device) == 4
+    return {
+        "name": "dataloader",
+        "passed": bool(ok),
+        "detail": f"{len(sums_device)} batches moved to {device} and reduced there, equal to CPU",
+    }

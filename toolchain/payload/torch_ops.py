@@ -1,0 +1,255 @@
+"""The PyTorch adapter's kernels against torch's CPU: op cases forward and backward (broadcasting,
+0-d, empty, non-contiguous, in-place and out=, optimizers), seeded random ops, and which
+registered kernels the cases reach."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from torch_common import BACKWARD, FORWARD, INFRASTRUCTURE, first_line
+
+
+def op_cases(torch) -> list[tuple]:
+    """(name, fn, inputs, differentiable): inputs are NumPy arrays, fn takes tensors."""
+    F = torch.nn.functional
+    r = np.random.RandomState(0)
+
+    def u(*shape, low=-1.0, high=1.0):
+        return r.uniform(low, high, shape).astype(np.float32)
+
+    labels = r.randint(0, 5, 6).astype(np.int64)
+    cases = [
+        ("add broadcast", lambda a, b: a + b, [u(3, 4), u(4)], True),
+        ("add alpha", lambda a, b: torch.add(a, b, alpha=2.5), [u(2, 3), u(2, 1)], True),
+        ("add scalar", lambda a: a + 1.5, [u(4, 5)], True),
+        ("add 0-d", lambda a, b: a + b, [u(), u()], True),
+        ("add empty", lambda a, b: a + b, [u(0, 4), u(4)], False),
+        ("add non-contiguous", lambda a, b: a.t() + b, [u(4, 3), u(3, 4)], True),
+        ("add_ in place", lambda a, b: a.clone().add_(b, alpha=-0.5), [u(3, 4), u(3, 4)], True),
+        ("add out=", lambda a, b: torch.add(a, b, out=torch.empty_like(a)), [u(3, 4), u(1, 4)], False),
+        ("add int64", lambda a, b: a + b, [r.randint(-9, 9, (3, 4)), r.randint(-9, 9, (4,))], False),
+        ("sub broadcast", lambda a, b: a - b, [u(2, 3, 4), u(3, 1)], True),
+        ("sub_ in place", lambda a, b: a.clone().sub_(b), [u(5), u(5)], True),
+        ("mul broadcast", lambda a, b: a * b, [u(3, 4), u(3, 1)], True),
+        ("mul scalar", lambda a: a * 3.0, [u(6)], True),
+        ("mul_ in place", lambda a, b: a.clone().mul_(b), [u(2, 5), u(5)], True),
+        ("mul int64", lambda a, b: a * b, [r.randint(-9, 9, (6,)), r.randint(-9, 9, (6,))], False),
+        ("div broadcast", lambda a, b: a / b, [u(3, 4), u(4, low=0.5, high=2.0)], True),
+        ("div scalar", lambda a: a / 4.0, [u(3)], True),
+        ("div_ in place", lambda a, b: a.clone().div_(b), [u(4), u(4, low=0.5, high=2.0)], True),
+        ("mm", lambda a, b: a @ b, [u(5, 3), u(3, 4)], True),
+        ("mm transposed", lambda a, b: a.t() @ b, [u(3, 5), u(3, 4)], True),
+        ("addmm / linear", lambda x, w, b: F.linear(x, w, b), [u(6, 7), u(4, 7), u(4)], True),
+        ("linear no bias", lambda x, w: F.linear(x, w), [u(6, 7), u(4, 7)], True),
+        ("bmm", lambda a, b: torch.bmm(a, b), [u(2, 3, 4), u(2, 4, 5)], True),
+        ("conv2d pad 1", lambda x, w, b: F.conv2d(x, w, b, padding=1), [u(2, 3, 7, 7), u(4, 3, 3, 3), u(4)], True),
+        ("conv2d stride 2", lambda x, w: F.conv2d(x, w, stride=2), [u(1, 2, 8, 9), u(3, 2, 3, 3)], True),
+        (
+            "conv2d dilation groups",
+            lambda x, w: F.conv2d(x, w, padding=2, dilation=2, groups=2),
+            [u(2, 4, 6, 6), u(6, 2, 3, 3)],
+            True,
+        ),
+        ("conv2d lenet", lambda x, w, b: F.conv2d(x, w, b, padding=2), [u(2, 1, 28, 28), u(6, 1, 5, 5), u(6)], True),
+        ("max_pool2d 2x2", lambda x: F.max_pool2d(x, 2, 2), [u(2, 3, 8, 8)], True),
+        ("max_pool2d 3x3 s2 p1", lambda x: F.max_pool2d(x, 3, 2, 1), [u(1, 2, 7, 7)], True),
+        ("relu", lambda x: F.relu(x), [u(4, 5)], True),
+        ("relu_ in place", lambda x: F.relu(x.clone(), inplace=True), [u(7)], True),
+        ("log_softmax dim 1", lambda x: F.log_softmax(x, dim=1), [u(6, 5)], True),
+        ("log_softmax last dim 3-d", lambda x: F.log_softmax(x, dim=-1), [u(2, 3, 4)], True),
+        ("nll_loss mean", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t), [u(6, 5), labels], True),
+        ("nll_loss sum", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="sum"), [u(6, 5), labels], True),
+        ("nll_loss none", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="none"), [u(6, 5), labels], True),
+        ("cross_entropy", lambda x, t: F.cross_entropy(x, t), [u(6, 5), labels], True),
+        ("sum all", lambda x: x.sum(), [u(3, 4)], True),
+        ("sum dim keepdim", lambda x: x.sum(dim=1, keepdim=True), [u(3, 4, 2)], True),
+        ("mean all", lambda x: x.mean(), [u(5, 2)], True),
+        ("mean dims", lambda x: x.mean(dim=(0, 2)), [u(3, 4, 2)], True),
+        ("argmax", lambda x: x.argmax(dim=1), [u(6, 5)], False),
+        ("eq accuracy", lambda x, t: (x.argmax(dim=1) == t).float().mean(), [u(6, 5), labels], False),
+        ("eq scalar", lambda t: t == 2, [labels], False),
+        ("flatten / view", lambda x: torch.flatten(x, 1) * 2, [u(2, 3, 4)], True),
+        ("transpose contiguous", lambda x: x.transpose(0, 1).contiguous() + 0, [u(3, 4)], True),
+        (
+            "zeros / ones / full",
+            lambda x: x + torch.zeros_like(x) + torch.ones_like(x) + torch.full_like(x, 2.0),
+            [u(3)],
+            True,
+        ),
+        ("to float64 and back", lambda x: x.double().sum().float(), [u(4)], False),
+        ("sqrt / neg", lambda x: -torch.sqrt(x), [u(3, 4, low=0.1, high=2.0)], True),
+        (
+            "addcmul_ / addcdiv_",
+            lambda a, b, c: a.clone().addcmul_(b, c, value=0.5).addcdiv_(b, c, value=-2.0),
+            [u(3, 4), u(3, 4), u(3, 4, low=0.5, high=2.0)],
+            True,
+        ),
+        ("lerp_", lambda a, b: a.clone().lerp_(b, 0.1), [u(5), u(5)], True),
+        ("Adam step", lambda p, g: _optimizer_step(torch, "Adam", p, g, foreach=False), [u(4, 3), u(4, 3)], False),
+        (
+            "Adam step, foreach",
+            lambda p, g: _optimizer_step(torch, "Adam", p, g, foreach=True),
+            [u(4, 3), u(4, 3)],
+            False,
+        ),
+        ("SGD momentum step", lambda p, g: _optimizer_step(torch, "SGD", p, g, foreach=False), [u(6), u(6)], False),
+    ]
+    return cases
+
+
+def _optimizer_step(torch, name: str, param, grad, foreach: bool):
+    """Two optimizer steps on `param` with gradient `grad` (both on the device under test)."""
+    p = torch.nn.Parameter(param.detach().clone())
+    opt = {
+        "Adam": lambda: torch.optim.Adam([p], lr=0.1, foreach=foreach),
+        "SGD": lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9, foreach=foreach),
+    }[name]()
+    for _ in range(2):
+        p.grad = grad.detach().clone()
+        opt.step()
+    return p.detach()
+
+
+class _Recorder:
+    """Which aten ops the cases reached: overloads exactly as they left autograd (a Python dispatch
+    mode), and op names (the profiler, which also sees what kernels call inside: convolution ->
+    convolution_overrideable, add -> add.out)."""
+
+    def __init__(self, torch) -> None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        self.torch = torch
+        self.overloads: set[str] = set()
+        self.names: set[str] = set()
+        seen = self.overloads
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                overload = func._overloadname
+                seen.add(func._schema.name + ("" if overload == "default" else f".{overload}"))
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Mode()
+
+    def run(self, fn, *args):
+        with self.torch.autograd.profiler.profile() as prof, self.mode:
+            result = fn(*args)
+        self.names.update(e.name for e in prof.function_events)
+        return result
+
+    def reached(self, kernel: str) -> bool:
+        return kernel in self.overloads or kernel.split(".")[0] in self.names
+
+
+def run_case(torch, fn, inputs: list, device: str, grad: bool) -> tuple[list, list]:
+    tensors = []
+    for a in inputs:
+        t = torch.from_numpy(np.ascontiguousarray(a)).to(device)
+        if grad and t.is_floating_point():
+            t.requires_grad_(True)
+        tensors.append(t)
+    out = fn(*tensors)
+    outs = out if isinstance(out, tuple) else (out,)
+    grads = []
+    if grad:
+        upstream = [
+            torch.from_numpy(np.random.RandomState(7).uniform(-1, 1, o.shape).astype(np.float32)).to(device)
+            for o in outs
+        ]
+        torch.autograd.backward(list(outs), upstream)
+        grads = [t.grad.cpu().numpy() for t in tensors if t.requires_grad]
+    return [o.detach().cpu().numpy() for o in outs], grads
+
+
+def compare(got: list, want: list, tol: dict) -> tuple[bool, float]:
+    worst = 0.0
+    for g, w in zip(got, want, strict=False):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return False, float("inf")
+        if g.size:
+            diff = np.abs(g.astype(np.float64) - w.astype(np.float64))
+            worst = max(worst, float(diff.max()))
+            if not np.allclose(g, w, **tol):
+                return False, worst
+    return len(got) == len(want), worst
+
+
+def check_ops(torch, device: str, pattern: str = "") -> dict:
+    selected = re.compile(pattern) if pattern else None
+    recorder = _Recorder(torch)
+    results = []
+    for name, fn, inputs, grad in op_cases(torch):
+        if selected and not selected.search(name):
+            continue
+        try:
+            want_out, want_grad = run_case(torch, fn, inputs, "cpu", grad)
+            got_out, got_grad = recorder.run(run_case, torch, fn, inputs, device, grad)
+            ok_out, diff_out = compare(got_out, want_out, FORWARD)
+            ok_grad, diff_grad = compare(got_grad, want_grad, BACKWARD)
+            results.append(
+                {
+                    "case": name,
+                    "shapes": [list(np.shape(a)) for a in inputs],
+                    "status": "pass" if ok_out and ok_grad else "fail",
+                    "max_diff": diff_out,
+                    "max_grad_diff": diff_grad if grad else None,
+                }
+            )
+        except Exception as exc:
+            results.append({"case": name, "status": "error", "error": first_line(exc)})
+    if not selected:
+        try:
+            results.append(recorder.run(check_random, torch, device))
+        except Exception as exc:
+            results.append({"case": "random", "status": "error", "error": first_line(exc)})
+    registered = sorted(torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"))
+    registered = [k for k in registered if k.startswith("aten::")]
+    untested = [] if selected else [k for k in registered if not recorder.reached(k) and not INFRASTRUCTURE.match(k)]
+    failed = [r for r in results if r["status"] != "pass"]
+    detail = f"{len(results) - len(failed)}/{len(results)} cases match CPU (forward and backward)"
+    if failed:
+        detail += "; failing: " + ", ".join(f"{r['case']} ({r.get('error') or r['status']})" for r in failed[:6])
+    if untested:
+        detail += f"; registered but exercised by no case: {', '.join(untested)}"
+    return {
+        "name": "ops",
+        "passed": not failed and not untested and bool(results),
+        "detail": detail,
+        "cases": results,
+        "registered_kernels": registered,
+        "exercised_kernels": sorted(k for k in registered if recorder.reached(k)),
+        "untested_kernels": untested,
+    }
+
+
+def check_random(torch, device: str) -> dict:
+    """normal_ / uniform_ on the device: seeded (torch.manual_seed repeats them), the right moments.
+    The device has its own generator, so its values are not CPU's: these are compared with theory."""
+    n = 20000
+
+    def draw():
+        torch.manual_seed(123)
+        return (
+            torch.empty(n, device=device).normal_(1.0, 2.0).cpu().numpy(),
+            torch.empty(n, device=device).uniform_(-3.0, 5.0).cpu().numpy(),
+        )
+
+    (normal, uniform), (normal2, uniform2) = draw(), draw()
+    ok = (
+        np.array_equal(normal, normal2)
+        and np.array_equal(uniform, uniform2)
+        and abs(normal.mean() - 1.0) < 0.06
+        and abs(normal.std() - 2.0) < 0.06
+        and uniform.min() >= -3.0
+        and uniform.max() < 5.0
+        and abs(uniform.mean() - 1.0) < 0.1
+        and not np.array_equal(normal[: n // 2], normal[n // 2 :])
+    )
+    return {
+        "case": "random normal_ / uniform_ (seeded, moments)",
+        "shapes": [[n]],
+        "status": "pass" if ok else "fail",
+        "max_diff": float(abs(normal.std() - 2.0)),
+        "max_grad_diff": None,
+    }

@@ -1,0 +1,158 @@
+"""LeNet on MNIST on the device against torch's CPU (the verdict Paddle's check uses), the CPU
+fallback report, and the list of registered kernels."""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+import numpy as np
+from torch_common import FORWARD, TOL, first_line, log
+from training_verdict import training_verdict
+
+
+def lenet(torch):
+    nn, F = torch.nn, torch.nn.functional
+
+    class LeNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1 = nn.Linear(400, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
+            x = torch.flatten(x, 1)
+            return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+    return LeNet()
+
+
+def initial_state(torch, model, seed: int) -> dict:
+    """The weights Paddle's verify starts from (fan-in uniform from NumPy), in torch's layout
+    (Linear weights [out, in], where Paddle's are [in, out])."""
+    r = np.random.RandomState(seed)
+    state = {}
+    for name, p in model.state_dict().items():
+        shape = list(p.shape)
+        if name.endswith("weight") and len(shape) == 2:  # draw in Paddle's [in, out], then transpose
+            values = r.uniform(-1 / np.sqrt(shape[1]), 1 / np.sqrt(shape[1]), shape[::-1]).T
+        else:
+            fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
+            values = r.uniform(-1 / np.sqrt(fan_in), 1 / np.sqrt(fan_in), shape)
+        state[name] = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
+    return state
+
+
+def train(torch, device: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+    F = torch.nn.functional
+    torch.manual_seed(seed)
+    model = lenet(torch)
+    model.load_state_dict(initial_state(torch, model, seed))
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x_train, y_train = data["x_train"], data["y_train"]
+    order = np.random.RandomState(seed).permutation(len(x_train))
+    losses = []
+    start = time.perf_counter()
+    for step in range(steps):
+        idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
+        x = torch.from_numpy(x_train[idx]).to(device)
+        y = torch.from_numpy(y_train[idx].reshape(-1).astype(np.int64)).to(device)
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+        if step % 50 == 0 or step == steps - 1:
+            log(f"  mnist {device} step {step}: loss {losses[-1]:.4f}")
+    train_seconds = time.perf_counter() - start
+    model.eval()
+    correct = 0
+    x_test, y_test = data["x_test"], data["y_test"]
+    with torch.no_grad():
+        for i in range(0, len(x_test), 256):
+            logits = model(torch.from_numpy(x_test[i : i + 256]).to(device))
+            label = torch.from_numpy(y_test[i : i + 256].reshape(-1).astype(np.int64)).to(device)
+            correct += int((logits.argmax(dim=1) == label).sum().item())  # argmax, eq, sum on the device
+    return {"losses": losses, "heldout_accuracy": correct / len(x_test), "train_seconds": train_seconds}
+
+
+def fallback_counts(torch, device: str) -> dict:
+    return dict(getattr(torch, device).fallback_counts())
+
+
+def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+    try:
+        getattr(torch, device).reset_fallback_counts()
+        dev = train(torch, device, data, steps, batch, seed)
+        fell_back = fallback_counts(torch, device)
+        cpu = train(torch, "cpu", data, steps, batch, seed)
+    except Exception as exc:
+        return {
+            "name": "mnist",
+            "passed": False,
+            "detail": first_line(exc),
+            "traceback": traceback.format_exc()[-3000:],
+        }
+    criteria = {
+        "min_loss_drop_fraction": TOL["min_loss_drop"],
+        "min_heldout_accuracy": TOL["min_accuracy"],
+        "max_curve_abs_diff": TOL["max_curve_diff"],
+    }
+    report = training_verdict("mnist", dev, cpu, criteria, data, steps, batch, seed)
+    report.update(
+        passed=report["passed"] and not fell_back,
+        detail=report["detail"] + (f", CPU fallbacks: {fell_back}" if fell_back else ", no CPU fallback"),
+        criteria={**criteria, "max_fallbacks": 0},
+        optimizer="torch.optim.Adam(lr=1e-3), foreach default",
+        fallbacks=fell_back,
+    )
+    return report
+
+
+def check_fallback_report(torch, device: str, data: dict, seed: int) -> dict:
+    """With fallback allowed: which ops LeNet training runs on the CPU (none expected), and an op
+    the adapter has no kernel for (cumsum) running through the CPU fallback, correctly."""
+    module = getattr(torch, device)
+    module.reset_fallback_counts()
+    train(torch, device, data, 5, 64, seed)
+    lenet_fallbacks = fallback_counts(torch, device)
+    module.reset_fallback_counts()
+    x = np.random.RandomState(3).uniform(-1, 1, (4, 6)).astype(np.float32)
+    got = torch.cumsum(torch.from_numpy(x).to(device), dim=1)
+    unseen = fallback_counts(torch, device)
+    ok_unseen = got.device.type == device and np.allclose(got.cpu().numpy(), np.cumsum(x, axis=1), **FORWARD)
+    passed = not lenet_fallbacks and ok_unseen and any("cumsum" in op for op in unseen)
+    return {
+        "name": "fallback report",
+        "passed": bool(passed),
+        "detail": (
+            "LeNet: "
+            + (f"fell back {lenet_fallbacks}" if lenet_fallbacks else "every op on the device")
+            + f"; an op without a kernel runs through the CPU fallback ({unseen}), "
+            + ("result correct" if ok_unseen else "WRONG result")
+        ),
+        "lenet_fallbacks": lenet_fallbacks,
+        "unseen_op_fallbacks": unseen,
+    }
+
+
+def check_kernels(torch, device: str) -> dict:
+    """The aten kernels the adapter registered. The dispatcher compared each one's C++ signature with
+    this torch's operator schema when the library loaded (a mismatch fails `import torch`), so a
+    list here means they all fit."""
+    registered = sorted(k for k in torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"))
+    aten = [k for k in registered if k.startswith("aten::")]
+    return {
+        "name": "kernel signatures",
+        "passed": bool(aten),
+        "detail": f"{len(aten)} aten kernels registered for {device} (PrivateUse1), each signature accepted by "
+        f"torch {torch.__version__}'s dispatcher at load",
+        "kernels": {k: "PrivateUse1" for k in aten},
+        "mismatched": [],
+    }
