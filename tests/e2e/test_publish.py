@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from conftest import devkit
 from devkit.build.abi import paddle_root_for
 from devkit.build.manylinux import paddle_framework, tag_manylinux
 from devkit.project.recipes import find_recipe
-from devkit.run.envs import cache_root, clone_env, reference_env
+from devkit.run.envs import clone_env, reference_env, site_package
 from devkit.run.step import HostRunner
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +42,11 @@ def test_sdist_rebuilds_into_the_same_wheel_in_a_clean_environment(with_sdist, t
     sdist, wheel = Path(with_sdist["sdist"]), Path(with_sdist["wheel"])
     assert sdist.name == "paddle_custom_stpu-0.1.0.tar.gz" and sdist.parent == wheel.parent
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
-    paddle = next((cache_root() / "host" / "envs").glob("host-*-paddle-3.3.1/lib/python3*/site-packages/paddle"))
+    # The Paddle the build compiled against (the cached reference env), copied elsewhere: the
+    # wheel must not depend on where Paddle's headers lie (-ffile-prefix-map in CMakeLists.txt).
+    reference = reference_env(HostRunner(), "3.3.1", tmp_path / "reference.log")
+    assert reference is not None
+    paddle = shutil.copytree(site_package(reference, "paddle"), tmp_path / "elsewhere" / "paddle", symlinks=True)
     # pip unpacks the sdist in a temporary directory and builds it in an isolated environment
     # (scikit-build-core, cmake, ninja from the index); only Paddle's headers and libraries are given.
     proc = subprocess.run(
