@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import devkit
-from test_e2e import build_env_bin
+from test_e2e import paddle_python
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +49,7 @@ def run_with_plugin(project: Path, env: dict[str, str]) -> subprocess.CompletedP
     """The snippet in the build tools' Python (paddlepaddle 3.3.1) with the built plugin loaded."""
     plugin_dir = next(project.glob("build/*/libpaddle-custom-stpu.so")).parent
     return subprocess.run(
-        [str(build_env_bin() / "python"), "-c", SNIPPET],
+        [str(paddle_python()), "-c", SNIPPET],
         capture_output=True,
         text=True,
         env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2", **env},

@@ -14,14 +14,23 @@ from pathlib import Path
 import pytest
 from conftest import devkit, wheel_name
 
-from devkit.run.envs import cache_root
+from devkit.run.envs import cache_root, reference_env
+from devkit.run.step import HostRunner
 
 pytestmark = pytest.mark.e2e
 
 
-def build_env_bin() -> Path:
-    """The host build's tools env (cmake, ninja, paddlepaddle 3.3.1)."""
-    return next((cache_root() / "host" / "envs").glob("host-*-paddle-3.3.1")) / "bin"
+def paddle_python() -> Path:
+    """A Python with paddlepaddle 3.3.1 and no plugin installed: the host's cached reference env,
+    which host builds compile against and verify clones (made here if no build has yet)."""
+    reference = reference_env(HostRunner(), "3.3.1", cache_root() / "tests-reference-env.log")
+    assert reference is not None
+    return reference / "bin" / "python"
+
+
+def build_tools_bin() -> Path:
+    """The host build's tools env (cmake, ninja, scikit-build-core; no framework runtime)."""
+    return next((cache_root() / "host" / "envs").glob("host-*-paddle-none")) / "bin"
 
 
 def test_build_produces_pinned_wheel(built_project):
@@ -113,7 +122,7 @@ def test_configure_names_missing_paddle(tmp_path):
     fake_root = tmp_path / "paddle"
     fake_root.mkdir()
     proc = subprocess.run(
-        [str(build_env_bin() / "cmake"), "-S", str(project), "-B", str(tmp_path / "b"), f"-DPADDLE_ROOT={fake_root}"],
+        [str(build_tools_bin() / "cmake"), "-S", str(project), "-B", str(tmp_path / "b"), f"-DPADDLE_ROOT={fake_root}"],
         capture_output=True,
         text=True,
     )
@@ -123,7 +132,7 @@ def test_configure_names_missing_paddle(tmp_path):
 
 def test_generated_project_tests_pass(built_project, tmp_path):
     """The vendor's own tests: device library C++ tests, then pytest on the installed plugin."""
-    bindir = build_env_bin()
+    bindir = build_tools_bin()
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
     build = tmp_path / "device-build"
     subprocess.run(

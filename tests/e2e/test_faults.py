@@ -107,12 +107,14 @@ def test_unreachable_index_while_downloading_the_target_wheel(built_project, no_
 
 @pytest.mark.e2e
 def test_unreachable_index_while_making_the_verify_env(built_project, no_index, tmp_path):
-    """A fresh cache, except for the build's tools env (the ABI check reads Paddle's libraries from it):
-    the verify env's reference environment must be made, and the index is not there."""
+    """A fresh cache, except for an installed Paddle the ABI check reads Paddle's libraries from (as
+    a native tools env holds it): the verify env's reference environment must be made, and the
+    index is not there."""
     fresh = Path(no_index["DEVKIT_CACHE_DIR"])
-    (tools_env,) = cache_root().glob("host/envs/host-py*-paddle-3.3.1")
-    (fresh / "host" / "envs").mkdir(parents=True)
-    (fresh / "host" / "envs" / tools_env.name).symlink_to(tools_env)
+    (paddle,) = cache_root().glob("host/reference-envs/py*-paddle-3.3.1/lib/python3*/site-packages/paddle")
+    installed = fresh / "host" / "envs" / "host-py-paddle-3.3.1" / paddle.relative_to(paddle.parents[3])
+    installed.parent.mkdir(parents=True)
+    installed.symlink_to(paddle)
     line = one_error_line(
         run("verify", str(built_project), "--runner", "host", "--report-dir", str(tmp_path / "r"), env=no_index)
     )

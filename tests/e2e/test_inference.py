@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import devkit
-
-from devkit.run.envs import cache_root
+from test_e2e import paddle_python
 
 pytestmark = pytest.mark.e2e
 
@@ -47,8 +46,8 @@ def test_bundle_layout_and_manifest(infer_project, tmp_path):
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest, rel
     # run.sh runs the Python demo with the bundle's plugin (CUSTOM_DEVICE_ROOT), in a
-    # Python that has paddlepaddle but no plugin installed: the build's tools env.
-    python = next((cache_root() / "host" / "envs").glob("host-*-paddle-3.3.1")) / "bin" / "python"
+    # Python that has paddlepaddle but no plugin installed: the host's reference env.
+    python = paddle_python()
     proc = subprocess.run(
         [str(root / "run.sh"), "--warmup", "2", "--repeats", "5"],
         capture_output=True,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import devkit
-from test_e2e import build_env_bin
+from test_e2e import paddle_python
 
 pytestmark = pytest.mark.e2e
 
@@ -113,7 +113,7 @@ def test_transpose_view_and_an_op_on_it_run_on_the_device(built_project):
     plugin_dir = next(built_project.glob("build/*/libpaddle-custom-stpu.so")).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGS_")}
     proc = subprocess.run(
-        [str(build_env_bin() / "python"), "-c", TRANSPOSE],
+        [str(paddle_python()), "-c", TRANSPOSE],
         capture_output=True,
         text=True,
         timeout=300,

@@ -135,6 +135,10 @@ def test_plain_pip_install_autoloads_with_torch_alone(torch_env):
     # It is the entry point that loads it: with autoload off, torch does not know the device.
     off = run_python(torch_env, "import torch; torch.tensor([1], device='stpu')", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     assert off.returncode != 0 and "stpu" in off.stderr
+    # Importing the adapter first (as torch_npu users do) must not register the device twice:
+    # torch's import runs the entry point while torch_stpu is still being imported.
+    proc = run_python(torch_env, "import torch_stpu, torch; print(torch.stpu.device_count())")
+    assert proc.returncode == 0 and proc.stdout.strip() == "1", proc.stderr[-2000:]
 
 
 def test_a_torch_mismatch_is_one_message_naming_the_fix(torch_env, tmp_path):

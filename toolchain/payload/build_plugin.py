@@ -342,11 +342,15 @@ def main() -> int:
     p.add_argument("--toolchain-file", default="")
     p.add_argument("--device-only", action="store_true")
     p.add_argument("--bundle-name", default="")
+    p.add_argument("--tools-only", action="store_true", help="make the tools env (without a runtime) and stop")
     args = p.parse_args()
 
-    native = args.runtime_version if not (args.runtime_platform or args.runtime_root or args.device_only) else None
+    external_runtime = args.runtime_platform or args.runtime_root or args.device_only or args.tools_only
+    native = None if external_runtime else args.runtime_version
     try:
         env = tools_env(Path(args.cache), args.env_key, RUNTIMES[args.framework], native, args.index_url)
+        if args.tools_only:
+            return 0
         artifact = build_device_library(args, env) if args.device_only else build_wheel(args, env)
     except subprocess.CalledProcessError as exc:  # its output is already above; no traceback
         print(f"FAILED: {Path(exc.cmd[0]).name} exited with {exc.returncode}", flush=True)

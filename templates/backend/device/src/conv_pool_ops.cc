@@ -199,7 +199,7 @@ extern "C" {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
     const int64_t in_image = p->in_channels * p->in_h * p->in_w, out_image = p->out_channels * ohw;
-    if (cg == 1) {
+    if (cg == 1 && p->groups > 1) {  // (one input channel and no groups, LeNet's first layer, is a GEMM)
       depthwise_forward(*p, og, x, w, y);
     } else if (is_pointwise(*p)) {
       for (int64_t n = 0; n < p->batch; ++n)
@@ -209,16 +209,17 @@ extern "C" {
     } else {
       // Y_g[og, images*ohw] = W_g[og, ckk] * col[ckk, images*ohw], a batch of images at a time
       const int64_t per = images_per_gemm(ckk, ohw, p->batch);
-      std::vector<float> col(static_cast<size_t>(ckk * per * ohw)), rows(static_cast<size_t>(og * per * ohw));
+      float* col = scratch(Scratch::kConvColumns, static_cast<size_t>(ckk * per * ohw));
+      float* rows = scratch(Scratch::kConvRows, static_cast<size_t>(og * per * ohw));
       for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
         const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
         for (int64_t g = 0; g < p->groups; ++g) {
           parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i)
-              im2col(x + (n0 + i) * in_image + g * cg * p->in_h * p->in_w, cg, *p, col.data() + i * ohw, ld);
+              im2col(x + (n0 + i) * in_image + g * cg * p->in_h * p->in_w, cg, *p, col + i * ohw, ld);
           });
-          gemm(false, false, og, ld, ckk, 1.f, w + g * og * ckk, ckk, col.data(), ld, 0.f, rows.data(), ld);
-          scatter_planes(rows.data(), count, og, ohw, y + n0 * out_image + g * og * ohw, out_image);
+          gemm(false, false, og, ld, ckk, 1.f, w + g * og * ckk, ckk, col, ld, 0.f, rows, ld);
+          scatter_planes(rows, count, og, ohw, y + n0 * out_image + g * og * ohw, out_image);
         }
       }
     }
@@ -244,27 +245,28 @@ extern "C" {
     const int64_t out_image = p->out_channels * ohw;
     // A batch of images at a time, as in the forward pass: dY_g as [og, images*ohw].
     const int64_t per = images_per_gemm(ckk, ohw, p->batch);
-    std::vector<float> col(static_cast<size_t>(ckk * per * ohw)), rows(static_cast<size_t>(og * per * ohw));
+    float* col = scratch(Scratch::kConvColumns, static_cast<size_t>(ckk * per * ohw));
+    float* rows = scratch(Scratch::kConvRows, static_cast<size_t>(og * per * ohw));
     if (dw) std::fill(dw, dw + p->out_channels * ckk, 0.f);
     if (dx) std::fill(dx, dx + p->batch * in_image, 0.f);
     for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
       const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
       for (int64_t g = 0; g < p->groups; ++g) {
-        gather_planes(dy + n0 * out_image + g * og * ohw, out_image, count, og, ohw, rows.data());
+        gather_planes(dy + n0 * out_image + g * og * ohw, out_image, count, og, ohw, rows);
         if (dw) {
           parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i)
-              im2col(x + (n0 + i) * in_image + g * cg * in_plane, cg, *p, col.data() + i * ohw, ld);
+              im2col(x + (n0 + i) * in_image + g * cg * in_plane, cg, *p, col + i * ohw, ld);
           });
           // dW[og, ckk] += dY[og, images*ohw] * col^T
-          gemm(false, true, og, ckk, ld, 1.f, rows.data(), ld, col.data(), ld, 1.f, dw + g * og * ckk, ckk);
+          gemm(false, true, og, ckk, ld, 1.f, rows, ld, col, ld, 1.f, dw + g * og * ckk, ckk);
         }
         if (dx) {
           // dcol[ckk, images*ohw] = W^T[ckk, og] * dY[og, images*ohw], then back into each image
-          gemm(true, false, ckk, ld, og, 1.f, w + g * og * ckk, ckk, rows.data(), ld, 0.f, col.data(), ld);
+          gemm(true, false, ckk, ld, og, 1.f, w + g * og * ckk, ckk, rows, ld, 0.f, col, ld);
           parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i)
-              col2im(col.data() + i * ohw, ld, cg, *p, dx + (n0 + i) * in_image + g * cg * in_plane);
+              col2im(col + i * ohw, ld, cg, *p, dx + (n0 + i) * in_image + g * cg * in_plane);
           });
         }
       }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -208,6 +209,20 @@ WorkerPool& worker_pool() {
 }
 
 }  // namespace
+
+float* scratch(Scratch slot, size_t floats) {
+  struct Buffer {
+    std::unique_ptr<float[]> data;
+    size_t size = 0;
+  };
+  thread_local Buffer buffers[static_cast<int>(Scratch::kCount)];
+  Buffer& b = buffers[static_cast<int>(slot)];
+  if (b.size < floats) {
+    b.data.reset(new float[floats]);  // not value-initialized: callers write before reading
+    b.size = floats;
+  }
+  return b.data.get();
+}
 
 void run_chunks(int64_t n, int64_t threads, const std::function<void(int64_t, int64_t)>& f) {
   const int64_t chunks = std::min(n, threads);

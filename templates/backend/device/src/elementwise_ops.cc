@@ -33,6 +33,28 @@ T apply_binary({{ p }}_binary_op_t op, T a, T b) {
 
 bool is_comparison({{ p }}_binary_op_t op) { return op >= {{ NAME }}_BINARY_EQUAL; }
 
+// o = a (op) b over n elements of equal-shape operands (o may be a or b: in-place ops). The
+// switch is outside the loop, so each loop is one operation the compiler vectorizes; large
+// tensors are split across the worker threads.
+template <typename T>
+void flat_binary({{ p }}_binary_op_t op, const T* a, const T* b, T* o, int64_t n) {
+  auto run = [&](auto f) {
+    parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = f(a[i], b[i]);
+    });
+  };
+  if constexpr (std::is_same<T, bool>::value) {
+    run([op](T x, T y) { return apply_binary(op, x, y); });
+  } else {
+    switch (op) {
+      case {{ NAME }}_BINARY_ADD: run([](T x, T y) { return x + y; }); break;
+      case {{ NAME }}_BINARY_SUB: run([](T x, T y) { return x - y; }); break;
+      case {{ NAME }}_BINARY_MUL: run([](T x, T y) { return x * y; }); break;
+      default: run([op](T x, T y) { return apply_binary(op, x, y); }); break;
+    }
+  }
+}
+
 template <typename T>
 bool apply_compare({{ p }}_binary_op_t op, T a, T b) {
   switch (op) {
@@ -57,25 +79,27 @@ extern "C" {
                          const {{ p }}_shape_t* out_shape) {
   debug::Trace trace_("binary");
   trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, x_shape).tensor("y", y, dtype, y_shape).tensor("out", out, is_comparison(op) ? {{ NAME }}_BOOL : dtype, out_shape);
-  std::vector<int64_t> sx, sy;
-  if (!x_shape || !y_shape || !out_shape || !broadcast_strides(*x_shape, *out_shape, &sx) ||
-      !broadcast_strides(*y_shape, *out_shape, &sy))
-    return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!x_shape || !y_shape || !out_shape) return {{ NAME }}_ERROR_INVALID_VALUE;
   const bool flat = same_shape(*x_shape, *out_shape) && same_shape(*y_shape, *out_shape);
+  std::vector<int64_t> sx, sy;  // broadcast strides: only when shapes differ (no allocation per tiny op)
+  if (!flat && (!broadcast_strides(*x_shape, *out_shape, &sx) || !broadcast_strides(*y_shape, *out_shape, &sy)))
+    return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* a = static_cast<const T*>(x);
           const T* b = static_cast<const T*>(y);
-          if (is_comparison(op)) {
+          if (is_comparison(op) && flat) {
+            bool* o = static_cast<bool*>(out);
+            const int64_t n = numel_of(*out_shape);
+            for (int64_t i = 0; i < n; ++i) o[i] = apply_compare(op, a[i], b[i]);
+          } else if (is_comparison(op)) {
             bool* o = static_cast<bool*>(out);
             for_each_index(*out_shape, sx, sy, [&](int64_t i, int64_t ia, int64_t ib) {
               o[i] = apply_compare(op, a[ia], b[ib]);
             });
           } else if (flat) {
-            T* o = static_cast<T*>(out);
-            const int64_t n = numel_of(*out_shape);
-            for (int64_t i = 0; i < n; ++i) o[i] = apply_binary(op, a[i], b[i]);
+            flat_binary(op, a, b, static_cast<T*>(out), numel_of(*out_shape));
           } else {
             T* o = static_cast<T*>(out);
             for_each_index(*out_shape, sx, sy, [&](int64_t i, int64_t ia, int64_t ib) {

@@ -128,6 +128,14 @@ void for_each_index(const {{ p }}_shape_t& shape, const std::vector<int64_t>& sa
   }
 }
 
+// ---- scratch memory ------------------------------------------------------------
+
+// Work buffers an op needs while it runs (im2col columns, packed GEMM panels), kept per
+// thread and slot and reused: allocating megabytes per call costs page faults and zeroing
+// every time. Contents are undefined; the pointer is valid until the same slot is asked again.
+enum class Scratch { kConvColumns, kConvRows, kGemmPanel, kCount };
+float* scratch(Scratch slot, size_t floats);
+
 // ---- threads (device.cc) ----------------------------------------------------
 
 // Worker threads of the host-backed device: {{ NAME }}_NUM_THREADS, else the CPU count.

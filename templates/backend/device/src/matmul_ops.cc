@@ -18,32 +18,39 @@ namespace {
 // ---- packed GEMM ----------------------------------------------------------------
 // An MR x NR tile of C lives in registers while the loop over k broadcasts one value
 // of A against NR packed values of B: the compiler turns the inner loop into vector
-// FMAs. A and B are packed per k-slice into contiguous strips (op() and alpha applied
-// while packing), so transposed operands cost nothing extra.
+// FMAs. Per k-slice, A is packed once (MR-tall strips, op() and alpha applied) and shared
+// by the threads; each task then packs one KC x NR strip of op(B) into its own buffer (it
+// stays in L1) and runs it against every strip of A. So B is packed once, in parallel,
+// and transposed operands cost nothing extra. That order also suits the skinny products
+// convolutions make (LeNet: 16 x 150 x 6400, 150 x 6400 x 16, 16 x 6400 x 150).
 constexpr int64_t kMR = 6, kNR = 16;
-constexpr int64_t kKC = 256;   // k-slice: an MR x KC strip of A and a KC x NR strip of B stay in L1
-constexpr int64_t kNC = 3072;  // columns of B packed at once: KC x NC floats (3 MB) share L2/L3
+constexpr int64_t kKC = 256;  // k-slice: a KC x NR strip of B (16 KB) stays in L1
+constexpr int64_t kMC = 768;  // rows of A packed at once: MC x KC floats (768 KB) stay in L2
 
-inline float element(const float* x, int64_t ld, bool trans, int64_t r, int64_t c) {
-  return trans ? x[c * ld + r] : x[r * ld + c];
-}
-
-// op(B)[k0:k0+kc, j0:j0+nc] as NR-wide strips of kc rows, zero padded.
-void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-            float* out) {
-  for (int64_t s = 0; s < nc; s += kNR) {
-    const int64_t w = std::min(kNR, nc - s);
-    float* strip = out + s * kc;
+// op(B)[k0:k0+kc, j0:j0+w] as one NR-wide strip of kc rows, zero padded.
+void pack_b_strip(const float* b, int64_t ldb, bool tb, int64_t k0, int64_t kc, int64_t j0, int64_t w,
+                  float* out) {
+  if (!tb) {
     for (int64_t p = 0; p < kc; ++p) {
-      float* dst = strip + p * kNR;
-      if (!tb) {
-        const float* src = b + (k0 + p) * ldb + j0 + s;
-        for (int64_t c = 0; c < w; ++c) dst[c] = src[c];
+      const float* src = b + (k0 + p) * ldb + j0;
+      float* dst = out + p * kNR;
+      if (w == kNR) {
+        std::memcpy(dst, src, sizeof(float) * kNR);
       } else {
-        for (int64_t c = 0; c < w; ++c) dst[c] = b[(j0 + s + c) * ldb + k0 + p];
+        std::memcpy(dst, src, sizeof(float) * w);
+        std::fill(dst + w, dst + kNR, 0.f);
       }
-      for (int64_t c = w; c < kNR; ++c) dst[c] = 0.f;
     }
+    return;
+  }
+  // op(B) = B^T: column c of the strip is row j0 + c of B, read along its length
+  for (int64_t c = 0; c < kNR; ++c) {
+    if (c >= w) {
+      for (int64_t p = 0; p < kc; ++p) out[p * kNR + c] = 0.f;
+      continue;
+    }
+    const float* src = b + (j0 + c) * ldb + k0;
+    for (int64_t p = 0; p < kc; ++p) out[p * kNR + c] = src[p];
   }
 }
 
@@ -52,7 +59,12 @@ void pack_a(const float* a, int64_t lda, bool ta, float alpha, int64_t i0, int64
             int64_t kc, float* out) {
   for (int64_t p = 0; p < kc; ++p) {
     float* dst = out + p * kMR;
-    for (int64_t r = 0; r < rows; ++r) dst[r] = alpha * element(a, lda, ta, i0 + r, k0 + p);
+    if (ta) {
+      const float* src = a + (k0 + p) * lda + i0;  // op(A) = A^T: a row of A holds the strip's column
+      for (int64_t r = 0; r < rows; ++r) dst[r] = alpha * src[r];
+    } else {
+      for (int64_t r = 0; r < rows; ++r) dst[r] = alpha * a[(i0 + r) * lda + k0 + p];
+    }
     for (int64_t r = rows; r < kMR; ++r) dst[r] = 0.f;
   }
 }
@@ -79,6 +91,18 @@ void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restric
       acc[r][1] += x * b1;
     }
   }
+  if (cols == kNR) {  // whole rows of the tile: vector adds into C (small k makes this the cost)
+    for (int64_t r = 0; r < rows; ++r) {
+      Vec8 c0, c1;
+      std::memcpy(&c0, c + r * ldc, sizeof c0);
+      std::memcpy(&c1, c + r * ldc + 8, sizeof c1);
+      c0 += acc[r][0];
+      c1 += acc[r][1];
+      std::memcpy(c + r * ldc, &c0, sizeof c0);
+      std::memcpy(c + r * ldc + 8, &c1, sizeof c1);
+    }
+    return;
+  }
   float tile[kMR][kNR];
   std::memcpy(tile, acc, sizeof tile);
   for (int64_t r = 0; r < rows; ++r)
@@ -86,14 +110,17 @@ void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restric
 }
 
 void scale_rows(float beta, int64_t m, int64_t n, float* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i) {
-    float* crow = c + i * ldc;
-    if (beta == 0.f) {
-      std::fill(crow, crow + n, 0.f);  // beta == 0 ignores C, NaN included (BLAS semantics)
-    } else if (beta != 1.f) {
-      for (int64_t j = 0; j < n; ++j) crow[j] *= beta;
+  if (beta == 1.f) return;
+  parallel_for(m, n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float* crow = c + i * ldc;
+      if (beta == 0.f) {
+        std::fill(crow, crow + n, 0.f);  // beta == 0 ignores C, NaN included (BLAS semantics)
+      } else {
+        for (int64_t j = 0; j < n; ++j) crow[j] *= beta;
+      }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -101,30 +128,49 @@ void scale_rows(float beta, int64_t m, int64_t n, float* c, int64_t ldc) {
 // ---- GEMM (declared in internal.h) -------------------------------------------
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  // A small C over a long k (a weight gradient: 6 x 25 over 50176 in LeNet) has too few
+  // tiles to share out, and one parallel region per k-slice costs more than the slice: the
+  // threads take a part of k each (a whole GEMM, inline) and their C parts are summed.
+  const int64_t parts = std::min<int64_t>(worker_threads(), k / (4 * kKC));
+  if (parts > 1 && m * n <= (int64_t{1} << 14) && m > 0 && n > 0) {
+    std::vector<float> partial(static_cast<size_t>(parts * m * n));
+    run_chunks(parts, parts, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        const int64_t k0 = k * part / parts, k1 = k * (part + 1) / parts;
+        gemm(ta, tb, m, n, k1 - k0, alpha, ta ? a + k0 * lda : a + k0, lda, tb ? b + k0 : b + k0 * ldb, ldb, 0.f,
+             partial.data() + part * m * n, n);
+      }
+    });
+    scale_rows(beta, m, n, c, ldc);
+    for (int64_t part = 0; part < parts; ++part)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] += partial[(part * m + i) * n + j];
+    return;
+  }
   scale_rows(beta, m, n, c, ldc);
   if (m == 0 || n == 0 || k == 0 || alpha == 0.f) return;
-  std::vector<float> bpack(static_cast<size_t>(std::min(kKC, k) * ((std::min(kNC, n) + kNR - 1) / kNR) * kNR));
+  const int64_t col_strips = (n + kNR - 1) / kNR;
+  float* apack = scratch(Scratch::kGemmPanel, static_cast<size_t>(((std::min(kMC, m) + kMR - 1) / kMR) * kMR * std::min(kKC, k)));
   for (int64_t k0 = 0; k0 < k; k0 += kKC) {
     const int64_t kc = std::min(kKC, k - k0);
-    for (int64_t j0 = 0; j0 < n; j0 += kNC) {
-      const int64_t nc = std::min(kNC, n - j0);
-      pack_b(b, ldb, tb, k0, kc, j0, nc, bpack.data());
-      const int64_t row_strips = (m + kMR - 1) / kMR, col_strips = (nc + kNR - 1) / kNR;
-      // Tasks are (row strip, column strip) pairs, row-major, so a worker repacks A
-      // only when its row strip changes. Splitting only pays for enough work.
-      parallel_for(row_strips * col_strips, 2 * kMR * kNR * kc, [&](int64_t begin, int64_t end) {
-        float apack[kMR * kKC];
-        int64_t packed_row = -1;
-        for (int64_t t = begin; t < end; ++t) {
-          const int64_t is = t / col_strips, js = t % col_strips;
-          const int64_t i0 = is * kMR, rows = std::min(kMR, m - i0);
-          if (is != packed_row) {
-            pack_a(a, lda, ta, alpha, i0, rows, k0, kc, apack);
-            packed_row = is;
+    for (int64_t i0 = 0; i0 < m; i0 += kMC) {
+      const int64_t mc = std::min(kMC, m - i0), row_strips = (mc + kMR - 1) / kMR;
+      parallel_for(row_strips, 2 * kMR * kc, [&](int64_t begin, int64_t end) {
+        for (int64_t is = begin; is < end; ++is)
+          pack_a(a, lda, ta, alpha, i0 + is * kMR, std::min(kMR, mc - is * kMR), k0, kc,
+                 apack + is * kMR * kc);
+      });
+      // A task is a column strip: its B strip is packed once and meets every strip of A.
+      parallel_for(col_strips, 2 * kMR * kNR * kc * row_strips, [&](int64_t begin, int64_t end) {
+        alignas(64) float bstrip[kKC * kNR];
+        for (int64_t js = begin; js < end; ++js) {
+          const int64_t j0 = js * kNR, w = std::min(kNR, n - j0);
+          pack_b_strip(b, ldb, tb, k0, kc, j0, w, bstrip);
+          for (int64_t is = 0; is < row_strips; ++is) {
+            const int64_t r0 = is * kMR;
+            micro_kernel(kc, apack + r0 * kc, bstrip, c + (i0 + r0) * ldc + j0, ldc,
+                         std::min(kMR, mc - r0), w);
           }
-          const int64_t jj = js * kNR;
-          micro_kernel(kc, apack, bpack.data() + jj * kc, c + i0 * ldc + j0 + jj, ldc, rows,
-                       std::min(kNR, nc - jj));
         }
       });
     }

@@ -2,6 +2,7 @@
 // comparisons, neg, relu and its backward, sqrt, and the compound updates optimizers use
 // (addcmul_, addcdiv_, lerp_). Each is a composition of device-library ops.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 
 #include "common.h"
@@ -19,9 +20,9 @@ at::Tensor operand(const at::Tensor& t, at::ScalarType type, const at::Device& d
   return contiguous_as(t, type);
 }
 
-// out = x * scale (x contiguous device tensor)
-at::Tensor scaled(const at::Tensor& x, double scale) {
-  at::Tensor out = empty_device(x.sizes(), x.options());
+// out = x * scale (x contiguous device tensor; out may be x)
+at::Tensor scaled(const at::Tensor& x, double scale, const at::Tensor& into = at::Tensor()) {
+  at::Tensor out = into.defined() ? into : empty_device(x.sizes(), x.options());
   if (x.numel() > 0)
     check({{ p }}_scale(current_stream(), device_dtype(x.scalar_type()), x.const_data_ptr(), out.data_ptr(), x.numel(),
                      scale, 0.0, 1),
@@ -32,11 +33,13 @@ at::Tensor scaled(const at::Tensor& x, double scale) {
 // The device tensor among the operands (one may be a CPU scalar).
 const at::Tensor& device_side(const at::Tensor& a, const at::Tensor& b) { return a.device().type() == at::kCPU ? b : a; }
 
-// result = a (op) b, both already of `compute` dtype (device, contiguous), broadcast.
-at::Tensor apply(const at::Tensor& a, const at::Tensor& b, {{ p }}_binary_op_t op, at::ScalarType compute) {
+// result = a (op) b, both already of `compute` dtype (device, contiguous), broadcast; written
+// into `into` when given (an in-place op's self, already checked by in_place_target).
+at::Tensor apply(const at::Tensor& a, const at::Tensor& b, {{ p }}_binary_op_t op, at::ScalarType compute,
+                 const at::Tensor& into = at::Tensor()) {
   const auto sizes = at::infer_size(a.sizes(), b.sizes());
   const bool compare = op >= {{ NAME }}_BINARY_EQUAL;
-  at::Tensor out = empty_device(sizes, a.options().dtype(compare ? at::kBool : compute));
+  at::Tensor out = into.defined() ? into : empty_device(sizes, a.options().dtype(compare ? at::kBool : compute));
   if (out.numel() == 0) return out;
   {{ p }}_shape_t as = shape_of(a.sizes()), bs = shape_of(b.sizes()), os = shape_of(sizes);
   check({{ p }}_binary(current_stream(), op, device_dtype(compute), a.const_data_ptr(), &as, b.const_data_ptr(), &bs,
@@ -45,16 +48,29 @@ at::Tensor apply(const at::Tensor& a, const at::Tensor& b, {{ p }}_binary_op_t o
   return out;
 }
 
-// Writes `result` to `out` (resizing it like an out= argument; casting when dtypes differ).
-struct BinarySpec {
-  const char* name;
-  {{ p }}_binary_op_t op;
-};
+// An in-place op (self = self (op) other) writes straight into self, without a temporary and
+// a copy, when self is a contiguous device tensor of the result's dtype and shape that other
+// does not partly overlap (an element read after it was written).
+bool in_place_target(const at::Tensor& self, const at::Tensor& other, at::ScalarType compute) {
+  if (self.device().type() != c10::DeviceType::PrivateUse1 || self.scalar_type() != compute || !self.is_contiguous())
+    return false;
+  if (other.device().type() == c10::DeviceType::PrivateUse1) {
+    const at::MemOverlapStatus overlap = at::get_overlap_status(self, other);
+    if (overlap == at::MemOverlapStatus::Partial || overlap == at::MemOverlapStatus::TooHard) return false;
+  }
+  return at::infer_size(self.sizes(), other.sizes()) == self.sizes();
+}
+
+bool is_one(const at::Scalar& alpha) {
+  return (alpha.isIntegral(true) && alpha.toLong() == 1) || (alpha.isFloatingPoint() && alpha.toDouble() == 1.0);
+}
 
 // The computation all add/sub/mul/div/eq variants share. nullopt: the device library has
 // no kernel for the promoted dtype, the caller runs the op on the CPU instead.
+// With in_place, the result goes into self when in_place_target allows (the caller checks
+// whether it got self back).
 std::optional<at::Tensor> binary(const at::Tensor& self, const at::Tensor& other, {{ p }}_binary_op_t op,
-                                 const at::Scalar& alpha = 1) {
+                                 const at::Scalar& alpha = 1, bool in_place = false) {
   at::ScalarType compute = at::result_type(self, other);
   if (op == {{ NAME }}_BINARY_DIV && at::isIntegralType(compute, /*includeBool=*/true))
     compute = c10::typeMetaToScalarType(c10::get_default_dtype());  // true division
@@ -64,9 +80,17 @@ std::optional<at::Tensor> binary(const at::Tensor& self, const at::Tensor& other
   const at::Device device = device_side(self, other).device();
   const c10::DeviceGuard guard(device);
   at::Tensor a = operand(self, compute, device), b = operand(other, compute, device);
-  if (!(alpha.isIntegral(true) && alpha.toLong() == 1) && !(alpha.isFloatingPoint() && alpha.toDouble() == 1.0))
-    b = scaled(b, alpha.toDouble());
-  return apply(a, b, op, compute);
+  if (!is_one(alpha)) b = scaled(b, alpha.toDouble());
+  const bool direct = in_place && op < {{ NAME }}_BINARY_EQUAL && in_place_target(self, other, compute);
+  return apply(a, b, op, compute, direct ? self : at::Tensor());
+}
+
+// Stores an in-place op's result into self unless it was written there already.
+at::Tensor& store_in_place(const at::Tensor& result, at::Tensor& self) {
+  if (result.is_same(self)) return self;
+  TORCH_CHECK(result.sizes() == self.sizes(), "output with shape ", self.sizes(), " doesn't match the broadcast shape ",
+              result.sizes());
+  return store(result, self);
 }
 
 #define {{ NAME }}_ARITH(fn, opname, OP)                                                                     \
@@ -77,11 +101,8 @@ std::optional<at::Tensor> binary(const at::Tensor& self, const at::Tensor& other
   }                                                                                                     \
   at::Tensor& fn##_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {               \
     KernelName k("aten::" #opname "_.Tensor");                                                          \
-    auto r = binary(self, other, OP, alpha);                                                            \
-    if (!r) return run_on_cpu<ATEN_OP2(opname##_, Tensor)>(self, other, alpha);                         \
-    TORCH_CHECK(r->sizes() == self.sizes(), "output with shape ", self.sizes(),                         \
-                " doesn't match the broadcast shape ", r->sizes());                                     \
-    return store(*r, self);                                                                             \
+    auto r = binary(self, other, OP, alpha, /*in_place=*/true);                                         \
+    return r ? store_in_place(*r, self) : run_on_cpu<ATEN_OP2(opname##_, Tensor)>(self, other, alpha);  \
   }                                                                                                     \
   at::Tensor& fn##_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,        \
                        at::Tensor& out) {                                                               \
@@ -101,11 +122,8 @@ std::optional<at::Tensor> binary(const at::Tensor& self, const at::Tensor& other
   }                                                                                                     \
   at::Tensor& fn##_(at::Tensor& self, const at::Tensor& other) {                                        \
     KernelName k("aten::" #opname "_.Tensor");                                                          \
-    auto r = binary(self, other, OP);                                                                   \
-    if (!r) return run_on_cpu<ATEN_OP2(opname##_, Tensor)>(self, other);                                \
-    TORCH_CHECK(r->sizes() == self.sizes(), "output with shape ", self.sizes(),                         \
-                " doesn't match the broadcast shape ", r->sizes());                                     \
-    return store(*r, self);                                                                             \
+    auto r = binary(self, other, OP, 1, /*in_place=*/true);                                             \
+    return r ? store_in_place(*r, self) : run_on_cpu<ATEN_OP2(opname##_, Tensor)>(self, other);         \
   }                                                                                                     \
   at::Tensor& fn##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {              \
     KernelName k("aten::" #opname ".out");                                                              \
@@ -225,13 +243,15 @@ at::Tensor checked(std::optional<at::Tensor> r) {
   return *r;
 }
 
-// self += value * t1 (op) t2
+// self += value * t1 (op) t2: the product is a temporary of ours, scaled in place.
 at::Tensor& addc_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value,
                   {{ p }}_binary_op_t op) {
   at::Tensor prod = checked(binary(t1, t2, op));
-  at::Tensor sum = checked(binary(self, prod, {{ NAME }}_BINARY_ADD, value));
-  TORCH_CHECK(sum.sizes() == self.sizes(), "output with shape ", self.sizes(), " doesn't match the broadcast shape ", sum.sizes());
-  return store(sum, self);
+  if (!is_one(value) && prod.scalar_type() == self.scalar_type()) {
+    prod = scaled(prod, value.toDouble(), prod);
+    return store_in_place(checked(binary(self, prod, {{ NAME }}_BINARY_ADD, 1, true)), self);
+  }
+  return store_in_place(checked(binary(self, prod, {{ NAME }}_BINARY_ADD, value, true)), self);
 }
 
 at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value) {
@@ -251,9 +271,8 @@ at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scal
   KernelName k("aten::lerp_.Scalar");
   if (!float_device({&self, &end})) return run_on_cpu<ATEN_OP2(lerp_, Scalar)>(self, end, weight);
   at::Tensor diff = checked(binary(end, self, {{ NAME }}_BINARY_SUB));
-  at::Tensor sum = checked(binary(self, diff, {{ NAME }}_BINARY_ADD, weight));
-  TORCH_CHECK(sum.sizes() == self.sizes(), "output with shape ", self.sizes(), " doesn't match the broadcast shape ", sum.sizes());
-  return store(sum, self);
+  diff = scaled(diff, weight.toDouble(), diff);  // a temporary of ours, scaled in place
+  return store_in_place(checked(binary(self, diff, {{ NAME }}_BINARY_ADD, 1, true)), self);
 }
 
 }  // namespace

@@ -76,8 +76,13 @@ void memcpy_kind(void* dst, const void* src, size_t n, {{ p }}_copy_kind_t kind)
 
 }  // namespace
 
+// Straight to the allocator, not through the dispatcher and empty.memory_format: kernels
+// create several temporaries each, and tiny ops are dominated by such overhead.
 at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options) {
-  return at::empty(sizes, options.memory_format(at::MemoryFormat::Contiguous));
+  const c10::DeviceGuard guard(options.device());
+  return at::detail::empty_generic(sizes, c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), options.dtype().toScalarType(),
+                                   at::MemoryFormat::Contiguous);
 }
 
 at::Tensor contiguous(const at::Tensor& t) {

@@ -59,8 +59,10 @@ def _autoload() -> None:
     global _loaded
     if _loaded:
         return
-    import torch
+    import torch  # `import torch_{{ p }}` first: torch's own import runs this entry point
 
+    if _loaded:
+        return
     check_torch_version(torch.__version__)
     _load_library(torch)
     _register(torch)
