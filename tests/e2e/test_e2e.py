@@ -64,6 +64,7 @@ def test_verify_passes_with_no_fallback(built_project):
         "registration",
         "kernel signatures",
         "tensor",
+        "devices",
         "ops",
         "strided views",
         "mnist",
@@ -147,7 +148,7 @@ def test_generated_project_tests_pass(built_project, tmp_path):
     )
     assert ctest.returncode == 0, ctest.stdout
     device_test = subprocess.run([str(build / "test_stpu_device")], capture_output=True, text=True)
-    assert "12 passed, 0 failed" in device_test.stdout
+    assert "13 passed, 0 failed" in device_test.stdout
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

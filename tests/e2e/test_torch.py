@@ -101,6 +101,7 @@ def test_verify_trains_lenet_with_zero_fallbacks(torch_verify):
         "tensor",
         "save-load",
         "dataloader",
+        "devices",
         "ops",
         "mnist",
         "fallback report",
@@ -131,14 +132,14 @@ def test_plain_pip_install_autoloads_with_torch_alone(torch_env):
     )
     proc = run_python(torch_env, code)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == "[2, 4, 6] 1 True stpu:0 ['torch_stpu']", proc.stdout
+    assert proc.stdout.strip() == "[2, 4, 6] 2 True stpu:0 ['torch_stpu']", proc.stdout
     # It is the entry point that loads it: with autoload off, torch does not know the device.
     off = run_python(torch_env, "import torch; torch.tensor([1], device='stpu')", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     assert off.returncode != 0 and "stpu" in off.stderr
     # Importing the adapter first (as torch_npu users do) must not register the device twice:
     # torch's import runs the entry point while torch_stpu is still being imported.
     proc = run_python(torch_env, "import torch_stpu, torch; print(torch.stpu.device_count())")
-    assert proc.returncode == 0 and proc.stdout.strip() == "1", proc.stderr[-2000:]
+    assert proc.returncode == 0 and proc.stdout.strip() == "2", proc.stderr[-2000:]
 
 
 def test_a_torch_mismatch_is_one_message_naming_the_fix(torch_env, tmp_path):
@@ -256,6 +257,27 @@ def test_convolutions_the_device_lacks_run_on_the_cpu(torch_env):
     assert proc.stdout.strip() == "True True {'aten::convolution_overrideable': 1}", (
         proc.stdout
     )  # conv1d runs on the device as 2-D
+
+
+def test_two_devices_copy_through_the_peer_copy_and_refuse_mixed_operands(torch_env):
+    code = (
+        "import torch\n"
+        "a = torch.arange(6.).to('stpu:1')\n"
+        "b = a.to('stpu:0')\n"
+        "print(torch.stpu.device_count(), b.device, b.cpu().tolist(), flush=True)\n"
+        "try:\n"
+        "    a + b\n"
+        "except RuntimeError as e:\n"
+        "    print(str(e).splitlines()[0])\n"
+    )
+    proc = run_python(torch_env, code, STPU_DUMP_OP_ARGS="2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "2 stpu:0 [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]", proc.stdout
+    assert "Expected all tensors to be on the same device" in lines[1] and "stpu:1" in lines[1], lines
+    assert "aten::_copy_from: memcpy_peer from=1 to=0 bytes=24" in proc.stderr, proc.stderr[-2000:]
+    one = run_python(torch_env, "import torch; print(torch.stpu.device_count())", STPU_DEVICE_COUNT="1")
+    assert one.stdout.strip() == "1", one.stderr[-2000:]
 
 
 # ---------------------------------------------------------------- names both frameworks take

@@ -59,6 +59,48 @@ def check_tensor(device: str) -> dict:
     }
 
 
+def check_devices(device: str) -> dict:
+    """Several cards, as a real box has them: Paddle lists <type>:0 and <type>:1, a tensor goes
+    :0 -> :1 -> :0 (the runtime's peer copy), and a small model trains a few SGD steps on :1
+    with the losses of the CPU."""
+    mine = sorted(d for d in paddle.device.get_available_custom_device() or [] if d.split(":")[0] == device)
+    if len(mine) < 2:
+        return {"name": "devices", "passed": False, "detail": f"Paddle sees {mine}: verify runs with 2 devices"}
+    first, second = paddle.CustomPlace(device, 0), paddle.CustomPlace(device, 1)
+    x = np.arange(24, dtype="float32").reshape(4, 6)
+    there = paddle.to_tensor(x, place=first)._copy_to(second, True)
+    back = (there * 2)._copy_to(first, True)
+    move_ok = f"{device}:1" in str(there.place) and f"{device}:0" in str(back.place) and (back.numpy() == x * 2).all()
+    r = np.random.RandomState(7)
+    xs, ys = r.rand(64, 5).astype("float32"), r.randint(0, 3, (64, 1)).astype("int64")
+    w, b = r.rand(5, 3).astype("float32") - 0.5, np.zeros(3, "float32")
+    losses: dict[str, list[float]] = {}
+    for where in (f"{device}:1", "cpu"):
+        paddle.set_device(where)
+        model = paddle.nn.Linear(5, 3)
+        model.weight.set_value(w)
+        model.bias.set_value(b)
+        opt = paddle.optimizer.SGD(learning_rate=0.5, parameters=model.parameters())
+        curve = []
+        for i in range(0, 64, 16):
+            loss = paddle.nn.functional.cross_entropy(
+                model(paddle.to_tensor(xs[i : i + 16])), paddle.to_tensor(ys[i : i + 16])
+            )
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            curve.append(float(loss.numpy()))
+        losses[where] = curve
+    paddle.set_device(f"{device}:0")
+    train_ok = np.allclose(losses[f"{device}:1"], losses["cpu"], rtol=1e-4, atol=1e-5)
+    return {
+        "name": "devices",
+        "passed": bool(move_ok and train_ok),
+        "detail": f"Paddle sees {mine}; :0 -> :1 -> :0 copy {'ok' if move_ok else 'WRONG'}; 4 SGD steps on "
+        f"{device}:1 {'match' if train_ok else 'differ from'} CPU (last loss {losses[f'{device}:1'][-1]:.4f})",
+    }
+
+
 def registered_dtypes(device: str) -> dict[str, set[str]]:
     """kernel -> dtypes the plugin registers it for (keys read "(stpu, layout, float32)")."""
     from paddle.base import core
@@ -268,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         wanted = set(filter(None, args.only.split(","))) or {
             "tensor",
+            "devices",
             "kernel-signatures",
             "ops",
             "strided-views",
@@ -283,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
             if "tensor" in wanted:
                 log("check tensor")
                 report["checks"].append(check_tensor(device))
+            if "devices" in wanted:
+                log("check devices")
+                report["checks"].append(check_devices(device))
             if "ops" in wanted:
                 log("check ops vs cpu")
                 report["checks"].append(check_ops(device, report["registered_kernels"]))

@@ -99,3 +99,60 @@ def check_dataloader(torch, device: str) -> dict:
         "passed": bool(ok),
         "detail": f"{len(sums_device)} batches moved to {device} and reduced there, equal to CPU",
     }
+
+
+def check_devices(torch, device: str) -> dict:
+    """Several cards, as a real box has them: the count, the guard switching to :1 and back,
+    a tensor moved :0 -> :1 -> :0 (the library's peer copy), a DataLoader feeding :1 and a
+    few training steps of a small model on :1 against the CPU."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    module = getattr(torch, device)
+    count = module.device_count()
+    if count < 2:
+        return {
+            "name": "devices",
+            "passed": False,
+            "detail": f"{count} device: verify runs with 2 (<NAME>_DEVICE_COUNT)",
+        }
+    second = f"{device}:1"
+    with module.device(1):
+        inside = module.current_device()
+        made = torch.ones(3)
+        made = made.to(device)  # an index-less device string means the current device
+    guard_ok = inside == 1 and module.current_device() == 0 and str(made.device) == second
+    x = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    there = x.to(f"{device}:0").to(second)
+    back = (there.t() * 2).to(f"{device}:0")  # a strided view leaves :1 for :0
+    move_ok = str(there.device) == second and str(back.device) == f"{device}:0" and torch.equal(back.cpu(), x.t() * 2)
+
+    r = np.random.RandomState(7)
+    xs, ys = torch.from_numpy(r.rand(64, 5).astype(np.float32)), torch.from_numpy(r.randint(0, 3, 64))
+    losses: dict[str, list[float]] = {}
+    params_on: set[str] = set()
+    for where in (second, "cpu"):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(5, 3).to(where)
+        opt = torch.optim.SGD(model.parameters(), lr=0.5)
+        curve = []
+        for xb, yb in DataLoader(TensorDataset(xs, ys), batch_size=16):
+            loss = torch.nn.functional.cross_entropy(model(xb.to(where)), yb.to(where))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            curve.append(float(loss.item()))
+        losses[where] = curve
+        if where == second:
+            params_on = {str(p.device) for p in model.parameters()}
+    train_ok = (
+        np.allclose(losses[second], losses["cpu"], **FORWARD) and len(losses["cpu"]) == 4 and params_on == {second}
+    )
+    return {
+        "name": "devices",
+        "passed": bool(guard_ok and move_ok and train_ok),
+        "detail": f"{count} devices; guard to :1 and back {'ok' if guard_ok else 'WRONG'}; :0 -> :1 -> :0 copy "
+        f"{'ok' if move_ok else 'WRONG'}; 4 DataLoader batches trained on {second} "
+        f"{'match' if train_ok else 'differ from'} CPU (last loss {losses[second][-1]:.4f})",
+        "devices": count,
+        "params_on": sorted(params_on),
+    }

@@ -17,7 +17,14 @@ import os
 import sys
 import traceback
 
-from torch_basics import check_dataloader, check_registration, check_save_load, check_tensor, check_version_guard
+from torch_basics import (
+    check_dataloader,
+    check_devices,
+    check_registration,
+    check_save_load,
+    check_tensor,
+    check_version_guard,
+)
 from torch_common import first_line, log
 from torch_ops import check_ops
 from torch_training import check_fallback_report, check_kernels, check_mnist
@@ -51,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             "tensor",
             "save-load",
             "dataloader",
+            "devices",
             "ops",
             "mnist",
         ]
@@ -69,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                         result = check_save_load(torch, args.device)
                     elif name == "dataloader":
                         result = check_dataloader(torch, args.device)
+                    elif name == "devices":
+                        result = check_devices(torch, args.device)
                     elif name == "ops":
                         result = check_ops(torch, args.device, args.ops)
                     elif name == "mnist":

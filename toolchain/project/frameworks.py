@@ -29,6 +29,9 @@ class Framework:
     # which torch publishes no wheel) does not matter.
     unpacked_runtime: bool = False
     verify_extras: tuple[str, ...] = ()  # installed next to the runtime in verify environments
+    # Modules the checks import beyond the runtime's package: a reference environment imports
+    # them once when it is made, so their bytecode is written there (pip writes none).
+    verify_imports: tuple[str, ...] = ("numpy",)
     plugin_glob: str = ""  # a venv path pattern that exists once a plugin of this framework is installed
 
     def version(self, recipe: Recipe) -> str | None:
@@ -62,6 +65,7 @@ TORCH = Framework(
     "torch",
     unpacked_runtime=True,
     verify_extras=("numpy",),  # torch does not require it; the checks compare with it
+    verify_imports=("numpy", "torch.utils.data", "torch.profiler"),
     plugin_glob="lib/python3*/site-packages/torch_*/_build_info.py",
 )
 FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (PADDLE, TORCH)}

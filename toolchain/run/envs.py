@@ -22,19 +22,36 @@ def cache_root() -> Path:
     return Path(root)
 
 
-def create_env(runner: Runner, root: Path, packages: list[str], title: str, log: Path) -> str:
+def create_env(
+    runner: Runner, root: Path, packages: list[str], title: str, log: Path, warm_imports: tuple[str, ...] = ()
+) -> str:
     """Create a venv at host path `root` (as the runner sees it), install `packages`
-    (requirements or paths as the runner sees them); return its python."""
+    (requirements or paths as the runner sees them); return its python.
+
+    With `warm_imports`, pip writes no bytecode (`--no-compile`: for torch or paddle that is
+    thousands of modules, minutes under qemu) and importing those modules once writes it for
+    what they load, which is what a verification imports."""
     venv = runner.path(root)
     runner.run(Step(title=f"{title}: create venv", argv=[runner.python, "-m", "venv", venv], log=log))
     python = f"{venv}/bin/python"
+    compile_flag = ["--no-compile"] if warm_imports else []
     runner.run(
         Step(
             title=f"{title}: install {' '.join(Path(p).name if '/' in p else p for p in packages if not p.startswith(('-', 'http')))}",
-            argv=[python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", *packages],
+            argv=[python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off"]
+            + compile_flag
+            + packages,
             log=log,
         )
     )
+    if warm_imports:
+        runner.run(
+            Step(
+                title=f"{title}: bytecode of what {', '.join(warm_imports)} import",
+                argv=[python, "-c", "; ".join(f"import {m}" for m in warm_imports)],
+                log=log,
+            )
+        )
     return python
 
 
@@ -79,6 +96,7 @@ def reference_env(
                 runtime_requirements(framework, version, index_url, find_links),
                 f"reference environment ({framework.runtime} {version}, cached)",
                 log,
+                warm_imports=(framework.package, *framework.verify_imports),
             )
             marker.write_text(json.dumps({framework.runtime: version}))
     if any(root.glob(framework.plugin_glob)):

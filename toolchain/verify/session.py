@@ -43,7 +43,10 @@ class VerifyOptions:
 
     @property
     def check_env(self) -> dict[str, str | None]:
-        return {**CHECK_ENV, "DEVKIT_TOLERANCES": json.dumps(asdict(self.tolerances))}
+        # Two devices, whatever the user's shell says: checks that assume device 0 must fail here
+        # (a bare wheel's device library defaults to 2 as well).
+        devices = {f"{self.device_type.upper()}_DEVICE_COUNT": "2"} if self.device_type else {}
+        return {**CHECK_ENV, **devices, "DEVKIT_TOLERANCES": json.dumps(asdict(self.tolerances))}
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,13 @@ C_Status CopyD2H(const C_Device, void* dst, const void* src, size_t size) {
 C_Status CopyD2D(const C_Device, void* dst, const void* src, size_t size) {
   return to_c("memory_copy_d2d", {{ p }}_memcpy(dst, src, size, {{ NAME }}_COPY_DEVICE_TO_DEVICE));
 }
-C_Status CopyP2P(const C_Device, const C_Device, void* dst, const void* src, size_t size) {
-  return to_c("memory_copy_p2p", {{ p }}_memcpy(dst, src, size, {{ NAME }}_COPY_DEVICE_TO_DEVICE));
+C_Status CopyP2P(const C_Device dst_device, const C_Device src_device, void* dst, const void* src, size_t size) {
+  return to_c("memory_copy_p2p", {{ p }}_memcpy_peer(dst, dst_device->id, src, src_device->id, size));
+}
+C_Status AsyncCopyP2P(const C_Device dst_device, const C_Device src_device, C_Stream stream, void* dst,
+                      const void* src, size_t size) {
+  return to_c("async_memory_copy_p2p",
+              {{ p }}_memcpy_peer_async(stream_of(stream), dst, dst_device->id, src, src_device->id, size));
 }
 C_Status AsyncCopyH2D(const C_Device, C_Stream stream, void* dst, const void* src, size_t size) {
   return to_c("async_memory_copy_h2d",
@@ -232,6 +237,7 @@ extern "C" void InitPlugin(CustomRuntimeParams* params) {
   ifc->memory_copy_d2h = CopyD2H;
   ifc->memory_copy_d2d = CopyD2D;
   ifc->memory_copy_p2p = CopyP2P;
+  ifc->async_memory_copy_p2p = AsyncCopyP2P;
   ifc->async_memory_copy_h2d = AsyncCopyH2D;
   ifc->async_memory_copy_d2h = AsyncCopyD2H;
   ifc->async_memory_copy_d2d = AsyncCopyD2D;

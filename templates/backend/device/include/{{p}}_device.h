@@ -73,6 +73,8 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 /* ---- devices ---------------------------------------------------------- */
 {{ p }}_status_t {{ p }}_init(void);
 {{ p }}_status_t {{ p }}_finalize(void);
+/* {{ NAME }}_DEVICE_COUNT devices (1 to 16, default 2), each with its own memory and
+ * default stream; the current device is per thread (0 until set). */
 {{ p }}_status_t {{ p }}_device_count(int* count);
 {{ p }}_status_t {{ p }}_set_device(int device);
 {{ p }}_status_t {{ p }}_get_device(int* device);
@@ -94,9 +96,20 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 {{ p }}_status_t {{ p }}_memcpy_async({{ p }}_stream_t stream, void* dst,
                                const void* src, size_t size,
                                {{ p }}_copy_kind_t kind);
+/* The device pointers of a copy must lie in live allocations of one device (memcpy_async:
+ * the stream's device; NULL: the current device's default stream); between two devices use
+ * the peer copy, which runs on a stream of either device (NULL: dst_device's default
+ * stream). Anything else is {{ NAME }}_ERROR_INVALID_VALUE. */
+{{ p }}_status_t {{ p }}_memcpy_peer(void* dst, int dst_device, const void* src, int src_device,
+                              size_t size);
+{{ p }}_status_t {{ p }}_memcpy_peer_async({{ p }}_stream_t stream, void* dst, int dst_device,
+                                    const void* src, int src_device, size_t size);
 
 /* ---- streams and events ---------------------------------------------- */
 {{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream);
+/* The handle of `device`'s default stream (what NULL means while `device` is current);
+ * it cannot be destroyed. */
+{{ p }}_status_t {{ p }}_stream_default(int device, {{ p }}_stream_t* stream);
 {{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream);
 {{ p }}_status_t {{ p }}_stream_synchronize({{ p }}_stream_t stream);
 {{ p }}_status_t {{ p }}_stream_query({{ p }}_stream_t stream);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -14,31 +15,51 @@
 #include <new>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #include <pthread.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "internal.h"
 
 namespace {{ p }} {
 
 namespace {
 
-constexpr int kDeviceCount = 1;
+constexpr int kMaxDevices = 16;
+constexpr int kDefaultDevices = 2;
 constexpr size_t kAlignment = 64;
+
+// {{ NAME }}_DEVICE_COUNT devices (default 2: code that assumes device 0 shows up at once),
+// read once. A value that is not 1..16 is refused in one line and the default is used.
+int device_count_setting() {
+  static const int count = [] {
+    const char* env = std::getenv("{{ NAME }}_DEVICE_COUNT");
+    if (!env || !*env) return kDefaultDevices;
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (*end != '\0' || n < 1 || n > kMaxDevices) {
+      std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_DEVICE_COUNT=%s is not a number from 1 to %d; using %d devices\n", env,
+                   kMaxDevices, kDefaultDevices);
+      return kDefaultDevices;
+    }
+    return static_cast<int>(n);
+  }();
+  return count;
+}
 
 struct DeviceState {
   std::mutex mu;
   size_t capacity = 0;
   size_t used = 0;
   size_t peak = 0;  // max of `used` since start or {{ p }}_memory_reset_peak
-  std::unordered_map<void*, size_t> allocations;  // live pointer -> size
+  std::map<uintptr_t, size_t> allocations;  // live allocation start -> size (ordered: range lookups)
 };
 
 DeviceState& device_state(int device) {
-  static DeviceState states[kDeviceCount];
+  static DeviceState states[kMaxDevices];
   return states[device];
 }
 
@@ -54,7 +75,23 @@ size_t configured_capacity() {
 
 thread_local int current_device = 0;
 
-bool valid_device(int device) { return device >= 0 && device < kDeviceCount; }
+bool valid_device(int device) { return device >= 0 && device < device_count_setting(); }
+
+// The device whose live allocation holds [ptr, ptr + size), or -1. Copies check their device
+// pointers with it: on real hardware a pointer of another card (or of no card) is an error
+// or garbage, so the host-backed device refuses it too.
+int owner_of(const void* ptr, size_t size) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  for (int d = 0; d < device_count_setting(); ++d) {
+    DeviceState& st = device_state(d);
+    std::lock_guard<std::mutex> lock(st.mu);
+    auto it = st.allocations.upper_bound(p);
+    if (it == st.allocations.begin()) continue;
+    --it;
+    if (p >= it->first && p + size <= it->first + it->second) return d;
+  }
+  return -1;
+}
 
 }  // namespace
 
@@ -79,10 +116,17 @@ struct {{ p }}_event_st {
 
 namespace {{ p }} {
 
-{{ p }}_stream_t default_stream() {
-  static {{ p }}_stream_st stream{};
-  return &stream;
+// Each device's default stream (what a NULL stream handle means: the current device's).
+{{ p }}_stream_t default_stream(int device) {
+  static {{ p }}_stream_st streams[kMaxDevices];
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int d = 0; d < kMaxDevices; ++d) streams[d].device = d;
+  });
+  return &streams[device];
 }
+
+{{ p }}_stream_t default_stream() { return default_stream(current_device); }
 
 void run_on_stream({{ p }}_stream_t stream, const std::function<void()>& work) {
   if (stream == nullptr) stream = default_stream();
@@ -258,7 +302,7 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
 }
 
 {{ p }}_status_t {{ p }}_init(void) {
-  for (int d = 0; d < kDeviceCount; ++d) {
+  for (int d = 0; d < device_count_setting(); ++d) {
     DeviceState& st = device_state(d);
     std::lock_guard<std::mutex> lock(st.mu);
     if (st.capacity == 0) st.capacity = configured_capacity();
@@ -270,7 +314,7 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
 
 {{ p }}_status_t {{ p }}_device_count(int* count) {
   if (!count) return {{ NAME }}_ERROR_INVALID_VALUE;
-  *count = kDeviceCount;
+  *count = device_count_setting();
   return {{ NAME }}_OK;
 }
 
@@ -287,7 +331,8 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
 }
 
 {{ p }}_status_t {{ p }}_device_synchronize(int device) {
-  return valid_device(device) ? {{ NAME }}_OK : {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  return {{ p }}_stream_synchronize(default_stream(device));
 }
 
 {{ p }}_status_t {{ p }}_malloc(int device, void** ptr, size_t size) {
@@ -300,7 +345,7 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
   if (st.used + rounded > st.capacity) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
   void* p = std::aligned_alloc(kAlignment, rounded);  // SDK: device allocation.
   if (!p) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
-  st.allocations[p] = rounded;
+  st.allocations[reinterpret_cast<uintptr_t>(p)] = rounded;
   st.used += rounded;
   st.peak = std::max(st.peak, st.used);
   *ptr = p;
@@ -312,8 +357,8 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
   if (!ptr) return {{ NAME }}_OK;
   DeviceState& st = device_state(device);
   std::lock_guard<std::mutex> lock(st.mu);
-  auto it = st.allocations.find(ptr);
-  if (it == st.allocations.end()) return {{ NAME }}_ERROR_INVALID_VALUE;  // double or foreign free
+  auto it = st.allocations.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == st.allocations.end()) return {{ NAME }}_ERROR_INVALID_VALUE;  // double, foreign or other-device free
   st.used -= it->second;
   st.allocations.erase(it);
   std::free(ptr);  // SDK: device free.
@@ -353,19 +398,54 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
   return {{ NAME }}_OK;
 }
 
-{{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size, {{ p }}_copy_kind_t kind) {
-  if (size == 0) return {{ NAME }}_OK;
+// The device a copy runs on must own its device pointers (-1: whichever device owns the first
+// one): a pointer of another card (use the peer copy) or of no card is refused, as real
+// hardware would fault or read garbage.
+static {{ p }}_status_t check_copy(int device, void* dst, const void* src, size_t size, {{ p }}_copy_kind_t kind) {
   if (!dst || !src || kind < {{ NAME }}_COPY_HOST_TO_DEVICE || kind > {{ NAME }}_COPY_DEVICE_TO_DEVICE)
     return {{ NAME }}_ERROR_INVALID_VALUE;
+  const bool dst_on_device = kind != {{ NAME }}_COPY_DEVICE_TO_HOST, src_on_device = kind != {{ NAME }}_COPY_HOST_TO_DEVICE;
+  if (device < 0) device = owner_of(dst_on_device ? dst : src, size);
+  if (device < 0 || (dst_on_device && owner_of(dst, size) != device) || (src_on_device && owner_of(src, size) != device))
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size, {{ p }}_copy_kind_t kind) {
+  if (size == 0) return {{ NAME }}_OK;
+  const {{ p }}_status_t st = check_copy(-1, dst, src, size, kind);
+  if (st != {{ NAME }}_OK) return st;
   std::memmove(dst, src, size);  // SDK: DMA in the direction `kind`.
   return {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_memcpy_async({{ p }}_stream_t stream, void* dst, const void* src,
                                size_t size, {{ p }}_copy_kind_t kind) {
-  {{ p }}_status_t status = {{ NAME }}_OK;
-  run_on_stream(stream, [&] { status = {{ p }}_memcpy(dst, src, size, kind); });
-  return status;
+  if (size == 0) return {{ NAME }}_OK;
+  const {{ p }}_status_t st = check_copy(stream ? stream->device : current_device, dst, src, size, kind);
+  if (st != {{ NAME }}_OK) return st;
+  run_on_stream(stream, [&] { std::memmove(dst, src, size); });  // SDK: DMA on the stream.
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t size) {
+  return {{ p }}_memcpy_peer_async(nullptr, dst, dst_device, src, src_device, size) == {{ NAME }}_OK
+             ? {{ p }}_device_synchronize(dst_device)
+             : {{ NAME }}_ERROR_INVALID_VALUE;
+}
+
+{{ p }}_status_t {{ p }}_memcpy_peer_async({{ p }}_stream_t stream, void* dst, int dst_device, const void* src,
+                                    int src_device, size_t size) {
+  debug::Trace trace_("memcpy_peer");
+  trace_.attr("from", src_device).attr("to", dst_device).attr("bytes", size);
+  if (size == 0) return {{ NAME }}_OK;
+  if (!dst || !src || !valid_device(dst_device) || !valid_device(src_device) ||
+      owner_of(dst, size) != dst_device || owner_of(src, size) != src_device)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (stream && stream->device != dst_device && stream->device != src_device) return {{ NAME }}_ERROR_INVALID_VALUE;
+  // SDK: a peer DMA (or a copy through the host where cards cannot reach each other).
+  run_on_stream(stream ? stream : default_stream(dst_device), [&] { std::memmove(dst, src, size); });
+  return {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream) {
@@ -376,8 +456,14 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
   return {{ NAME }}_OK;
 }
 
+{{ p }}_status_t {{ p }}_stream_default(int device, {{ p }}_stream_t* stream) {
+  if (!valid_device(device) || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *stream = default_stream(device);
+  return {{ NAME }}_OK;
+}
+
 {{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream) {
-  if (!stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!stream || stream == default_stream(stream->device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_stream_synchronize(stream);
   delete stream;
   return {{ NAME }}_OK;

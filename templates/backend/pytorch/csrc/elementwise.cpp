@@ -17,6 +17,8 @@ at::Tensor operand(const at::Tensor& t, at::ScalarType type, const at::Device& d
     TORCH_CHECK(t.dim() == 0, "expected a {{ device_type }} tensor or a CPU scalar, got a CPU tensor of shape ", t.sizes());
     return scalar_on_device(t.item(), type, device);
   }
+  TORCH_CHECK(t.device() == device, "Expected all tensors to be on the same device, but found at least two devices, ",
+              device, " and ", t.device(), "!");
   return contiguous_as(t, type);
 }
 

@@ -194,6 +194,22 @@ at::Tensor& set_storage_offset(at::Tensor& self, at::Storage source, int64_t off
 // ---- copies -----------------------------------------------------------------------
 // One of src/dst is a {{ device_type }} tensor; the other is on the CPU or the device.
 // Casts run on the device when it has the dtypes, else on the host side of the copy.
+// A contiguous copy of `src` (another device's tensor) on device `to`: made contiguous where
+// it lies, then moved by the device library's peer copy on `to`'s current stream.
+at::Tensor peer_copy(const at::Tensor& src, const at::Device& to) {
+  at::Tensor dense;
+  {
+    const c10::DeviceGuard guard(src.device());
+    dense = contiguous(src);
+  }
+  const c10::DeviceGuard guard(to);
+  at::Tensor out = empty_device(src.sizes(), src.options().device(to));
+  check({{ p }}_memcpy_peer_async(current_stream(), out.data_ptr(), to.index(), dense.const_data_ptr(),
+                               src.device().index(), dense.nbytes()),
+        "memcpy_peer");
+  return out;
+}
+
 at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   KernelName k("aten::_copy_from");
   TORCH_CHECK(src.sizes() == dst.sizes(), "_copy_from: sizes differ (", src.sizes(), " vs ", dst.sizes(), ")");
@@ -214,13 +230,12 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
       std::memcpy(dst.data_ptr(), host.const_data_ptr(), host.nbytes());
     else
       dst.copy_(host);  // host-side layout/dtype conversion
-  } else {  // device -> device
+  } else if (!device_cast && src.scalar_type() != dst.scalar_type()) {
+    dst.copy_(src.cpu().to(dst.scalar_type()));  // a cast the device lacks: via the host
+  } else {  // device -> device, on one device or between two (the library's peer copy)
+    const at::Tensor from = src.device() == dst.device() ? src : peer_copy(src, dst.device());
     const c10::DeviceGuard guard(dst.device());
-    if (device_cast || src.scalar_type() == dst.scalar_type()) {
-      copy_into(src.scalar_type() == dst.scalar_type() ? src : contiguous_as(src, dst.scalar_type()), dst);
-    } else {
-      dst.copy_(src.cpu().to(dst.scalar_type()));  // a cast the device lacks: via the host
-    }
+    copy_into(from.scalar_type() == dst.scalar_type() ? from : contiguous_as(from, dst.scalar_type()), dst);
   }
   return dst;
 }

@@ -10,6 +10,7 @@
 #include <torch/library.h>
 #include <torch/version.h>
 
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -49,17 +50,29 @@ c10::DeviceIndex current_index() {
 }
 
 // ---- streams --------------------------------------------------------------------
-// torch names a stream by (device, id). Id 0 is the device library's default stream
-// (NULL handle); streams made by getNewStream get ids 1, 2, ... and live until exit
-// (torch never destroys streams). The current stream is per thread and device.
+// torch names a stream by (device, id). Id 0 is the device library's default stream of
+// that device (its handle, not NULL: NULL would mean the current device's, another card's
+// queue while a stream of device 1 is synchronized from device 0); streams made by
+// getNewStream get ids 1, 2, ... and live until exit (torch never destroys streams). The
+// current stream is per thread and device.
 class Streams {
  public:
+  static {{ p }}_stream_t default_handle(c10::DeviceIndex device) {
+    static std::atomic<{{ p }}_stream_t> handles[64] = {};  // filled once per device; read on every op
+    TORCH_CHECK(device >= 0 && device < 64, "{{ device_type }}:", static_cast<int>(device), " does not exist");
+    {{ p }}_stream_t h = handles[device].load(std::memory_order_acquire);
+    if (h == nullptr) {
+      check({{ p }}_stream_default(device, &h), "stream_default");
+      handles[device].store(h, std::memory_order_release);
+    }
+    return h;
+  }
   static Streams& get() {
     static Streams* s = new Streams();  // leaked: streams outlive static destruction
     return *s;
   }
   {{ p }}_stream_t handle(const c10::Stream& stream) {
-    if (stream.id() == 0) return nullptr;
+    if (stream.id() == 0) return default_handle(stream.device_index());
     std::lock_guard<std::mutex> lock(mu_);
     const size_t i = static_cast<size_t>(stream.id() - 1);
     TORCH_CHECK(i < handles_.size(), "unknown {{ device_type }} stream id ", stream.id());

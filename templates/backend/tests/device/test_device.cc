@@ -122,23 +122,73 @@ bool stream_and_event_order() {
 
 bool gemm_matches_naive() {
   bool ok = true;
-  const int64_t m = 37, n = 29, k = 53;
-  std::vector<float> a(m * k), b(k * n), c(m * n), ref(m * n, 0.f);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
-  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p) ref[i * n + j] += a[i * k + p] * b[p * n + j];
-  EXPECT_OK({{ p }}_gemm(nullptr, 0, 0, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n));
-  for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], ref[i]));
-  // transposed operands: (A^T)^T (B^T)^T with A^T, B^T stored explicitly
-  std::vector<float> at(k * m), bt(n * k);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p) at[p * m + i] = a[i * k + p];
-  for (int64_t p = 0; p < k; ++p)
-    for (int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
-  EXPECT_OK({{ p }}_gemm(nullptr, 1, 1, m, n, k, 1.f, at.data(), m, bt.data(), k, 0.f, c.data(), n));
-  for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], ref[i]));
+  // Odd tiles; a long k over a small C (split across threads); a skinny product; a short k.
+  const int64_t shapes[][3] = { {37, 29, 53}, {6, 25, 5000}, {16, 150, 700}, {150, 40, 16} };
+  for (const auto& mnk : shapes) {
+    const int64_t m = mnk[0], n = mnk[1], k = mnk[2];
+    const float tol = 1e-5f * static_cast<float>(k);  // float sums of k products vs double
+    std::vector<float> a(m * k), b(k * n), c(m * n, 7.f), ref(m * n);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(a[i * k + p]) * b[p * n + j];
+        ref[i * n + j] = static_cast<float>(acc);
+      }
+    EXPECT_OK({{ p }}_gemm(nullptr, 0, 0, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n));
+    for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], ref[i], tol));
+    // transposed operands: (A^T)^T (B^T)^T with A^T, B^T stored explicitly; beta = 1 adds to C
+    std::vector<float> at(k * m), bt(n * k);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) at[p * m + i] = a[i * k + p];
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
+    EXPECT_OK({{ p }}_gemm(nullptr, 1, 1, m, n, k, 1.f, at.data(), m, bt.data(), k, 1.f, c.data(), n));
+    for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], 2.f * ref[i], tol));
+  }
+  return ok;
+}
+
+// Two devices: separate accounting, copies only between pointers of the copying device,
+// and the peer copy between devices.
+bool devices_and_peer_copies() {
+  bool ok = true;
+  int count = 0;
+  EXPECT_OK({{ p }}_device_count(&count));
+  EXPECT(count >= 1);
+  if (count < 2) return ok;  // {{ NAME }}_DEVICE_COUNT=1: nothing more to check
+  size_t total = 0, free1_before = 0, free1_after = 0;
+  EXPECT_OK({{ p }}_mem_info(1, &total, &free1_before));
+  std::vector<float> host(256), back(256, 0.f);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i);
+  const size_t bytes = host.size() * sizeof(float);
+  void *d0 = nullptr, *d1 = nullptr;
+  EXPECT_OK({{ p }}_malloc(0, &d0, bytes));
+  EXPECT_OK({{ p }}_mem_info(1, &total, &free1_after));
+  EXPECT(free1_after == free1_before);  // device 0's allocation is not device 1's
+  EXPECT_OK({{ p }}_malloc(1, &d1, bytes));
+  EXPECT_OK({{ p }}_memcpy(d0, host.data(), bytes, {{ NAME }}_COPY_HOST_TO_DEVICE));
+  EXPECT({{ p }}_memcpy(d1, d0, bytes, {{ NAME }}_COPY_DEVICE_TO_DEVICE) == {{ NAME }}_ERROR_INVALID_VALUE);
+  {{ p }}_stream_t s0 = nullptr;
+  EXPECT_OK({{ p }}_stream_create(0, &s0));
+  EXPECT({{ p }}_memcpy_async(s0, back.data(), d1, bytes, {{ NAME }}_COPY_DEVICE_TO_HOST) == {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT({{ p }}_memcpy_async(s0, back.data(), host.data(), bytes, {{ NAME }}_COPY_DEVICE_TO_HOST) ==
+         {{ NAME }}_ERROR_INVALID_VALUE);  // a host pointer is no device pointer
+  EXPECT_OK({{ p }}_memcpy_peer(d1, 1, d0, 0, bytes));
+  EXPECT_OK({{ p }}_memcpy(back.data(), d1, bytes, {{ NAME }}_COPY_DEVICE_TO_HOST));
+  EXPECT(std::memcmp(host.data(), back.data(), bytes) == 0);
+  EXPECT({{ p }}_memcpy_peer(d1, 0, d0, 0, bytes) == {{ NAME }}_ERROR_INVALID_VALUE);  // d1 is not device 0's
+  EXPECT({{ p }}_free(0, d1) == {{ NAME }}_ERROR_INVALID_VALUE);                       // nor freed there
+  int current = -1;
+  EXPECT_OK({{ p }}_set_device(1));
+  EXPECT_OK({{ p }}_get_device(&current));
+  EXPECT(current == 1);
+  EXPECT({{ p }}_set_device(count) == {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_OK({{ p }}_set_device(0));
+  EXPECT_OK({{ p }}_stream_destroy(s0));
+  EXPECT_OK({{ p }}_free(0, d0));
+  EXPECT_OK({{ p }}_free(1, d1));
   return ok;
 }
 
@@ -302,6 +352,7 @@ bool gather_and_strided_copy() {
 int main() {
   run("memory_accounting", memory_accounting);
   run("copies_round_trip", copies_round_trip);
+  run("devices_and_peer_copies", devices_and_peer_copies);
   run("stream_and_event_order", stream_and_event_order);
   run("gemm_matches_naive", gemm_matches_naive);
   run("conv2d_matches_naive", conv2d_matches_naive);
