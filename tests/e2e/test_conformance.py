@@ -17,8 +17,9 @@ from test_e2e import paddle_python
 pytestmark = pytest.mark.e2e
 
 # A plausible vendor bug: the optimized GEMM path accumulates with a wrong factor.
-GEMM_LINE = "    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += tile[r][j];"
-BROKEN_GEMM_LINE = "    for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] += tile[r][j] * 1.01f;"
+# The GEMM micro-kernel's accumulation: broken, every tile of every product is 1 % off.
+GEMM_LINE = "      acc[r][0] += x * b0;"
+BROKEN_GEMM_LINE = "      acc[r][0] += x * b0 * 1.01f;"
 
 SNIPPET = """
 import paddle
