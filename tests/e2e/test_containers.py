@@ -90,6 +90,7 @@ def test_x86_64_container_verify(project):
         "kernel signatures",
         "tensor",
         "devices",
+        "queued work",
         "ops",
         "strided views",
         "mnist",

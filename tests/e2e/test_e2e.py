@@ -65,6 +65,7 @@ def test_verify_passes_with_no_fallback(built_project):
         "kernel signatures",
         "tensor",
         "devices",
+        "queued work",
         "ops",
         "strided views",
         "mnist",

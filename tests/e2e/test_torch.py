@@ -102,6 +102,7 @@ def test_verify_trains_lenet_with_zero_fallbacks(torch_verify):
         "save-load",
         "dataloader",
         "devices",
+        "queued work",
         "ops",
         "mnist",
         "fallback report",

@@ -54,8 +54,12 @@ def show_build_matrix(project: Project, outcomes: list[Any], seconds: float) -> 
 
 def show_verify(result: VerifyResult, recipe: Recipe) -> None:
     report = result.report
-    where = f"{report.device}:0, paddle {report.paddle_version}" if report.device else "device library tests"
-    table = Table(title=f"devkit verify — {recipe.name}: {where} ({report.runner})")
+    runtime = (
+        f"torch {report.data['torch_version']}" if "torch_version" in report.data else f"paddle {report.paddle_version}"
+    )
+    where = f"{report.device}:0, {runtime}" if report.device else "device library tests"
+    modes = report.data.get("modes", {}).get("summary")
+    table = Table(title=f"devkit verify — {recipe.name}: {where} ({report.runner})" + (f"\n{modes}" if modes else ""))
     for col in ("check", "result", "figures"):
         table.add_column(col)
     for check in report.checks:

@@ -22,6 +22,7 @@ from kernel_signatures import check_kernel_signatures
 from mnist import check_mnist
 from op_cases import op_cases
 from op_helpers import rng, run_case
+import queued_work
 from training_verdict import load_data
 
 # ---------------------------------------------------------------- registration
@@ -99,6 +100,18 @@ def check_devices(device: str) -> dict:
         "detail": f"Paddle sees {mine}; :0 -> :1 -> :0 copy {'ok' if move_ok else 'WRONG'}; 4 SGD steps on "
         f"{device}:1 {'match' if train_ok else 'differ from'} CPU (last loss {losses[f'{device}:1'][-1]:.4f})",
     }
+
+
+def check_queued_work(device: str) -> dict:
+    paddle.set_device(f"{device}:0")
+    a = queued_work.chain_input()
+    x = paddle.to_tensor(a)
+    y = x
+    for _ in range(queued_work.STEPS):
+        y = paddle.matmul(y, x) + x
+    chain = y.numpy()
+    tripled = (x * 3)._copy_to(paddle.CPUPlace(), False).numpy()
+    return queued_work.verdict(a, chain, tripled)
 
 
 def registered_dtypes(device: str) -> dict[str, set[str]]:
@@ -311,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         wanted = set(filter(None, args.only.split(","))) or {
             "tensor",
             "devices",
+            "queued-work",
             "kernel-signatures",
             "ops",
             "strided-views",
@@ -334,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
                     report["checks"].append({"name": "devices", "passed": False, "detail": _first_line(exc)})
                 finally:
                     paddle.set_device(f"{device}:0")
+            if "queued-work" in wanted:
+                log("check queued work")
+                report["checks"].append(check_queued_work(device))
             if "ops" in wanted:
                 log("check ops vs cpu")
                 report["checks"].append(check_ops(device, report["registered_kernels"]))

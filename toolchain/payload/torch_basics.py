@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import queued_work
 from torch_common import FORWARD
 
 
@@ -156,3 +157,14 @@ def check_devices(torch, device: str) -> dict:
         "devices": count,
         "params_on": sorted(params_on),
     }
+
+
+def check_queued_work(torch, device: str) -> dict:
+    a = queued_work.chain_input()
+    x = torch.from_numpy(a).to(f"{device}:0")
+    y = x
+    for _ in range(queued_work.STEPS):
+        y = y @ x + x
+    chain = y.cpu().numpy()
+    tripled = (x * 3).to("cpu", non_blocking=True).numpy()
+    return queued_work.verdict(a, chain, tripled)

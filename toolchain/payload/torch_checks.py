@@ -20,6 +20,7 @@ import traceback
 from torch_basics import (
     check_dataloader,
     check_devices,
+    check_queued_work,
     check_registration,
     check_save_load,
     check_tensor,
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             "save-load",
             "dataloader",
             "devices",
+            "queued-work",
             "ops",
             "mnist",
         ]
@@ -79,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                         result = check_dataloader(torch, args.device)
                     elif name == "devices":
                         result = check_devices(torch, args.device)
+                    elif name == "queued-work":
+                        result = check_queued_work(torch, args.device)
                     elif name == "ops":
                         result = check_ops(torch, args.device, args.ops)
                     elif name == "mnist":

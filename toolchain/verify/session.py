@@ -26,6 +26,7 @@ from ..run.step import Runner, Step
 from ..util.archives import validate_wheel
 from ..util.errors import DevkitError
 from ..util.fsutil import write_atomic
+from .modes import CHECK_MODES, DeviceModes
 from .report import Report
 
 
@@ -40,13 +41,14 @@ class VerifyOptions:
     device_type: str | None = None
     runner: str = "auto"
     tolerances: Tolerances = Tolerances()
+    modes: DeviceModes = CHECK_MODES
 
     @property
     def check_env(self) -> dict[str, str | None]:
-        # Two devices, whatever the user's shell says: checks that assume device 0 must fail here
-        # (a bare wheel's device library defaults to 2 as well).
-        devices = {f"{self.device_type.upper()}_DEVICE_COUNT": "2"} if self.device_type else {}
-        return {**CHECK_ENV, **devices, "DEVKIT_TOLERANCES": json.dumps(asdict(self.tolerances))}
+        # The device's modes whatever the user's shell says (a bare wheel's device library
+        # defaults to the same ones).
+        modes = self.modes.env(self.device_type) if self.device_type else {}
+        return {**CHECK_ENV, **modes, "DEVKIT_TOLERANCES": json.dumps(asdict(self.tolerances))}
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,11 @@ def work_dir() -> Iterator[Path]:
 
 def finish(report: dict, options: VerifyOptions, report_dir: Path, start: float, log: Path) -> VerifyResult:
     report.update(
-        arch=options.recipe.name, model=options.model, seconds=round(time.monotonic() - start, 1), log=str(log)
+        arch=options.recipe.name,
+        model=options.model,
+        modes=options.modes.as_json(),
+        seconds=round(time.monotonic() - start, 1),
+        log=str(log),
     )
     report_path = write_atomic(report_dir / "report.json", json.dumps(report, indent=2))
     plot = plot_losses(report, report_dir / f"{options.model}-loss.png")

@@ -39,8 +39,9 @@ inline {{ p }}_stream_t stream_of(const Context& ctx) {
 
 inline void check_status({{ p }}_status_t status, const char* op) {
   if (status != {{ NAME }}_OK) {
-    PADDLE_THROW(common::errors::External("{{ device_type }} device op %s failed: %s", op,
-                                          {{ p }}_status_string(status)));
+    // (an error of earlier queued work, returned by a synchronising call, names its op)
+    PADDLE_THROW(common::errors::External("{{ device_type }} device op %s failed: %s %s", op,
+                                          {{ p }}_status_string(status), {{ p }}_error_detail()));
   }
 }
 

@@ -34,8 +34,8 @@ C_Status to_c(const char* what, {{ p }}_status_t status) {
     case {{ NAME }}_ERROR_OUT_OF_MEMORY:
       std::fprintf(stderr, "[{{ p }}] %s: %s\n", what, {{ p }}_status_string(status));
       return C_FAILED;
-    default:
-      std::fprintf(stderr, "[{{ p }}] %s: %s\n", what, {{ p }}_status_string(status));
+    default:  // a synchronising call may return an error of earlier queued work: its op is named
+      std::fprintf(stderr, "[{{ p }}] %s: %s %s\n", what, {{ p }}_status_string(status), {{ p }}_error_detail());
       return C_ERROR;
   }
 }
@@ -141,9 +141,13 @@ C_Status AsyncCopyH2D(const C_Device, C_Stream stream, void* dst, const void* sr
   return to_c("async_memory_copy_h2d",
               {{ p }}_memcpy_async(stream_of(stream), dst, src, size, {{ NAME }}_COPY_HOST_TO_DEVICE));
 }
+// Paddle's host tensors are pageable memory it reads right after a non-blocking copy
+// (`t._copy_to(cpu, False).numpy()` synchronises nothing), so this copy returns when done,
+// as CUDA's copies into pageable memory do. The device streams stay asynchronous otherwise.
 C_Status AsyncCopyD2H(const C_Device, C_Stream stream, void* dst, const void* src, size_t size) {
-  return to_c("async_memory_copy_d2h",
-              {{ p }}_memcpy_async(stream_of(stream), dst, src, size, {{ NAME }}_COPY_DEVICE_TO_HOST));
+  const C_Status queued = to_c("async_memory_copy_d2h",
+                               {{ p }}_memcpy_async(stream_of(stream), dst, src, size, {{ NAME }}_COPY_DEVICE_TO_HOST));
+  return queued != C_SUCCESS ? queued : to_c("async_memory_copy_d2h", {{ p }}_stream_synchronize(stream_of(stream)));
 }
 C_Status AsyncCopyD2D(const C_Device, C_Stream stream, void* dst, const void* src, size_t size) {
   return to_c("async_memory_copy_d2d",

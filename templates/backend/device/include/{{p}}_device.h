@@ -1,22 +1,28 @@
 /*
  * {{ NAME }} device library: the framework-independent C API of the {{ NAME }} device.
  *
- * Everything Paddle needs from the hardware goes through this header: devices,
- * memory (with accounting), copies, streams and events, and the compute ops the
- * kernels call. The implementation in device/src/ is host-backed ("fake NPU"):
- * device memory is host memory and ops run on the CPU. To bring up real
- * hardware, replace the bodies in device/src/ with calls into your SDK; the
- * Paddle adapters in runtime/ and kernels/ do not change.
+ * Everything a framework adapter needs from the hardware goes through this header:
+ * devices, memory (with accounting), copies, streams and events, and the compute ops
+ * the kernels call. The implementation in device/src/ is host-backed ("fake NPU"): ops
+ * run on the CPU, but it behaves like hardware where adapters can get things wrong.
+ * To bring up real hardware, replace the bodies in device/src/ with calls into your
+ * SDK; the adapters (runtime/, kernels/, pytorch/) do not change.
  *
  * Contract kept by every implementation:
- *   - work submitted to one stream runs in submission order;
- *   - an event recorded on a stream completes only when all work submitted to
- *     that stream before the record has completed;
- *   - a *_async call may return before the work is done; synchronous calls
- *     return after it.
- * The host-backed implementation executes work at submission, which satisfies
- * this contract trivially; the bookkeeping (sequence numbers per stream) is
- * still real so that a queued implementation can reuse it.
+ *   - work submitted to one stream runs in submission order, later: ops and *_async
+ *     copies return before their work runs ({{ NAME }}_SYNC=1 runs it at submission);
+ *   - an event recorded on a stream completes when the work submitted to that stream
+ *     before the record has completed; stream_wait_event makes a stream (not the host)
+ *     wait for it;
+ *   - synchronous calls (memcpy, memset, memcpy_peer, *_synchronize) return after the
+ *     work submitted before them on the device; an error that queued work raised (an
+ *     index out of range, a dtype the op lacks) is returned by the next synchronising
+ *     call, and {{ p }}_error_detail() names the op;
+ *   - device memory is opaque: the host must not read or write it through the pointers
+ *     {{ p }}_malloc hands out (the host-backed device faults and names the access;
+ *     {{ NAME }}_HOST_VISIBLE_MEMORY=1 allows it, for debugging). Host arguments of an op
+ *     (shapes, parameter structs, stride arrays) may be reused once the call returns;
+ *   - memory freed while queued work may still use it is reused only after that work.
  */
 #ifndef {{ NAME }}_DEVICE_H_
 #define {{ NAME }}_DEVICE_H_
@@ -68,6 +74,9 @@ typedef struct {
 } {{ p }}_shape_t;
 
 const char* {{ p }}_status_string({{ p }}_status_t status);
+/* What the last failed synchronising call of this thread reported of queued work:
+ * "<op> (queued on device <n>) failed: <status>"; "" when it was not queued work. */
+const char* {{ p }}_error_detail(void);
 size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 
 /* ---- devices ---------------------------------------------------------- */

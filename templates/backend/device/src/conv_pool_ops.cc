@@ -195,6 +195,8 @@ extern "C" {
   debug::Trace trace_("conv2d_forward");
   if (p) trace_.attr("stride", p->stride_h).attr("pad", p->pad_top).attr("dilation", p->dilation_h).attr("groups", p->groups).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->in_channels, p->in_h, p->in_w}).tensor("w", w, {{ NAME }}_FLOAT32, {p->out_channels, p->in_channels / std::max<int64_t>(p->groups, 1), p->kernel_h, p->kernel_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
   if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(p);
+  {{ NAME }}_DEVICE_POINTERS(s, x, w, y);
   {{ NAME }}_SUBMIT(s, {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
@@ -238,6 +240,8 @@ extern "C" {
   debug::Trace trace_("conv2d_backward");
   if (p) trace_.attr("groups", p->groups).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
   if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(p);
+  {{ NAME }}_DEVICE_POINTERS(s, x, w, dy, dx, dw);
   {{ NAME }}_SUBMIT(s, {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
@@ -279,6 +283,8 @@ extern "C" {
   debug::Trace trace_("pool2d_forward");
   if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(p);
+  {{ NAME }}_DEVICE_POINTERS(s, x, y);
   {{ NAME }}_SUBMIT(s, {
     parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
       for (int64_t nc = begin; nc < end; ++nc) {
@@ -306,6 +312,8 @@ extern "C" {
   debug::Trace trace_("pool2d_backward");
   if (p) trace_.attr("max", p->is_max).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w}).tensor("dx", dx, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(p);
+  {{ NAME }}_DEVICE_POINTERS(s, x, y, dy, dx);
   {{ NAME }}_SUBMIT(s, {
     std::fill(dx, dx + p->batch * p->channels * p->in_h * p->in_w, 0.f);
     for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
@@ -343,6 +351,8 @@ extern "C" {
   debug::Trace trace_("max_pool2d_with_indices_forward");
   if (p) trace_.attr("kernel", p->kernel_h).attr("stride", p->stride_h).attr("dilation", dilation_h).tensor("x", x, dtype, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, dtype, {p->batch, p->channels, p->out_h, p->out_w});
   if (!p || dilation_h < 1 || dilation_w < 1) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(p);
+  {{ NAME }}_DEVICE_POINTERS(s, x, y, indices);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const int64_t window = p->out_h * p->out_w * p->kernel_h * p->kernel_w;
@@ -386,6 +396,8 @@ extern "C" {
   debug::Trace trace_("max_pool2d_with_indices_backward");
   if (p) trace_.tensor("dy", dy, dtype, {p->batch, p->channels, p->out_h, p->out_w}).tensor("dx", dx, dtype, {p->batch, p->channels, p->in_h, p->in_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(p);
+  {{ NAME }}_DEVICE_POINTERS(s, dy, indices, dx);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const int64_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;

@@ -32,6 +32,7 @@ extern "C" {
   debug::Trace trace_("fill");
   trace_.attr("value", value).tensor("out", out, dtype, {numel});
   if (numel > 0 && !out) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -45,6 +46,7 @@ extern "C" {
                                  float high, uint64_t seed) {
   debug::Trace trace_("random_uniform");
   trace_.attr("low", low).attr("high", high).attr("seed", seed).tensor("out", out, {{ NAME }}_FLOAT32, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, out);
   {{ NAME }}_SUBMIT(s, {
     for (int64_t i = 0; i < numel; ++i) out[i] = low + (high - low) * unit_uniform(seed, i);
   });
@@ -54,6 +56,7 @@ extern "C" {
                                 float stddev, uint64_t seed) {
   debug::Trace trace_("random_normal");
   trace_.attr("mean", mean).attr("stddev", stddev).attr("seed", seed).tensor("out", out, {{ NAME }}_FLOAT32, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, out);
   {{ NAME }}_SUBMIT(s, {
     // Box-Muller on two independent uniforms per element.
     for (int64_t i = 0; i < numel; ++i) {

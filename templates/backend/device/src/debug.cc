@@ -1,6 +1,7 @@
 // {{ NAME }}_DUMP_OP_ARGS and {{ NAME }}_AUTOCOMPARE (see debug.h), and the reference ops
 // autocompare runs.
 #include "debug.h"
+#include "internal.h"
 
 #include <algorithm>
 #include <atomic>
@@ -117,8 +118,10 @@ Trace::~Trace() {
     for (int64_t d : t.dims) n *= d;
     std::string values;
     char buf[32];
-    for (int64_t i = 0; i < std::min(n, s.max_values) && t.data; ++i) {
-      std::snprintf(buf, sizeof(buf), "%s%.6g", i ? ", " : "", value_at(t.data, t.dtype, i));
+    // Values are read through the library's view of device memory (level 3 runs ops inline).
+    const void* data = t.data ? host_view_of(t.data, -1) : nullptr;
+    for (int64_t i = 0; i < std::min(n, s.max_values) && data; ++i) {
+      std::snprintf(buf, sizeof(buf), "%s%.6g", i ? ", " : "", value_at(data, t.dtype, i));
       values += buf;
     }
     std::fprintf(stderr, "[{{ NAME }}]   %s = [%s%s] (%lld values)\n", t.name.c_str(), values.c_str(),

@@ -37,6 +37,7 @@ class Trace {
  public:
   explicit Trace(const char* op) : op_(op), on_(settings().dump > 0) {}
   ~Trace();
+  const char* op() const { return op_; }
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
 

@@ -84,6 +84,8 @@ extern "C" {
   std::vector<int64_t> sx, sy;  // broadcast strides: only when shapes differ (no allocation per tiny op)
   if (!flat && (!broadcast_strides(*x_shape, *out_shape, &sx) || !broadcast_strides(*y_shape, *out_shape, &sy)))
     return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(x_shape, y_shape, out_shape);
+  {{ NAME }}_DEVICE_POINTERS(s, x, y, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -128,6 +130,8 @@ extern "C" {
   if (!x_shape || !out_shape || !broadcast_strides(*out_shape, *x_shape, &so))
     return {{ NAME }}_ERROR_INVALID_VALUE;
   zero.assign(x_shape->ndim, 0);
+  keep(x_shape, out_shape);
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;

@@ -4,23 +4,131 @@
 // the C API ({{ p }}_device.h); every device/src/*_ops.cc includes this one header.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <type_traits>
+#include <utility>
 #include <vector>
+
+#include <pthread.h>
 
 #include "{{ p }}_device.h"
 
 namespace {{ p }} {
 
-// ---- streams (device.cc) ----------------------------------------------------
+// ---- devices (device.cc) ------------------------------------------------------
 
-// The stream used when a caller passes NULL.
+constexpr int kMaxDevices = 16;
+
+// The calling thread's current device.
+int current_device();
+bool valid_device(int device);
+
+// pthread's condition variable under std::mutex: GCC 12's std::condition_variable::wait has
+// symbol version GLIBCXX_3.4.30, which would raise the manylinux tag of every plugin built
+// with it (bookworm, the host) above what the rest of the library needs.
+class Condition {
+ public:
+  Condition() { pthread_cond_init(&cond_, nullptr); }
+  ~Condition() { pthread_cond_destroy(&cond_); }
+  Condition(const Condition&) = delete;
+  Condition& operator=(const Condition&) = delete;
+  template <typename Ready>
+  void wait(std::unique_lock<std::mutex>& lock, Ready ready) {
+    while (!ready()) pthread_cond_wait(&cond_, lock.mutex()->native_handle());
+  }
+  void notify_all() { pthread_cond_broadcast(&cond_); }
+
+ private:
+  pthread_cond_t cond_;
+};
+
+// ---- streams (streams.cc) -----------------------------------------------------
+
+struct ExecutionSettings {
+  bool synchronous = false;  // {{ NAME }}_SYNC=1 (or value dumps): work runs at submission
+  long delay_us = 0;         // {{ NAME }}_STREAM_DELAY_US: each queued item waits this long first
+};
+const ExecutionSettings& execution();
+
+// The stream a NULL handle means: the current device's default stream.
 {{ p }}_stream_t default_stream();
+{{ p }}_stream_t default_stream(int device);
+int stream_device({{ p }}_stream_t stream);  // NULL: the current device
 
-// Submit `work` to `stream` (NULL: the default stream), keeping the stream's
-// ordering bookkeeping. The host-backed device runs it before returning.
-void run_on_stream({{ p }}_stream_t stream, const std::function<void()>& work);
+// The op most recently submitted (the fault handler names it).
+const char* last_op();
+
+// Queues `work` on `stream` (NULL: the default stream); it runs later, on the stream's
+// worker, and a status other than OK it returns surfaces at the next synchronising call.
+{{ p }}_status_t enqueue({{ p }}_stream_t stream, const char* op, std::function<{{ p }}_status_t()> work);
+{{ p }}_status_t run_inline({{ p }}_stream_t stream, const char* op, {{ p }}_status_t (*fn)(void*), void* work);
+
+// Runs `work` (returning a status) on `stream`: queued, or inline under {{ NAME }}_SYNC=1,
+// where its status is returned at once. Everything `work` reads must be captured by value
+// (or kept, below): the caller's stack is gone when it runs.
+template <typename F>
+{{ p }}_status_t submit({{ p }}_stream_t stream, const char* op, F&& work) {
+  using Work = std::remove_reference_t<F>;
+  if (execution().synchronous)
+    return run_inline(stream, op, [](void* w) { return (*static_cast<Work*>(w))(); }, &work);
+  return enqueue(stream, op, std::function<{{ p }}_status_t()>(std::forward<F>(work)));
+}
+
+// Host memory an op reads after it returns (shapes, parameter structs, stride and
+// permutation arrays) is copied into storage the next queued item owns, and the argument
+// re-pointed at the copy. (Device pointers are never kept: they are not host memory.)
+std::vector<std::shared_ptr<const void>>& kept_arguments();
+template <typename T>
+void keep_n(const T*& arg, size_t n) {
+  if (arg == nullptr || execution().synchronous) return;
+  std::shared_ptr<T> copy(new T[n ? n : 1], std::default_delete<T[]>());
+  std::copy(arg, arg + n, copy.get());
+  arg = copy.get();
+  kept_arguments().push_back(std::move(copy));
+}
+template <typename... T>
+void keep(const T*&... args) {
+  (keep_n(args, 1), ...);
+}
+
+// Waits for every stream of `device`; the first error queued work raised.
+{{ p }}_status_t synchronize_device_streams(int device);
+
+// Waits for every stream of every device, leaving errors for the next synchronising call.
+void wait_for_all_streams();
+
+// Positions (stream id, items submitted) the streams have yet to reach: memory freed now is
+// released once they are reached, since queued work may still use it (work of any device:
+// a peer copy on another device's queue reads it too).
+using StreamMarks = std::vector<std::pair<uint64_t, uint64_t>>;
+StreamMarks stream_marks();
+bool marks_reached(const StreamMarks& marks);
+
+// ---- device memory (memory.cc) --------------------------------------------------
+
+// The library's view of device pointer `ptr` of `device` (-1: any device): device memory is
+// opaque at the addresses handed out. NULL when `ptr` is not device memory.
+void* host_view_of(const void* ptr, int device);
+
+// Re-points each device-pointer argument of an op at the library's view of it; false when
+// one is not memory of the stream's device. NULL arguments stay NULL (optional operands).
+template <typename... T>
+bool device_views({{ p }}_stream_t stream, T*&... ptrs) {
+  const int device = stream_device(stream);
+  bool ok = true;
+  auto view = [&](auto*& ptr) {
+    if (ptr == nullptr) return;
+    void* v = host_view_of(ptr, device);
+    if (v == nullptr) ok = false;
+    else ptr = static_cast<std::remove_reference_t<decltype(ptr)>>(v);
+  };
+  (view(ptrs), ...);
+  return ok;
+}
 
 // ---- dtype dispatch ---------------------------------------------------------
 
@@ -181,13 +289,22 @@ inline uint64_t mix64(uint64_t x) {
 
 // ---- op bodies ----------------------------------------------------------------
 
-// Runs the statements on `stream` and returns status_, which they may set.
-#define {{ NAME }}_SUBMIT(stream, ...)                         \
-  do {                                                      \
-    {{ p }}_status_t status_ = {{ NAME }}_OK;                 \
-    {{ p }}::run_on_stream(stream, [&] { __VA_ARGS__; });     \
-    return status_;                                         \
+// Submits the statements to `stream` as the op traced by trace_, and returns. They run
+// later on the stream's worker: they capture by value (host arguments behind pointers are
+// kept first, see keep) and may set status_, which surfaces at the next synchronisation.
+#define {{ NAME }}_SUBMIT(stream, ...)                                   \
+  do {                                                                \
+    return {{ p }}::submit(stream, trace_.op(), [=]() -> {{ p }}_status_t { \
+      {{ p }}_status_t status_ = {{ NAME }}_OK;                          \
+      [&] { __VA_ARGS__; }();                                         \
+      return status_;                                                 \
+    });                                                               \
   } while (0)
+
+// An op's device pointers, re-pointed at the library's views (device_views); an argument
+// that is not memory of the stream's device is INVALID_VALUE.
+#define {{ NAME }}_DEVICE_POINTERS(stream, ...) \
+  if (!{{ p }}::device_views(stream, __VA_ARGS__)) return {{ NAME }}_ERROR_INVALID_VALUE
 
 // Runs the statements with T the floating-point type of `dtype`; sets status_
 // to UNSUPPORTED for other dtypes. For use inside {{ NAME }}_SUBMIT.

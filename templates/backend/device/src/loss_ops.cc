@@ -21,6 +21,7 @@ extern "C" {
                                   int64_t axis, int64_t inner) {
   debug::Trace trace_("softmax_forward");
   trace_.tensor("x", x, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("y", y, {{ NAME }}_FLOAT32, {outer, axis, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, x, y);
   {{ NAME }}_SUBMIT(s, {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
@@ -45,6 +46,7 @@ extern "C" {
                                    float* dx, int64_t outer, int64_t axis, int64_t inner) {
   debug::Trace trace_("softmax_backward");
   trace_.tensor("dy", dy, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("dx", dx, {{ NAME }}_FLOAT32, {outer, axis, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, y, dy, dx);
   {{ NAME }}_SUBMIT(s, {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
@@ -66,6 +68,7 @@ extern "C" {
   trace_.attr("soft_label", soft_label).attr("ignore_index", ignore_index).tensor("logits", logits, {{ NAME }}_FLOAT32, {outer, classes, inner}).tensor("loss", loss, {{ NAME }}_FLOAT32, {outer, inner});
   {{ p }}_status_t st = {{ p }}_softmax_forward(s, logits, softmax, outer, classes, inner);
   if (st != {{ NAME }}_OK) return st;
+  {{ NAME }}_DEVICE_POINTERS(s, logits, labels, softmax, loss);
   {{ NAME }}_SUBMIT(s, {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
@@ -104,6 +107,7 @@ extern "C" {
                                                  int64_t inner) {
   debug::Trace trace_("softmax_cross_entropy_backward");
   trace_.attr("soft_label", soft_label).tensor("dloss", dloss, {{ NAME }}_FLOAT32, {outer, inner}).tensor("dlogits", dlogits, {{ NAME }}_FLOAT32, {outer, classes, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, softmax, labels, dloss, dlogits);
   {{ NAME }}_SUBMIT(s, {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
@@ -127,6 +131,7 @@ extern "C" {
                                       void* y, int64_t outer, int64_t axis, int64_t inner) {
   debug::Trace trace_("log_softmax_forward");
   trace_.tensor("x", x, dtype, {outer, axis, inner}).tensor("y", y, dtype, {outer, axis, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, x, y);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       for (int64_t o = 0; o < outer; ++o)
@@ -149,6 +154,7 @@ extern "C" {
                                        int64_t inner) {
   debug::Trace trace_("log_softmax_backward");
   trace_.tensor("dy", dy, dtype, {outer, axis, inner}).tensor("dx", dx, dtype, {outer, axis, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, y, dy, dx);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       for (int64_t o = 0; o < outer; ++o)
@@ -171,6 +177,7 @@ extern "C" {
                                    void* total_weight) {
   debug::Trace trace_("nll_loss_forward");
   trace_.attr("reduction", static_cast<int>(reduction)).attr("ignore_index", ignore_index).tensor("x", x, dtype, {outer, classes, inner}).tensor("target", target, {{ NAME }}_INT64, {outer, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, x, target, weight, loss, total_weight);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       double sum = 0.0, weights = 0.0;
@@ -205,6 +212,7 @@ extern "C" {
                                     int64_t inner, void* dx) {
   debug::Trace trace_("nll_loss_backward");
   trace_.attr("reduction", static_cast<int>(reduction)).attr("ignore_index", ignore_index).tensor("dx", dx, dtype, {outer, classes, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, dloss, target, weight, total_weight, dx);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       std::fill(as<T>(dx), as<T>(dx) + outer * classes * inner, T(0));

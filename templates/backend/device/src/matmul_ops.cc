@@ -190,9 +190,10 @@ extern "C" {
   trace_.attr("trans_a", trans_a).attr("trans_b", trans_b).attr("m", m).attr("n", n).attr("k", k).attr("alpha", alpha).attr("beta", beta).tensor("a", a, {{ NAME }}_FLOAT32, {trans_a ? k : m, trans_a ? m : k}).tensor("b", b, {{ NAME }}_FLOAT32, {trans_b ? n : k, trans_b ? k : n}).tensor("c", c, {{ NAME }}_FLOAT32, {m, n});
   if (m < 0 || n < 0 || k < 0 || (m * n > 0 && !c)) return {{ NAME }}_ERROR_INVALID_VALUE;
   const bool compare = debug::settings().autocompare && m * n > 0;
-  std::vector<float> c_before;  // beta reads C, which the op overwrites
-  if (compare && beta != 0.f) c_before.assign(c, c + (m - 1) * ldc + n);
+  {{ NAME }}_DEVICE_POINTERS(s, a, b, c);
   {{ NAME }}_SUBMIT(s, {
+    std::vector<float> c_before;  // beta reads C, which the op overwrites
+    if (compare && beta != 0.f) c_before.assign(c, c + (m - 1) * ldc + n);
     gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     if (compare) {
       std::vector<float> want(static_cast<size_t>((m - 1) * ldc + n)), got(m * n), packed(m * n);

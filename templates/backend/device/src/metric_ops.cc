@@ -20,6 +20,7 @@ extern "C" {
                          int64_t outer, int64_t axis, int64_t inner, int64_t* out) {
   debug::Trace trace_("argmax");
   trace_.tensor("x", x, dtype, {outer, axis, inner}).tensor("out", out, {{ NAME }}_INT64, {outer, inner});
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -42,6 +43,7 @@ extern "C" {
   debug::Trace trace_("topk");
   trace_.attr("k", k).attr("largest", largest).tensor("x", x, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("values", values, {{ NAME }}_FLOAT32, {outer, k, inner});
   if (k < 0 || k > axis) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, values, indices);
   {{ NAME }}_SUBMIT(s, {
     std::vector<int64_t> order(axis);
     for (int64_t o = 0; o < outer; ++o)
@@ -65,6 +67,7 @@ extern "C" {
                            int32_t* total) {
   debug::Trace trace_("accuracy");
   trace_.attr("k", k).tensor("indices", indices, {{ NAME }}_INT64, {rows, k}).tensor("labels", labels, {{ NAME }}_INT64, {rows}).tensor("accuracy", accuracy, {{ NAME }}_FLOAT32, {});
+  {{ NAME }}_DEVICE_POINTERS(s, indices, labels, accuracy, correct, total);
   {{ NAME }}_SUBMIT(s, {
     int32_t hits = 0;
     for (int64_t r = 0; r < rows; ++r)

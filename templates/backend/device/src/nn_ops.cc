@@ -48,6 +48,7 @@ extern "C" {
                                int64_t numel, int approximate) {
   debug::Trace trace_("gelu_forward");
   trace_.attr("approximate", approximate).tensor("x", x, dtype, {numel}).tensor("out", out, dtype, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const T* in = as<T>(x);
@@ -65,6 +66,7 @@ extern "C" {
                                 const void* dout, void* dx, int64_t numel, int approximate) {
   debug::Trace trace_("gelu_backward");
   trace_.attr("approximate", approximate).tensor("x", x, dtype, {numel}).tensor("dout", dout, dtype, {numel}).tensor("dx", dx, dtype, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, x, dout, dx);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const T* in = as<T>(x);
@@ -92,6 +94,7 @@ extern "C" {
   trace_.attr("p", p).attr("seed", seed).attr("rng", static_cast<int>(rng)).tensor("mask", mask, {{ NAME }}_UINT8, {numel});
   if (numel < 0 || (numel > 0 && !mask) || !(p >= 0.f && p <= 1.f)) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (rng != {{ NAME }}_RNG_COUNTER && rng != {{ NAME }}_RNG_MT19937_64) return {{ NAME }}_ERROR_UNSUPPORTED;
+  {{ NAME }}_DEVICE_POINTERS(s, mask);
   {{ NAME }}_SUBMIT(s, {
     if (rng == {{ NAME }}_RNG_MT19937_64) {
       std::mt19937_64 engine(seed);
@@ -111,6 +114,7 @@ extern "C" {
                                const uint8_t* mask, int64_t numel, double scale, void* out) {
   debug::Trace trace_("masked_scale");
   trace_.attr("scale", scale).tensor("x", x, dtype, {numel}).tensor("mask", mask, {{ NAME }}_UINT8, {numel}).tensor("out", out, dtype, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, x, mask, out);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const T* in = as<T>(x);
@@ -127,9 +131,13 @@ extern "C" {
   debug::Trace trace_("gather");
   trace_.attr("skip_index", skip_index).tensor("x", x, dtype, {outer, axis_size, inner}).tensor("index", index, index_dtype, {num_index}).tensor("out", out, dtype, {outer, num_index, inner});
   if (!valid_index_dtype(index_dtype) || outer < 0 || inner < 0 || num_index < 0) return {{ NAME }}_ERROR_INVALID_VALUE;
-  if (outer * inner > 0 && !indices_in_range(index_dtype, index, num_index, axis_size, skip_index))
-    return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, index, out);
   {{ NAME }}_SUBMIT(s, {
+    // (indices are device data: checked where the op runs, an error at the next synchronisation)
+    if (outer * inner > 0 && !indices_in_range(index_dtype, index, num_index, axis_size, skip_index)) {
+      status_ = {{ NAME }}_ERROR_INVALID_VALUE;
+      return;
+    }
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* in = as<T>(x);
@@ -158,9 +166,12 @@ extern "C" {
   trace_.attr("skip_index", skip_index).tensor("dout", dout, dtype, {outer, num_index, inner}).tensor("index", index, index_dtype, {num_index}).tensor("dx", dx, dtype, {outer, axis_size, inner});
   if (!valid_index_dtype(index_dtype) || outer < 0 || inner < 0 || num_index < 0 || axis_size < 0)
     return {{ NAME }}_ERROR_INVALID_VALUE;
-  if (outer * inner > 0 && !indices_in_range(index_dtype, index, num_index, axis_size, skip_index))
-    return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, dout, index, dx);
   {{ NAME }}_SUBMIT(s, {
+    if (outer * inner > 0 && !indices_in_range(index_dtype, index, num_index, axis_size, skip_index)) {
+      status_ = {{ NAME }}_ERROR_INVALID_VALUE;
+      return;
+    }
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const T* g = as<T>(dout);
       T* o = as<T>(dx);

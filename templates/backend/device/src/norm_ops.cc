@@ -22,6 +22,7 @@ extern "C" {
                                        float* y) {
   debug::Trace trace_("batch_norm_inference");
   trace_.attr("epsilon", epsilon).tensor("x", x, {{ NAME }}_FLOAT32, {batch, channels, spatial}).tensor("y", y, {{ NAME }}_FLOAT32, {batch, channels, spatial});
+  {{ NAME }}_DEVICE_POINTERS(s, x, mean, variance, scale, bias, y);
   {{ NAME }}_SUBMIT(s, {
     // One task per (image, channel) plane; planes are split across worker threads.
     parallel_for(batch * channels, 4 * spatial, [&](int64_t begin, int64_t end) {
@@ -48,6 +49,7 @@ extern "C" {
   debug::Trace trace_("batch_norm_training");
   trace_.attr("epsilon", epsilon).attr("momentum", momentum).tensor("x", x, dtype, {outer, channels, inner}).tensor("y", y, dtype, {outer, channels, inner}).tensor("saved_mean", saved_mean, dtype, {channels}).tensor("saved_inv_std", saved_inv_std, dtype, {channels});
   if (outer < 0 || channels < 0 || inner < 0) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, scale, bias, y, saved_mean, saved_inv_std, running_mean, running_var, running_mean_out, running_var_out);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const T* in = as<T>(x);
@@ -93,6 +95,7 @@ extern "C" {
   debug::Trace trace_("batch_norm_normalize");
   trace_.attr("epsilon", epsilon).tensor("x", x, dtype, {outer, channels, inner}).tensor("mean", mean, dtype, {channels}).tensor("variance", variance, dtype, {channels}).tensor("y", y, dtype, {outer, channels, inner});
   if (outer < 0 || channels < 0 || inner < 0 || !mean || !variance) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, mean, variance, scale, bias, y);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       std::vector<T> a(channels), b(channels);
@@ -121,6 +124,7 @@ extern "C" {
   debug::Trace trace_("batch_norm_backward");
   trace_.attr("global_stats", global_stats).tensor("x", x, dtype, {outer, channels, inner}).tensor("dy", dy, dtype, {outer, channels, inner}).tensor("dx", dx, dtype, {outer, channels, inner});
   if (outer < 0 || channels < 0 || inner < 0 || !mean || !stat) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, dy, mean, stat, scale, dx, dscale, dbias);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const T* in = as<T>(x);
@@ -164,6 +168,7 @@ extern "C" {
   debug::Trace trace_("layer_norm_forward");
   trace_.attr("epsilon", epsilon).tensor("x", x, dtype, {rows, cols}).tensor("y", y, dtype, {rows, cols});
   if (rows < 0 || cols < 0) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, scale, bias, y, mean, variance);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       for (int64_t r = 0; r < rows; ++r) {
@@ -196,6 +201,7 @@ extern "C" {
   debug::Trace trace_("layer_norm_backward");
   trace_.attr("epsilon", epsilon).tensor("x", x, dtype, {rows, cols}).tensor("dy", dy, dtype, {rows, cols}).tensor("dx", dx, dtype, {rows, cols});
   if (rows < 0 || cols < 0 || !mean || !variance) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, dy, mean, variance, scale, dx, dscale, dbias);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       std::vector<double> ds(dscale ? cols : 0, 0.0), db(dbias ? cols : 0, 0.0);

@@ -18,6 +18,7 @@ extern "C" {
                              const float* lr, float* param_out, int64_t numel) {
   debug::Trace trace_("sgd_update");
   trace_.tensor("param", param, {{ NAME }}_FLOAT32, {numel}).tensor("grad", grad, {{ NAME }}_FLOAT32, {numel}).tensor("param_out", param_out, {{ NAME }}_FLOAT32, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, param, grad, lr, param_out);
   {{ NAME }}_SUBMIT(s, {
     const float rate = *lr;
     for (int64_t i = 0; i < numel; ++i) param_out[i] = param[i] - rate * grad[i];
@@ -32,6 +33,7 @@ extern "C" {
                               int64_t numel) {
   debug::Trace trace_("adam_update");
   trace_.attr("beta1", beta1).attr("beta2", beta2).attr("epsilon", epsilon).tensor("param", param, {{ NAME }}_FLOAT32, {numel}).tensor("grad", grad, {{ NAME }}_FLOAT32, {numel}).tensor("param_out", param_out, {{ NAME }}_FLOAT32, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, param, grad, lr, moment1, moment2, beta1_pow, beta2_pow, param_out, moment1_out, moment2_out, beta1_pow_out, beta2_pow_out);
   {{ NAME }}_SUBMIT(s, {
     // Paddle's formulation: bias correction folded into the step size, epsilon
     // scaled by sqrt(1 - beta2^t).

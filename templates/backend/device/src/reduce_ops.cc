@@ -24,6 +24,9 @@ extern "C" {
   if (!x_shape || (!reduce_mask && x_shape->ndim > 0)) return {{ NAME }}_ERROR_INVALID_VALUE;
   int64_t out_numel = 1, group = 1;
   for (int d = 0; d < x_shape->ndim; ++d) (reduce_mask[d] ? group : out_numel) *= x_shape->dims[d];
+  keep_n(reduce_mask, x_shape->ndim);
+  keep(x_shape);
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -94,6 +97,8 @@ extern "C" {
   if (!x_shape || !out_shape || !broadcast_strides(*x_shape, *out_shape, &sx))
     return {{ NAME }}_ERROR_INVALID_VALUE;
   zero.assign(out_shape->ndim, 0);
+  keep(x_shape, out_shape);
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;

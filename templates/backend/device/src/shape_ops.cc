@@ -20,6 +20,7 @@ extern "C" {
                        {{ p }}_dtype_t out_dtype, void* out, int64_t numel) {
   debug::Trace trace_("cast");
   trace_.tensor("x", x, in_dtype, {numel}).tensor("out", out, out_dtype, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     bool ok = dispatch(in_dtype, [&](auto in_tag) {
       using In = typename decltype(in_tag)::type;
@@ -38,6 +39,7 @@ extern "C" {
                         int64_t numel, double scale, double bias, int bias_after_scale) {
   debug::Trace trace_("scale");
   trace_.attr("scale", scale).attr("bias", bias).attr("bias_after_scale", bias_after_scale).tensor("x", x, dtype, {numel}).tensor("out", out, dtype, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -74,6 +76,9 @@ extern "C" {
     out_shape.dims[d] = x_shape->dims[perm[d]];
     src_strides[d] = in_strides[perm[d]];
   }
+  keep_n(perm, x_shape->ndim);
+  keep(x_shape);
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -102,6 +107,9 @@ extern "C" {
       return {{ NAME }}_ERROR_INVALID_VALUE;
     base += pads_before[d] * out_strides[d];
   }
+  keep_n(pads_before, x_shape->ndim);
+  keep(x_shape, out_shape);
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -119,6 +127,7 @@ extern "C" {
   debug::Trace trace_("copy_2d");
   trace_.attr("dst_pitch", dst_pitch).attr("src_pitch", src_pitch).attr("width_bytes", width_bytes).attr("rows", rows);
   if (rows < 0 || width_bytes < 0 || (rows * width_bytes > 0 && (!dst || !src))) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, dst, src);
   {{ NAME }}_SUBMIT(s, {
     for (int64_t r = 0; r < rows; ++r)
       std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch,

@@ -26,6 +26,10 @@ extern "C" {
   int64_t total = 1;
   for (int d = 0; d < dims->ndim; ++d) total *= dims->dims[d];
   if (total > 0 && (!src || !dst)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep_n(src_strides, dims->ndim);
+  keep_n(dst_strides, dims->ndim);
+  keep(dims);
+  {{ NAME }}_DEVICE_POINTERS(s, src, dst);
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;

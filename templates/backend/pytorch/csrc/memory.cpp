@@ -196,14 +196,22 @@ at::Tensor& set_storage_offset(at::Tensor& self, at::Storage source, int64_t off
 // Casts run on the device when it has the dtypes, else on the host side of the copy.
 // A contiguous copy of `src` (another device's tensor) on device `to`: made contiguous where
 // it lies, then moved by the device library's peer copy on `to`'s current stream.
+// The copy is queued on `to`'s stream, so that stream first waits (an event, not the host)
+// for the work on `src`'s device that produced it.
 at::Tensor peer_copy(const at::Tensor& src, const at::Device& to) {
   at::Tensor dense;
+  {{ p }}_event_t produced = nullptr;
   {
     const c10::DeviceGuard guard(src.device());
     dense = contiguous(src);
+    check({{ p }}_event_create(src.device().index(), &produced), "event_create");
+    check({{ p }}_event_record(produced, current_stream()), "event_record");
   }
   const c10::DeviceGuard guard(to);
   at::Tensor out = empty_device(src.sizes(), src.options().device(to));
+  const {{ p }}_status_t waited = {{ p }}_stream_wait_event(current_stream(), produced);
+  {{ p }}_event_destroy(produced);  // the queue keeps the position it waits for, not the event
+  check(waited, "stream_wait_event");
   check({{ p }}_memcpy_peer_async(current_stream(), out.data_ptr(), to.index(), dense.const_data_ptr(),
                                src.device().index(), dense.nbytes()),
         "memcpy_peer");

@@ -27,7 +27,9 @@ extern "C" __attribute__((used, visibility("default"))) const char {{ p }}_torch
     " plugin=" {{ NAME }}_PLUGIN_VERSION;
 
 void check({{ p }}_status_t status, const char* op) {
-  TORCH_CHECK(status == {{ NAME }}_OK, "{{ device_type }} device op ", op, " failed: ", {{ p }}_status_string(status));
+  // (an error of earlier queued work, returned by a synchronising call, names its op)
+  TORCH_CHECK(status == {{ NAME }}_OK, "{{ device_type }} device op ", op, " failed: ", {{ p }}_status_string(status), " ",
+              {{ p }}_error_detail());
 }
 
 namespace {

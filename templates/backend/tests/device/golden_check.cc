@@ -159,8 +159,10 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
   }
   if (status != {{ NAME }}_OK) return std::string("device op failed: ") + {{ p }}_status_string(status);
   out->resize(expected.host.size());
-  if (!out->empty())
-    {{ p }}_memcpy(out->data(), dout.ptr, out->size() * sizeof(float), {{ NAME }}_COPY_DEVICE_TO_HOST);
+  // (the synchronous copy waits for the queued op and returns an error it raised)
+  if (!out->empty()) status = {{ p }}_memcpy(out->data(), dout.ptr, out->size() * sizeof(float), {{ NAME }}_COPY_DEVICE_TO_HOST);
+  if (status != {{ NAME }}_OK)
+    return std::string("device op failed: ") + {{ p }}_status_string(status) + " " + {{ p }}_error_detail();
   return "";
 }
 

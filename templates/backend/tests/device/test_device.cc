@@ -1,5 +1,6 @@
 // Tests of the {{ NAME }} device library through its C API only: no Paddle,
 // so they also run on targets without a Paddle runtime (e.g. armhf).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +8,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "{{ p }}_device.h"
 
@@ -39,6 +44,43 @@ void run(const char* name, const std::function<bool()>& test) {
 }
 
 bool near(float a, float b, float tol = 1e-4f) { return std::fabs(a - b) <= tol * (1.f + std::fabs(b)); }
+
+bool synchronous_mode() {
+  const char* v = std::getenv("{{ NAME }}_SYNC");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+bool host_visible_memory() {
+  const char* v = std::getenv("{{ NAME }}_HOST_VISIBLE_MEMORY");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// A device copy of host values: ops take ptr(); host() copies the device data back with
+// the synchronous copy (which waits for the queued ops). The host cannot read ptr().
+template <typename T>
+class Dev {
+ public:
+  Dev(const std::vector<T>& values, int device = 0) : n_(values.size()), device_(device) {
+    {{ p }}_malloc(device_, &p_, bytes());
+    {{ p }}_memcpy(p_, values.data(), bytes(), {{ NAME }}_COPY_HOST_TO_DEVICE);
+  }
+  explicit Dev(size_t n, T fill = T()) : Dev(std::vector<T>(n, fill)) {}
+  ~Dev() { {{ p }}_free(device_, p_); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+  T* ptr() const { return static_cast<T*>(p_); }
+  std::vector<T> host() const {
+    std::vector<T> out(n_);
+    if ({{ p }}_memcpy(out.data(), p_, bytes(), {{ NAME }}_COPY_DEVICE_TO_HOST) != {{ NAME }}_OK) out.clear();
+    return out;
+  }
+
+ private:
+  size_t bytes() const { return std::max<size_t>(n_, 1) * sizeof(T); }
+  size_t n_;
+  int device_;
+  void* p_ = nullptr;
+};
 
 bool memory_accounting() {
   bool ok = true;
@@ -136,7 +178,9 @@ bool gemm_matches_naive() {
         for (int64_t p = 0; p < k; ++p) acc += static_cast<double>(a[i * k + p]) * b[p * n + j];
         ref[i * n + j] = static_cast<float>(acc);
       }
-    EXPECT_OK({{ p }}_gemm(nullptr, 0, 0, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n));
+    Dev<float> da(a), db(b), dc(c);
+    EXPECT_OK({{ p }}_gemm(nullptr, 0, 0, m, n, k, 1.f, da.ptr(), k, db.ptr(), n, 0.f, dc.ptr(), n));
+    c = dc.host();
     for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], ref[i], tol));
     // transposed operands: (A^T)^T (B^T)^T with A^T, B^T stored explicitly; beta = 1 adds to C
     std::vector<float> at(k * m), bt(n * k);
@@ -144,7 +188,9 @@ bool gemm_matches_naive() {
       for (int64_t p = 0; p < k; ++p) at[p * m + i] = a[i * k + p];
     for (int64_t p = 0; p < k; ++p)
       for (int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
-    EXPECT_OK({{ p }}_gemm(nullptr, 1, 1, m, n, k, 1.f, at.data(), m, bt.data(), k, 1.f, c.data(), n));
+    Dev<float> dat(at), dbt(bt);
+    EXPECT_OK({{ p }}_gemm(nullptr, 1, 1, m, n, k, 1.f, dat.ptr(), m, dbt.ptr(), k, 1.f, dc.ptr(), n));
+    c = dc.host();
     for (size_t i = 0; i < c.size(); ++i) EXPECT(near(c[i], 2.f * ref[i], tol));
   }
   return ok;
@@ -218,7 +264,9 @@ bool conv2d_matches_naive() {
               }
           ref[((n * p.out_channels + o) * p.out_h + oy) * p.out_w + ox] = acc;
         }
-  EXPECT_OK({{ p }}_conv2d_forward(nullptr, &p, x.data(), w.data(), y.data()));
+  Dev<float> dx(x), dw(w), dy(y);
+  EXPECT_OK({{ p }}_conv2d_forward(nullptr, &p, dx.ptr(), dw.ptr(), dy.ptr()));
+  y = dy.host();
   for (size_t i = 0; i < y.size(); ++i) EXPECT(near(y[i], ref[i]));
   return ok;
 }
@@ -226,18 +274,29 @@ bool conv2d_matches_naive() {
 bool broadcast_and_reduce() {
   bool ok = true;
   std::vector<float> x = {1, 2, 3, 4, 5, 6}, y = {10, 20, 30}, out(6), back(3);
-  auto xs = shape({2, 3}), ys = shape({3}), os = shape({2, 3});
-  EXPECT_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, x.data(), &xs, y.data(), &ys, out.data(), &os));
+  Dev<float> dx(x), dy(y), dout(out), dback(back);
+  {
+    // the shapes live on this stack only until the call returns (the op runs later)
+    auto xs = shape({2, 3}), ys = shape({3}), os = shape({2, 3});
+    EXPECT_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, dx.ptr(), &xs, dy.ptr(), &ys, dout.ptr(), &os));
+    EXPECT_OK({{ p }}_sum_to_shape(nullptr, {{ NAME }}_FLOAT32, dout.ptr(), &os, dback.ptr(), &ys));
+    xs = shape({9}), ys = shape({9}), os = shape({9});  // reused at once, as callers do
+  }
+  out = dout.host();
   const float expect[] = {11, 22, 33, 14, 25, 36};
   for (int i = 0; i < 6; ++i) EXPECT(out[i] == expect[i]);
-  EXPECT_OK({{ p }}_sum_to_shape(nullptr, {{ NAME }}_FLOAT32, out.data(), &os, back.data(), &ys));
+  back = dback.host();
   EXPECT(back[0] == 25 && back[1] == 47 && back[2] == 69);
-  std::vector<int64_t> a = {1, 2, 3}, b = {1, 1, 1}, c(3);
+  Dev<int64_t> a(std::vector<int64_t>{1, 2, 3}), b(std::vector<int64_t>{1, 1, 1}), c(3);
   auto s3 = shape({3});
-  EXPECT_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_INT64, a.data(), &s3, b.data(), &s3, c.data(), &s3));
-  EXPECT(c[0] == 2 && c[1] == 3 && c[2] == 4);
-  auto bad = shape({4});
-  EXPECT({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, x.data(), &xs, y.data(), &bad, out.data(), &os) ==
+  EXPECT_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_INT64, a.ptr(), &s3, b.ptr(), &s3, c.ptr(), &s3));
+  const std::vector<int64_t> hc = c.host();
+  EXPECT(hc[0] == 2 && hc[1] == 3 && hc[2] == 4);
+  auto xs = shape({2, 3}), os = shape({2, 3}), bad = shape({4});
+  EXPECT({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, dx.ptr(), &xs, dy.ptr(), &bad, dout.ptr(), &os) ==
+         {{ NAME }}_ERROR_INVALID_VALUE);
+  // host memory is no device memory: refused, not read
+  EXPECT({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, x.data(), &xs, x.data(), &xs, dout.ptr(), &os) ==
          {{ NAME }}_ERROR_INVALID_VALUE);
   return ok;
 }
@@ -245,21 +304,25 @@ bool broadcast_and_reduce() {
 bool softmax_cross_entropy() {
   bool ok = true;
   std::vector<float> logits = {1, 2, 3, 1, 1, 1}, sm(6), loss(2), grad(6), dloss = {1, 1};
-  std::vector<int64_t> labels = {2, 0};
-  EXPECT_OK({{ p }}_softmax_cross_entropy_forward(nullptr, logits.data(), labels.data(), 0, -100, sm.data(), loss.data(), 2, 3, 1));
+  Dev<float> dlogits(logits), dsm(sm), dl(loss), dgrad(grad), ddloss(dloss);
+  Dev<int64_t> labels(std::vector<int64_t>{2, 0});
+  EXPECT_OK({{ p }}_softmax_cross_entropy_forward(nullptr, dlogits.ptr(), labels.ptr(), 0, -100, dsm.ptr(), dl.ptr(), 2, 3, 1));
+  sm = dsm.host(), loss = dl.host();
   EXPECT(near(sm[0] + sm[1] + sm[2], 1.f) && near(sm[3], 1.f / 3));
   EXPECT(near(loss[0], -std::log(sm[2])) && near(loss[1], std::log(3.f)));
-  EXPECT_OK({{ p }}_softmax_cross_entropy_backward(nullptr, sm.data(), labels.data(), 0, -100, dloss.data(), grad.data(), 2, 3, 1));
+  EXPECT_OK({{ p }}_softmax_cross_entropy_backward(nullptr, dsm.ptr(), labels.ptr(), 0, -100, ddloss.ptr(), dgrad.ptr(), 2, 3, 1));
+  grad = dgrad.host();
   EXPECT(near(grad[2], sm[2] - 1.f) && near(grad[0], sm[0]));
   return ok;
 }
 
 bool random_is_deterministic() {
   bool ok = true;
-  std::vector<float> a(10000), b(10000);
-  EXPECT_OK({{ p }}_random_uniform(nullptr, a.data(), 10000, -1.f, 1.f, 42));
-  EXPECT_OK({{ p }}_random_uniform(nullptr, b.data(), 10000, -1.f, 1.f, 42));
-  EXPECT(a == b);
+  Dev<float> da(10000), db(10000);
+  EXPECT_OK({{ p }}_random_uniform(nullptr, da.ptr(), 10000, -1.f, 1.f, 42));
+  EXPECT_OK({{ p }}_random_uniform(nullptr, db.ptr(), 10000, -1.f, 1.f, 42));
+  const std::vector<float> a = da.host();
+  EXPECT(a == db.host());
   double mean = 0;
   for (float v : a) {
     EXPECT(v >= -1.f && v <= 1.f);
@@ -273,54 +336,62 @@ bool random_is_deterministic() {
 bool batch_norm_training_and_backward() {
   bool ok = true;
   // [outer=2, channels=1, inner=2]: x = 1 2 3 4 -> mean 2.5, var 1.25
-  std::vector<float> x = {1, 2, 3, 4}, y(4), sm(1), sv(1), rm = {1.f}, rv = {1.f};
-  EXPECT_OK({{ p }}_batch_norm_training(nullptr, {{ NAME }}_FLOAT32, x.data(), nullptr, nullptr, 0.0, 0.9, 2, 1, 2,
-                                        y.data(), sm.data(), sv.data(), rm.data(), rv.data(), rm.data(), rv.data()));
+  Dev<float> x(std::vector<float>{1, 2, 3, 4}), dy_(4), dsm(1), dsv(1), drm(1, 1.f), drv(1, 1.f);
+  EXPECT_OK({{ p }}_batch_norm_training(nullptr, {{ NAME }}_FLOAT32, x.ptr(), nullptr, nullptr, 0.0, 0.9, 2, 1, 2,
+                                        dy_.ptr(), dsm.ptr(), dsv.ptr(), drm.ptr(), drv.ptr(), drm.ptr(), drv.ptr()));
+  std::vector<float> y = dy_.host(), sm = dsm.host(), sv = dsv.host(), rm = drm.host(), rv = drv.host();
   EXPECT(near(sm[0], 2.5f) && near(sv[0], 1.f / std::sqrt(1.25f)) && near(y[0], -1.5f / std::sqrt(1.25f)));
   EXPECT(near(rm[0], 0.9f + 0.25f) && near(rv[0], 0.9f + 0.125f));  // momentum update, biased variance
-  std::vector<float> dy = {1, 1, 1, 1}, dx(4), ds(1), db(1);
-  EXPECT_OK({{ p }}_batch_norm_backward(nullptr, {{ NAME }}_FLOAT32, x.data(), dy.data(), sm.data(), sv.data(), 0, 0.0,
-                                        nullptr, 2, 1, 2, dx.data(), ds.data(), db.data()));
+  Dev<float> ddy(4, 1.f), ddx(4), dds(1), ddb(1);
+  EXPECT_OK({{ p }}_batch_norm_backward(nullptr, {{ NAME }}_FLOAT32, x.ptr(), ddy.ptr(), dsm.ptr(), dsv.ptr(), 0, 0.0,
+                                        nullptr, 2, 1, 2, ddx.ptr(), dds.ptr(), ddb.ptr()));
+  const std::vector<float> dx = ddx.host(), ds = dds.host(), db = ddb.host();
   EXPECT(near(db[0], 4.f) && std::fabs(ds[0]) < 1e-5f && std::fabs(dx[0]) < 1e-5f);  // constant dy: no dx
-  std::vector<float> mean = {0.f}, var = {3.f};
-  EXPECT_OK({{ p }}_batch_norm_normalize(nullptr, {{ NAME }}_FLOAT32, x.data(), mean.data(), var.data(), nullptr,
-                                         nullptr, 1.0, 2, 1, 2, y.data()));
-  EXPECT(near(y[3], 2.f));
+  Dev<float> mean(1, 0.f), var(1, 3.f);
+  EXPECT_OK({{ p }}_batch_norm_normalize(nullptr, {{ NAME }}_FLOAT32, x.ptr(), mean.ptr(), var.ptr(), nullptr,
+                                         nullptr, 1.0, 2, 1, 2, dy_.ptr()));
+  EXPECT(near(dy_.host()[3], 2.f));
   return ok;
 }
 
 bool layer_norm_and_gelu() {
   bool ok = true;
-  std::vector<double> x = {1, 3, -2, 2}, y(4), m(2), v(2), dy = {1, 0, 0, 0}, dx(4);
-  EXPECT_OK({{ p }}_layer_norm_forward(nullptr, {{ NAME }}_FLOAT64, x.data(), nullptr, nullptr, 0.0, 2, 2, y.data(),
-                                       m.data(), v.data()));
+  Dev<double> x(std::vector<double>{1, 3, -2, 2}), dy_(4), dm(2), dv(2), ddy(std::vector<double>{1, 0, 0, 0}), ddx(4);
+  EXPECT_OK({{ p }}_layer_norm_forward(nullptr, {{ NAME }}_FLOAT64, x.ptr(), nullptr, nullptr, 0.0, 2, 2, dy_.ptr(),
+                                       dm.ptr(), dv.ptr()));
+  const std::vector<double> y = dy_.host(), m = dm.host(), v = dv.host();
   EXPECT(near(y[0], -1.f) && near(y[1], 1.f) && near(m[1], 0.f) && near(v[1], 4.f));
-  EXPECT_OK({{ p }}_layer_norm_backward(nullptr, {{ NAME }}_FLOAT64, x.data(), dy.data(), m.data(), v.data(), nullptr,
-                                        0.0, 2, 2, dx.data(), nullptr, nullptr));
+  EXPECT_OK({{ p }}_layer_norm_backward(nullptr, {{ NAME }}_FLOAT64, x.ptr(), ddy.ptr(), dm.ptr(), dv.ptr(), nullptr,
+                                        0.0, 2, 2, ddx.ptr(), nullptr, nullptr));
+  const std::vector<double> dx = ddx.host();
   EXPECT(std::fabs(dx[0] + dx[1]) < 1e-9 && std::fabs(dx[2]) < 1e-9);  // gradient sums to zero per row
-  std::vector<float> g = {0.f, 1.f, -1.f}, gy(3), one = {1, 1, 1}, gd(3);
-  EXPECT_OK({{ p }}_gelu_forward(nullptr, {{ NAME }}_FLOAT32, g.data(), gy.data(), 3, 0));
+  Dev<float> g(std::vector<float>{0.f, 1.f, -1.f}), dgy(3), one(3, 1.f), dgd(3);
+  EXPECT_OK({{ p }}_gelu_forward(nullptr, {{ NAME }}_FLOAT32, g.ptr(), dgy.ptr(), 3, 0));
+  const std::vector<float> gy = dgy.host();
   EXPECT(near(gy[0], 0.f) && near(gy[1], 0.841345f) && near(gy[2], -0.158655f));
-  EXPECT_OK({{ p }}_gelu_backward(nullptr, {{ NAME }}_FLOAT32, g.data(), one.data(), gd.data(), 3, 0));
+  EXPECT_OK({{ p }}_gelu_backward(nullptr, {{ NAME }}_FLOAT32, g.ptr(), one.ptr(), dgd.ptr(), 3, 0));
+  const std::vector<float> gd = dgd.host();
   EXPECT(near(gd[0], 0.5f) && near(gd[1], 1.083315f));
   return ok;
 }
 
 bool dropout_mask_and_scale() {
   bool ok = true;
-  std::vector<uint8_t> a(10000), b(10000);
-  EXPECT_OK({{ p }}_dropout_mask(nullptr, a.data(), 10000, 0.25f, 7, {{ NAME }}_RNG_COUNTER));
-  EXPECT_OK({{ p }}_dropout_mask(nullptr, b.data(), 10000, 0.25f, 7, {{ NAME }}_RNG_COUNTER));
-  EXPECT(a == b);
+  Dev<uint8_t> da(10000), db(10000);
+  EXPECT_OK({{ p }}_dropout_mask(nullptr, da.ptr(), 10000, 0.25f, 7, {{ NAME }}_RNG_COUNTER));
+  EXPECT_OK({{ p }}_dropout_mask(nullptr, db.ptr(), 10000, 0.25f, 7, {{ NAME }}_RNG_COUNTER));
+  const std::vector<uint8_t> a = da.host();
+  EXPECT(a == db.host());
   int dropped = 0;
   for (uint8_t m : a) dropped += m == 0;
   EXPECT(std::abs(dropped - 2500) < 200);
-  EXPECT_OK({{ p }}_dropout_mask(nullptr, b.data(), 10000, 0.25f, 7, {{ NAME }}_RNG_MT19937_64));
-  EXPECT(a != b);
-  EXPECT({{ p }}_dropout_mask(nullptr, b.data(), 10, 1.5f, 7, {{ NAME }}_RNG_COUNTER) == {{ NAME }}_ERROR_INVALID_VALUE);
-  std::vector<float> x = {1, 2, 3}, out(3);
-  std::vector<uint8_t> mask = {1, 0, 1};
-  EXPECT_OK({{ p }}_masked_scale(nullptr, {{ NAME }}_FLOAT32, x.data(), mask.data(), 3, 2.0, out.data()));
+  EXPECT_OK({{ p }}_dropout_mask(nullptr, db.ptr(), 10000, 0.25f, 7, {{ NAME }}_RNG_MT19937_64));
+  EXPECT(a != db.host());
+  EXPECT({{ p }}_dropout_mask(nullptr, db.ptr(), 10, 1.5f, 7, {{ NAME }}_RNG_COUNTER) == {{ NAME }}_ERROR_INVALID_VALUE);
+  Dev<float> x(std::vector<float>{1, 2, 3}), dout(3);
+  Dev<uint8_t> mask(std::vector<uint8_t>{1, 0, 1});
+  EXPECT_OK({{ p }}_masked_scale(nullptr, {{ NAME }}_FLOAT32, x.ptr(), mask.ptr(), 3, 2.0, dout.ptr()));
+  const std::vector<float> out = dout.host();
   EXPECT(out[0] == 2.f && out[1] == 0.f && out[2] == 6.f);
   return ok;
 }
@@ -328,22 +399,125 @@ bool dropout_mask_and_scale() {
 bool gather_and_strided_copy() {
   bool ok = true;
   // x = [[0 1] [2 3] [4 5]] ; rows 2, 0, 2 (row 0 is the padding row: zeros)
-  std::vector<float> x = {0, 1, 2, 3, 4, 5}, out(6), dx(6);
-  std::vector<int64_t> idx = {2, 0, 2};
-  EXPECT_OK({{ p }}_gather(nullptr, {{ NAME }}_FLOAT32, x.data(), 1, 3, 2, {{ NAME }}_INT64, idx.data(), 3, 0, out.data()));
+  Dev<float> x(std::vector<float>{0, 1, 2, 3, 4, 5}), dout(6), ddx(6);
+  Dev<int64_t> idx(std::vector<int64_t>{2, 0, 2});
+  EXPECT_OK({{ p }}_gather(nullptr, {{ NAME }}_FLOAT32, x.ptr(), 1, 3, 2, {{ NAME }}_INT64, idx.ptr(), 3, 0, dout.ptr()));
+  std::vector<float> out = dout.host();
   EXPECT(out[0] == 4.f && out[1] == 5.f && out[2] == 0.f && out[3] == 0.f && out[4] == 4.f);
-  std::vector<float> ones(6, 1.f);
-  EXPECT_OK({{ p }}_gather_backward(nullptr, {{ NAME }}_FLOAT32, ones.data(), 1, 3, 2, {{ NAME }}_INT64, idx.data(), 3,
-                                    -1, dx.data()));
+  Dev<float> ones(6, 1.f);
+  EXPECT_OK({{ p }}_gather_backward(nullptr, {{ NAME }}_FLOAT32, ones.ptr(), 1, 3, 2, {{ NAME }}_INT64, idx.ptr(), 3,
+                                    -1, ddx.ptr()));
+  const std::vector<float> dx = ddx.host();
   EXPECT(dx[0] == 1.f && dx[2] == 0.f && dx[4] == 2.f);
-  idx[0] = 3;  // out of range
-  EXPECT({{ p }}_gather(nullptr, {{ NAME }}_FLOAT32, x.data(), 1, 3, 2, {{ NAME }}_INT64, idx.data(), 3, -1, out.data()) ==
-         {{ NAME }}_ERROR_INVALID_VALUE);
+  // An index out of range is device data: the op fails where it runs, and the next
+  // synchronising call reports it with the op's name (inline mode: the call itself).
+  Dev<int64_t> bad(std::vector<int64_t>{3, 0, 2});
+  const {{ p }}_status_t queued =
+      {{ p }}_gather(nullptr, {{ NAME }}_FLOAT32, x.ptr(), 1, 3, 2, {{ NAME }}_INT64, bad.ptr(), 3, -1, dout.ptr());
+  if (synchronous_mode()) {
+    EXPECT(queued == {{ NAME }}_ERROR_INVALID_VALUE);
+  } else {
+    EXPECT_OK(queued);
+    EXPECT({{ p }}_stream_synchronize(nullptr) == {{ NAME }}_ERROR_INVALID_VALUE);
+    EXPECT(std::string({{ p }}_error_detail()).find("gather") != std::string::npos);
+    EXPECT_OK({{ p }}_stream_synchronize(nullptr));  // reported once
+  }
   // the transpose view of a [3,2] array (strides 1, 2) made contiguous
   const {{ p }}_shape_t dims = shape({2, 3});
   const int64_t view_strides[] = {1, 2}, dense[] = {3, 1};
-  EXPECT_OK({{ p }}_strided_copy(nullptr, {{ NAME }}_FLOAT32, &dims, x.data(), view_strides, out.data(), dense));
+  EXPECT_OK({{ p }}_strided_copy(nullptr, {{ NAME }}_FLOAT32, &dims, x.ptr(), view_strides, dout.ptr(), dense));
+  out = dout.host();
   EXPECT(out[0] == 0.f && out[1] == 2.f && out[2] == 4.f && out[3] == 1.f && out[5] == 5.f);
+  return ok;
+}
+
+void sleep_ms(void* ms) { usleep(static_cast<useconds_t>(*static_cast<int*>(ms)) * 1000); }
+
+// Ops and *_async copies return before their work runs; events and synchronisation wait for it.
+bool queues_run_later() {
+  bool ok = true;
+  const bool inline_mode = synchronous_mode();
+  {{ p }}_stream_t s = nullptr;
+  {{ p }}_event_t e = nullptr;
+  EXPECT_OK({{ p }}_stream_create(0, &s));
+  EXPECT_OK({{ p }}_event_create(0, &e));
+  static int ms = 100;
+  Dev<float> x(1000, 1.f), y(1000);
+  std::vector<float> back(1000, -1.f);
+  EXPECT_OK({{ p }}_launch_host_func(s, sleep_ms, &ms));
+  EXPECT_OK({{ p }}_scale(s, {{ NAME }}_FLOAT32, x.ptr(), y.ptr(), 1000, 2.0, 0.0, 1));
+  EXPECT_OK({{ p }}_memcpy_async(s, back.data(), y.ptr(), 1000 * sizeof(float), {{ NAME }}_COPY_DEVICE_TO_HOST));
+  EXPECT_OK({{ p }}_event_record(e, s));
+  if (!inline_mode) {
+    EXPECT({{ p }}_stream_query(s) == {{ NAME }}_ERROR_NOT_READY);
+    EXPECT({{ p }}_event_query(e) == {{ NAME }}_ERROR_NOT_READY);
+    EXPECT(back[0] == -1.f);  // not written yet: reading it now is the missing-synchronisation bug
+  }
+  EXPECT_OK({{ p }}_event_synchronize(e));
+  EXPECT(back[0] == 2.f && back[999] == 2.f);
+  EXPECT_OK({{ p }}_stream_query(s));
+  int count = 0;
+  {{ p }}_device_count(&count);
+  if (count > 1) {  // an event of device 0 cannot be recorded on device 1's queue
+    {{ p }}_stream_t s1 = nullptr;
+    EXPECT_OK({{ p }}_stream_default(1, &s1));
+    EXPECT({{ p }}_event_record(e, s1) == {{ NAME }}_ERROR_INVALID_VALUE);
+  }
+  EXPECT_OK({{ p }}_event_destroy(e));
+  EXPECT_OK({{ p }}_stream_destroy(s));
+  return ok;
+}
+
+// Memory freed while queued work still uses it is not handed out again before that work ran.
+bool freed_memory_waits_for_queued_work() {
+  bool ok = true;
+  static int ms = 50;
+  void *a = nullptr, *b = nullptr;
+  size_t allocated = 0, peak = 0, before = 0;
+  EXPECT_OK({{ p }}_memory_stats(0, &before, &peak));
+  EXPECT_OK({{ p }}_malloc(0, &a, 4096));
+  EXPECT_OK({{ p }}_launch_host_func(nullptr, sleep_ms, &ms));
+  EXPECT_OK({{ p }}_fill(nullptr, {{ NAME }}_FLOAT32, a, 1024, 3.0));  // still queued behind the sleep
+  EXPECT_OK({{ p }}_free(0, a));
+  EXPECT_OK({{ p }}_memory_stats(0, &allocated, &peak));
+  EXPECT(allocated == before);  // freed for the accounting at once
+  EXPECT_OK({{ p }}_malloc(0, &b, 4096));
+  if (!synchronous_mode()) EXPECT(b != a);
+  EXPECT_OK({{ p }}_device_synchronize(0));
+  EXPECT_OK({{ p }}_free(0, b));
+  return ok;
+}
+
+// A host read through a device pointer faults; the library's handler names it and aborts.
+bool host_access_to_device_memory_faults() {
+  bool ok = true;
+  Dev<float> x(16, 1.f);
+  int err_pipe[2];
+  EXPECT(pipe(err_pipe) == 0);
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(err_pipe[1], 2);
+    volatile float v = x.ptr()[3];  // the bug: the host reads device memory
+    (void)v;
+    _exit(0);
+  }
+  close(err_pipe[1]);
+  std::string err;
+  char buf[512];
+  ssize_t n = 0;
+  while ((n = read(err_pipe[0], buf, sizeof(buf))) > 0) err.append(buf, static_cast<size_t>(n));
+  close(err_pipe[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (host_visible_memory()) {
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  } else {
+    EXPECT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    EXPECT(err.find("host access to device memory") != std::string::npos);
+    EXPECT(err.find("byte 12 of the 64-byte allocation") != std::string::npos);
+    if (!ok) std::printf("  child's stderr: %s\n", err.c_str());
+  }
   return ok;
 }
 
@@ -363,6 +537,9 @@ int main() {
   run("layer_norm_and_gelu", layer_norm_and_gelu);
   run("dropout_mask_and_scale", dropout_mask_and_scale);
   run("gather_and_strided_copy", gather_and_strided_copy);
+  run("queues_run_later", queues_run_later);
+  run("freed_memory_waits_for_queued_work", freed_memory_waits_for_queued_work);
+  run("host_access_to_device_memory_faults", host_access_to_device_memory_faults);
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

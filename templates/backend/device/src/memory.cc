@@ -1,0 +1,494 @@
+// {{ NAME }} device library: device memory, its accounting, and copies.
+//
+// Device memory is opaque to the host, as on hardware: each device's memory is one
+// memory object mapped twice. The address handed out (what the adapters hold) is mapped
+// PROT_NONE, so a host load or store through it faults; the library computes on a second,
+// writable mapping of the same object at the same offset (host_view). The fault handler
+// names the address, its allocation and the last op enqueued, then aborts: no silent
+// garbage. {{ NAME }}_HOST_VISIBLE_MEMORY=1 maps the handed-out view read-write (debugging).
+//
+// Freed memory is released once the device's queues have passed the work submitted
+// before the free (that work may still use it), as a stream-ordered allocator does.
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "debug.h"
+#include "internal.h"
+
+namespace {{ p }} {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+size_t configured_capacity() {
+  const char* env = std::getenv("{{ NAME }}_MEMORY_MB");
+  long long mb = env ? std::atoll(env) : 8192;
+  if (mb <= 0) mb = 8192;
+  // Both views of every device's memory must fit in the address space: on 32-bit targets
+  // a device gets at most 256 MiB.
+  const uint64_t bytes = static_cast<uint64_t>(mb) << 20;
+  const uint64_t limit = sizeof(void*) == 4 ? uint64_t{256} << 20 : std::numeric_limits<size_t>::max() / 8;
+  return static_cast<size_t>(bytes < limit ? bytes : limit);
+}
+
+bool host_visible() {
+  static const bool visible = [] {
+    const char* v = std::getenv("{{ NAME }}_HOST_VISIBLE_MEMORY");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return visible;
+}
+
+// An anonymous memory object: memfd where the kernel has it, else an unlinked file in /dev/shm.
+int memory_object(size_t bytes) {
+  int fd = -1;
+#ifdef SYS_memfd_create
+  fd = static_cast<int>(syscall(SYS_memfd_create, "{{ p }}-device-memory", 1u /* MFD_CLOEXEC */));
+#endif
+  if (fd < 0) {
+    char path[] = "/dev/shm/{{ p }}-device-XXXXXX";
+    fd = mkstemp(path);
+    if (fd >= 0) unlink(path);
+  }
+  if (fd >= 0 && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+// One device's memory: both views and a best-fit allocator over offsets.
+struct Arena {
+  char* handed = nullptr;   // the addresses callers get
+  char* library = nullptr;  // the same memory, where the library reads and writes
+  size_t size = 0;
+  int fd = -1;
+  std::map<size_t, size_t> free_by_offset;
+  std::multimap<size_t, size_t> free_by_size;
+
+  bool map(size_t bytes, std::string* why) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    bytes = (bytes + page - 1) / page * page;
+    fd = memory_object(bytes);
+    if (fd < 0) return *why = std::string("no memory object: ") + std::strerror(errno), false;
+    void* lib = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    void* out = mmap(nullptr, bytes, host_visible() ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_SHARED | MAP_NORESERVE,
+                     fd, 0);
+    if (lib == MAP_FAILED || out == MAP_FAILED) {
+      *why = std::string("mmap: ") + std::strerror(errno);
+      if (lib != MAP_FAILED) munmap(lib, bytes);
+      if (out != MAP_FAILED) munmap(out, bytes);
+      close(fd);
+      return false;
+    }
+    library = static_cast<char*>(lib);
+    handed = static_cast<char*>(out);
+    size = bytes;
+    insert_free(0, bytes);
+    return true;
+  }
+
+  bool allocate(size_t bytes, size_t* offset) {
+    auto it = free_by_size.lower_bound(bytes);
+    if (it == free_by_size.end()) return false;
+    const size_t block = it->first, at = it->second;
+    free_by_size.erase(it);
+    free_by_offset.erase(at);
+    if (block > bytes) insert_free(at + bytes, block - bytes);
+    *offset = at;
+    return true;
+  }
+
+  void release(size_t offset, size_t bytes) {
+    auto next = free_by_offset.lower_bound(offset);
+    if (next != free_by_offset.end() && offset + bytes == next->first) {
+      bytes += next->second;
+      erase_free(next);
+    }
+    auto prev = free_by_offset.lower_bound(offset);
+    if (prev != free_by_offset.begin()) {
+      --prev;
+      if (prev->first + prev->second == offset) {
+        offset = prev->first;
+        bytes += prev->second;
+        erase_free(prev);
+      }
+    }
+    insert_free(offset, bytes);
+    // Give large freed ranges' pages back to the system (what is reused is zero again).
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t begin = (offset + page - 1) / page * page, end = (offset + bytes) / page * page;
+    if (end > begin && end - begin >= (size_t{1} << 20))
+      madvise(library + begin, end - begin, MADV_REMOVE);
+  }
+
+ private:
+  void insert_free(size_t offset, size_t bytes) {
+    free_by_offset[offset] = bytes;
+    free_by_size.emplace(bytes, offset);
+  }
+  void erase_free(std::map<size_t, size_t>::iterator it) {
+    auto range = free_by_size.equal_range(it->second);
+    for (auto s = range.first; s != range.second; ++s)
+      if (s->second == it->first) {
+        free_by_size.erase(s);
+        break;
+      }
+    free_by_offset.erase(it);
+  }
+};
+
+struct PendingFree {
+  size_t offset, size;
+  StreamMarks marks;
+};
+
+struct DeviceState {
+  std::mutex mu;
+  size_t capacity = 0;
+  size_t used = 0;           // live allocations (what memory_stats reports)
+  size_t pending_bytes = 0;  // freed, not yet released: queued work may still use it
+  size_t peak = 0;           // max of `used` since start or {{ p }}_memory_reset_peak
+  std::map<uintptr_t, size_t> allocations;  // live allocation start -> size (ordered: range lookups)
+  std::vector<PendingFree> pending;
+  Arena arena;
+  // Read without the lock (translation, the fault handler): set once, before any pointer exists.
+  std::atomic<char*> handed{nullptr};
+};
+
+DeviceState& device_state(int device) {
+  static DeviceState* states = new DeviceState[kMaxDevices];  // never destroyed: queued work may run at exit
+  return states[device];
+}
+
+int device_count() {
+  int n = 0;
+  {{ p }}_device_count(&n);
+  return n;
+}
+
+// ---- host access to device memory ------------------------------------------------
+
+struct sigaction g_previous_segv;
+
+// Async-signal context: no locks it could wait on, no allocation; snprintf into a buffer.
+void on_fault(int sig, siginfo_t* info, void* context) {
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (int d = 0; d < kMaxDevices; ++d) {
+    DeviceState& st = device_state(d);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(st.handed.load(std::memory_order_acquire));
+    if (base == 0 || addr < base || addr >= base + st.arena.size) continue;
+    char where[160] = "outside any live allocation";
+    if (st.mu.try_lock()) {
+      auto it = st.allocations.upper_bound(addr);
+      if (it != st.allocations.begin() && addr < (--it)->first + it->second)
+        std::snprintf(where, sizeof(where), "byte %zu of the %zu-byte allocation at %p",
+                      static_cast<size_t>(addr - it->first), it->second, reinterpret_cast<void*>(it->first));
+      st.mu.unlock();
+    }
+    char line[640];
+    const int n = std::snprintf(
+        line, sizeof(line),
+        "[{{ NAME }}] host access to device memory at %p (device %d, %s; last op enqueued: %s): only the device "
+        "library may touch device memory, copy it to the host with {{ p }}_memcpy (or set "
+        "{{ NAME }}_HOST_VISIBLE_MEMORY=1 to debug)\n",
+        info->si_addr, d, where, last_op());
+    if (n > 0) {
+      ssize_t ignored = write(2, line, static_cast<size_t>(std::min<int>(n, sizeof(line) - 1)));
+      (void)ignored;
+    }
+    signal(SIGABRT, SIG_DFL);
+    abort();
+  }
+  // Not ours: whoever handled SIGSEGV before us (Python's faulthandler, the framework).
+  if (g_previous_segv.sa_flags & SA_SIGINFO) {
+    if (g_previous_segv.sa_sigaction) return g_previous_segv.sa_sigaction(sig, info, context);
+  } else if (g_previous_segv.sa_handler != SIG_DFL && g_previous_segv.sa_handler != SIG_IGN) {
+    return g_previous_segv.sa_handler(sig);
+  }
+  signal(sig, SIG_DFL);  // the access repeats on return and takes the default action
+}
+
+void install_fault_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_previous_segv);
+  });
+}
+
+// Device memory freed while queued work may still use it waits in `pending` until the
+// device's streams pass the positions marked at the free. st.mu held.
+void reclaim(DeviceState& st) {
+  if (st.pending.empty()) return;
+  auto released = std::remove_if(st.pending.begin(), st.pending.end(), [&](const PendingFree& f) {
+    if (!marks_reached(f.marks)) return false;
+    st.arena.release(f.offset, f.size);
+    st.pending_bytes -= f.size;
+    return true;
+  });
+  st.pending.erase(released, st.pending.end());
+}
+
+// The device whose live allocation holds [ptr, ptr + size), or -1. Copies check their device
+// pointers with it: on real hardware a pointer of another card (or of no card) is an error
+// or garbage, so the host-backed device refuses it too.
+int owner_of(const void* ptr, size_t size) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  for (int d = 0; d < device_count(); ++d) {
+    DeviceState& st = device_state(d);
+    std::lock_guard<std::mutex> lock(st.mu);
+    auto it = st.allocations.upper_bound(p);
+    if (it == st.allocations.begin()) continue;
+    --it;
+    if (p >= it->first && p + size <= it->first + it->second) return d;
+  }
+  return -1;
+}
+
+// The device a copy runs on must own its device pointers (-1: whichever device owns the first
+// one): a pointer of another card (use the peer copy) or of no card is refused, as real
+// hardware would fault or read garbage. Sets *device to it.
+{{ p }}_status_t check_copy(int* device, void* dst, const void* src, size_t size, {{ p }}_copy_kind_t kind) {
+  if (!dst || !src || kind < {{ NAME }}_COPY_HOST_TO_DEVICE || kind > {{ NAME }}_COPY_DEVICE_TO_DEVICE)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  const bool dst_on_device = kind != {{ NAME }}_COPY_DEVICE_TO_HOST, src_on_device = kind != {{ NAME }}_COPY_HOST_TO_DEVICE;
+  if (*device < 0) *device = owner_of(dst_on_device ? dst : src, size);
+  if (*device < 0 || (dst_on_device && owner_of(dst, size) != *device) ||
+      (src_on_device && owner_of(src, size) != *device))
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  return {{ NAME }}_OK;
+}
+
+const char* copy_name({{ p }}_copy_kind_t kind) {
+  return kind == {{ NAME }}_COPY_HOST_TO_DEVICE   ? "memcpy_h2d"
+         : kind == {{ NAME }}_COPY_DEVICE_TO_HOST ? "memcpy_d2h"
+                                                  : "memcpy_d2d";
+}
+
+}  // namespace
+
+void* host_view_of(const void* ptr, int device) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  const int first = device < 0 ? 0 : device, last = device < 0 ? kMaxDevices - 1 : device;
+  for (int d = first; d <= last; ++d) {
+    DeviceState& st = device_state(d);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(st.handed.load(std::memory_order_acquire));
+    if (base != 0 && p >= base && p < base + st.arena.size) return st.arena.library + (p - base);
+  }
+  return nullptr;
+}
+
+}  // namespace {{ p }}
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_init(void) {
+  for (int d = 0; d < device_count(); ++d) {
+    DeviceState& st = device_state(d);
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (st.capacity == 0) st.capacity = configured_capacity();
+  }
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_finalize(void) {
+  {{ p }}_status_t first = {{ NAME }}_OK;
+  for (int d = 0; d < device_count(); ++d) {
+    const {{ p }}_status_t st = synchronize_device_streams(d);
+    if (first == {{ NAME }}_OK) first = st;
+  }
+  return first;
+}
+
+{{ p }}_status_t {{ p }}_device_synchronize(int device) {
+  if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  return synchronize_device_streams(device);
+}
+
+{{ p }}_status_t {{ p }}_malloc(int device, void** ptr, size_t size) {
+  if (!valid_device(device) || !ptr) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ p }}_init();
+  DeviceState& st = device_state(device);
+  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  std::unique_lock<std::mutex> lock(st.mu);
+  if (st.arena.handed == nullptr) {  // SDK: the device's memory, claimed on first use
+    std::string why;
+    if (!st.arena.map(st.capacity, &why)) {
+      std::fprintf(stderr, "[{{ NAME }}] cannot map %zu MiB of memory for device %d (%s); set {{ NAME }}_MEMORY_MB lower\n",
+                   st.capacity >> 20, device, why.c_str());
+      return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+    }
+    st.handed.store(st.arena.handed, std::memory_order_release);
+    install_fault_handler();
+  }
+  reclaim(st);
+  size_t offset = 0;
+  bool found = st.used + st.pending_bytes + rounded <= st.capacity && st.arena.allocate(rounded, &offset);
+  if (!found && !st.pending.empty()) {  // memory freed behind queued work: wait for the work
+    lock.unlock();
+    wait_for_all_streams();
+    lock.lock();
+    reclaim(st);
+    found = st.used + st.pending_bytes + rounded <= st.capacity && st.arena.allocate(rounded, &offset);
+  }
+  if (!found) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  char* p = st.arena.handed + offset;
+  st.allocations[reinterpret_cast<uintptr_t>(p)] = rounded;
+  st.used += rounded;
+  st.peak = std::max(st.peak, st.used);
+  *ptr = p;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_free(int device, void* ptr) {
+  if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!ptr) return {{ NAME }}_OK;
+  StreamMarks marks = stream_marks();  // (taken before st.mu: the registry lock is not nested in it)
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.allocations.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == st.allocations.end()) return {{ NAME }}_ERROR_INVALID_VALUE;  // double, foreign or other-device free
+  const size_t offset = static_cast<size_t>(static_cast<char*>(ptr) - st.arena.handed), size = it->second;
+  st.used -= size;
+  st.allocations.erase(it);
+  if (marks.empty()) {
+    st.arena.release(offset, size);  // SDK: device free.
+  } else {
+    st.pending.push_back({offset, size, std::move(marks)});
+    st.pending_bytes += size;
+  }
+  reclaim(st);
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memset(int device, void* ptr, int value, size_t size) {
+  if (!valid_device(device) || (!ptr && size)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (size == 0) return {{ NAME }}_OK;
+  if (owner_of(ptr, size) != device) return {{ NAME }}_ERROR_INVALID_VALUE;
+  const {{ p }}_status_t queued = synchronize_device_streams(device);  // synchronous: after earlier work
+  if (queued != {{ NAME }}_OK) return queued;
+  std::memset(host_view_of(ptr, device), value, size);
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_mem_info(int device, size_t* total, size_t* free_bytes) {
+  if (!valid_device(device) || !total || !free_bytes) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ p }}_init();
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  *total = st.capacity;
+  *free_bytes = st.capacity - st.used;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memory_stats(int device, size_t* allocated, size_t* peak) {
+  if (!valid_device(device) || !allocated || !peak) return {{ NAME }}_ERROR_INVALID_VALUE;
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  *allocated = st.used;
+  *peak = st.peak;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_memory_reset_peak(int device) {
+  if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.peak = st.used;
+  return {{ NAME }}_OK;
+}
+
+// Synchronous copies wait for all earlier work on the device (as cudaMemcpy does) and then
+// copy; an error that work raised is returned instead.
+{{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size, {{ p }}_copy_kind_t kind) {
+  if (size == 0) return {{ NAME }}_OK;
+  int device = -1;
+  const {{ p }}_status_t st = check_copy(&device, dst, src, size, kind);
+  if (st != {{ NAME }}_OK) return st;
+  const {{ p }}_status_t queued = synchronize_device_streams(device);
+  if (queued != {{ NAME }}_OK) return queued;
+  void* to = kind == {{ NAME }}_COPY_DEVICE_TO_HOST ? dst : host_view_of(dst, device);
+  const void* from = kind == {{ NAME }}_COPY_HOST_TO_DEVICE ? src : host_view_of(src, device);
+  std::memmove(to, from, size);  // SDK: DMA in the direction `kind`.
+  return {{ NAME }}_OK;
+}
+
+// Asynchronous: returns before the copy. A host source is staged at the call (the caller may
+// reuse it at once, as with pageable memory on hardware); a host destination is written when
+// the stream gets there: read it after synchronising.
+{{ p }}_status_t {{ p }}_memcpy_async({{ p }}_stream_t stream, void* dst, const void* src, size_t size,
+                               {{ p }}_copy_kind_t kind) {
+  if (size == 0) return {{ NAME }}_OK;
+  int device = stream_device(stream);
+  const {{ p }}_status_t st = check_copy(&device, dst, src, size, kind);
+  if (st != {{ NAME }}_OK) return st;
+  void* to = kind == {{ NAME }}_COPY_DEVICE_TO_HOST ? dst : host_view_of(dst, device);
+  const void* from = kind == {{ NAME }}_COPY_HOST_TO_DEVICE ? src : host_view_of(src, device);
+  if (kind == {{ NAME }}_COPY_HOST_TO_DEVICE && !execution().synchronous) {
+    std::shared_ptr<char> staged(new char[size], std::default_delete<char[]>());
+    std::memcpy(staged.get(), src, size);
+    return enqueue(stream, copy_name(kind), [to, staged, size]() -> {{ p }}_status_t {
+      std::memcpy(to, staged.get(), size);
+      return {{ NAME }}_OK;
+    });
+  }
+  return submit(stream, copy_name(kind), [to, from, size]() -> {{ p }}_status_t {
+    std::memmove(to, from, size);  // SDK: DMA on the stream.
+    return {{ NAME }}_OK;
+  });
+}
+
+{{ p }}_status_t {{ p }}_memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t size) {
+  if (!valid_device(dst_device) || !valid_device(src_device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ p }}_status_t st = synchronize_device_streams(src_device);
+  if (st == {{ NAME }}_OK) st = {{ p }}_memcpy_peer_async(default_stream(dst_device), dst, dst_device, src, src_device, size);
+  return st == {{ NAME }}_OK ? synchronize_device_streams(dst_device) : st;
+}
+
+// On `stream` (either device's; NULL: dst_device's default stream). Like any queued work it is
+// ordered only after earlier work on that stream: work on the other device that produces `src`
+// must be waited for first (an event, or a synchronisation).
+{{ p }}_status_t {{ p }}_memcpy_peer_async({{ p }}_stream_t stream, void* dst, int dst_device, const void* src,
+                                    int src_device, size_t size) {
+  debug::Trace trace_("memcpy_peer");
+  trace_.attr("from", src_device).attr("to", dst_device).attr("bytes", size);
+  if (size == 0) return {{ NAME }}_OK;
+  if (!dst || !src || !valid_device(dst_device) || !valid_device(src_device) ||
+      owner_of(dst, size) != dst_device || owner_of(src, size) != src_device)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (stream && stream_device(stream) != dst_device && stream_device(stream) != src_device)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  void* to = host_view_of(dst, dst_device);
+  const void* from = host_view_of(src, src_device);
+  // SDK: a peer DMA (or a copy through the host where cards cannot reach each other).
+  return submit(stream ? stream : default_stream(dst_device), "memcpy_peer", [to, from, size]() -> {{ p }}_status_t {
+    std::memmove(to, from, size);
+    return {{ NAME }}_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,436 @@
+// {{ NAME }} device library: streams and events.
+//
+// A stream is an in-order queue run by its own worker thread, as on hardware: *_async
+// copies and every op return before their work runs, events complete when the queue
+// reaches them, and an error raised by queued work surfaces at the next synchronising
+// call with the op's name. {{ NAME }}_SYNC=1 runs work inline at submission instead (for
+// debugging, like DIPU's sync switch); {{ NAME }}_STREAM_DELAY_US=N delays each queued item
+// so that a missing synchronisation shows up every time, not now and then.
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+#include "debug.h"
+#include "internal.h"
+
+namespace {{ p }} {
+namespace {
+
+long env_long(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 0) {
+    std::fprintf(stderr, "[{{ NAME }}] ignoring %s=%s: not a whole number >= 0\n", name, v);
+    return fallback;
+  }
+  return n;
+}
+
+thread_local std::string g_error_detail;  // what {{ p }}_error_detail returns
+std::atomic<const char*> g_last_op{"none"};
+
+}  // namespace
+
+struct QueuedWork {
+  std::function<{{ p }}_status_t()> work;
+  const char* op;
+};
+
+struct QueueError {
+  {{ p }}_status_t status = {{ NAME }}_OK;
+  const char* op = nullptr;
+};
+
+class StreamQueue;
+
+}  // namespace {{ p }}
+
+// `submitted` counts items handed to the stream, `completed` items finished; an event
+// is a position in that sequence.
+struct {{ p }}_stream_st {
+  int device = 0;
+  uint64_t id = 0;
+  std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> completed{0};
+  std::atomic<{{ p }}::StreamQueue*> queue{nullptr};
+};
+
+namespace {{ p }} {
+
+const ExecutionSettings& execution() {
+  static const ExecutionSettings s = [] {
+    ExecutionSettings r;
+    // Dumping values (level 3) reads an op's outputs when it returns: that needs inline work.
+    r.synchronous = env_long("{{ NAME }}_SYNC", 0) != 0 || debug::settings().dump >= 3;
+    r.delay_us = env_long("{{ NAME }}_STREAM_DELAY_US", 0);
+    return r;
+  }();
+  return s;
+}
+
+const char* last_op() { return g_last_op.load(std::memory_order_relaxed); }
+
+std::vector<std::shared_ptr<const void>>& kept_arguments() {
+  thread_local std::vector<std::shared_ptr<const void>> kept;
+  return kept;
+}
+
+// One stream's queue and the worker thread that runs it. Made on the stream's first
+// queued item (per process: a forked child gets a new one, its parent's queue has no
+// worker there); never deleted, so a worker never outlives the object it reads.
+class StreamQueue {
+ public:
+  explicit StreamQueue({{ p }}_stream_t stream) : stream_(stream), pid_(getpid()) {
+    std::thread([this] { run(); }).detach();
+  }
+  pid_t pid() const { return pid_; }
+
+  void push(QueuedWork task) {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_.push_back(std::move(task));
+    ready_.notify_all();
+  }
+
+  // Blocks until the stream has completed `target` items.
+  void wait_until(uint64_t target) {
+    if (stream_->completed.load(std::memory_order_acquire) >= target) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    drained_.wait(lock, [&] { return stream_->completed.load(std::memory_order_acquire) >= target; });
+  }
+
+  QueueError take_error() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(error_, QueueError{});
+  }
+
+  // After the queue has drained: the worker exits.
+  void stop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    ready_.notify_all();
+  }
+
+ private:
+  void run() {
+    const long delay_us = execution().delay_us;
+    for (;;) {
+      QueuedWork task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ready_.wait(lock, [&] { return !tasks_.empty() || stop_; });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      if (delay_us > 0) {
+        const timespec ts{delay_us / 1000000, (delay_us % 1000000) * 1000};
+        nanosleep(&ts, nullptr);
+      }
+      const {{ p }}_status_t status = task.work();
+      task.work = nullptr;  // the op's kept arguments and staged data go before it counts as done
+      std::lock_guard<std::mutex> lock(mu_);
+      if (status != {{ NAME }}_OK && error_.status == {{ NAME }}_OK) error_ = {status, task.op};
+      stream_->completed.fetch_add(1, std::memory_order_release);
+      drained_.notify_all();
+    }
+  }
+
+  {{ p }}_stream_t const stream_;
+  const pid_t pid_;
+  std::mutex mu_;
+  Condition ready_, drained_;
+  std::deque<QueuedWork> tasks_;
+  QueueError error_;
+  bool stop_ = false;
+};
+
+}  // namespace {{ p }}
+
+struct {{ p }}_event_st {
+  int device = 0;
+  {{ p }}_stream_t stream = nullptr;  // where it was last recorded (NULL: never: complete)
+  uint64_t target = 0;
+};
+
+namespace {{ p }} {
+namespace {
+
+// Every live stream by id: device_synchronize waits for all of a device's streams, and
+// a deferred free waits for positions on them (a destroyed stream has drained).
+struct Registry {
+  std::mutex mu;
+  std::map<uint64_t, {{ p }}_stream_t> streams;
+  uint64_t next_id = 1;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: workers may use it during exit
+  return *r;
+}
+
+void register_stream({{ p }}_stream_t s, int device) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  s->device = device;
+  s->id = r.next_id++;
+  r.streams[s->id] = s;
+}
+
+std::vector<{{ p }}_stream_t> streams_of(int device) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<{{ p }}_stream_t> out;
+  for (const auto& kv : r.streams)
+    if (kv.second->device == device) out.push_back(kv.second);
+  return out;
+}
+
+std::mutex g_queue_creation;
+
+StreamQueue& queue_of({{ p }}_stream_t s) {
+  StreamQueue* q = s->queue.load(std::memory_order_acquire);
+  if (q != nullptr && q->pid() == getpid()) return *q;
+  std::lock_guard<std::mutex> lock(g_queue_creation);
+  q = s->queue.load(std::memory_order_acquire);
+  if (q == nullptr || q->pid() != getpid()) {
+    // In a forked child the parent's queued items will never run here.
+    if (q != nullptr) s->completed.store(s->submitted.load());
+    q = new StreamQueue(s);
+    s->queue.store(q, std::memory_order_release);
+  }
+  return *q;
+}
+
+// Waits until `s` has completed `target` items; returns (once) the first error its
+// queued work raised, with the op's name in {{ p }}_error_detail.
+{{ p }}_status_t settle({{ p }}_stream_t s, uint64_t target) {
+  if (s->queue.load(std::memory_order_acquire) == nullptr) return {{ NAME }}_OK;  // nothing ever queued
+  StreamQueue& q = queue_of(s);
+  q.wait_until(target);
+  const QueueError e = q.take_error();
+  if (e.status == {{ NAME }}_OK) return {{ NAME }}_OK;
+  g_error_detail = std::string(e.op) + " (queued on device " + std::to_string(s->device) +
+                   ") failed: " + {{ p }}_status_string(e.status);
+  return e.status;
+}
+
+{{ p }}_status_t drain({{ p }}_stream_t s) { return settle(s, s->submitted.load(std::memory_order_acquire)); }
+
+// Synchronous calls wait for every earlier item anyway; the atexit hook waits for work
+// still queued at exit, so no worker runs an op while static objects are destroyed.
+void drain_all_at_exit() { wait_for_all_streams(); }
+
+}  // namespace
+
+{{ p }}_stream_t default_stream(int device) {
+  static {{ p }}_stream_st streams[kMaxDevices];
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int d = 0; d < kMaxDevices; ++d) register_stream(&streams[d], d);
+    std::atexit(drain_all_at_exit);
+  });
+  return &streams[device];
+}
+
+{{ p }}_stream_t default_stream() { return default_stream(current_device()); }
+
+int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : current_device(); }
+
+{{ p }}_status_t run_inline({{ p }}_stream_t s, const char* op, {{ p }}_status_t (*fn)(void*), void* work) {
+  if (s == nullptr) s = default_stream();
+  g_last_op.store(op, std::memory_order_relaxed);
+  kept_arguments().clear();
+  s->submitted.fetch_add(1, std::memory_order_relaxed);
+  const {{ p }}_status_t status = fn(work);
+  s->completed.fetch_add(1, std::memory_order_release);
+  return status;
+}
+
+{{ p }}_status_t enqueue({{ p }}_stream_t s, const char* op, std::function<{{ p }}_status_t()> work) {
+  if (s == nullptr) s = default_stream();
+  g_last_op.store(op, std::memory_order_relaxed);
+  std::vector<std::shared_ptr<const void>> kept;
+  kept.swap(kept_arguments());
+  StreamQueue& q = queue_of(s);
+  s->submitted.fetch_add(1, std::memory_order_release);
+  if (kept.empty()) {
+    q.push({std::move(work), op});
+  } else {
+    q.push({[work = std::move(work), kept = std::move(kept)] { return work(); }, op});
+  }
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t synchronize_device_streams(int device) {
+  {{ p }}_status_t first = {{ NAME }}_OK;
+  for ({{ p }}_stream_t s : streams_of(device)) {
+    const {{ p }}_status_t st = drain(s);
+    if (first == {{ NAME }}_OK) first = st;
+  }
+  return first;
+}
+
+void wait_for_all_streams() {
+  std::vector<{{ p }}_stream_t> all;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const auto& kv : r.streams) all.push_back(kv.second);
+  }
+  for ({{ p }}_stream_t s : all)
+    if (s->queue.load(std::memory_order_acquire) != nullptr) queue_of(s).wait_until(s->submitted.load());
+}
+
+StreamMarks stream_marks() {
+  StreamMarks marks;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& kv : r.streams) {
+    const {{ p }}_stream_t s = kv.second;
+    const uint64_t submitted = s->submitted.load(std::memory_order_acquire);
+    if (s->completed.load(std::memory_order_acquire) < submitted) marks.push_back({s->id, submitted});
+  }
+  return marks;
+}
+
+bool marks_reached(const StreamMarks& marks) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& m : marks) {
+    auto it = r.streams.find(m.first);
+    if (it != r.streams.end() && it->second->completed.load(std::memory_order_acquire) < m.second) return false;
+  }
+  return true;
+}
+
+}  // namespace {{ p }}
+
+using namespace {{ p }};  // NOLINT
+
+extern "C" {
+
+const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
+
+{{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream) {
+  int count = 0;
+  {{ p }}_device_count(&count);
+  if (device < 0 || device >= count || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  default_stream(0);  // the registry's exit hook before any stream of ours
+  *stream = new (std::nothrow) {{ p }}_stream_st();
+  if (!*stream) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  register_stream(*stream, device);
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_stream_default(int device, {{ p }}_stream_t* stream) {
+  int count = 0;
+  {{ p }}_device_count(&count);
+  if (device < 0 || device >= count || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *stream = default_stream(device);
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream) {
+  if (!stream || stream == default_stream(stream->device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  const {{ p }}_status_t status = drain(stream);
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.streams.erase(stream->id);
+  }
+  if (StreamQueue* q = stream->queue.load()) q->stop();  // its worker exits; the queue stays
+  delete stream;
+  return status;
+}
+
+{{ p }}_status_t {{ p }}_stream_synchronize({{ p }}_stream_t stream) {
+  g_error_detail.clear();
+  return drain(stream ? stream : default_stream());
+}
+
+{{ p }}_status_t {{ p }}_stream_query({{ p }}_stream_t stream) {
+  if (!stream) stream = default_stream();
+  return stream->completed.load(std::memory_order_acquire) >= stream->submitted.load(std::memory_order_acquire)
+             ? {{ NAME }}_OK
+             : {{ NAME }}_ERROR_NOT_READY;
+}
+
+{{ p }}_status_t {{ p }}_stream_wait_event({{ p }}_stream_t stream, {{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!stream) stream = default_stream();
+  {{ p }}_stream_t source = event->stream;
+  const uint64_t target = event->target;
+  // Nothing to wait for: never recorded, already reached, or recorded on this very queue.
+  if (source == nullptr || source == stream || source->completed.load(std::memory_order_acquire) >= target)
+    return {{ NAME }}_OK;
+  // Later items of `stream` must not start before `source` reaches `target`: the queue
+  // itself waits (the host does not).
+  auto wait = [source, target]() -> {{ p }}_status_t {
+    queue_of(source).wait_until(target);
+    return {{ NAME }}_OK;
+  };
+  return execution().synchronous ? wait() : enqueue(stream, "stream_wait_event", wait);
+}
+
+{{ p }}_status_t {{ p }}_launch_host_func({{ p }}_stream_t stream, {{ p }}_host_fn_t fn, void* user_data) {
+  if (!fn) return {{ NAME }}_ERROR_INVALID_VALUE;
+  return submit(stream, "host_func", [fn, user_data]() -> {{ p }}_status_t {
+    fn(user_data);
+    return {{ NAME }}_OK;
+  });
+}
+
+{{ p }}_status_t {{ p }}_event_create(int device, {{ p }}_event_t* event) {
+  int count = 0;
+  {{ p }}_device_count(&count);
+  if (device < 0 || device >= count || !event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *event = new (std::nothrow) {{ p }}_event_st();
+  if (!*event) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  (*event)->device = device;
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_destroy({{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  delete event;  // a queue waiting on it holds the position, not the event
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_record({{ p }}_event_t event, {{ p }}_stream_t stream) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!stream) stream = default_stream();
+  if (stream->device != event->device) return {{ NAME }}_ERROR_INVALID_VALUE;  // an event of another card
+  event->stream = stream;
+  event->target = stream->submitted.load(std::memory_order_acquire);
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_query({{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!event->stream) return {{ NAME }}_OK;  // never recorded: complete, as in CUDA
+  return event->stream->completed.load(std::memory_order_acquire) >= event->target ? {{ NAME }}_OK
+                                                                                   : {{ NAME }}_ERROR_NOT_READY;
+}
+
+{{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event) {
+  if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  g_error_detail.clear();
+  return event->stream ? settle(event->stream, event->target) : {{ NAME }}_OK;
+}
+
+}  // extern "C"
