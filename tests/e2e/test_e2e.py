@@ -148,8 +148,12 @@ def test_generated_project_tests_pass(built_project, tmp_path):
         ["ctest", "--test-dir", str(build), "--output-on-failure"], env=env, capture_output=True, text=True
     )
     assert ctest.returncode == 0, ctest.stdout
-    device_test = subprocess.run([str(build / "test_stpu_device")], capture_output=True, text=True)
-    assert "13 passed, 0 failed" in device_test.stdout
+    # every mode: the default (2 devices, queues, opaque memory), and each debugging switch
+    for modes in ({}, {"STPU_SYNC": "1"}, {"STPU_HOST_VISIBLE_MEMORY": "1", "STPU_DEVICE_COUNT": "1"}):
+        device_test = subprocess.run(
+            [str(build / "test_stpu_device")], capture_output=True, text=True, env={**os.environ, **modes}
+        )
+        assert "16 passed, 0 failed" in device_test.stdout, (modes, device_test.stdout)
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

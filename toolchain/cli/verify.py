@@ -13,6 +13,7 @@ from ..project.frameworks import PADDLE
 from ..project.recipes import find_recipe
 from ..util.console import err
 from ..util.errors import DevkitError
+from ..verify.modes import MODES_HELP, DeviceModes
 from ..verify.request import VerifyRequest, framework_for, reports_root, run_verification, verify_options
 from ..verify.session import VerifyResult, wheel_to_check
 from ..verify.torch_verify import run_torch_checks
@@ -63,6 +64,7 @@ def verify(
     ] = None,
     repeats: Annotated[int | None, typer.Option("--repeats", help="With --infer: timed runs (default 30).")] = None,
     paddle_inference_dir: PaddleInferenceDirOpt = None,
+    modes: Annotated[str, typer.Option("--modes", help=MODES_HELP)] = "",
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
@@ -78,6 +80,7 @@ def verify(
         repeats=repeats,
         inference_dir=paddle_inference_dir,
         framework=framework,
+        modes=DeviceModes.parse(modes),
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:

@@ -28,6 +28,19 @@ _DIAGNOSTIC = re.compile(r"(error:|Error|FAILED:|fatal|undefined reference|CMake
 # pip's words for a requirement no distribution satisfies, and the versions it would take.
 _NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
 _OFFERED = re.compile(r"\(from versions: ([^)]*)\)")
+# What a generated device library prints: "[STPU] host access to device memory at ..."
+_DEVICE_LINE = re.compile(r"^\[[A-Z][A-Z0-9_]*\] ")
+
+
+def _signal_of(returncode: int) -> str | None:
+    """The signal a process died of: -N from a process here, 128+N from a container's shell."""
+    number = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 160 else 0
+    if not number:
+        return None
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 @dataclass(frozen=True)
@@ -94,6 +107,15 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
         text, _, own_fix = reported[-1][len(PROBLEM_PREFIX) :].partition(" | ")
         return DevkitError(
             f"{step.title}: {text.strip()}", own_fix.strip() or fix, log=step.log, details="\n".join(context)
+        )
+    died = _signal_of(returncode)
+    said = [line for line in lines if _DEVICE_LINE.match(line)]
+    if died and said:  # the device library's last words (a host access to device memory, ...)
+        return DevkitError(
+            f"{step.title} died ({died}) after the device library printed: {said[-1].strip()}",
+            "fix what that line names (the verify log has the whole output)",
+            log=step.log,
+            details="\n".join(context),
         )
     missing = _NO_MATCH.search(output)
     if missing:  # an environment (a runtime pin) pip cannot satisfy for the step's Python

@@ -6,7 +6,16 @@ says, and every report records them."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+
+from ..util.errors import DevkitError
+
+MODES_HELP = (
+    "Change the reference device's modes for debugging, comma-separated: sync (streams run work "
+    "inline), host-visible (the host may read device memory), devices=N (1-16), delay=US (each "
+    "queued item waits US microseconds: missing synchronisations every time). Default: 2 devices, "
+    "asynchronous streams, opaque memory."
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,27 @@ class DeviceModes:
         if self.stream_delay_us:
             parts.append(f"{self.stream_delay_us} us delay per queued item")
         return ", ".join(parts)
+
+    @classmethod
+    def parse(cls, text: str) -> DeviceModes:
+        """`--modes sync,host-visible,devices=1,delay=500` over the checking defaults."""
+        modes = CHECK_MODES
+        fix = "use --modes with sync, host-visible, devices=N (1-16) or delay=US, comma-separated"
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            key, _, value = item.partition("=")
+            if key in ("sync", "host-visible") and not value:
+                modes = replace(modes, asynchronous=False) if key == "sync" else replace(modes, opaque_memory=False)
+                continue
+            if key in ("devices", "delay") and value.isdigit():
+                number = int(value)
+                if key == "devices" and 1 <= number <= 16:
+                    modes = replace(modes, devices=number)
+                    continue
+                if key == "delay" and number <= 1_000_000:
+                    modes = replace(modes, stream_delay_us=number)
+                    continue
+            raise DevkitError(f"--modes: {item!r} is not a device mode", fix)
+        return modes
 
     def as_json(self) -> dict[str, object]:
         return {**asdict(self), "summary": self.describe()}

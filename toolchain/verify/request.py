@@ -20,6 +20,7 @@ from ..util.console import err
 from ..util.errors import DevkitError
 from .device import run_device_tests
 from .infer import InferOptions, run_infer_verify
+from .modes import CHECK_MODES, DeviceModes
 from .session import VerifyOptions, VerifyResult, wheel_to_check
 from .torch_verify import run_torch_verify
 from .train import run_verify
@@ -38,6 +39,7 @@ class VerifyRequest:
     repeats: int | None = None
     inference_dir: Path | None = None
     framework: str | None = None  # --framework; None: the project's first, or what a bare wheel is
+    modes: DeviceModes = CHECK_MODES  # --modes
 
 
 def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
@@ -107,6 +109,7 @@ def run_verification(
         model=request.model or (config.verify.train_model if framework is PADDLE else "mnist"),
         steps=steps,
         data_dir=request.data,
+        modes=request.modes,
     )
     if framework is not PADDLE:
         if infer:

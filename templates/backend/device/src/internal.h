@@ -81,14 +81,26 @@ template <typename F>
 // Host memory an op reads after it returns (shapes, parameter structs, stride and
 // permutation arrays) is copied into storage the next queued item owns, and the argument
 // re-pointed at the copy. (Device pointers are never kept: they are not host memory.)
-std::vector<std::shared_ptr<const void>>& kept_arguments();
+// One block per op, filled in place: a few kept arguments cost one allocation.
+class KeptArguments {
+ public:
+  // A copy of `bytes` at `src`, alive until the item that takes this storage has run.
+  const void* store(const void* src, size_t bytes, size_t align);
+  bool empty() const { return used_ == 0 && overflow_.empty(); }
+
+ private:
+  static constexpr size_t kBlock = 1024;
+  std::unique_ptr<char[]> block_;
+  size_t used_ = 0;
+  std::vector<std::unique_ptr<char[]>> overflow_;  // an argument that does not fit the block
+};
+KeptArguments& kept_arguments();  // this thread's, taken by its next queued item
+
 template <typename T>
 void keep_n(const T*& arg, size_t n) {
+  static_assert(std::is_trivially_copyable<T>::value, "kept arguments are copied as bytes");
   if (arg == nullptr || execution().synchronous) return;
-  std::shared_ptr<T> copy(new T[n ? n : 1], std::default_delete<T[]>());
-  std::copy(arg, arg + n, copy.get());
-  arg = copy.get();
-  kept_arguments().push_back(std::move(copy));
+  arg = static_cast<const T*>(kept_arguments().store(arg, sizeof(T) * (n ? n : 1), alignof(T)));
 }
 template <typename... T>
 void keep(const T*&... args) {

@@ -55,16 +55,18 @@ bool host_visible() {
   return visible;
 }
 
-// An anonymous memory object: memfd where the kernel has it, else an unlinked file in /dev/shm.
+// An anonymous memory object: memfd where the kernel has it, else an unlinked file in the
+// temporary directory (not /dev/shm: a container's is 64 MiB, and a page beyond that faults).
 int memory_object(size_t bytes) {
   int fd = -1;
 #ifdef SYS_memfd_create
   fd = static_cast<int>(syscall(SYS_memfd_create, "{{ p }}-device-memory", 1u /* MFD_CLOEXEC */));
 #endif
   if (fd < 0) {
-    char path[] = "/dev/shm/{{ p }}-device-XXXXXX";
-    fd = mkstemp(path);
-    if (fd >= 0) unlink(path);
+    const char* dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/{{ p }}-device-XXXXXX";
+    fd = mkstemp(&path[0]);
+    if (fd >= 0) unlink(path.c_str());
   }
   if (fd >= 0 && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     close(fd);

@@ -7,12 +7,12 @@
 // debugging, like DIPU's sync switch); {{ NAME }}_STREAM_DELAY_US=N delays each queued item
 // so that a missing synchronisation shows up every time, not now and then.
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <new>
@@ -42,13 +42,14 @@ long env_long(const char* name, long fallback) {
 }
 
 thread_local std::string g_error_detail;  // what {{ p }}_error_detail returns
-std::atomic<const char*> g_last_op{"none"};
+std::atomic<const char*> g_last_op{"none yet"};
 
 }  // namespace
 
 struct QueuedWork {
   std::function<{{ p }}_status_t()> work;
-  const char* op;
+  KeptArguments kept;  // the host arguments `work` reads
+  const char* op = nullptr;
 };
 
 struct QueueError {
@@ -62,12 +63,14 @@ class StreamQueue;
 
 // `submitted` counts items handed to the stream, `completed` items finished; an event
 // is a position in that sequence.
+// (The submitting thread writes `submitted`, the worker `completed`: separate cache lines,
+// or each op would bounce one line between the two cores.)
 struct {{ p }}_stream_st {
   int device = 0;
   uint64_t id = 0;
-  std::atomic<uint64_t> submitted{0};
-  std::atomic<uint64_t> completed{0};
   std::atomic<{{ p }}::StreamQueue*> queue{nullptr};
+  alignas(64) std::atomic<uint64_t> submitted{0};
+  alignas(64) std::atomic<uint64_t> completed{0};
 };
 
 namespace {{ p }} {
@@ -85,8 +88,37 @@ const ExecutionSettings& execution() {
 
 const char* last_op() { return g_last_op.load(std::memory_order_relaxed); }
 
-std::vector<std::shared_ptr<const void>>& kept_arguments() {
-  thread_local std::vector<std::shared_ptr<const void>> kept;
+namespace {
+std::atomic<unsigned> g_process_generation{0};
+}  // namespace
+
+// Which process this is, without a system call: bumped in every forked child.
+unsigned process_generation() {
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, [] { g_process_generation.fetch_add(1); });
+    return true;
+  }();
+  (void)registered;
+  return g_process_generation.load(std::memory_order_relaxed);
+}
+
+const void* KeptArguments::store(const void* src, size_t bytes, size_t align) {
+  const size_t at = (used_ + align - 1) / align * align;
+  char* dst = nullptr;
+  if (at + bytes <= kBlock) {
+    if (!block_) block_.reset(new char[kBlock]);
+    dst = block_.get() + at;
+    used_ = at + bytes;
+  } else {
+    overflow_.emplace_back(new char[bytes]);
+    dst = overflow_.back().get();
+  }
+  std::memcpy(dst, src, bytes);
+  return dst;
+}
+
+KeptArguments& kept_arguments() {
+  thread_local KeptArguments kept;
   return kept;
 }
 
@@ -95,68 +127,149 @@ std::vector<std::shared_ptr<const void>>& kept_arguments() {
 // worker there); never deleted, so a worker never outlives the object it reads.
 class StreamQueue {
  public:
-  explicit StreamQueue({{ p }}_stream_t stream) : stream_(stream), pid_(getpid()) {
+  explicit StreamQueue({{ p }}_stream_t stream) : stream_(stream), process_(process_generation()) {
     std::thread([this] { run(); }).detach();
   }
-  pid_t pid() const { return pid_; }
+  // False in a forked child: the worker thread is the parent's.
+  bool ours() const { return process_ == process_generation(); }
 
   void push(QueuedWork task) {
-    std::lock_guard<std::mutex> lock(mu_);
-    tasks_.push_back(std::move(task));
-    ready_.notify_all();
+    std::vector<QueuedWork> finished;  // destroyed here, on the submitting thread, after the lock
+    {
+      SpinLock lock(items_lock_);
+      tasks_.push_back(std::move(task));
+      finished.swap(done_);
+    }
+    pending_.fetch_add(1);
+    if (worker_sleeping_.load()) {  // else it runs or spins, and sees the item
+      std::lock_guard<std::mutex> lock(mu_);
+      ready_.notify_all();
+    }
   }
 
-  // Blocks until the stream has completed `target` items.
+  // Blocks until the stream has completed `target` items (a short spin first: most waits
+  // at a synchronisation are for the last op or two).
   void wait_until(uint64_t target) {
-    if (stream_->completed.load(std::memory_order_acquire) >= target) return;
-    std::unique_lock<std::mutex> lock(mu_);
-    drained_.wait(lock, [&] { return stream_->completed.load(std::memory_order_acquire) >= target; });
+    auto reached = [&] { return stream_->completed.load() >= target; };
+    if (!spin_until(reached)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      waiters_.fetch_add(1);
+      drained_.wait(lock, reached);
+      waiters_.fetch_sub(1);
+    }
+    std::vector<QueuedWork> finished;  // what ran is freed at a synchronisation too
+    SpinLock lock(items_lock_);
+    finished.swap(done_);
   }
 
   QueueError take_error() {
-    std::lock_guard<std::mutex> lock(mu_);
+    SpinLock lock(items_lock_);
     return std::exchange(error_, QueueError{});
   }
 
   // After the queue has drained: the worker exits.
   void stop() {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
     ready_.notify_all();
   }
 
  private:
+  // Guards the item list: held for a push or a pop only, so waiting spins (a mutex would
+  // put the framework's thread and the worker to sleep on each other many times per op).
+  class SpinLock {
+   public:
+    explicit SpinLock(std::atomic_flag& flag) : flag_(flag) {
+      while (flag_.test_and_set(std::memory_order_acquire)) cpu_relax();
+    }
+    ~SpinLock() { flag_.clear(std::memory_order_release); }
+    SpinLock(const SpinLock&) = delete;
+    SpinLock& operator=(const SpinLock&) = delete;
+
+   private:
+    std::atomic_flag& flag_;
+  };
+
+  // Spins up to kSpinMicroseconds for `ready`: waking a sleeping thread costs a system call
+  // on one side and tens of microseconds on the other, more than a small op takes.
+  template <typename Ready>
+  static bool spin_until(Ready ready) {
+    constexpr auto kSpinMicroseconds = std::chrono::microseconds(50);
+    const auto until = std::chrono::steady_clock::now() + kSpinMicroseconds;
+    for (unsigned i = 1;; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return false;
+    }
+  }
+
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+    asm volatile("yield");
+#endif
+  }
+
+  // The items queued so far, in order, spinning and then sleeping until there is one; false
+  // when stopped. (The flag and the count are sequentially consistent on both sides: a push
+  // either sees the worker asleep and wakes it, or the worker sees the count before it sleeps.)
+  // All of them at once: one hand-over per batch, not per item, of the lines both sides touch.
+  bool next(std::vector<QueuedWork>* batch) {
+    if (!spin_until([&] { return pending_.load() > 0; })) {
+      std::unique_lock<std::mutex> lock(mu_);
+      worker_sleeping_.store(true);
+      ready_.wait(lock, [&] { return pending_.load() > 0 || stop_.load(); });
+      worker_sleeping_.store(false);
+      if (pending_.load() == 0) return false;
+    }
+    SpinLock lock(items_lock_);
+    batch->swap(tasks_);
+    pending_.fetch_sub(batch->size());
+    return true;
+  }
+
   void run() {
     const long delay_us = execution().delay_us;
-    for (;;) {
-      QueuedWork task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        ready_.wait(lock, [&] { return !tasks_.empty() || stop_; });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
+    std::vector<QueuedWork> batch;
+    while (next(&batch)) {
+      for (QueuedWork& task : batch) {
+        if (delay_us > 0) {
+          const timespec ts{delay_us / 1000000, (delay_us % 1000000) * 1000};
+          nanosleep(&ts, nullptr);
+        }
+        const {{ p }}_status_t status = task.work();
+        if (status != {{ NAME }}_OK) {
+          SpinLock lock(items_lock_);
+          if (error_.status == {{ NAME }}_OK) error_ = {status, task.op};
+        }
+        stream_->completed.fetch_add(1);
+        if (waiters_.load() > 0) {
+          std::lock_guard<std::mutex> lock(mu_);
+          drained_.notify_all();
+        }
       }
-      if (delay_us > 0) {
-        const timespec ts{delay_us / 1000000, (delay_us % 1000000) * 1000};
-        nanosleep(&ts, nullptr);
-      }
-      const {{ p }}_status_t status = task.work();
-      task.work = nullptr;  // the op's kept arguments and staged data go before it counts as done
-      std::lock_guard<std::mutex> lock(mu_);
-      if (status != {{ NAME }}_OK && error_.status == {{ NAME }}_OK) error_ = {status, task.op};
-      stream_->completed.fetch_add(1, std::memory_order_release);
-      drained_.notify_all();
+      // Finished items go back to be destroyed by the next push: memory is freed by the
+      // thread that allocated it (a free from here contends for the allocator's lock).
+      SpinLock lock(items_lock_);
+      for (QueuedWork& task : batch) done_.push_back(std::move(task));
+      batch.clear();
     }
   }
 
   {{ p }}_stream_t const stream_;
-  const pid_t pid_;
-  std::mutex mu_;
-  Condition ready_, drained_;
-  std::deque<QueuedWork> tasks_;
+  const unsigned process_;
+  std::atomic_flag items_lock_ = ATOMIC_FLAG_INIT;
+  std::vector<QueuedWork> tasks_;
+  std::vector<QueuedWork> done_;  // run, to be destroyed by the submitting side
   QueueError error_;
-  bool stop_ = false;
+  std::atomic<size_t> pending_{0};  // tasks_.size()
+  // Read on every item, written only around sleeping: a line of their own.
+  alignas(64) std::atomic<int> waiters_{0};
+  std::atomic<bool> worker_sleeping_{false};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;  // for sleeping only: the worker on ready_, waiters on drained_
+  Condition ready_, drained_;
 };
 
 }  // namespace {{ p }}
@@ -204,10 +317,10 @@ std::mutex g_queue_creation;
 
 StreamQueue& queue_of({{ p }}_stream_t s) {
   StreamQueue* q = s->queue.load(std::memory_order_acquire);
-  if (q != nullptr && q->pid() == getpid()) return *q;
+  if (q != nullptr && q->ours()) return *q;
   std::lock_guard<std::mutex> lock(g_queue_creation);
   q = s->queue.load(std::memory_order_acquire);
-  if (q == nullptr || q->pid() != getpid()) {
+  if (q == nullptr || !q->ours()) {
     // In a forked child the parent's queued items will never run here.
     if (q != nullptr) s->completed.store(s->submitted.load());
     q = new StreamQueue(s);
@@ -254,7 +367,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
 {{ p }}_status_t run_inline({{ p }}_stream_t s, const char* op, {{ p }}_status_t (*fn)(void*), void* work) {
   if (s == nullptr) s = default_stream();
   g_last_op.store(op, std::memory_order_relaxed);
-  kept_arguments().clear();
+  kept_arguments() = KeptArguments();
   s->submitted.fetch_add(1, std::memory_order_relaxed);
   const {{ p }}_status_t status = fn(work);
   s->completed.fetch_add(1, std::memory_order_release);
@@ -264,15 +377,11 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
 {{ p }}_status_t enqueue({{ p }}_stream_t s, const char* op, std::function<{{ p }}_status_t()> work) {
   if (s == nullptr) s = default_stream();
   g_last_op.store(op, std::memory_order_relaxed);
-  std::vector<std::shared_ptr<const void>> kept;
-  kept.swap(kept_arguments());
+  KeptArguments kept = std::move(kept_arguments());
+  kept_arguments() = KeptArguments();
   StreamQueue& q = queue_of(s);
   s->submitted.fetch_add(1, std::memory_order_release);
-  if (kept.empty()) {
-    q.push({std::move(work), op});
-  } else {
-    q.push({[work = std::move(work), kept = std::move(kept)] { return work(); }, op});
-  }
+  q.push({std::move(work), std::move(kept), op});
   return {{ NAME }}_OK;
 }
 
