@@ -23,16 +23,21 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     results = json.loads((tmp_path / "short.json").read_text())
-    assert results["short"] and results["verify_x86_64"]["passed"]
+    assert results["short"] and results["verify_x86_64"]["passed"] and results["verify_x86_64"]["inline_passed"]
     assert results["build_host"]["noop_compiled"] == 0 and results["build_host"]["edit_compiled"] == 1
     assert results["build_host"]["cold_compiled"] >= 4  # unity builds: two units each for kernels and device
-    for key in ("dispatch_us", "train_step_ms"):
-        assert set(results["device_vs_cpu"][key]) == {"device", "cpu"}
     torch = results["torch"]
-    assert torch["verify_passed"] and torch["noop_compiled"] == 0 and torch["fallbacks"] == {}
-    assert set(torch["dispatch_us"]) == set(torch["train_step_ms"]) == {"device", "cpu"}
+    assert torch["verify_passed"] and torch["noop_compiled"] == 0
+    for mode in ("async", "inline"):  # the device queuing work and running it inline, each vs the CPU
+        for key in ("dispatch_us", "train_step_ms"):
+            assert set(results["device_vs_cpu"][mode][key]) == {"device", "cpu"}
+            assert set(torch["modes"][mode][key]) == {"device", "cpu"}
+        assert torch["modes"][mode]["fallbacks"] == {}
     table = (tmp_path / "short.md").read_text()
-    assert "| torch LeNet training step, batch 64, Adam (stpu:0 vs CPU) |" in table
-    assert (
-        "| one-kernel edit rebuild (host) |" in table and "| LeNet training step, batch 64 (stpu:0 vs CPU) |" in table
-    )
+    for row in (
+        "| torch LeNet training step, batch 64, Adam (stpu:0 async vs CPU) |",
+        "| LeNet training step, batch 64 (stpu:0 inline vs CPU) |",
+        "| verify end to end, x86_64 native: async device vs inline |",
+        "| one-kernel edit rebuild (host) |",
+    ):
+        assert row in table

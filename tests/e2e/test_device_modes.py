@@ -15,10 +15,11 @@ from conftest import devkit
 KERNEL_CALL = (
     "  STPU_CHECK(stpu_binary(stream_of(ctx), op, dtype_of<T>(), x.data(), &xs, y.data(), &ys, data, &os), name);"
 )
-HOST_READ = "  volatile T first = x.numel() > 0 ? static_cast<const T*>(x.data())[0] : T();  // the bug\n  (void)first;\n"
+HOST_READ = (
+    "  volatile T first = x.numel() > 0 ? static_cast<const T*>(x.data())[0] : T();  // the bug\n  (void)first;\n"
+)
 D2H_WAIT = (
-    '  return queued != C_SUCCESS ? queued : to_c("async_memory_copy_d2h", '
-    "stpu_stream_synchronize(stream_of(stream)));"
+    '  return queued != C_SUCCESS ? queued : to_c("async_memory_copy_d2h", stpu_stream_synchronize(stream_of(stream)));'
 )
 # Each queued item waits 2 ms, so the host always gets to a result before the queue does.
 DELAY = ["--modes", "delay=2000", "--steps", "20"]

@@ -15,7 +15,16 @@ from test_e2e import paddle_python
 
 pytestmark = pytest.mark.e2e
 
-CHECKS = ["registration", "kernel signatures", "tensor", "devices", "queued work", "ops", "strided views", "fallback report"]
+CHECKS = [
+    "registration",
+    "kernel signatures",
+    "tensor",
+    "devices",
+    "queued work",
+    "ops",
+    "strided views",
+    "fallback report",
+]
 
 
 def verify_model(project: Path, model: str, report_dir: Path, steps: int = 20) -> tuple[dict, dict]:

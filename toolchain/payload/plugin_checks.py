@@ -16,13 +16,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sibling check modules, also when imported
 
+import queued_work
 from battery import BATTERY, check_battery
 from check_common import BACKWARD_TOL, FORWARD_TOL, F, _compare, _first_line, log, np, paddle
 from kernel_signatures import check_kernel_signatures
 from mnist import check_mnist
 from op_cases import op_cases
 from op_helpers import rng, run_case
-import queued_work
 from training_verdict import load_data
 
 # ---------------------------------------------------------------- registration
@@ -62,8 +62,8 @@ def check_tensor(device: str) -> dict:
 
 def check_devices(device: str) -> dict:
     """Several cards, as a real box has them: Paddle lists <type>:0 and <type>:1, a tensor goes
-    :0 -> :1 -> :0 (the runtime's peer copy), and a small model trains a few SGD steps on :1
-    with the losses of the CPU."""
+    :0 -> :1 -> :0 (the runtime's peer copy), and a small model trains a few SGD steps on :1,
+    fed by a DataLoader, with the losses of the CPU."""
     mine = sorted(d for d in paddle.device.get_available_custom_device() or [] if d.split(":")[0] == device)
     if len(mine) < 2:
         return {"name": "devices", "passed": False, "detail": f"Paddle sees {mine}: verify runs with 2 devices"}
@@ -75,6 +75,12 @@ def check_devices(device: str) -> dict:
     r = np.random.RandomState(7)
     xs, ys = r.rand(64, 5).astype("float32"), r.randint(0, 3, (64, 1)).astype("int64")
     w, b = r.rand(5, 3).astype("float32") - 0.5, np.zeros(3, "float32")
+    host = paddle.CPUPlace()
+    batches = paddle.io.DataLoader(
+        paddle.io.TensorDataset([paddle.to_tensor(xs, place=host), paddle.to_tensor(ys, place=host)]),
+        batch_size=16,
+        places=host,
+    )
     losses: dict[str, list[float]] = {}
     for where in (f"{device}:1", "cpu"):
         paddle.set_device(where)
@@ -83,10 +89,9 @@ def check_devices(device: str) -> dict:
         model.bias.set_value(b)
         opt = paddle.optimizer.SGD(learning_rate=0.5, parameters=model.parameters())
         curve = []
-        for i in range(0, 64, 16):
-            loss = paddle.nn.functional.cross_entropy(
-                model(paddle.to_tensor(xs[i : i + 16])), paddle.to_tensor(ys[i : i + 16])
-            )
+        target = paddle.CustomPlace(device, 1) if where != "cpu" else host
+        for xb, yb in batches:  # CPU batches from a DataLoader, moved to the place that trains
+            loss = paddle.nn.functional.cross_entropy(model(xb._copy_to(target, True)), yb._copy_to(target, True))
             loss.backward()
             opt.step()
             opt.clear_grad()
@@ -97,7 +102,7 @@ def check_devices(device: str) -> dict:
     return {
         "name": "devices",
         "passed": bool(move_ok and train_ok),
-        "detail": f"Paddle sees {mine}; :0 -> :1 -> :0 copy {'ok' if move_ok else 'WRONG'}; 4 SGD steps on "
+        "detail": f"Paddle sees {mine}; :0 -> :1 -> :0 copy {'ok' if move_ok else 'WRONG'}; 4 DataLoader batches on "
         f"{device}:1 {'match' if train_ok else 'differ from'} CPU (last loss {losses[f'{device}:1'][-1]:.4f})",
     }
 

@@ -98,6 +98,8 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 /* Bytes currently allocated on `device` (what {{ p }}_malloc handed out, rounded to the
  * allocation granularity) and the peak since start or the last reset. */
 {{ p }}_status_t {{ p }}_memory_stats(int device, size_t* allocated, size_t* peak);
+/* The device whose live allocation holds `ptr`; INVALID_VALUE for any other pointer. */
+{{ p }}_status_t {{ p }}_pointer_device(const void* ptr, int* device);
 /* Starts peak tracking over: peak = the bytes allocated now. */
 {{ p }}_status_t {{ p }}_memory_reset_peak(int device);
 {{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size,

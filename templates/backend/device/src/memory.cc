@@ -133,11 +133,12 @@ struct Arena {
       }
     }
     insert_free(offset, bytes);
-    // Give large freed ranges' pages back to the system (what is reused is zero again).
+    // Give the pages of a very large freed range back to the system. (Not of every range:
+    // frameworks free and allocate the same sizes every step, and pages given back fault
+    // and are zeroed again on their next use.)
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     const size_t begin = (offset + page - 1) / page * page, end = (offset + bytes) / page * page;
-    if (end > begin && end - begin >= (size_t{1} << 20))
-      madvise(library + begin, end - begin, MADV_REMOVE);
+    if (end > begin && end - begin >= (size_t{64} << 20)) madvise(library + begin, end - begin, MADV_REMOVE);
   }
 
  private:
@@ -414,6 +415,12 @@ extern "C" {
   *allocated = st.used;
   *peak = st.peak;
   return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_pointer_device(const void* ptr, int* device) {
+  if (!device) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *device = owner_of(ptr, 1);
+  return *device < 0 ? {{ NAME }}_ERROR_INVALID_VALUE : {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_memory_reset_peak(int device) {

@@ -266,9 +266,12 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   at::Generator getNewGenerator(c10::DeviceIndex index) const override {
     return at::make_generator<Generator>(index == -1 ? current_index() : index);
   }
-  // The host-backed device has one address space: a pointer does not say which device
-  // it is on, and there is one device.
-  at::Device getDeviceFromPtr(void* data) const override { return at::Device(c10::DeviceType::PrivateUse1, current_index()); }
+  // Each device's memory is its own range: the library says whose a pointer is.
+  at::Device getDeviceFromPtr(void* data) const override {
+    int device = 0;
+    check({{ p }}_pointer_device(data, &device), "pointer_device");
+    return at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device));
+  }
   bool isPinnedPtr(const void* data) const override { return false; }
   at::Allocator* getPinnedMemoryAllocator() const override { return at::getCPUAllocator(); }
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {

@@ -214,6 +214,10 @@ bool devices_and_peer_copies() {
   EXPECT_OK({{ p }}_mem_info(1, &total, &free1_after));
   EXPECT(free1_after == free1_before);  // device 0's allocation is not device 1's
   EXPECT_OK({{ p }}_malloc(1, &d1, bytes));
+  int owner = -1;
+  EXPECT_OK({{ p }}_pointer_device(static_cast<char*>(d1) + 8, &owner));
+  EXPECT(owner == 1);
+  EXPECT({{ p }}_pointer_device(host.data(), &owner) == {{ NAME }}_ERROR_INVALID_VALUE);
   EXPECT_OK({{ p }}_memcpy(d0, host.data(), bytes, {{ NAME }}_COPY_HOST_TO_DEVICE));
   EXPECT({{ p }}_memcpy(d1, d0, bytes, {{ NAME }}_COPY_DEVICE_TO_DEVICE) == {{ NAME }}_ERROR_INVALID_VALUE);
   {{ p }}_stream_t s0 = nullptr;
