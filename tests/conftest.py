@@ -25,6 +25,10 @@ def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproces
     return proc
 
 
+# The checks `devkit verify` runs on a Paddle plugin before its model (mnist, or a battery model).
+PADDLE_CHECKS = ["registration", "kernel signatures", "tensor", "devices", "queued work", "ops", "strided views"]
+
+
 def wheel_name(arch: str, policy: str = r"manylinux_2_\d+") -> str:
     """The STPU plugin wheel's name as a regex: devkit retags every wheel manylinux with auditwheel."""
     return rf"paddle_custom_stpu-0\.1\.0-py3-none-{policy}_{arch}\.whl"

@@ -10,21 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import devkit
+from conftest import PADDLE_CHECKS, devkit
 from test_e2e import paddle_python
 
 pytestmark = pytest.mark.e2e
 
-CHECKS = [
-    "registration",
-    "kernel signatures",
-    "tensor",
-    "devices",
-    "queued work",
-    "ops",
-    "strided views",
-    "fallback report",
-]
+CHECKS = [*PADDLE_CHECKS, "fallback report"]
 
 
 def verify_model(project: Path, model: str, report_dir: Path, steps: int = 20) -> tuple[dict, dict]:
