@@ -4,7 +4,6 @@
 // the C API ({{ p }}_device.h); every device/src/*_ops.cc includes this one header.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -86,7 +85,6 @@ class KeptArguments {
  public:
   // A copy of `bytes` at `src`, alive until the item that takes this storage has run.
   const void* store(const void* src, size_t bytes, size_t align);
-  bool empty() const { return used_ == 0 && overflow_.empty(); }
 
  private:
   static constexpr size_t kBlock = 1024;

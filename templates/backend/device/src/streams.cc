@@ -50,6 +50,7 @@ struct QueuedWork {
   std::function<{{ p }}_status_t()> work;
   KeptArguments kept;  // the host arguments `work` reads
   const char* op = nullptr;
+  const char* kernel = nullptr;  // the framework kernel that submitted it (autocompare lines name it)
 };
 
 struct QueueError {
@@ -64,13 +65,16 @@ class StreamQueue;
 // `submitted` counts items handed to the stream, `completed` items finished; an event
 // is a position in that sequence.
 // (The submitting thread writes `submitted`, the worker `completed`: separate cache lines,
-// or each op would bounce one line between the two cores.)
+// or each op would bounce one line between the two cores. Padded, not alignas: an over-aligned
+// type's `new` needs a newer C++ runtime, CXXABI_1.3.11.)
 struct {{ p }}_stream_st {
   int device = 0;
   uint64_t id = 0;
   std::atomic<{{ p }}::StreamQueue*> queue{nullptr};
-  alignas(64) std::atomic<uint64_t> submitted{0};
-  alignas(64) std::atomic<uint64_t> completed{0};
+  char apart_[64];
+  std::atomic<uint64_t> submitted{0};
+  char apart_again_[64];
+  std::atomic<uint64_t> completed{0};
 };
 
 namespace {{ p }} {
@@ -238,6 +242,7 @@ class StreamQueue {
           const timespec ts{delay_us / 1000000, (delay_us % 1000000) * 1000};
           nanosleep(&ts, nullptr);
         }
+        {{ p }}_debug_kernel(task.kernel);
         const {{ p }}_status_t status = task.work();
         if (status != {{ NAME }}_OK) {
           SpinLock lock(items_lock_);
@@ -264,8 +269,9 @@ class StreamQueue {
   std::vector<QueuedWork> done_;  // run, to be destroyed by the submitting side
   QueueError error_;
   std::atomic<size_t> pending_{0};  // tasks_.size()
-  // Read on every item, written only around sleeping: a line of their own.
-  alignas(64) std::atomic<int> waiters_{0};
+  // Read on every item, written only around sleeping: a line of their own (padded, as above).
+  char apart_[64];
+  std::atomic<int> waiters_{0};
   std::atomic<bool> worker_sleeping_{false};
   std::atomic<bool> stop_{false};
   std::mutex mu_;  // for sleeping only: the worker on ready_, waiters on drained_
@@ -381,7 +387,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   kept_arguments() = KeptArguments();
   StreamQueue& q = queue_of(s);
   s->submitted.fetch_add(1, std::memory_order_release);
-  q.push({std::move(work), std::move(kept), op});
+  q.push({std::move(work), std::move(kept), op, debug::current_kernel()});
   return {{ NAME }}_OK;
 }
 

@@ -445,7 +445,7 @@ bool queues_run_later() {
   {{ p }}_event_t e = nullptr;
   EXPECT_OK({{ p }}_stream_create(0, &s));
   EXPECT_OK({{ p }}_event_create(0, &e));
-  static int ms = 100;
+  static int ms = 300;  // long enough that nothing queued behind it can have run when checked
   Dev<float> x(1000, 1.f), y(1000);
   std::vector<float> back(1000, -1.f);
   EXPECT_OK({{ p }}_launch_host_func(s, sleep_ms, &ms));
@@ -475,7 +475,7 @@ bool queues_run_later() {
 // Memory freed while queued work still uses it is not handed out again before that work ran.
 bool freed_memory_waits_for_queued_work() {
   bool ok = true;
-  static int ms = 50;
+  static int ms = 300;
   void *a = nullptr, *b = nullptr;
   size_t allocated = 0, peak = 0, before = 0;
   EXPECT_OK({{ p }}_memory_stats(0, &before, &peak));
