@@ -60,21 +60,28 @@ struct QueueError {
 
 class StreamQueue;
 
+// Objects both the submitting thread and a worker write start on a cache line of their own,
+// not beside whatever the allocator put next to them. (posix_memalign and placement new:
+// `new` of an over-aligned type needs the C++ runtime's CXXABI_1.3.11.)
+template <typename T, typename... Args>
+T* new_line_aligned(Args&&... args) {
+  void* memory = nullptr;
+  if (posix_memalign(&memory, 64, sizeof(T)) != 0) return nullptr;
+  return new (memory) T(std::forward<Args>(args)...);
+}
+
 }  // namespace {{ p }}
 
 // `submitted` counts items handed to the stream, `completed` items finished; an event
 // is a position in that sequence.
 // (The submitting thread writes `submitted`, the worker `completed`: separate cache lines,
-// or each op would bounce one line between the two cores. Padded, not alignas: an over-aligned
-// type's `new` needs a newer C++ runtime, CXXABI_1.3.11.)
+// or each op would bounce one line between the two cores.)
 struct {{ p }}_stream_st {
   int device = 0;
   uint64_t id = 0;
   std::atomic<{{ p }}::StreamQueue*> queue{nullptr};
-  char apart_[64];
-  std::atomic<uint64_t> submitted{0};
-  char apart_again_[64];
-  std::atomic<uint64_t> completed{0};
+  alignas(64) std::atomic<uint64_t> submitted{0};
+  alignas(64) std::atomic<uint64_t> completed{0};
 };
 
 namespace {{ p }} {
@@ -269,9 +276,8 @@ class StreamQueue {
   std::vector<QueuedWork> done_;  // run, to be destroyed by the submitting side
   QueueError error_;
   std::atomic<size_t> pending_{0};  // tasks_.size()
-  // Read on every item, written only around sleeping: a line of their own (padded, as above).
-  char apart_[64];
-  std::atomic<int> waiters_{0};
+  // Read on every item, written only around sleeping: a line of their own.
+  alignas(64) std::atomic<int> waiters_{0};
   std::atomic<bool> worker_sleeping_{false};
   std::atomic<bool> stop_{false};
   std::mutex mu_;  // for sleeping only: the worker on ready_, waiters on drained_
@@ -329,7 +335,7 @@ StreamQueue& queue_of({{ p }}_stream_t s) {
   if (q == nullptr || !q->ours()) {
     // In a forked child the parent's queued items will never run here.
     if (q != nullptr) s->completed.store(s->submitted.load());
-    q = new StreamQueue(s);
+    q = new_line_aligned<StreamQueue>(s);
     s->queue.store(q, std::memory_order_release);
   }
   return *q;
@@ -446,7 +452,7 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
   {{ p }}_device_count(&count);
   if (device < 0 || device >= count || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
   default_stream(0);  // the registry's exit hook before any stream of ours
-  *stream = new (std::nothrow) {{ p }}_stream_st();
+  *stream = new_line_aligned<{{ p }}_stream_st>();
   if (!*stream) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
   register_stream(*stream, device);
   return {{ NAME }}_OK;
@@ -469,7 +475,8 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
     r.streams.erase(stream->id);
   }
   if (StreamQueue* q = stream->queue.load()) q->stop();  // its worker exits; the queue stays
-  delete stream;
+  stream->~{{ p }}_stream_st();
+  std::free(stream);
   return status;
 }
 
