@@ -337,14 +337,22 @@ def fresh_names(seed: int) -> dict[str, str]:
     import random
     import string
 
-    from devkit.project.naming import torch_reserved
+    from devkit.project.naming import CXX_KEYWORDS, PADDLE_RESERVED, torch_reserved
 
     rng = random.Random(seed)
 
     def word(n: int) -> str:
-        return "".join(rng.choice(string.ascii_letters) for _ in range(n))
+        while True:  # (a word with 'cuda' in it is refused by Paddle's rule first)
+            w = "".join(rng.choice(string.ascii_letters) for _ in range(n))
+            if "cuda" not in w.lower():
+                return w
 
-    owned = sorted(n for n in torch_reserved() if len(n) > 3 and "_" not in n)
+    # Names only torch's rule refuses: not C++ keywords (torch owns `float`), nor Paddle's devices.
+    owned = sorted(
+        n
+        for n in torch_reserved()
+        if len(n) > 3 and "_" not in n and n not in CXX_KEYWORDS and n not in PADDLE_RESERVED and "cuda" not in n
+    )
     return {
         "mixed": rng.choice(string.ascii_uppercase) + word(4) + "_" + word(3),
         "digit": rng.choice(string.ascii_uppercase) + word(3) + str(rng.randrange(10)) + word(2),
