@@ -21,6 +21,19 @@ def test_failure_carries_diagnostics_and_log(tmp_path):
     assert info.value.log == tmp_path / "l.log"
 
 
+def test_a_process_that_dies_after_the_device_library_spoke_reports_its_line(tmp_path):
+    """A real process killed by SIGABRT after printing a device library's line (as the fault
+    handler does); a death without such a line keeps the exit code."""
+    line = "[STPU] host access to device memory at 0x7f00 (device 0, byte 4 of the 64-byte allocation at 0x7f00)"
+    script = f"import os, sys; print('noise'); print({line!r}, file=sys.stderr, flush=True); os.abort()"
+    with pytest.raises(DevkitError) as info:
+        HostRunner().run(Step("checks", [sys.executable, "-c", script], log=tmp_path / "l.log"))
+    assert info.value.problem == f"checks died (SIGABRT) after the device library printed: {line}"
+    with pytest.raises(DevkitError) as info:
+        HostRunner().run(Step("checks", [sys.executable, "-c", "import os; os.abort()"], log=tmp_path / "m.log"))
+    assert info.value.problem == "checks failed (exit code -6)"
+
+
 def test_env_none_removes_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVKIT_TEST_VAR", "set")
     out = HostRunner().run(
