@@ -37,9 +37,13 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
         for test in tests:
             test.chmod(0o755)
             try:
-                modes = options.modes.env(options.device_type) if options.device_type else {}
                 output = runner.run(
-                    Step(title=f"{test.name} on {options.recipe.name}", argv=[runner.path(test)], log=log, env=modes)
+                    Step(
+                        title=f"{test.name} on {options.recipe.name}",
+                        argv=[runner.path(test)],
+                        log=log,
+                        env=options.modes_env,
+                    )
                 )
                 passed = True
             except DevkitError as exc:

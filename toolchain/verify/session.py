@@ -44,11 +44,14 @@ class VerifyOptions:
     modes: DeviceModes = CHECK_MODES
 
     @property
+    def modes_env(self) -> dict[str, str]:
+        """The device's modes, whatever the user's shell says (without a device type, for a bare
+        Paddle wheel, its device library's defaults, which are the same)."""
+        return self.modes.env(self.device_type) if self.device_type else {}
+
+    @property
     def check_env(self) -> dict[str, str | None]:
-        # The device's modes whatever the user's shell says (a bare wheel's device library
-        # defaults to the same ones).
-        modes = self.modes.env(self.device_type) if self.device_type else {}
-        return {**CHECK_ENV, **modes, "DEVKIT_TOLERANCES": json.dumps(asdict(self.tolerances))}
+        return {**CHECK_ENV, **self.modes_env, "DEVKIT_TOLERANCES": json.dumps(asdict(self.tolerances))}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
     prefix = (options.device_type or "").upper()
     return {
         "DEVKIT_TOLERANCES": options.check_env["DEVKIT_TOLERANCES"],
-        **options.modes.env(options.device_type or ""),
+        **options.modes_env,
         "TORCH_DEVICE_BACKEND_AUTOLOAD": "1",
         f"{prefix}_STRICT_FALLBACK": "1" if strict else "0",
         f"{prefix}_FALLBACK_OPS": None,  # a leftover from the user's shell would change what is checked

@@ -30,6 +30,10 @@ namespace {
 
 constexpr int kDefaultDevices = 2;
 
+thread_local int current_device_ = 0;
+
+}  // namespace
+
 // {{ NAME }}_DEVICE_COUNT devices (default 2: code that assumes device 0 shows up at once),
 // read once. A value that is not 1..16 is refused in one line and the default is used.
 int device_count_setting() {
@@ -47,14 +51,6 @@ int device_count_setting() {
   }();
   return count;
 }
-
-thread_local int current_device_ = 0;
-
-}  // namespace
-
-}  // namespace {{ p }}
-
-namespace {{ p }} {
 
 int current_device() { return current_device_; }
 

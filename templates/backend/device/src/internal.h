@@ -22,7 +22,8 @@ namespace {{ p }} {
 
 constexpr int kMaxDevices = 16;
 
-// The calling thread's current device.
+// {{ NAME }}_DEVICE_COUNT, read once; the calling thread's current device.
+int device_count_setting();
 int current_device();
 bool valid_device(int device);
 

@@ -7,8 +7,9 @@
 // names the address, its allocation and the last op enqueued, then aborts: no silent
 // garbage. {{ NAME }}_HOST_VISIBLE_MEMORY=1 maps the handed-out view read-write (debugging).
 //
-// Freed memory is released once the device's queues have passed the work submitted
-// before the free (that work may still use it), as a stream-ordered allocator does.
+// Freed memory is released once every queue has passed the work submitted before the free
+// (that work may still use it, a peer copy on another device's queue too), as a
+// stream-ordered allocator does.
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -18,7 +19,6 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -80,23 +80,23 @@ struct Arena {
   char* handed = nullptr;   // the addresses callers get
   char* library = nullptr;  // the same memory, where the library reads and writes
   size_t size = 0;
-  int fd = -1;
   std::map<size_t, size_t> free_by_offset;
   std::multimap<size_t, size_t> free_by_size;
 
   bool map(size_t bytes, std::string* why) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     bytes = (bytes + page - 1) / page * page;
-    fd = memory_object(bytes);
+    const int fd = memory_object(bytes);
     if (fd < 0) return *why = std::string("no memory object: ") + std::strerror(errno), false;
     void* lib = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     void* out = mmap(nullptr, bytes, host_visible() ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_SHARED | MAP_NORESERVE,
                      fd, 0);
+    const int mapped = errno;
+    close(fd);  // the mappings keep the memory object
     if (lib == MAP_FAILED || out == MAP_FAILED) {
-      *why = std::string("mmap: ") + std::strerror(errno);
+      *why = std::string("mmap: ") + std::strerror(mapped);
       if (lib != MAP_FAILED) munmap(lib, bytes);
       if (out != MAP_FAILED) munmap(out, bytes);
-      close(fd);
       return false;
     }
     library = static_cast<char*>(lib);
@@ -165,12 +165,11 @@ struct PendingFree {
 struct DeviceState {
   std::mutex mu;
   size_t capacity = 0;
-  size_t used = 0;           // live allocations (what memory_stats reports)
-  size_t pending_bytes = 0;  // freed, not yet released: queued work may still use it
-  size_t peak = 0;           // max of `used` since start or {{ p }}_memory_reset_peak
+  size_t used = 0;  // live allocations (what memory_stats reports)
+  size_t peak = 0;  // max of `used` since start or {{ p }}_memory_reset_peak
   std::map<uintptr_t, size_t> allocations;  // live allocation start -> size (ordered: range lookups)
-  std::vector<PendingFree> pending;
-  Arena arena;
+  std::vector<PendingFree> pending;  // freed, not yet released: queued work may still use it
+  Arena arena;                       // capacity bytes: what is neither live nor pending is free
   // Read without the lock (translation, the fault handler): set once, before any pointer exists.
   std::atomic<char*> handed{nullptr};
 };
@@ -178,12 +177,6 @@ struct DeviceState {
 DeviceState& device_state(int device) {
   static DeviceState* states = new DeviceState[kMaxDevices];  // never destroyed: queued work may run at exit
   return states[device];
-}
-
-int device_count() {
-  int n = 0;
-  {{ p }}_device_count(&n);
-  return n;
 }
 
 // ---- host access to device memory ------------------------------------------------
@@ -247,7 +240,6 @@ void reclaim(DeviceState& st) {
   auto released = std::remove_if(st.pending.begin(), st.pending.end(), [&](const PendingFree& f) {
     if (!marks_reached(f.marks)) return false;
     st.arena.release(f.offset, f.size);
-    st.pending_bytes -= f.size;
     return true;
   });
   st.pending.erase(released, st.pending.end());
@@ -258,7 +250,7 @@ void reclaim(DeviceState& st) {
 // or garbage, so the host-backed device refuses it too.
 int owner_of(const void* ptr, size_t size) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-  for (int d = 0; d < device_count(); ++d) {
+  for (int d = 0; d < device_count_setting(); ++d) {
     DeviceState& st = device_state(d);
     std::lock_guard<std::mutex> lock(st.mu);
     auto it = st.allocations.upper_bound(p);
@@ -309,7 +301,7 @@ using namespace {{ p }};  // NOLINT
 extern "C" {
 
 {{ p }}_status_t {{ p }}_init(void) {
-  for (int d = 0; d < device_count(); ++d) {
+  for (int d = 0; d < device_count_setting(); ++d) {
     DeviceState& st = device_state(d);
     std::lock_guard<std::mutex> lock(st.mu);
     if (st.capacity == 0) st.capacity = configured_capacity();
@@ -319,7 +311,7 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_finalize(void) {
   {{ p }}_status_t first = {{ NAME }}_OK;
-  for (int d = 0; d < device_count(); ++d) {
+  for (int d = 0; d < device_count_setting(); ++d) {
     const {{ p }}_status_t st = synchronize_device_streams(d);
     if (first == {{ NAME }}_OK) first = st;
   }
@@ -350,13 +342,13 @@ extern "C" {
   }
   reclaim(st);
   size_t offset = 0;
-  bool found = st.used + st.pending_bytes + rounded <= st.capacity && st.arena.allocate(rounded, &offset);
+  bool found = st.arena.allocate(rounded, &offset);
   if (!found && !st.pending.empty()) {  // memory freed behind queued work: wait for the work
     lock.unlock();
     wait_for_all_streams();
     lock.lock();
     reclaim(st);
-    found = st.used + st.pending_bytes + rounded <= st.capacity && st.arena.allocate(rounded, &offset);
+    found = st.arena.allocate(rounded, &offset);
   }
   if (!found) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
   char* p = st.arena.handed + offset;
@@ -382,7 +374,6 @@ extern "C" {
     st.arena.release(offset, size);  // SDK: device free.
   } else {
     st.pending.push_back({offset, size, std::move(marks)});
-    st.pending_bytes += size;
   }
   reclaim(st);
   return {{ NAME }}_OK;
@@ -455,16 +446,10 @@ extern "C" {
   int device = stream_device(stream);
   const {{ p }}_status_t st = check_copy(&device, dst, src, size, kind);
   if (st != {{ NAME }}_OK) return st;
+  const char* host_src = static_cast<const char*>(src);
+  if (kind == {{ NAME }}_COPY_HOST_TO_DEVICE) keep_n(host_src, size);  // staged, as other host arguments are
   void* to = kind == {{ NAME }}_COPY_DEVICE_TO_HOST ? dst : host_view_of(dst, device);
-  const void* from = kind == {{ NAME }}_COPY_HOST_TO_DEVICE ? src : host_view_of(src, device);
-  if (kind == {{ NAME }}_COPY_HOST_TO_DEVICE && !execution().synchronous) {
-    std::shared_ptr<char> staged(new char[size], std::default_delete<char[]>());
-    std::memcpy(staged.get(), src, size);
-    return enqueue(stream, copy_name(kind), [to, staged, size]() -> {{ p }}_status_t {
-      std::memcpy(to, staged.get(), size);
-      return {{ NAME }}_OK;
-    });
-  }
+  const void* from = kind == {{ NAME }}_COPY_HOST_TO_DEVICE ? host_src : host_view_of(src, device);
   return submit(stream, copy_name(kind), [to, from, size]() -> {{ p }}_status_t {
     std::memmove(to, from, size);  // SDK: DMA on the stream.
     return {{ NAME }}_OK;

@@ -316,12 +316,13 @@ void register_stream({{ p }}_stream_t s, int device) {
   r.streams[s->id] = s;
 }
 
+// The streams of `device` (-1: of every device).
 std::vector<{{ p }}_stream_t> streams_of(int device) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<{{ p }}_stream_t> out;
   for (const auto& kv : r.streams)
-    if (kv.second->device == device) out.push_back(kv.second);
+    if (device < 0 || kv.second->device == device) out.push_back(kv.second);
   return out;
 }
 
@@ -356,10 +357,6 @@ StreamQueue& queue_of({{ p }}_stream_t s) {
 
 {{ p }}_status_t drain({{ p }}_stream_t s) { return settle(s, s->submitted.load(std::memory_order_acquire)); }
 
-// Synchronous calls wait for every earlier item anyway; the atexit hook waits for work
-// still queued at exit, so no worker runs an op while static objects are destroyed.
-void drain_all_at_exit() { wait_for_all_streams(); }
-
 }  // namespace
 
 {{ p }}_stream_t default_stream(int device) {
@@ -367,7 +364,9 @@ void drain_all_at_exit() { wait_for_all_streams(); }
   static std::once_flag once;
   std::call_once(once, [] {
     for (int d = 0; d < kMaxDevices; ++d) register_stream(&streams[d], d);
-    std::atexit(drain_all_at_exit);
+    // Work still queued at exit is waited for, so no worker runs an op while static
+    // objects are destroyed.
+    std::atexit(wait_for_all_streams);
   });
   return &streams[device];
 }
@@ -407,13 +406,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
 }
 
 void wait_for_all_streams() {
-  std::vector<{{ p }}_stream_t> all;
-  {
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    for (const auto& kv : r.streams) all.push_back(kv.second);
-  }
-  for ({{ p }}_stream_t s : all)
+  for ({{ p }}_stream_t s : streams_of(-1))
     if (s->queue.load(std::memory_order_acquire) != nullptr) queue_of(s).wait_until(s->submitted.load());
 }
 
@@ -448,9 +441,7 @@ extern "C" {
 const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 
 {{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream) {
-  int count = 0;
-  {{ p }}_device_count(&count);
-  if (device < 0 || device >= count || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!valid_device(device) || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
   default_stream(0);  // the registry's exit hook before any stream of ours
   *stream = new_line_aligned<{{ p }}_stream_st>();
   if (!*stream) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
@@ -459,9 +450,7 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 }
 
 {{ p }}_status_t {{ p }}_stream_default(int device, {{ p }}_stream_t* stream) {
-  int count = 0;
-  {{ p }}_device_count(&count);
-  if (device < 0 || device >= count || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!valid_device(device) || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
   *stream = default_stream(device);
   return {{ NAME }}_OK;
 }
@@ -518,9 +507,7 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 }
 
 {{ p }}_status_t {{ p }}_event_create(int device, {{ p }}_event_t* event) {
-  int count = 0;
-  {{ p }}_device_count(&count);
-  if (device < 0 || device >= count || !event) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!valid_device(device) || !event) return {{ NAME }}_ERROR_INVALID_VALUE;
   *event = new (std::nothrow) {{ p }}_event_st();
   if (!*event) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
   (*event)->device = device;

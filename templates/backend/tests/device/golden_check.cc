@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "{{ p }}_device.h"
+#include "device_buffer.h"
 
 namespace {
 
@@ -56,22 +57,6 @@ bool load_tensor(const std::string& dir, const std::string& spec, Tensor* t) {
   return s;
 }
 
-// A device buffer holding `t` (or uninitialized for outputs).
-struct DeviceBuffer {
-  float* ptr = nullptr;
-  explicit DeviceBuffer(const Tensor& t, bool upload = true) {
-    const size_t bytes = std::max<size_t>(1, t.host.size()) * sizeof(float);
-    void* p = nullptr;
-    if ({{ p }}_malloc(0, &p, bytes) != {{ NAME }}_OK) return;
-    ptr = static_cast<float*>(p);
-    if (upload && !t.host.empty())
-      {{ p }}_memcpy(ptr, t.host.data(), t.host.size() * sizeof(float), {{ NAME }}_COPY_HOST_TO_DEVICE);
-  }
-  ~DeviceBuffer() {
-    if (ptr) {{ p }}_free(0, ptr);
-  }
-};
-
 int64_t attr_int(const Case& c, const char* key, int64_t fallback) {
   const auto it = c.attrs.find(key);
   return it == c.attrs.end() ? fallback : std::atoll(it->second.c_str());
@@ -90,7 +75,7 @@ std::vector<int64_t> attr_list(const Case& c, const char* key) {
 std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* out) {
   const std::string kind = c.attrs.count("kind") ? c.attrs.at("kind") : "";
   const Tensor& x = c.tensors.at("x");
-  DeviceBuffer dx(x), dout(expected, false);
+  Dev<float> dx(x.host), dout(expected.host.size());
   {{ p }}_status_t status = {{ NAME }}_ERROR_UNSUPPORTED;
   if (c.op == "binary") {
     static const std::map<std::string, {{ p }}_binary_op_t> ops = {
@@ -98,24 +83,24 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
         {"divide", {{ NAME }}_BINARY_DIV}, {"maximum", {{ NAME }}_BINARY_MAX}, {"minimum", {{ NAME }}_BINARY_MIN}};
     if (!ops.count(kind)) return "unknown binary kind " + kind;
     const Tensor& y = c.tensors.at("y");
-    DeviceBuffer dy(y);
+    Dev<float> dy(y.host);
     const auto xs = shape_of(x.dims), ys = shape_of(y.dims), os = shape_of(expected.dims);
-    status = {{ p }}_binary(nullptr, ops.at(kind), {{ NAME }}_FLOAT32, dx.ptr, &xs, dy.ptr, &ys, dout.ptr, &os);
+    status = {{ p }}_binary(nullptr, ops.at(kind), {{ NAME }}_FLOAT32, dx.ptr(), &xs, dy.ptr(), &ys, dout.ptr(), &os);
   } else if (c.op == "unary") {
     static const std::map<std::string, {{ p }}_unary_op_t> ops = {
         {"relu", {{ NAME }}_UNARY_RELU}, {"sigmoid", {{ NAME }}_UNARY_SIGMOID}, {"tanh", {{ NAME }}_UNARY_TANH},
         {"exp", {{ NAME }}_UNARY_EXP},   {"sqrt", {{ NAME }}_UNARY_SQRT},       {"abs", {{ NAME }}_UNARY_ABS}};
     if (!ops.count(kind)) return "unknown unary kind " + kind;
-    status = {{ p }}_unary(nullptr, ops.at(kind), {{ NAME }}_FLOAT32, dx.ptr, dout.ptr, x.numel());
+    status = {{ p }}_unary(nullptr, ops.at(kind), {{ NAME }}_FLOAT32, dx.ptr(), dout.ptr(), x.numel());
   } else if (c.op == "gemm") {
     const Tensor& y = c.tensors.at("y");
-    DeviceBuffer dy(y);
+    Dev<float> dy(y.host);
     const bool tb = attr_int(c, "trans_b", 0) != 0;
     const int64_t m = x.dims[0], k = x.dims[1], n = tb ? y.dims[0] : y.dims[1];
-    status = {{ p }}_gemm(nullptr, 0, tb, m, n, k, 1.f, dx.ptr, k, dy.ptr, tb ? k : n, 0.f, dout.ptr, n);
+    status = {{ p }}_gemm(nullptr, 0, tb, m, n, k, 1.f, dx.ptr(), k, dy.ptr(), tb ? k : n, 0.f, dout.ptr(), n);
   } else if (c.op == "conv2d") {
     const Tensor& w = c.tensors.at("w");
-    DeviceBuffer dw(w);
+    Dev<float> dw(w.host);
     {{ p }}_conv2d_params_t p{};
     p.batch = x.dims[0], p.in_channels = x.dims[1], p.in_h = x.dims[2], p.in_w = x.dims[3];
     p.out_channels = w.dims[0], p.kernel_h = w.dims[2], p.kernel_w = w.dims[3];
@@ -124,7 +109,7 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
     p.pad_top = p.pad_left = attr_int(c, "pad", 0);
     p.dilation_h = p.dilation_w = attr_int(c, "dilation", 1);
     p.groups = attr_int(c, "groups", 1);
-    status = {{ p }}_conv2d_forward(nullptr, &p, dx.ptr, dw.ptr, dout.ptr);
+    status = {{ p }}_conv2d_forward(nullptr, &p, dx.ptr(), dw.ptr(), dout.ptr());
   } else if (c.op == "pool2d") {
     {{ p }}_pool2d_params_t p{};
     p.batch = x.dims[0], p.channels = x.dims[1], p.in_h = x.dims[2], p.in_w = x.dims[3];
@@ -134,10 +119,10 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
     p.pad_top = p.pad_left = attr_int(c, "pad", 0);
     p.is_max = static_cast<int>(attr_int(c, "max", 1));
     p.exclusive = 1;  // Paddle's avg_pool2d default
-    status = {{ p }}_pool2d_forward(nullptr, &p, dx.ptr, dout.ptr);
+    status = {{ p }}_pool2d_forward(nullptr, &p, dx.ptr(), dout.ptr());
   } else if (c.op == "softmax") {
     const int64_t axis = x.dims.back();
-    status = {{ p }}_softmax_forward(nullptr, dx.ptr, dout.ptr, x.numel() / axis, axis, 1);
+    status = {{ p }}_softmax_forward(nullptr, dx.ptr(), dout.ptr(), x.numel() / axis, axis, 1);
   } else if (c.op == "reduce") {
     static const std::map<std::string, {{ p }}_reduce_op_t> ops = {
         {"sum", {{ NAME }}_REDUCE_SUM}, {"mean", {{ NAME }}_REDUCE_MEAN}, {"max", {{ NAME }}_REDUCE_MAX}};
@@ -145,14 +130,14 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
     std::vector<int> mask(x.dims.size(), 0);
     for (int64_t a : attr_list(c, "axes")) mask.at(static_cast<size_t>(a)) = 1;
     const auto xs = shape_of(x.dims);
-    status = {{ p }}_reduce(nullptr, ops.at(kind), {{ NAME }}_FLOAT32, dx.ptr, &xs, mask.data(), dout.ptr);
+    status = {{ p }}_reduce(nullptr, ops.at(kind), {{ NAME }}_FLOAT32, dx.ptr(), &xs, mask.data(), dout.ptr());
   } else if (c.op == "transpose") {
     std::vector<int> perm;
     for (int64_t a : attr_list(c, "perm")) perm.push_back(static_cast<int>(a));
     const auto xs = shape_of(x.dims);
-    status = {{ p }}_transpose(nullptr, {{ NAME }}_FLOAT32, dx.ptr, &xs, perm.data(), dout.ptr);
+    status = {{ p }}_transpose(nullptr, {{ NAME }}_FLOAT32, dx.ptr(), &xs, perm.data(), dout.ptr());
   } else if (c.op == "scale") {
-    status = {{ p }}_scale(nullptr, {{ NAME }}_FLOAT32, dx.ptr, dout.ptr, x.numel(),
+    status = {{ p }}_scale(nullptr, {{ NAME }}_FLOAT32, dx.ptr(), dout.ptr(), x.numel(),
                            std::atof(c.attrs.at("scale").c_str()), std::atof(c.attrs.at("bias").c_str()), 1);
   } else {
     return "op " + c.op + " is not known to this checker";
@@ -160,7 +145,7 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
   if (status != {{ NAME }}_OK) return std::string("device op failed: ") + {{ p }}_status_string(status);
   out->resize(expected.host.size());
   // (the synchronous copy waits for the queued op and returns an error it raised)
-  if (!out->empty()) status = {{ p }}_memcpy(out->data(), dout.ptr, out->size() * sizeof(float), {{ NAME }}_COPY_DEVICE_TO_HOST);
+  if (!out->empty()) status = {{ p }}_memcpy(out->data(), dout.ptr(), out->size() * sizeof(float), {{ NAME }}_COPY_DEVICE_TO_HOST);
   if (status != {{ NAME }}_OK)
     return std::string("device op failed: ") + {{ p }}_status_string(status) + " " + {{ p }}_error_detail();
   return "";

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "{{ p }}_device.h"
+#include "device_buffer.h"
 
 namespace {
 
@@ -54,33 +55,6 @@ bool host_visible_memory() {
   const char* v = std::getenv("{{ NAME }}_HOST_VISIBLE_MEMORY");
   return v && *v && std::strcmp(v, "0") != 0;
 }
-
-// A device copy of host values: ops take ptr(); host() copies the device data back with
-// the synchronous copy (which waits for the queued ops). The host cannot read ptr().
-template <typename T>
-class Dev {
- public:
-  Dev(const std::vector<T>& values, int device = 0) : n_(values.size()), device_(device) {
-    {{ p }}_malloc(device_, &p_, bytes());
-    {{ p }}_memcpy(p_, values.data(), bytes(), {{ NAME }}_COPY_HOST_TO_DEVICE);
-  }
-  explicit Dev(size_t n, T fill = T()) : Dev(std::vector<T>(n, fill)) {}
-  ~Dev() { {{ p }}_free(device_, p_); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  T* ptr() const { return static_cast<T*>(p_); }
-  std::vector<T> host() const {
-    std::vector<T> out(n_);
-    if ({{ p }}_memcpy(out.data(), p_, bytes(), {{ NAME }}_COPY_DEVICE_TO_HOST) != {{ NAME }}_OK) out.clear();
-    return out;
-  }
-
- private:
-  size_t bytes() const { return std::max<size_t>(n_, 1) * sizeof(T); }
-  size_t n_;
-  int device_;
-  void* p_ = nullptr;
-};
 
 bool memory_accounting() {
   bool ok = true;
