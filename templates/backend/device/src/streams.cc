@@ -397,6 +397,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
 }
 
 {{ p }}_status_t synchronize_device_streams(int device) {
+  g_error_detail.clear();  // (as the stream and event synchronisations do: no detail of an earlier call)
   {{ p }}_status_t first = {{ NAME }}_OK;
   for ({{ p }}_stream_t s : streams_of(device)) {
     const {{ p }}_status_t st = drain(s);
