@@ -40,3 +40,45 @@ def built_project(tmp_path_factory) -> Path:
     devkit("new-backend", "STPU", "--out", str(project))
     devkit("build", str(project), "--runner", "host", "--json")
     return project
+
+
+# The background `devkit images build` (see below).
+_IMAGES = pytest.StashKey[subprocess.Popen]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Where the container tests go. Making their images on a fresh machine (Debian bootstrapped,
+    packages installed under qemu) takes about 12 minutes, mostly on one emulated core, and the
+    aarch64 verifies under qemu as long again; the other core has the host tests to run.
+    - Under pytest-xdist (`-n 2`, as .ci/run runs): container tests first, as one group, so
+      one worker starts on them while the other takes the host tests.
+    - In one process: container tests last, and `devkit images build` starts in the
+      background at once (devkit's image lock makes a test that needs an image wait for it
+      instead of building it twice)."""
+    containers = [item for item in items if item.get_closest_marker("container")]
+    if not containers or len(containers) == len(items):
+        return
+    host = [item for item in items if not item.get_closest_marker("container")]
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # (test_containers.py is xdist_group "containers")
+        items[:] = containers + host
+        return
+    items[:] = host + containers
+    if config.option.collectonly or os.environ.get("DEVKIT_NO_BACKGROUND_IMAGES"):
+        return
+    from devkit.run.engine import Engine
+
+    if Engine.available():
+        log = Path(config.rootpath) / ".pytest_cache" / "images-background.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("w") as out:
+            config.stash[_IMAGES] = subprocess.Popen(
+                [sys.executable, "-m", "devkit", "images", "build", "--json"], stdout=out, stderr=subprocess.STDOUT
+            )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A run that ends before the container tests (-x, Ctrl-C) does not leave the build behind."""
+    images = config.stash.get(_IMAGES, None)
+    if images is not None and images.poll() is None:
+        images.terminate()
+        images.wait()

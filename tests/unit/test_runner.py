@@ -1,3 +1,4 @@
+import os
 import sys
 
 import pytest
@@ -146,3 +147,45 @@ def test_engine_files_mode(monkeypatch, docker_host, forced, mode):
     monkeypatch.setenv("DOCKER_HOST", docker_host)
     monkeypatch.setenv("DEVKIT_ENGINE_FILES", forced)
     assert Engine(client=None).files_mode == mode
+
+
+class ImageStubEngine:
+    """An engine whose image builds take a while: the test is about who builds, not about images."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.images: dict[str, object] = {"devkit-base:bookworm-amd64": type("Image", (), {"id": "sha256:base"})()}
+        self.builds: list[str] = []
+        self.lock = threading.Lock()
+
+    def image(self, tag: str):
+        with self.lock:
+            return self.images.get(tag)
+
+    def build_image(self, context, *, tag, **_):
+        import time
+
+        with self.lock:
+            self.builds.append(tag)
+        time.sleep(0.5)
+        with self.lock:
+            self.images[tag] = type("Image", (), {"id": f"sha256:{tag}"})()
+
+
+def test_one_caller_builds_an_image_the_others_wait_for_it(tmp_path, monkeypatch):
+    """`devkit images build` in the background and a test (or two devkit commands) asking for the
+    same image at once: one builds it, the others wait and get the same tag."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from devkit.project.recipes import find_recipe
+    from devkit.run import images
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the machine-wide lock directory, here
+    monkeypatch.setattr(images.tempfile, "tempdir", None)
+    engine = ImageStubEngine()
+    spec = images.verify_spec(find_recipe("x86_64"))
+    with ThreadPoolExecutor(3) as pool:
+        tags = list(pool.map(lambda _: images.ensure_image(engine, spec, tmp_path / "images.log"), range(3)))
+    assert len(set(tags)) == 1 and engine.builds == tags[:1]
+    assert (tmp_path / f"devkit-images-{os.getuid()}" / "verify-x86_64.lock").exists()

@@ -62,9 +62,11 @@ def show_verify(result: VerifyResult, recipe: Recipe) -> None:
     table = Table(title=f"devkit verify — {recipe.name}: {where} ({report.runner})" + (f"\n{modes}" if modes else ""))
     for col in ("check", "result", "figures"):
         table.add_column(col)
+    table.add_column("time", justify="right")
     for check in report.checks:
         status = "[yellow]not run[/]" if check.not_run else "[green]pass[/]" if check.passed else "[red]FAIL[/]"
-        table.add_row(check.name, status, check.detail)
+        seconds = check.data.get("seconds")
+        table.add_row(check.name, status, check.detail, f"{seconds:.1f} s" if seconds is not None else "")
     latency = [(c.name, c.data["latency_ms"]) for c in report.checks if "latency_ms" in c.data]
     if latency:
         lat = Table(title="latency (ms) after warmup", show_lines=False)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sibling check modules, also when imported
@@ -23,7 +25,7 @@ from kernel_signatures import check_kernel_signatures
 from mnist import check_mnist
 from op_cases import op_cases
 from op_helpers import rng, run_case
-from training_verdict import load_data
+from training_verdict import load_data, timed
 
 # ---------------------------------------------------------------- registration
 
@@ -115,7 +117,11 @@ def check_queued_work(device: str) -> dict:
     for _ in range(queued_work.STEPS):
         y = paddle.matmul(y, x) + x
     chain = y.numpy()
-    tripled = (x * 3)._copy_to(paddle.CPUPlace(), False).numpy()
+    host = (x * 3)._copy_to(paddle.CPUPlace(), False)
+    tripled = host.numpy()  # read at once (numpy() copies)
+    # A late copy (an adapter that does not wait) must land in `host`, still alive, not in
+    # memory freed and reused by then: the wait comes before `host` goes.
+    paddle.device.synchronize()
     return queued_work.verdict(a, chain, tripled)
 
 
@@ -347,35 +353,32 @@ def main(argv: list[str] | None = None) -> int:
             args.model,
         }
         log("check registration")
-        report["checks"].append(check_registration(device))
+        report["checks"].append(timed(lambda: check_registration(device)))
         if report["checks"][-1]["passed"]:
-            report["registered_kernels"] = registered_kernels(device)
-            if "kernel-signatures" in wanted:
-                log("check kernel signatures")
-                report["checks"].append(check_kernel_signatures(device))
-            if "tensor" in wanted:
-                log("check tensor")
-                report["checks"].append(check_tensor(device))
-            if "devices" in wanted:
-                log("check devices")
-                report["checks"].append(check_with_kernels_left_out("devices", check_devices, device))
-            if "queued-work" in wanted:
-                log("check queued work")
-                report["checks"].append(check_with_kernels_left_out("queued work", check_queued_work, device))
-            if "ops" in wanted:
-                log("check ops vs cpu")
-                report["checks"].append(check_ops(device, report["registered_kernels"]))
-            if "strided-views" in wanted:
-                log("check strided views")
-                report["checks"].append(check_strided_views(device))
+            report["registered_kernels"] = registered = registered_kernels(device)
             data = load_data(args.data)
-            if "mnist" in wanted:
-                log(f"check mnist ({args.steps} steps)")
-                report["checks"].append(check_mnist(device, data, args.steps, args.batch_size, args.seed))
-            for model in BATTERY:
-                if model in wanted:
-                    log(f"check {model} ({args.steps} steps)")
-                    report["checks"].append(check_battery(model, device, data, args.steps, args.batch_size, args.seed))
+            training = (args.steps, args.batch_size, args.seed)
+            checks: list[tuple[str, str, Callable[[], dict]]] = [
+                ("kernel-signatures", "kernel signatures", lambda: check_kernel_signatures(device)),
+                ("tensor", "tensor", lambda: check_tensor(device)),
+                ("devices", "devices", lambda: check_with_kernels_left_out("devices", check_devices, device)),
+                (
+                    "queued-work",
+                    "queued work",
+                    lambda: check_with_kernels_left_out("queued work", check_queued_work, device),
+                ),
+                ("ops", "ops vs cpu", lambda: check_ops(device, registered)),
+                ("strided-views", "strided views", lambda: check_strided_views(device)),
+                ("mnist", f"mnist ({args.steps} steps)", lambda: check_mnist(device, data, *training)),
+                *(
+                    (model, f"{model} ({args.steps} steps)", partial(check_battery, model, device, data, *training))
+                    for model in BATTERY
+                ),
+            ]
+            for key, title, check in checks:
+                if key in wanted:
+                    log(f"check {title}")
+                    report["checks"].append(timed(check))
     report["passed"] = all(c["passed"] for c in report["checks"])
     with open(args.out, "w") as f:
         json.dump(report, f, indent=2, default=float)

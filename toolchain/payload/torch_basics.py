@@ -166,5 +166,9 @@ def check_queued_work(torch, device: str) -> dict:
     for _ in range(queued_work.STEPS):
         y = y @ x + x
     chain = y.cpu().numpy()
-    tripled = (x * 3).to("cpu", non_blocking=True).numpy()
+    host = (x * 3).to("cpu", non_blocking=True)
+    tripled = host.numpy().copy()  # read at once
+    # A late copy (an adapter that does not wait) must land in `host`, still alive, not in
+    # memory freed and reused by then: the wait comes before `host` goes.
+    getattr(torch, device).synchronize()
     return queued_work.verdict(a, chain, tripled)

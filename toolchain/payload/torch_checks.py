@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 
 from torch_basics import (
     check_dataloader,
@@ -29,7 +30,7 @@ from torch_basics import (
 from torch_common import first_line, log
 from torch_ops import check_ops
 from torch_training import check_fallback_report, check_kernels, check_mnist
-from training_verdict import load_data
+from training_verdict import load_data, timed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,34 +66,27 @@ def main(argv: list[str] | None = None) -> int:
             "mnist",
         ]
         log("check registration")
-        report["checks"].append(check_registration(torch, args.device))
+        report["checks"].append(timed(lambda: check_registration(torch, args.device)))
         if report["checks"][-1]["passed"]:
             data = load_data(args.data)
+            checks: dict[str, Callable[[], dict]] = {
+                "version-guard": lambda: check_version_guard(torch, args.device),
+                "tensor": lambda: check_tensor(torch, args.device),
+                "save-load": lambda: check_save_load(torch, args.device),
+                "dataloader": lambda: check_dataloader(torch, args.device),
+                "devices": lambda: check_devices(torch, args.device),
+                "queued-work": lambda: check_queued_work(torch, args.device),
+                "ops": lambda: check_ops(torch, args.device, args.ops),
+                "mnist": lambda: check_mnist(torch, args.device, data, args.steps, args.batch_size, args.seed),
+                "kernels": lambda: check_kernels(torch, args.device),
+                "fallback-report": lambda: check_fallback_report(torch, args.device, data, args.seed),
+            }
             for name in wanted:
                 log(f"check {name}")
                 try:
-                    if name == "version-guard":
-                        result = check_version_guard(torch, args.device)
-                    elif name == "tensor":
-                        result = check_tensor(torch, args.device)
-                    elif name == "save-load":
-                        result = check_save_load(torch, args.device)
-                    elif name == "dataloader":
-                        result = check_dataloader(torch, args.device)
-                    elif name == "devices":
-                        result = check_devices(torch, args.device)
-                    elif name == "queued-work":
-                        result = check_queued_work(torch, args.device)
-                    elif name == "ops":
-                        result = check_ops(torch, args.device, args.ops)
-                    elif name == "mnist":
-                        result = check_mnist(torch, args.device, data, args.steps, args.batch_size, args.seed)
-                    elif name == "kernels":
-                        result = check_kernels(torch, args.device)
-                    elif name == "fallback-report":
-                        result = check_fallback_report(torch, args.device, data, args.seed)
-                    else:
+                    if name not in checks:
                         raise ValueError(f"unknown check {name!r}")
+                    result = timed(checks[name])
                 except Exception as exc:
                     result = {
                         "name": name,

@@ -1,10 +1,22 @@
-"""What every framework's training check shares (NumPy and the standard library only): the
-verify data set as written by devkit, and the verdict on a model trained on the device and
-on the CPU from the same weights and batches."""
+"""What every framework's checks share (NumPy and the standard library only): the verify data
+set as written by devkit, the verdict on a model trained on the device and on the CPU from the
+same weights and batches, and each check's time."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import numpy as np
+
+
+def timed(check: Callable[[], dict]) -> dict:
+    """The check's result with the seconds it took (reports show where a verify's time goes,
+    under qemu above all)."""
+    start = time.perf_counter()
+    result = check()
+    result["seconds"] = round(time.perf_counter() - start, 2)
+    return result
 
 
 def load_data(path: str | None) -> dict | None:

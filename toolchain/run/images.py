@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -18,6 +19,7 @@ from ..run.envs import cache_root
 from ..run.step import HostRunner, Step
 from ..util.console import err, status
 from ..util.errors import DevkitError
+from ..util.fsutil import exclusive_lock
 from ..util.resources import resource_dir
 
 LABEL = "org.devkit.image"
@@ -90,10 +92,26 @@ def verify_spec(recipe: Recipe) -> ImageSpec:
     return ImageSpec(f"verify-{recipe.name}", "verify.Dockerfile", recipe)
 
 
+def _image_lock(name: str) -> contextlib.AbstractContextManager[None]:
+    """One process at a time makes a given image. The images are the engine's, whoever's cache
+    asked for them, so the lock is the machine's (two devkit commands, or `devkit images build`
+    running beside a build, wait for each other instead of building the same image twice)."""
+    path = Path(tempfile.gettempdir()) / f"devkit-images-{os.getuid()}" / f"{name}.lock"
+    return exclusive_lock(path, lambda holder: err.print(f"waiting for {holder}, which is making image {name}…"))
+
+
 def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
     """The image's tag, building it (and bootstrapping its base) when missing."""
-    if engine.image(base_tag(spec.recipe, spec.suite)) is None and not registry_base(spec.suite):
-        bootstrap_base(engine, spec.recipe, log, spec.suite)
+    with _image_lock(spec.kind):
+        base = base_tag(spec.recipe, spec.suite)
+        if engine.image(base) is None and not registry_base(spec.suite):
+            with _image_lock(base.replace(":", "-").replace("/", "-")):
+                if engine.image(base) is None:
+                    bootstrap_base(engine, spec.recipe, log, spec.suite)
+        return _build_image(engine, spec, log)
+
+
+def _build_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
     tag = spec.tag(engine)
     if engine.image(tag) is not None:
         return tag

@@ -331,6 +331,11 @@ int64_t current_stream_id(int64_t device) {
   return Streams::get().current(static_cast<c10::DeviceIndex>(device)).id();
 }
 
+// What torch.<device>.synchronize() means, as in CUDA: all work of the device, every stream.
+void synchronize_device(int64_t device) {
+  check({{ p }}_device_synchronize(static_cast<int>(device)), "device_synchronize");
+}
+
 std::string build_info() { return {{ p }}_torch_build_info; }
 
 }  // namespace
@@ -342,6 +347,7 @@ TORCH_LIBRARY({{ p }}, m) {
   m.def("manual_seed(int seed, int device) -> ()", &manual_seed);
   m.def("initial_seed(int device) -> int", &initial_seed);
   m.def("current_stream_id(int device) -> int", &current_stream_id);
+  m.def("synchronize(int device) -> ()", &synchronize_device);
   m.def("build_info() -> str", &build_info);
   // fallback_counts, reset_fallback_counts, skipped_kernels: fallback.cpp
 }

@@ -64,7 +64,8 @@ class device:  # noqa: N801 - mirrors torch.cuda.device; torch.load places tenso
 
 
 def synchronize(device=None) -> None:
-    torch.Stream(device=torch.device("{{ device_type }}", _index(device))).synchronize()
+    """Waits for all work queued on the device, on every stream."""
+    _ops.synchronize(_index(device))
 
 
 def is_initialized() -> bool:
