@@ -30,7 +30,6 @@ CHECK_MODES_SUMMARY = "2 devices, asynchronous streams, opaque device memory"
 
 pytestmark = [
     pytest.mark.container,
-    pytest.mark.xdist_group("containers"),  # one worker, in this order, under `-n 2 --dist loadgroup`
     # A machine without an engine skips (a capability, not a feature); CI sets
     # DEVKIT_REQUIRE_CONTAINERS=1 so a missing engine fails there instead.
     pytest.mark.skipif(
