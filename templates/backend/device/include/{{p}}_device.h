@@ -42,6 +42,7 @@ typedef enum {
   {{ NAME }}_ERROR_OUT_OF_MEMORY = 2,   /* device memory exhausted */
   {{ NAME }}_ERROR_NOT_READY = 3,       /* query: work still pending */
   {{ NAME }}_ERROR_UNSUPPORTED = 4,     /* dtype or parameter combination not implemented */
+  {{ NAME }}_ERROR_PEER = 5,            /* collectives: a rank died or did not arrive in time */
 } {{ p }}_status_t;
 
 typedef enum {
@@ -429,6 +430,58 @@ typedef enum {
                                  float high, uint64_t seed);
 {{ p }}_status_t {{ p }}_random_normal({{ p }}_stream_t s, float* out, int64_t numel, float mean,
                                 float stddev, uint64_t seed);
+
+/* ---- collectives ------------------------------------------------------ */
+/* Communication between ranks: one process per rank, each on a device of its own, as
+ * paddle.distributed.launch and torchrun start them. Rank 0 makes a unique id and hands it
+ * to the others (the frameworks' stores do); every rank then calls comm_init with it.
+ * Collectives and send/recv are queued on a stream like any op (device pointers of the
+ * stream's device) and all ranks must issue the same collectives in the same order.
+ * A rank that exits, or does not arrive within {{ NAME }}_CCL_TIMEOUT_S seconds (default
+ * 300), makes the waiting rank's op fail with {{ NAME }}_ERROR_PEER; {{ p }}_error_detail()
+ * names the op, the rank and the timeout. The host-backed device exchanges data through
+ * files in /dev/shm; real hardware calls its collective library here. */
+#define {{ NAME }}_CCL_ID_BYTES 64
+typedef struct { char bytes[{{ NAME }}_CCL_ID_BYTES]; } {{ p }}_ccl_id_t;
+typedef struct {{ p }}_comm_st* {{ p }}_comm_t;
+typedef enum {
+  {{ NAME }}_CCL_SUM = 0,
+  {{ NAME }}_CCL_PROD = 1,
+  {{ NAME }}_CCL_MAX = 2,
+  {{ NAME }}_CCL_MIN = 3,
+} {{ p }}_ccl_op_t;
+
+{{ p }}_status_t {{ p }}_ccl_get_unique_id({{ p }}_ccl_id_t* id);
+/* Blocks until all `nranks` ranks have joined (or the timeout). */
+{{ p }}_status_t {{ p }}_ccl_comm_init(const {{ p }}_ccl_id_t* id, int nranks, int rank,
+                                {{ p }}_comm_t* comm);
+/* Waits for the work queued on every stream first. */
+{{ p }}_status_t {{ p }}_ccl_comm_destroy({{ p }}_comm_t comm);
+{{ p }}_status_t {{ p }}_ccl_comm_rank({{ p }}_comm_t comm, int* rank, int* nranks);
+/* recv = op over the ranks of send (count elements; send may be recv). Every rank gets the
+ * same bits: the ranks' values are combined in rank order. */
+{{ p }}_status_t {{ p }}_ccl_all_reduce({{ p }}_stream_t s, const void* send, void* recv, size_t count,
+                                 {{ p }}_dtype_t dtype, {{ p }}_ccl_op_t op, {{ p }}_comm_t comm);
+/* Like all_reduce, with the result on `root` only (recv of other ranks is not written). */
+{{ p }}_status_t {{ p }}_ccl_reduce({{ p }}_stream_t s, const void* send, void* recv, size_t count,
+                             {{ p }}_dtype_t dtype, {{ p }}_ccl_op_t op, int root, {{ p }}_comm_t comm);
+/* buf of every rank = buf of `root`. */
+{{ p }}_status_t {{ p }}_ccl_broadcast({{ p }}_stream_t s, void* buf, size_t count, {{ p }}_dtype_t dtype,
+                                int root, {{ p }}_comm_t comm);
+/* recv (nranks x count) = the ranks' send (count each), in rank order. */
+{{ p }}_status_t {{ p }}_ccl_all_gather({{ p }}_stream_t s, const void* send, void* recv, size_t count,
+                                 {{ p }}_dtype_t dtype, {{ p }}_comm_t comm);
+/* recv (count) = op over the ranks of their send's block `rank` (send: nranks x count). */
+{{ p }}_status_t {{ p }}_ccl_reduce_scatter({{ p }}_stream_t s, const void* send, void* recv, size_t count,
+                                     {{ p }}_dtype_t dtype, {{ p }}_ccl_op_t op, {{ p }}_comm_t comm);
+/* Point to point: a send never waits for its recv (messages are buffered); a recv waits for
+ * the matching send (the n-th recv from a peer takes the n-th send to it). */
+{{ p }}_status_t {{ p }}_ccl_send({{ p }}_stream_t s, const void* buf, size_t count, {{ p }}_dtype_t dtype,
+                           int peer, {{ p }}_comm_t comm);
+{{ p }}_status_t {{ p }}_ccl_recv({{ p }}_stream_t s, void* buf, size_t count, {{ p }}_dtype_t dtype,
+                           int peer, {{ p }}_comm_t comm);
+/* Waits (on the stream) until every rank has reached it. */
+{{ p }}_status_t {{ p }}_ccl_barrier({{ p }}_stream_t s, {{ p }}_comm_t comm);
 
 /* ---- debugging -------------------------------------------------------- */
 /* Names the framework kernel on whose behalf the calling thread's next ops run,

@@ -189,6 +189,7 @@ const char* {{ p }}_status_string({{ p }}_status_t status) {
     case {{ NAME }}_ERROR_OUT_OF_MEMORY: return "out of device memory";
     case {{ NAME }}_ERROR_NOT_READY: return "not ready";
     case {{ NAME }}_ERROR_UNSUPPORTED: return "unsupported";
+    case {{ NAME }}_ERROR_PEER: return "a peer rank failed";
   }
   return "unknown status";
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -61,6 +62,10 @@ int stream_device({{ p }}_stream_t stream);  // NULL: the current device
 
 // The op most recently submitted (the fault handler names it).
 const char* last_op();
+
+// Why the work running on this thread fails, in words (a collective's peer that exited, say),
+// set just before it returns an error status: {{ p }}_error_detail() gives it after the op.
+void set_failure_reason(std::string reason);
 
 // Queues `work` on `stream` (NULL: the default stream); it runs later, on the stream's
 // worker, and a status other than OK it returns surfaces at the next synchronising call.

@@ -42,6 +42,7 @@ long env_long(const char* name, long fallback) {
 }
 
 thread_local std::string g_error_detail;  // what {{ p }}_error_detail returns
+thread_local std::string g_failure_reason;  // set by failing work, taken where its status is
 std::atomic<const char*> g_last_op{"none yet"};
 
 }  // namespace
@@ -56,6 +57,7 @@ struct QueuedWork {
 struct QueueError {
   {{ p }}_status_t status = {{ NAME }}_OK;
   const char* op = nullptr;
+  std::string reason;  // set_failure_reason's words, if the work gave any
 };
 
 class StreamQueue;
@@ -98,6 +100,8 @@ const ExecutionSettings& execution() {
 }
 
 const char* last_op() { return g_last_op.load(std::memory_order_relaxed); }
+
+void set_failure_reason(std::string reason) { g_failure_reason = std::move(reason); }
 
 namespace {
 std::atomic<unsigned> g_process_generation{0};
@@ -252,8 +256,9 @@ class StreamQueue {
         {{ p }}_debug_kernel(task.kernel);
         const {{ p }}_status_t status = task.work();
         if (status != {{ NAME }}_OK) {
+          std::string reason = std::exchange(g_failure_reason, std::string());
           SpinLock lock(items_lock_);
-          if (error_.status == {{ NAME }}_OK) error_ = {status, task.op};
+          if (error_.status == {{ NAME }}_OK) error_ = {status, task.op, std::move(reason)};
         }
         stream_->completed.fetch_add(1);
         if (waiters_.load() > 0) {
@@ -351,7 +356,7 @@ StreamQueue& queue_of({{ p }}_stream_t s) {
   const QueueError e = q.take_error();
   if (e.status == {{ NAME }}_OK) return {{ NAME }}_OK;
   g_error_detail = std::string(e.op) + " (queued on device " + std::to_string(s->device) +
-                   ") failed: " + {{ p }}_status_string(e.status);
+                   ") failed: " + {{ p }}_status_string(e.status) + (e.reason.empty() ? "" : ": " + e.reason);
   return e.status;
 }
 
@@ -382,6 +387,9 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   s->submitted.fetch_add(1, std::memory_order_relaxed);
   const {{ p }}_status_t status = fn(work);
   s->completed.fetch_add(1, std::memory_order_release);
+  if (status != {{ NAME }}_OK && !g_failure_reason.empty())  // inline: the detail is the call's own
+    g_error_detail = std::string(op) + " failed: " + {{ p }}_status_string(status) + ": " +
+                     std::exchange(g_failure_reason, std::string());
   return status;
 }
 

@@ -15,7 +15,7 @@ class Dev {
     if ({{ p }}_malloc(device_, &p_, std::max<size_t>(n_, 1) * sizeof(T)) != {{ NAME }}_OK) p_ = nullptr;
     {{ p }}_memcpy(p_, values.data(), n_ * sizeof(T), {{ NAME }}_COPY_HOST_TO_DEVICE);
   }
-  explicit Dev(size_t n, T fill = T()) : Dev(std::vector<T>(n, fill)) {}
+  explicit Dev(size_t n, T fill = T(), int device = 0) : Dev(std::vector<T>(n, fill), device) {}
   ~Dev() { {{ p }}_free(device_, p_); }
   Dev(const Dev&) = delete;
   Dev& operator=(const Dev&) = delete;

@@ -1,6 +1,7 @@
 // Tests of the {{ NAME }} device library through its C API only: no Paddle,
 // so they also run on targets without a Paddle runtime (e.g. armhf).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -499,9 +501,189 @@ bool host_access_to_device_memory_faults() {
   return ok;
 }
 
+// ---- collectives: each rank is a process of its own (this binary again, with --ccl-rank) ----
+
+std::string g_self;  // this binary
+
+// One rank's part of collectives_across_processes: every collective against the values the
+// ranks' inputs give. `mode` "exit": rank 1 joins and exits; rank 0's all-reduce must then fail
+// naming it, well within the timeout.
+int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode) {
+  bool ok = true;
+  {{ p }}_ccl_id_t id;
+  std::memset(&id, 0, sizeof(id));
+  std::strncpy(id.bytes, id_text, sizeof(id.bytes) - 1);
+  int devices = 1;
+  {{ p }}_device_count(&devices);
+  const int device = rank % devices;
+  EXPECT_OK({{ p }}_set_device(device));
+  {{ p }}_comm_t comm = nullptr;
+  EXPECT_OK({{ p }}_ccl_comm_init(&id, nranks, rank, &comm));
+  if (!comm) return 1;
+  if (mode == "late" && rank == 1) {  // joined, then busy past rank 0's timeout
+    sleep(3);
+    _exit(0);
+  }
+  if (mode == "exit" || mode == "late") {
+    if (rank == 1) _exit(3);  // joined, then gone: no collective, no destroy
+    Dev<float> x(std::vector<float>(8, 1.f), device);
+    // Queued, the error comes at the synchronisation; inline ({{ NAME }}_SYNC=1), from the call.
+    const {{ p }}_status_t at_call =
+        {{ p }}_ccl_all_reduce(nullptr, x.ptr(), x.ptr(), 8, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_SUM, comm);
+    const std::string detail_at_call = {{ p }}_error_detail();
+    const {{ p }}_status_t at_sync = {{ p }}_device_synchronize(device);
+    const bool inline_mode = synchronous_mode();
+    EXPECT((inline_mode ? at_call : at_sync) == {{ NAME }}_ERROR_PEER);
+    const std::string detail = inline_mode ? detail_at_call : std::string({{ p }}_error_detail());
+    const std::string where = inline_mode ? "ccl_all_reduce failed" : "ccl_all_reduce (queued on device 0) failed";
+    if (mode == "exit") {
+      EXPECT(detail.find(where + ": a peer rank failed: rank 0 of 2 waited for rank 1 (pid ") == 0);
+      EXPECT(detail.find("which has exited") != std::string::npos);
+    } else {
+      EXPECT(detail == where + ": a peer rank failed: rank 0 of 2 waited 1 s for rank 1 ({{ NAME }}_CCL_TIMEOUT_S=1)");
+    }
+    if (!ok) std::printf("  error detail: %s\n", detail.c_str());
+    return ok ? 0 : 1;
+  }
+  const size_t n = 5;
+  std::vector<float> mine(n);
+  for (size_t i = 0; i < n; ++i) mine[i] = static_cast<float>(rank + 1) + 0.5f * i;
+  auto expected = [&](auto f) {
+    std::vector<float> out(n);
+    for (size_t i = 0; i < n; ++i) {
+      float acc = 1.f + 0.5f * i;
+      for (int r = 1; r < nranks; ++r) acc = f(acc, static_cast<float>(r + 1) + 0.5f * i);
+      out[i] = acc;
+    }
+    return out;
+  };
+  {  // all-reduce, four reductions, one of them in place
+    Dev<float> x(mine, device), sum(n, 0.f, device), mx(n, 0.f, device), prod(n, 0.f, device), mn(mine, device);
+    EXPECT_OK({{ p }}_ccl_all_reduce(nullptr, x.ptr(), sum.ptr(), n, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_SUM, comm));
+    EXPECT_OK({{ p }}_ccl_all_reduce(nullptr, x.ptr(), mx.ptr(), n, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_MAX, comm));
+    EXPECT_OK({{ p }}_ccl_all_reduce(nullptr, x.ptr(), prod.ptr(), n, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_PROD, comm));
+    EXPECT_OK({{ p }}_ccl_all_reduce(nullptr, mn.ptr(), mn.ptr(), n, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_MIN, comm));
+    EXPECT(sum.host() == expected([](float a, float b) { return a + b; }));
+    EXPECT(mx.host() == expected([](float a, float b) { return std::max(a, b); }));
+    EXPECT(prod.host() == expected([](float a, float b) { return a * b; }));
+    EXPECT(mn.host() == expected([](float a, float b) { return std::min(a, b); }));
+  }
+  {  // int64 sum, broadcast from the last rank, reduce to rank 0
+    Dev<int64_t> x(std::vector<int64_t>(3, int64_t{1} << (40 + rank)), device), y(3, 0, device);
+    EXPECT_OK({{ p }}_ccl_all_reduce(nullptr, x.ptr(), y.ptr(), 3, {{ NAME }}_INT64, {{ NAME }}_CCL_SUM, comm));
+    int64_t want = 0;
+    for (int r = 0; r < nranks; ++r) want += int64_t{1} << (40 + r);
+    EXPECT(y.host() == std::vector<int64_t>(3, want));
+    Dev<int64_t> b(std::vector<int64_t>{rank, 10 + rank}, device);
+    EXPECT_OK({{ p }}_ccl_broadcast(nullptr, b.ptr(), 2, {{ NAME }}_INT64, nranks - 1, comm));
+    EXPECT((b.host() == std::vector<int64_t>{nranks - 1, 10 + nranks - 1}));
+    Dev<float> x2(mine, device), r0(n, -1.f, device);
+    EXPECT_OK({{ p }}_ccl_reduce(nullptr, x2.ptr(), r0.ptr(), n, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_SUM, 0, comm));
+    EXPECT(r0.host() == (rank == 0 ? expected([](float a, float b) { return a + b; }) : std::vector<float>(n, -1.f)));
+  }
+  {  // all-gather and reduce-scatter
+    Dev<int32_t> x(std::vector<int32_t>{rank, -rank}, device), all(2 * nranks, 0, device);
+    EXPECT_OK({{ p }}_ccl_all_gather(nullptr, x.ptr(), all.ptr(), 2, {{ NAME }}_INT32, comm));
+    std::vector<int32_t> want;
+    for (int r = 0; r < nranks; ++r) want.insert(want.end(), {r, -r});
+    EXPECT(all.host() == want);
+    std::vector<int32_t> blocks(3 * nranks);
+    for (int i = 0; i < 3 * nranks; ++i) blocks[i] = i * (rank + 1);
+    Dev<int32_t> sb(blocks, device), mine_block(3, 0, device);
+    EXPECT_OK({{ p }}_ccl_reduce_scatter(nullptr, sb.ptr(), mine_block.ptr(), 3, {{ NAME }}_INT32, {{ NAME }}_CCL_SUM,
+                                      comm));
+    const int32_t ranks_sum = nranks * (nranks + 1) / 2;
+    EXPECT((mine_block.host() ==
+            std::vector<int32_t>{3 * rank * ranks_sum, (3 * rank + 1) * ranks_sum, (3 * rank + 2) * ranks_sum}));
+  }
+  {  // a ring of send/recv (a send does not wait for its recv), twice, then a barrier
+    const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+    Dev<float> out(std::vector<float>{static_cast<float>(rank), 7.f}, device), in(2, 0.f, device), in2(2, 0.f, device);
+    EXPECT_OK({{ p }}_ccl_send(nullptr, out.ptr(), 2, {{ NAME }}_FLOAT32, next, comm));
+    EXPECT_OK({{ p }}_ccl_send(nullptr, out.ptr(), 1, {{ NAME }}_FLOAT32, next, comm));
+    EXPECT_OK({{ p }}_ccl_recv(nullptr, in.ptr(), 2, {{ NAME }}_FLOAT32, prev, comm));
+    EXPECT_OK({{ p }}_ccl_recv(nullptr, in2.ptr(), 1, {{ NAME }}_FLOAT32, prev, comm));
+    EXPECT((in.host() == std::vector<float>{static_cast<float>(prev), 7.f}));
+    EXPECT((in2.host() == std::vector<float>{static_cast<float>(prev), 0.f}));
+    EXPECT_OK({{ p }}_ccl_barrier(nullptr, comm));
+    EXPECT({{ p }}_ccl_send(nullptr, out.ptr(), 2, {{ NAME }}_FLOAT32, rank, comm) == {{ NAME }}_ERROR_INVALID_VALUE);
+  }
+  EXPECT_OK({{ p }}_device_synchronize(device));
+  EXPECT_OK({{ p }}_ccl_comm_destroy(comm));
+  return ok ? 0 : 1;
+}
+
+// Starts `nranks` processes of this binary on one unique id; their exit statuses.
+std::vector<int> run_ranks(int nranks, const char* mode, {{ p }}_ccl_id_t* id) {
+  {{ p }}_ccl_get_unique_id(id);
+  std::fflush(stdout);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < nranks; ++r) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const std::string rank = std::to_string(r), size = std::to_string(nranks);
+      execl(g_self.c_str(), g_self.c_str(), "--ccl-rank", id->bytes, rank.c_str(), size.c_str(), mode,
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  std::vector<int> statuses(nranks, -1);
+  for (int done = 0; done < nranks; ++done) {  // in the order they end, as a launcher reaps them
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    const auto it = std::find(pids.begin(), pids.end(), pid);
+    if (it == pids.end()) break;
+    statuses[it - pids.begin()] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  return statuses;
+}
+
+// Files of the communicator still in /dev/shm (removed when `remove`).
+int leftover_files(const {{ p }}_ccl_id_t& id, bool remove = false) {
+  int n = 0;
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* e = readdir(dir)) {
+      if (std::strncmp(e->d_name, id.bytes, std::strlen(id.bytes)) != 0) continue;
+      ++n;
+      if (remove) unlink((std::string("/dev/shm/") + e->d_name).c_str());
+    }
+    closedir(dir);
+  }
+  return n;
+}
+
+bool collectives_across_processes() {
+  bool ok = true;
+  setenv("{{ NAME }}_CCL_TIMEOUT_S", "60", 1);  // the ranks' (a failure here must not take 300 s)
+  {{ p }}_ccl_id_t id;
+  EXPECT((run_ranks(3, "all", &id) == std::vector<int>{0, 0, 0}));
+  EXPECT(leftover_files(id) == 0);
+  // A rank that exits makes the other's collective fail naming it (pid check: no timeout wait).
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT((run_ranks(2, "exit", &id) == std::vector<int>{0, 3}));
+  EXPECT(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  leftover_files(id, true);  // what a failed job leaves behind
+  // A rank that is alive but does not come: the timeout.
+  setenv("{{ NAME }}_CCL_TIMEOUT_S", "1", 1);
+  EXPECT((run_ranks(2, "late", &id) == std::vector<int>{0, 0}));
+  setenv("{{ NAME }}_CCL_TIMEOUT_S", "60", 1);
+  leftover_files(id, true);
+  {{ p }}_ccl_id_t bad;
+  std::memset(&bad, 0, sizeof(bad));
+  std::strcpy(bad.bytes, "../escape");
+  {{ p }}_comm_t comm = nullptr;
+  EXPECT({{ p }}_ccl_comm_init(&bad, 2, 0, &comm) == {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT({{ p }}_ccl_comm_init(&id, 2, 2, &comm) == {{ NAME }}_ERROR_INVALID_VALUE);
+  return ok;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  g_self = argv[0];
+  if (argc == 6 && std::string(argv[1]) == "--ccl-rank")
+    return ccl_rank(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5]);
   run("memory_accounting", memory_accounting);
   run("copies_round_trip", copies_round_trip);
   run("devices_and_peer_copies", devices_and_peer_copies);
@@ -518,6 +700,7 @@ int main() {
   run("queues_run_later", queues_run_later);
   run("freed_memory_waits_for_queued_work", freed_memory_waits_for_queued_work);
   run("host_access_to_device_memory_faults", host_access_to_device_memory_faults);
+  run("collectives_across_processes", collectives_across_processes);
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }
