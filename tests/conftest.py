@@ -50,19 +50,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Where the container tests go. Making their images on a fresh machine (Debian bootstrapped,
     packages installed under qemu) takes about 12 minutes, mostly on one emulated core, and the
     aarch64 verifies under qemu as long again; the other core has the host tests to run.
-    - Under pytest-xdist (`-n 2 --dist loadfile`, as .ci/run runs): container tests (one
-      file, so one worker, in order) first, so that worker starts on them at once while the
-      other takes the host tests.
+    - Under pytest-xdist (`-n 2 --dist loadfile`, as .ci/run runs): nothing to do here. xdist
+      hands out whole files, largest first; test_containers.py goes to one worker within a
+      minute (after the unit files with more tests), which then makes the images itself.
     - In one process: container tests last, and `devkit images build` starts in the
       background at once (devkit's image lock makes a test that needs an image wait for it
       instead of building it twice)."""
     containers = [item for item in items if item.get_closest_marker("container")]
-    if not containers or len(containers) == len(items):
+    if not containers or len(containers) == len(items) or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     host = [item for item in items if not item.get_closest_marker("container")]
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        items[:] = containers + host
-        return
     items[:] = host + containers
     if config.option.collectonly or os.environ.get("DEVKIT_NO_BACKGROUND_IMAGES"):
         return

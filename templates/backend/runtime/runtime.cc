@@ -3,6 +3,9 @@
 // {{ NAME }} device library. No device logic lives here; only translation.
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "paddle/phi/backends/device_ext.h"
 #include "{{ p }}_device.h"
@@ -196,6 +199,152 @@ C_Status DriverVersion(const C_Device, size_t* value) {
   return C_SUCCESS;
 }
 
+// ---- collectives: Paddle's xccl slots on the library's {{ p }}_ccl_* ----
+
+{{ p }}_comm_t comm_of(C_CCLComm comm) { return reinterpret_cast<{{ p }}_comm_t>(comm); }
+
+// Paddle's dtypes the library has; false for the others (float16, bfloat16, unsigned > 8 bit).
+bool ccl_dtype(C_DataType in, {{ p }}_dtype_t* out) {
+  switch (in) {
+    case C_DataType::BOOL: *out = {{ NAME }}_BOOL; return true;
+    case C_DataType::UINT8: *out = {{ NAME }}_UINT8; return true;
+    case C_DataType::INT8: *out = {{ NAME }}_INT8; return true;
+    case C_DataType::INT16: *out = {{ NAME }}_INT16; return true;
+    case C_DataType::INT32: *out = {{ NAME }}_INT32; return true;
+    case C_DataType::INT64: *out = {{ NAME }}_INT64; return true;
+    case C_DataType::FLOAT32: *out = {{ NAME }}_FLOAT32; return true;
+    case C_DataType::FLOAT64: *out = {{ NAME }}_FLOAT64; return true;
+    default: return false;
+  }
+}
+
+// AVG is a sum scaled by 1/nranks afterwards (on the same stream), as collective libraries
+// without an average do; `avg` says whether that is due.
+bool ccl_op(C_CCLReduceOp in, {{ p }}_ccl_op_t* out, bool* avg) {
+  *avg = in == C_CCLReduceOp::AVG;
+  switch (in) {
+    case C_CCLReduceOp::SUM: case C_CCLReduceOp::AVG: *out = {{ NAME }}_CCL_SUM; return true;
+    case C_CCLReduceOp::MAX: *out = {{ NAME }}_CCL_MAX; return true;
+    case C_CCLReduceOp::MIN: *out = {{ NAME }}_CCL_MIN; return true;
+    case C_CCLReduceOp::PRODUCT: *out = {{ NAME }}_CCL_PROD; return true;
+  }
+  return false;
+}
+
+C_Status unsupported(const char* what, const char* why) {
+  std::fprintf(stderr, "[{{ p }}] %s: %s\n", what, why);
+  return C_ERROR;
+}
+
+C_Status CclCommName(C_CCLComm comm, char* name) {
+  int rank = 0, nranks = 0;
+  C_Status st = to_c("xccl_get_comm_name", {{ p }}_ccl_comm_rank(comm_of(comm), &rank, &nranks));
+  if (st == C_SUCCESS) std::snprintf(name, 128, "{{ p }}ccl-rank%d-of%d", rank, nranks);
+  return st;
+}
+C_Status CclUniqueIdSize(size_t* size) {
+  *size = sizeof({{ p }}_ccl_id_t);
+  return C_SUCCESS;
+}
+C_Status CclUniqueId(C_CCLRootId* id) {
+  if (!id || !id->data || id->sz < sizeof({{ p }}_ccl_id_t)) return unsupported("xccl_get_unique_id", "id buffer too small");
+  return to_c("xccl_get_unique_id", {{ p }}_ccl_get_unique_id(static_cast<{{ p }}_ccl_id_t*>(id->data)));
+}
+C_Status CclCommInit(size_t nranks, C_CCLRootId* id, size_t rank, C_CCLComm* comm) {
+  if (!id || !id->data || id->sz < sizeof({{ p }}_ccl_id_t)) return unsupported("xccl_comm_init_rank", "bad unique id");
+  {{ p }}_comm_t c = nullptr;
+  const C_Status st = to_c("xccl_comm_init_rank", {{ p }}_ccl_comm_init(static_cast<const {{ p }}_ccl_id_t*>(id->data),
+                                                                  static_cast<int>(nranks), static_cast<int>(rank), &c));
+  *comm = reinterpret_cast<C_CCLComm>(c);
+  return st;
+}
+C_Status CclCommDestroy(C_CCLComm comm) { return to_c("xccl_destroy_comm", {{ p }}_ccl_comm_destroy(comm_of(comm))); }
+
+// After a SUM that stands for AVG: recv *= 1/nranks.
+C_Status average(const char* what, void* recv, size_t count, {{ p }}_dtype_t dtype, C_CCLComm comm, C_Stream stream) {
+  int rank = 0, nranks = 1;
+  {{ p }}_ccl_comm_rank(comm_of(comm), &rank, &nranks);
+  return to_c(what, {{ p }}_scale(stream_of(stream), dtype, recv, recv, static_cast<int64_t>(count), 1.0 / nranks, 0.0, 1));
+}
+
+C_Status CclAllReduce(void* send, void* recv, size_t count, C_DataType dtype, C_CCLReduceOp op, C_CCLComm comm,
+                      C_Stream stream) {
+  {{ p }}_dtype_t d;
+  {{ p }}_ccl_op_t o;
+  bool avg = false;
+  if (!ccl_dtype(dtype, &d) || !ccl_op(op, &o, &avg)) return unsupported("xccl_all_reduce", "dtype or reduction");
+  C_Status st = to_c("xccl_all_reduce", {{ p }}_ccl_all_reduce(stream_of(stream), send, recv, count, d, o, comm_of(comm)));
+  return st == C_SUCCESS && avg ? average("xccl_all_reduce", recv, count, d, comm, stream) : st;
+}
+C_Status CclBroadcast(void* buf, size_t count, C_DataType dtype, size_t root, C_CCLComm comm, C_Stream stream) {
+  {{ p }}_dtype_t d;
+  if (!ccl_dtype(dtype, &d)) return unsupported("xccl_broadcast", "dtype");
+  return to_c("xccl_broadcast",
+              {{ p }}_ccl_broadcast(stream_of(stream), buf, count, d, static_cast<int>(root), comm_of(comm)));
+}
+C_Status CclReduce(void* send, void* recv, size_t count, C_DataType dtype, C_CCLReduceOp op, size_t root,
+                   C_CCLComm comm, C_Stream stream) {
+  {{ p }}_dtype_t d;
+  {{ p }}_ccl_op_t o;
+  bool avg = false;
+  if (!ccl_dtype(dtype, &d) || !ccl_op(op, &o, &avg)) return unsupported("xccl_reduce", "dtype or reduction");
+  C_Status st = to_c("xccl_reduce", {{ p }}_ccl_reduce(stream_of(stream), send, recv, count, d, o,
+                                                       static_cast<int>(root), comm_of(comm)));
+  int rank = 0, nranks = 1;
+  {{ p }}_ccl_comm_rank(comm_of(comm), &rank, &nranks);
+  return st == C_SUCCESS && avg && static_cast<size_t>(rank) == root ? average("xccl_reduce", recv, count, d, comm, stream)
+                                                                      : st;
+}
+C_Status CclAllGather(void* send, void* recv, size_t count, C_DataType dtype, C_CCLComm comm, C_Stream stream) {
+  {{ p }}_dtype_t d;
+  if (!ccl_dtype(dtype, &d)) return unsupported("xccl_all_gather", "dtype");
+  return to_c("xccl_all_gather", {{ p }}_ccl_all_gather(stream_of(stream), send, recv, count, d, comm_of(comm)));
+}
+C_Status CclReduceScatter(void* send, void* recv, size_t count, C_DataType dtype, C_CCLReduceOp op, C_CCLComm comm,
+                          C_Stream stream) {
+  {{ p }}_dtype_t d;
+  {{ p }}_ccl_op_t o;
+  bool avg = false;
+  if (!ccl_dtype(dtype, &d) || !ccl_op(op, &o, &avg)) return unsupported("xccl_reduce_scatter", "dtype or reduction");
+  C_Status st = to_c("xccl_reduce_scatter",
+                     {{ p }}_ccl_reduce_scatter(stream_of(stream), send, recv, count, d, o, comm_of(comm)));
+  return st == C_SUCCESS && avg ? average("xccl_reduce_scatter", recv, count, d, comm, stream) : st;
+}
+// Inside a group, the order of sends and receives is free (as in NCCL). The library's sends
+// never wait, but a receive holds its stream until the message comes: so receives wait for
+// the group's end and are issued after its sends.
+thread_local int g_group_depth = 0;
+thread_local std::vector<std::function<C_Status()>> g_group_receives;
+
+C_Status CclGroupStart() {
+  ++g_group_depth;
+  return C_SUCCESS;
+}
+C_Status CclGroupEnd() {
+  if (g_group_depth == 0 || --g_group_depth > 0) return C_SUCCESS;
+  C_Status first = C_SUCCESS;
+  for (auto& receive : std::exchange(g_group_receives, {})) {
+    const C_Status st = receive();
+    if (first == C_SUCCESS) first = st;
+  }
+  return first;
+}
+C_Status CclSend(void* buf, size_t count, C_DataType dtype, size_t peer, C_CCLComm comm, C_Stream stream) {
+  {{ p }}_dtype_t d;
+  if (!ccl_dtype(dtype, &d)) return unsupported("xccl_send", "dtype");
+  return to_c("xccl_send", {{ p }}_ccl_send(stream_of(stream), buf, count, d, static_cast<int>(peer), comm_of(comm)));
+}
+C_Status CclRecv(void* buf, size_t count, C_DataType dtype, size_t peer, C_CCLComm comm, C_Stream stream) {
+  {{ p }}_dtype_t d;
+  if (!ccl_dtype(dtype, &d)) return unsupported("xccl_recv", "dtype");
+  auto receive = [=] {
+    return to_c("xccl_recv", {{ p }}_ccl_recv(stream_of(stream), buf, count, d, static_cast<int>(peer), comm_of(comm)));
+  };
+  if (g_group_depth == 0) return receive();
+  g_group_receives.emplace_back(receive);
+  return C_SUCCESS;
+}
+
 }  // namespace
 
 namespace {{ p }}_kernels {
@@ -255,4 +404,19 @@ extern "C" void InitPlugin(CustomRuntimeParams* params) {
   ifc->get_compute_capability = ComputeCapability;
   ifc->get_runtime_version = RuntimeVersion;
   ifc->get_driver_version = DriverVersion;
+
+  ifc->xccl_get_comm_name = CclCommName;
+  ifc->xccl_get_unique_id_size = CclUniqueIdSize;
+  ifc->xccl_get_unique_id = CclUniqueId;
+  ifc->xccl_comm_init_rank = CclCommInit;
+  ifc->xccl_destroy_comm = CclCommDestroy;
+  ifc->xccl_all_reduce = CclAllReduce;
+  ifc->xccl_broadcast = CclBroadcast;
+  ifc->xccl_reduce = CclReduce;
+  ifc->xccl_all_gather = CclAllGather;
+  ifc->xccl_reduce_scatter = CclReduceScatter;
+  ifc->xccl_group_start = CclGroupStart;
+  ifc->xccl_group_end = CclGroupEnd;
+  ifc->xccl_send = CclSend;
+  ifc->xccl_recv = CclRecv;
 }
