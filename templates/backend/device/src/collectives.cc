@@ -485,7 +485,7 @@ extern "C" {
   const std::string path = comm->message_file(comm->rank, peer, ++comm->sent[peer]);
   {{ NAME }}_SUBMIT(s, {
     if (!write_file(path, buf, bytes, true)) {
-      set_failure_reason("send: cannot write " + path + ": " + std::strerror(errno));
+      set_failure_reason("cannot write " + path + ": " + std::strerror(errno));
       status_ = {{ NAME }}_ERROR_PEER;
     }
   });
@@ -505,7 +505,7 @@ extern "C" {
     status_ = comm->queued_wait([&] { return stat(path.c_str(), &st) == 0 ? -1 : peer; });
     if (status_ != {{ NAME }}_OK) return;
     if (static_cast<size_t>(st.st_size) != bytes) {
-      set_failure_reason("recv: rank " + std::to_string(peer) + " sent " + std::to_string(st.st_size) +
+      set_failure_reason("rank " + std::to_string(peer) + " sent " + std::to_string(st.st_size) +
                          " bytes, this rank expects " + std::to_string(bytes));
       status_ = {{ NAME }}_ERROR_INVALID_VALUE;
     } else {
