@@ -91,10 +91,7 @@ def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: in
         getattr(torch, device).reset_fallback_counts()
         dev = train(torch, device, data, steps, batch, seed)
         fell_back = fallback_counts(torch, device)
-        # The reference is ATen's own CPU kernels, oneDNN off: under qemu oneDNN's JIT made the
-        # CPU run of LeNet 6x slower than the device's (523 s vs 81 s for 100 steps on aarch64).
-        with torch.backends.mkldnn.flags(enabled=False):
-            cpu = train(torch, "cpu", data, steps, batch, seed)
+        cpu = train(torch, "cpu", data, steps, batch, seed)
     except Exception as exc:
         return {
             "name": "mnist",
