@@ -18,6 +18,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -209,10 +210,11 @@ struct {{ p }}_comm_st {
     return st;
   }
 
-  // The first rank that has not arrived at collective `seq` (-1: all have).
-  int first_not_arrived(uint32_t seq) const {
+  // The first rank whose counter (`arrived` or `consumed`) has not reached collective `seq`
+  // (-1: all have).
+  int first_behind(const std::atomic<uint32_t>* counters, uint32_t seq) const {
     for (int r = 0; r < nranks; ++r)
-      if (!seq_reached(control->arrived[r].load(std::memory_order_acquire), seq)) return r;
+      if (!seq_reached(counters[r].load(std::memory_order_acquire), seq)) return r;
     return -1;
   }
 
@@ -250,16 +252,16 @@ struct {{ p }}_comm_st {
     control->arrived[rank].store(seq, std::memory_order_release);
     {{ p }}_status_t st = {{ NAME }}_OK;
     if (wait_all) {
-      st = queued_wait([&] { return first_not_arrived(seq); });
+      st = queued_wait([&] { return first_behind(control->arrived, seq); });
     } else if (only >= 0) {
       st = queued_wait([&] { return seq_reached(control->arrived[only].load(std::memory_order_acquire), seq) ? -1 : only; });
     }
     if (st == {{ NAME }}_OK) {
-      std::vector<Mapped*> maps(nranks, nullptr);
+      std::vector<std::unique_ptr<Mapped>> maps(nranks);
       std::vector<const char*> parts(nranks, nullptr);
       for (int r = 0; r < nranks && st == {{ NAME }}_OK; ++r) {
         if (!(wait_all || r == only) || peer_bytes == 0) continue;
-        maps[r] = new Mapped(data_file(seq, r), peer_bytes);
+        maps[r] = std::make_unique<Mapped>(data_file(seq, r), peer_bytes);
         parts[r] = maps[r]->data();
         if (!maps[r]->ok()) {
           set_failure_reason("rank " + std::to_string(r) + "'s data is missing");
@@ -267,7 +269,6 @@ struct {{ p }}_comm_st {
         }
       }
       if (st == {{ NAME }}_OK) st = use(parts);
-      for (Mapped* m : maps) delete m;
     }
     control->consumed[rank].store(seq, std::memory_order_release);
     return st;
@@ -349,13 +350,7 @@ extern "C" {
   wait_for_all_streams();  // queued collectives of this communicator have run
   // Every rank has read this rank's data (or left: a bounded wait), then the files go.
   std::string why;  // (a rank that has gone is no reason to keep this one's files)
-  comm->wait_for(
-      [comm] {
-        for (int r = 0; r < comm->nranks; ++r)
-          if (!seq_reached(comm->control->consumed[r].load(std::memory_order_acquire), comm->issued)) return r;
-        return -1;
-      },
-      &why);
+  comm->wait_for([comm] { return comm->first_behind(comm->control->consumed, comm->issued); }, &why);
   {
     std::lock_guard<std::mutex> lock(comm->files_mu);
     for (const auto& f : comm->own_files) unlink(f.second.c_str());
