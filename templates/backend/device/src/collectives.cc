@@ -281,8 +281,8 @@ namespace {
   return comm && comm->control && root >= 0 && root < comm->nranks ? {{ NAME }}_OK : {{ NAME }}_ERROR_INVALID_VALUE;
 }
 
-{{ p }}_status_t unsupported_dtype(const char* op) {
-  set_failure_reason(std::string(op) + " has no such dtype in the library");
+{{ p }}_status_t unsupported_dtype() {
+  set_failure_reason("the library has no such dtype");
   return {{ NAME }}_ERROR_UNSUPPORTED;
 }
 
@@ -379,7 +379,7 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     status_ = comm->exchange(seq, send, bytes, bytes, true, -1, [&](const std::vector<const char*>& parts) {
       if (count == 0) return {{ NAME }}_OK;
-      return reduce_parts(dtype, op, parts, count, recv) ? {{ NAME }}_OK : unsupported_dtype("all_reduce");
+      return reduce_parts(dtype, op, parts, count, recv) ? {{ NAME }}_OK : unsupported_dtype();
     });
   });
 }
@@ -400,7 +400,7 @@ extern "C" {
                              [&](const std::vector<const char*>& parts) {
                                if (!is_root || count == 0) return {{ NAME }}_OK;
                                return reduce_parts(dtype, op, parts, count, recv) ? {{ NAME }}_OK
-                                                                                  : unsupported_dtype("reduce");
+                                                                                  : unsupported_dtype();
                              });
   });
 }
@@ -454,7 +454,7 @@ extern "C" {
                                if (count == 0) return {{ NAME }}_OK;
                                for (const char*& part : parts) part += rank * bytes;  // this rank's block
                                return reduce_parts(dtype, op, parts, count, recv) ? {{ NAME }}_OK
-                                                                                  : unsupported_dtype("reduce_scatter");
+                                                                                  : unsupported_dtype();
                              });
   });
 }
