@@ -52,6 +52,10 @@ def _register(torch) -> None:
     torch._register_device_module("{{ device_type }}", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     torch.ops.{{ p }}.skipped_kernels()  # prints what {{ NAME }}_FALLBACK_OPS removed, once
+    if torch.distributed.is_available():
+        from . import distributed
+
+        distributed.register()
 
 
 def _autoload() -> None:
