@@ -130,6 +130,20 @@ def op_cases() -> list[tuple]:
         ),
         ("concat", ["concat"], lambda x, y: paddle.concat([x, y], axis=1), {"x": u(2, 3, 4), "y": u(2, 5, 4)}, False),
         (
+            "stack",
+            ["stack"],
+            lambda x, y, z: paddle.stack([x, y, z], axis=1),
+            {"x": u(2, 3), "y": u(2, 3), "z": u(2, 3)},
+            False,
+        ),
+        (
+            "stack (last axis)",
+            ["stack"],
+            lambda x, y: paddle.stack([x, y], axis=-1),
+            {"x": u(4, 2, 3), "y": u(4, 2, 3)},
+            False,
+        ),
+        (
             "transpose",
             ["transpose", "transpose_grad"],
             lambda x: paddle.transpose(x, [2, 0, 1]),

@@ -1,4 +1,4 @@
-// Data movement kernels: reshape, flatten, assign, cast, scale, concat, transpose, pad.
+// Data movement kernels: reshape, flatten, assign, cast, scale, concat, stack, transpose, pad.
 #include "kernel_helpers.h"
 #include "paddle/phi/kernels/assign_kernel.h"
 #include "paddle/phi/kernels/cast_kernel.h"
@@ -9,6 +9,7 @@
 #include "paddle/phi/kernels/reshape_kernel.h"
 #include "paddle/phi/kernels/pad_kernel.h"
 #include "paddle/phi/kernels/scale_kernel.h"
+#include "paddle/phi/kernels/stack_kernel.h"
 #include "paddle/phi/kernels/transpose_grad_kernel.h"
 #include "paddle/phi/kernels/transpose_kernel.h"
 
@@ -91,6 +92,22 @@ void ConcatKernel(const Context& ctx, const std::vector<const phi::DenseTensor*>
 }
 {{ NAME }}_CHECK_SIGNATURE(ConcatKernel, phi::ConcatKernel);
 
+// out (x's dims with a new axis of size x.size() at `axis`): input i is the [outer, width] slab
+// at column i * width (paddle.distributed.all_gather stacks what it gathered with this).
+template <typename T, typename Context>
+void StackKernel(const Context& ctx, const std::vector<const phi::DenseTensor*>& x, int axis, phi::DenseTensor* out) {
+  char* dst = static_cast<char*>(ctx.Alloc(out, x.front()->dtype()));
+  const int nd = x.front()->dims().size();
+  if (axis < 0) axis += nd + 1;
+  int64_t outer = 1, width = static_cast<int64_t>(sizeof(T));
+  for (int d = 0; d < axis; ++d) outer *= x.front()->dims()[d];
+  for (int d = axis; d < nd; ++d) width *= x.front()->dims()[d];
+  const int64_t out_pitch = width * static_cast<int64_t>(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    {{ NAME }}_CHECK({{ p }}_copy_2d(stream_of(ctx), dst + i * width, out_pitch, x[i]->data(), width, width, outer), "stack");
+}
+{{ NAME }}_CHECK_SIGNATURE(StackKernel, phi::StackKernel);
+
 template <typename T, typename Context>
 void TransposeKernel(const Context& ctx, const phi::DenseTensor& x, const std::vector<int>& axis,
                      phi::DenseTensor* out) {
@@ -138,6 +155,7 @@ void PadKernel(const Context& ctx, const phi::DenseTensor& x, const std::vector<
 {{ NAME }}_REGISTER_ANY_DTYPE(flatten_grad, FlattenGradKernel)
 {{ NAME }}_REGISTER_ANY_DTYPE(assign, AssignKernel)
 {{ NAME }}_REGISTER_ANY_DTYPE(concat, ConcatKernel)
+{{ NAME }}_REGISTER_ANY_DTYPE(stack, StackKernel)
 {{ NAME }}_REGISTER_ANY_DTYPE(transpose, TransposeKernel)
 {{ NAME }}_REGISTER_ANY_DTYPE(transpose_grad, TransposeGradKernel)
 
