@@ -167,7 +167,17 @@ def torch_series(project: Path, short: bool) -> dict:
         "verify_s": verify_s,
         "verify_passed": verified["passed"],
         "modes": in_both_modes("torch_vs_cpu.py", Path(python), args, env, rounds=1 if short else 2),
+        "allreduce": allreduce_bandwidth(Path(python), first["wheel"], short),
     }
+
+
+def allreduce_bandwidth(python: Path, wheel: str, short: bool) -> dict:
+    """2 ranks under torchrun: all-reduce on the device's c10d backend vs gloo (allreduce_bandwidth.py)."""
+    device = Path(wheel).name.split("-")[0].removeprefix("torch_")
+    argv = [str(python), "-m", "torch.distributed.run", "--nproc-per-node", "2", str(HERE / "allreduce_bandwidth.py")]
+    argv += [device, "--mb", "1" if short else "1,64", "--repeats", "3" if short else "5"]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True, timeout=1200).stdout
+    return json.loads(next(line for line in out.splitlines() if line.startswith("{")))
 
 
 def run(short: bool, work: Path) -> dict:
@@ -339,6 +349,14 @@ def markdown(r: dict) -> str:
             ("verify --framework torch end to end, x86_64 native", f"{t['verify_s']:.0f} s", ""),
         ]
         rows += mode_rows(t["modes"], "torch ", "torch LeNet training step, batch 64, Adam")
+        for size in t.get("allreduce", {}).get("sizes", []):
+            rows.append(
+                (
+                    f"all-reduce {size['mib']} MiB float32, 2 ranks (stpuccl vs gloo)",
+                    f"{size['device_bytes_per_s'] / 1e9:.2f} GB/s vs {size['gloo_bytes_per_s'] / 1e9:.2f} GB/s",
+                    ratio(size["device_bytes_per_s"], size["gloo_bytes_per_s"]),
+                )
+            )
     for i in r["inference"]:
         rows.append(
             (

@@ -93,6 +93,20 @@ def test_x86_64_container_verify(project):
     assert_cloned_from_a_clean_reference(summary)
 
 
+def test_x86_64_container_verify_distributed(project):
+    """Two ranks of Paddle's launcher inside one verify container (its /dev/shm holds the
+    collectives' files), and the lost-rank runs."""
+    argv = ["verify", str(project), "--runner", "docker", "--distributed", "2", "--steps", "20", "--json"]
+    summary = json.loads(devkit(*argv).stdout)
+    assert [c["name"] for c in summary["checks"] if c["passed"]] == [
+        "collectives",
+        "data parallel",
+        "killed rank",
+        "stalled rank",
+    ], summary
+    assert devkit_containers() == []
+
+
 def assert_cloned_from_a_clean_reference(summary: dict) -> None:
     """The verify env was a clone of the image's cached reference env, which holds no plugin."""
     log = Path(json.loads(Path(summary["report"]).read_text())["log"]).read_text()

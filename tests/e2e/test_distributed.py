@@ -1,30 +1,34 @@
-"""Multi-card training, first parts (issue 22): the device library's collectives behind Paddle's
-xccl runtime slots, driven by Paddle's own launcher and DataParallel, two processes on two
-devices."""
+"""Multi-card training (issue 22), Paddle: `devkit verify --distributed 2` on the host runner.
+Paddle's own launcher starts two ranks on stpu:0 and stpu:1 (the xccl runtime slots over the
+device library's collectives); every collective is compared with NumPy, paddle.DataParallel
+LeNet with one process on the whole batch, and a killed and a stopped rank must make rank 0's
+next collective fail naming them. (The PyTorch c10d backend's run is in test_torch.py.)"""
 
 from __future__ import annotations
 
-import os
-import subprocess
+import json
 from pathlib import Path
 
 import pytest
-from test_e2e import paddle_python
+from conftest import devkit
 
 pytestmark = pytest.mark.e2e
 
-PAYLOAD = Path(__file__).resolve().parents[2] / "toolchain" / "payload" / "paddle_data_parallel.py"
 
-
-def test_paddle_data_parallel_on_two_devices_matches_one_process(built_project, tmp_path):
-    plugin_dir = next((built_project / "build").glob("*/libpaddle-custom-stpu.so")).parent
-    env = {**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "STPU_CCL_TIMEOUT_S": "60"}
-    argv = [str(paddle_python()), "-m", "paddle.distributed.launch", "--devices", "0,1"]
-    proc = subprocess.run(
-        [*argv, "--log_dir", str(tmp_path / "log"), str(PAYLOAD)], capture_output=True, text=True, env=env, timeout=600
-    )
-    logs = "".join(p.read_text() for p in sorted((tmp_path / "log").glob("workerlog.*")))
-    assert proc.returncode == 0, proc.stdout[-2000:] + logs[-3000:]
-    for rank in (0, 1):
-        assert f"rank {rank} on stpu:{rank}: all_reduce, all_gather, broadcast match numpy" in logs, logs[-3000:]
-        assert f"rank {rank}: DataParallel on stpu:{rank} matches one process on the whole batch" in logs
+def test_paddle_verify_distributed_matches_one_process_and_names_a_lost_rank(built_project):
+    argv = ["verify", str(built_project), "--runner", "host", "--distributed", "2", "--steps", "40", "--json"]
+    proc = devkit(*argv, check=False)
+    summary = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    checks = {c["name"]: c for c in summary["checks"]}
+    assert list(checks) == ["collectives", "data parallel", "killed rank", "stalled rank"]
+    assert "on 2 ranks (xccl runtime slots) vs NumPy: all match" in checks["collectives"]["detail"]
+    assert "which has exited" in checks["killed rank"]["detail"]
+    assert "waited 5 s for rank 1 (STPU_CCL_TIMEOUT_S=5)" in checks["stalled rank"]["detail"]
+    report = json.loads(Path(summary["report"]).read_text())
+    parallel = next(c for c in report["checks"] if c["name"] == "data parallel")
+    assert len(parallel["data_parallel"]["losses"]) == len(parallel["single"]["losses"]) == 40
+    assert parallel["max_curve_abs_diff"] <= parallel["criteria"]["max_curve_abs_diff"]
+    assert report["distributed"] == 2 and Path(summary["plot"]).stat().st_size > 10_000
+    cases = {c["case"] for c in next(c for c in report["checks"] if c["name"] == "collectives")["cases"]}
+    assert {"all_reduce PROD int64", "reduce_scatter MIN float64", "send/recv int32", "barrier"} <= cases

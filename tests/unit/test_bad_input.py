@@ -296,6 +296,19 @@ CASES = [
     Case("build-unknown-arch", lambda i: ["build", P(i), "--arch", "riscv64"], "unknown target architecture 'riscv64'"),
     Case("verify-unknown-arch", lambda i: ["verify", P(i), "--arch", "sparc"], "unknown target architecture 'sparc'"),
     Case(
+        "verify-one-rank", lambda i: ["verify", P(i), "--distributed", "1"], "--distributed 1: data parallelism needs 2"
+    ),
+    Case(
+        "verify-distributed-emulated",
+        lambda i: ["verify", P(i), "--distributed", "2", "--arch", "aarch64"],
+        "which emulation of aarch64 makes too slow",
+    ),
+    Case(
+        "verify-distributed-infer",
+        lambda i: ["verify", P(i), "--distributed", "2", "--infer"],
+        "--infer is one process",
+    ),
+    Case(
         "check-abi-arch-without-paddle",
         lambda i: ["check-abi", str(i.not_elf), "--arch", "armhf"],
         "has no PaddlePaddle runtime",

@@ -32,6 +32,22 @@ def test_defaults_give_the_full_matrix():
     ]
 
 
+def test_distributed_mode_is_an_entry_per_framework_on_the_native_target():
+    config = parse({"frameworks": ["paddle", "torch"], "modes": ["train", "distributed"]})
+    ids = [e.id for e in matrix_entries(config)]
+    assert ids == [
+        "x86_64-train-paddle3.3.1",
+        "x86_64-distributed-paddle3.3.1",
+        "aarch64-train-paddle3.2.2",
+        "armhf-device",
+        "x86_64-torch-train-torch2.13.0",
+        "x86_64-torch-distributed-torch2.13.0",
+        "aarch64-torch-train-torch2.9.1",
+    ]
+    with pytest.raises(DevkitError, match="tool.devkit.modes"):
+        parse({"modes": ["train", "multi-card"]})
+
+
 def test_framework_axis():
     """torch entries: train only (no inference mode), the recipes' torch pins or [tool.devkit.torch-versions];
     armhf (no runtime of either) builds the device library once."""

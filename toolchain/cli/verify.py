@@ -65,6 +65,15 @@ def verify(
     repeats: Annotated[int | None, typer.Option("--repeats", help="With --infer: timed runs (default 30).")] = None,
     paddle_inference_dir: PaddleInferenceDirOpt = None,
     modes: Annotated[str, typer.Option("--modes", help=MODES_HELP)] = "",
+    distributed: Annotated[
+        int,
+        typer.Option(
+            "--distributed",
+            metavar="N",
+            help="Train data-parallel on N devices in N processes (the framework's launcher): every collective vs a "
+            "CPU reference, LeNet vs one process on the whole batch, and a killed and a stalled rank.",
+        ),
+    ] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
@@ -81,6 +90,7 @@ def verify(
         inference_dir=paddle_inference_dir,
         framework=framework,
         modes=DeviceModes.parse(modes),
+        distributed=distributed,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:

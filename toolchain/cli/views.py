@@ -57,7 +57,9 @@ def show_verify(result: VerifyResult, recipe: Recipe) -> None:
     runtime = (
         f"torch {report.data['torch_version']}" if "torch_version" in report.data else f"paddle {report.paddle_version}"
     )
-    where = f"{report.device}:0, {runtime}" if report.device else "device library tests"
+    ranks = report.data.get("distributed")
+    devices = f"{report.device}:0..{ranks - 1} in {ranks} processes" if ranks else f"{report.device}:0"
+    where = f"{devices}, {runtime}" if report.device else "device library tests"
     modes = report.data.get("modes", {}).get("summary")
     table = Table(title=f"devkit verify — {recipe.name}: {where} ({report.runner})" + (f"\n{modes}" if modes else ""))
     for col in ("check", "result", "figures"):

@@ -18,6 +18,7 @@ from ..project.config import DevkitConfig
 from ..project.frameworks import PADDLE, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe, find_recipe
+from ..run.select import host_recipe
 from ..util.errors import DevkitError
 from ..util.fsutil import publish_file, write_atomic
 from ..verify.junit import Case, write_junit
@@ -26,7 +27,7 @@ from ..verify.junit import Case, write_junit
 @dataclass(frozen=True)
 class Entry:
     recipe: Recipe
-    mode: str  # train | infer | device (targets without a framework runtime)
+    mode: str  # train | infer | distributed | device (targets without a framework runtime)
     version: str | None  # the framework runtime's
     framework: Framework = PADDLE
 
@@ -71,7 +72,8 @@ def matrix_entries(config: DevkitConfig) -> list[Entry]:
                 continue
             for version in config.versions(framework).get(recipe.name, (pinned,)):
                 for mode in config.modes:
-                    if mode in framework.modes:
+                    # (distributed: N processes training, too slow under emulation)
+                    if mode in framework.modes and (mode != "distributed" or host_recipe().matches(recipe.name)):
                         entries.append(Entry(recipe, mode, version, framework))
     return entries
 

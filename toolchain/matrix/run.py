@@ -47,7 +47,12 @@ def run_entry(
                     project,
                     outcomes[0].artifacts[0] if entry.version else None,
                     entry.recipe,
-                    VerifyRequest(model=model, runner=runner, framework=entry.framework.name),
+                    VerifyRequest(
+                        model=model,
+                        runner=runner,
+                        framework=entry.framework.name,
+                        distributed=2 if entry.mode == "distributed" else 0,
+                    ),
                     entry.infer,
                     report_dir / (f"verify-{model}" if model else "verify"),
                 )

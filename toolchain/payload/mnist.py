@@ -41,24 +41,33 @@ def initial_state(model: nn.Layer, seed: int) -> dict:
     return state
 
 
-def train(place: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+def train(place: str, data: dict, steps: int, batch: int, seed: int, world: int = 1) -> dict:
+    """With world > 1, in a paddle.distributed job: this rank's share of every batch, the model
+    in paddle.DataParallel, and the loss of the whole batch (the mean over the ranks)."""
+    import paddle.distributed as dist
+
     paddle.set_device(place)
     model = LeNet()
     model.set_state_dict({k: paddle.to_tensor(v) for k, v in initial_state(model, seed).items()})
+    net = paddle.DataParallel(model) if world > 1 else model
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
     x_train, y_train = data["x_train"], data["y_train"]
     order = rng(seed).permutation(len(x_train))
+    share, first = batch // world, (dist.get_rank() if world > 1 else 0) * (batch // world)
     losses = []
     start = time.perf_counter()
     for step in range(steps):
-        idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
+        idx = np.take(order, range(step * batch + first, step * batch + first + share), mode="wrap")
         x = paddle.to_tensor(x_train[idx])
         y = paddle.to_tensor(y_train[idx])
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(net(x), y)
         loss.backward()
         opt.step()
         opt.clear_grad()
-        losses.append(float(loss))
+        if world > 1:
+            loss = loss.detach().clone()
+            dist.all_reduce(loss)
+        losses.append(float(loss) / world)
         if step % 50 == 0 or step == steps - 1:
             log(f"  mnist {place} step {step}: loss {losses[-1]:.4f}")
     train_seconds = time.perf_counter() - start

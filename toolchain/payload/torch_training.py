@@ -48,25 +48,32 @@ def initial_state(torch, model, seed: int) -> dict:
     return state
 
 
-def train(torch, device: str, data: dict, steps: int, batch: int, seed: int) -> dict:
-    F = torch.nn.functional
+def train(torch, device: str, data: dict, steps: int, batch: int, seed: int, world: int = 1) -> dict:
+    """With world > 1, in a torch.distributed job: this rank's share of every batch, the model in
+    DistributedDataParallel, and the loss of the whole batch (the mean over the ranks)."""
+    F, dist = torch.nn.functional, torch.distributed
     torch.manual_seed(seed)
     model = lenet(torch)
     model.load_state_dict(initial_state(torch, model, seed))
     model.to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    net = torch.nn.parallel.DistributedDataParallel(model) if world > 1 else model
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     x_train, y_train = data["x_train"], data["y_train"]
     order = np.random.RandomState(seed).permutation(len(x_train))
+    share, first = batch // world, (dist.get_rank() if world > 1 else 0) * (batch // world)
     losses = []
     start = time.perf_counter()
     for step in range(steps):
-        idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
+        idx = np.take(order, range(step * batch + first, step * batch + first + share), mode="wrap")
         x = torch.from_numpy(x_train[idx]).to(device)
         y = torch.from_numpy(y_train[idx].reshape(-1).astype(np.int64)).to(device)
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(net(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if world > 1:
+            loss = loss.detach().clone()
+            dist.all_reduce(loss, op=dist.ReduceOp.AVG)
         losses.append(float(loss.item()))
         if step % 50 == 0 or step == steps - 1:
             log(f"  mnist {device} step {step}: loss {losses[-1]:.4f}")

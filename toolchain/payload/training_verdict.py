@@ -62,3 +62,55 @@ def training_verdict(
         "device": dev,
         "cpu": cpu,
     }
+
+
+def collectives_verdict(ranks: dict, backend: str, reference: str) -> dict:
+    """`ranks`: each rank's list of {case, passed, detail}; one check over all of them."""
+    failed = [f"rank {r}: {c['case']}: {c['detail']}" for r, cases in ranks.items() for c in cases if not c["passed"]]
+    cases = ranks[0]
+    return {
+        "name": "collectives",
+        "passed": not failed and bool(cases),
+        "detail": f"{len(cases)} cases on {len(ranks)} ranks ({backend}) vs {reference}: "
+        + ("all match" if not failed else f"{len(failed)} differ, first: {failed[0]}"),
+        "cases": cases,
+        "failed": failed,
+    }
+
+
+def parallel_verdict(parallel: dict, single: dict, ranks: int, steps: int, batch: int, max_curve_diff: float) -> dict:
+    """Data-parallel training on `ranks` devices against one process on the whole batch: the
+    per-step loss within `max_curve_diff`, the held-out accuracy within 0.01."""
+    diff = float(np.max(np.abs(np.array(parallel["losses"]) - np.array(single["losses"]))))
+    acc_diff = abs(parallel["heldout_accuracy"] - single["heldout_accuracy"])
+    criteria = {"max_curve_abs_diff": max_curve_diff, "max_accuracy_diff": 0.01}
+    return {
+        "name": "data parallel",
+        "passed": bool(diff <= max_curve_diff and acc_diff <= criteria["max_accuracy_diff"]),
+        "detail": f"LeNet on {ranks} devices x {batch // ranks} vs one process x {batch}: max |loss diff| {diff:.2e}, "
+        f"held-out accuracy {parallel['heldout_accuracy']:.3f} vs {single['heldout_accuracy']:.3f}",
+        "criteria": criteria,
+        "steps": steps,
+        "batch_size": batch,
+        "ranks": ranks,
+        "max_curve_abs_diff": diff,
+        "data_parallel": parallel,
+        "single": single,
+    }
+
+
+def lost_rank_verdict(how: str, last: int, result: dict) -> dict:
+    """Rank 0's collective after rank `last` was killed or stopped: it must fail naming that rank
+    (exited; waited the timeout), not hang."""
+    error = result.get("error") or ""
+    said = f"rank {last}" in error and ("exited" in error if how == "killed" else "_CCL_TIMEOUT_S" in error)
+    return {
+        "name": f"{how} rank",
+        "passed": bool(said),
+        "detail": f"rank {last} {'killed' if how == 'killed' else 'stopped'}: rank 0's all_reduce failed after "
+        f"{result['seconds']} s: {error}"
+        if error
+        else f"rank 0's all_reduce did NOT fail with rank {last} {how}",
+        "error": error,
+        "seconds_to_error": result["seconds"],
+    }

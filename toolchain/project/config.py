@@ -16,7 +16,7 @@ from ..project.frameworks import FRAMEWORKS, Framework
 from ..project.recipes import all_recipes, find_recipe
 from ..util.errors import DevkitError
 
-MODES = ("train", "infer")
+MODES = ("train", "infer", "distributed")  # distributed: opt-in, native targets only
 RUNNERS = ("auto", "docker", "host")
 TRAIN_MODELS = ("mnist", "resnet_bn", "transformer")  # plugin_checks.py: LeNet, then the model battery
 INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")

@@ -19,6 +19,8 @@ from ..run.select import host_recipe
 from ..util.console import err
 from ..util.errors import DevkitError
 from .device import run_device_tests
+from .distributed import check_request as check_distributed_request
+from .distributed import run_distributed_verify
 from .infer import InferOptions, run_infer_verify
 from .modes import CHECK_MODES, DeviceModes
 from .session import VerifyOptions, VerifyResult, wheel_to_check
@@ -40,6 +42,7 @@ class VerifyRequest:
     inference_dir: Path | None = None
     framework: str | None = None  # --framework; None: the project's first, or what a bare wheel is
     modes: DeviceModes = CHECK_MODES  # --modes
+    distributed: int = 0  # --distributed N: data parallel on N devices in N processes
 
 
 def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
@@ -95,7 +98,7 @@ def run_verification(
 ) -> VerifyResult:
     config = project_config(project)
     framework = framework_for(project, wheel, request.framework)
-    suffix = "" if framework is PADDLE else f"-{framework.name}"
+    suffix = ("" if framework is PADDLE else f"-{framework.name}") + ("-distributed" if request.distributed else "")
     if project is not None:
         report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{suffix}{'-infer' if infer else ''}"
     report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}{suffix}").resolve()
@@ -111,6 +114,10 @@ def run_verification(
         data_dir=request.data,
         modes=request.modes,
     )
+    if request.distributed:
+        check_distributed_request(request.distributed, options, infer)
+        wheel = wheel_to_check(project, wheel, recipe, framework)
+        return run_distributed_verify(wheel, options, report_dir, request.distributed)
     if framework is not PADDLE:
         if infer:
             raise DevkitError(

@@ -240,10 +240,33 @@ def finish(report: dict, options: VerifyOptions, report_dir: Path, start: float,
 
 
 def plot_losses(report: dict, path: Path) -> Path | None:
-    mnist = next(
-        (c for c in report.get("checks", []) if c.get("name") in ("mnist", report.get("model")) and "device" in c), None
-    )
-    if mnist is None:
+    """The loss curves of the report's training check: device vs CPU, or (--distributed) N
+    processes vs one."""
+    checks = report.get("checks", [])
+    mnist = next((c for c in checks if c.get("name") in ("mnist", report.get("model")) and "device" in c), None)
+    parallel = next((c for c in checks if c.get("name") == "data parallel" and "single" in c), None)
+    if parallel is not None:
+        device, ranks, batch = report["device"], parallel["ranks"], parallel["batch_size"]
+        curves = [
+            (f"one process on {device}:0, batch {batch}", parallel["single"]["losses"]),
+            (
+                f"{ranks} processes on {device}:0..{ranks - 1}, {batch // ranks} each",
+                parallel["data_parallel"]["losses"],
+            ),
+        ]
+        title = (
+            f"LeNet data parallel on {ranks} {device} devices vs one — max |diff| {parallel['max_curve_abs_diff']:.1e}, "
+            f"held-out acc {parallel['data_parallel']['heldout_accuracy']:.3f}"
+        )
+    elif mnist is not None:
+        cpu_label = "PyTorch CPU" if report.get("framework") == "torch" else "Paddle CPU"
+        curves = [(cpu_label, mnist["cpu"]["losses"]), (f"{report['device']}:0", mnist["device"]["losses"])]
+        title = (
+            f"{'LeNet' if mnist['name'] == 'mnist' else mnist['name']} on {report['device']}:0 vs CPU — "
+            f"max |diff| {mnist['max_curve_abs_diff']:.1e}, "
+            f"held-out acc {mnist['device']['heldout_accuracy']:.3f}"
+        )
+    else:
         return None
     import matplotlib
 
@@ -251,17 +274,12 @@ def plot_losses(report: dict, path: Path) -> Path | None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
-    cpu_label = "PyTorch CPU" if report.get("framework") == "torch" else "Paddle CPU"
-    ax.plot(mnist["cpu"]["losses"], label=cpu_label, linewidth=2.5, alpha=0.6)
-    ax.plot(mnist["device"]["losses"], label=f"{report['device']}:0", linewidth=1.0)
+    (reference_label, reference), (label, losses) = curves
+    ax.plot(reference, label=reference_label, linewidth=2.5, alpha=0.6)
+    ax.plot(losses, label=label, linewidth=1.0)
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")
-    ax.set_title(
-        f"{'LeNet' if mnist['name'] == 'mnist' else mnist['name']} on {report['device']}:0 vs CPU — "
-        f"max |diff| {mnist['max_curve_abs_diff']:.1e}, "
-        f"held-out acc {mnist['device']['heldout_accuracy']:.3f}",
-        fontsize=9,
-    )
+    ax.set_title(title, fontsize=9)
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()

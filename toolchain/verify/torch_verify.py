@@ -28,7 +28,7 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
     }
 
 
-def _with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
+def with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
     """A bare wheel names its device: torch_<type>-<version>-...whl."""
     if options.device_type:
         return options
@@ -43,7 +43,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
         )
     if options.steps < 20:
         raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
-    options = _with_device(options, wheel)
+    options = with_device(options, wheel)
     dataset = load_dataset(options.data_dir)
     with plugin_session(wheel, options, report_dir) as session:
         dataset.save(session.work / "data.npz")
@@ -71,7 +71,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
 
 def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only: str, ops: str = "") -> VerifyResult:
     """test-ops (only="ops") and check-kernels (only="kernels") for the torch adapter."""
-    options = _with_device(options, wheel)
+    options = with_device(options, wheel)
     with plugin_session(wheel, options, report_dir) as session:
         report = session.run_payload(
             f"torch {only} checks on {options.recipe.name}",

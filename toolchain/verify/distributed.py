@@ -1,0 +1,65 @@
+"""`devkit verify --distributed N`: the plugin's collectives and data-parallel training in N
+processes, one device each, started by the framework's own launcher in a fresh environment
+(payload/torch_distributed.py, payload/paddle_distributed.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..project.frameworks import TORCH
+from ..run.select import host_recipe
+from ..util.errors import DevkitError
+from ..util.resources import PAYLOAD_DIR
+from .datasets import load_dataset
+from .session import VerifyOptions, VerifyResult, finish, plugin_session
+from .torch_verify import torch_env, with_device
+
+PAYLOADS = {"torch": PAYLOAD_DIR / "torch_distributed.py", "paddle": PAYLOAD_DIR / "paddle_distributed.py"}
+MAX_RANKS = 8  # the host-backed device's default count is 2; <NAME>_DEVICE_COUNT raises it up to 8
+
+
+def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
+    """What --distributed refuses before any wheel is looked for."""
+    if infer:
+        raise DevkitError("--distributed verifies training; --infer is one process", "drop one of them")
+    if not 2 <= ranks <= MAX_RANKS:
+        raise DevkitError(
+            f"--distributed {ranks}: data parallelism needs 2 to {MAX_RANKS} ranks", "use --distributed 2"
+        )
+    if not host_recipe().matches(options.recipe.name):
+        raise DevkitError(
+            f"--distributed trains {ranks} processes, which emulation of {options.recipe.name} makes too slow to "
+            "finish (the collectives themselves are tested across processes by its device tests)",
+            "verify --distributed on x86_64 (host or container runner)",
+        )
+    if options.model != "mnist":
+        raise DevkitError(f"--distributed trains LeNet on MNIST, not {options.model}", "use --model mnist")
+    if options.steps < 20:
+        raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
+
+
+def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path, ranks: int) -> VerifyResult:
+    check_request(ranks, options, infer=False)
+    framework = options.framework
+    if framework is TORCH:
+        options = with_device(options, wheel)
+    dataset = load_dataset(options.data_dir)
+    with plugin_session(wheel, options, report_dir) as session:
+        dataset.save(session.work / "data.npz")
+        env = torch_env(options, session, strict=False) if framework is TORCH else options.check_env
+        report = session.run_payload(
+            f"{framework.label} data parallel on {ranks} devices of {options.recipe.name} ({options.steps} steps)",
+            PAYLOADS[framework.name],
+            [
+                "--data",
+                session.runner.path(session.work / "data.npz"),
+                "--steps",
+                str(options.steps),
+                "--ranks",
+                str(ranks),
+            ],
+            "report.json",
+            env=env,
+        )
+    report.update(wheel=str(wheel), runner=session.runner.name, framework=framework.name)
+    return finish(report, options, report_dir, session.start, session.log)
