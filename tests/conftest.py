@@ -3,6 +3,7 @@ they share one rendered and built STPU project per test session."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,6 +28,31 @@ def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproces
 
 # The checks `devkit verify` runs on a Paddle plugin before its model (mnist, or a battery model).
 PADDLE_CHECKS = ["registration", "kernel signatures", "tensor", "devices", "queued work", "ops", "strided views"]
+
+
+def verify_distributed(project: Path, *flags: str, collectives: str) -> dict:
+    """`devkit verify PROJECT --distributed 2 --steps 40 --runner host FLAGS`: it passes, with the
+    four checks, `collectives` in that check's line, both lost ranks named exactly and one loss
+    per step in both curves. Returns the report."""
+    argv = ["verify", str(project), "--runner", "host", "--distributed", "2", "--steps", "40", *flags, "--json"]
+    proc = devkit(*argv, check=False)
+    summary = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    checks = {c["name"]: c for c in summary["checks"]}
+    assert list(checks) == ["collectives", "data parallel", "killed rank", "stalled rank"]
+    assert collectives in checks["collectives"]["detail"]
+    assert "which has exited" in checks["killed rank"]["detail"]
+    assert "waited 5 s for rank 1 (STPU_CCL_TIMEOUT_S=5)" in checks["stalled rank"]["detail"]
+    report = json.loads(Path(summary["report"]).read_text())
+    parallel = next(c for c in report["checks"] if c["name"] == "data parallel")
+    assert len(parallel["data_parallel"]["losses"]) == len(parallel["single"]["losses"]) == 40
+    assert parallel["max_curve_abs_diff"] <= parallel["criteria"]["max_curve_abs_diff"]
+    assert report["distributed"] == 2 and Path(summary["plot"]).stat().st_size > 10_000
+    return report
+
+
+def collective_cases(report: dict) -> set[str]:
+    return {c["case"] for c in next(c for c in report["checks"] if c["name"] == "collectives")["cases"]}
 
 
 def wheel_name(arch: str, policy: str = r"manylinux_2_\d+") -> str:

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import devkit
+from conftest import collective_cases, devkit, verify_distributed
 
 from devkit.run.envs import cache_root, clone_env
 
@@ -96,21 +96,11 @@ def test_verify_distributed_runs_ddp_on_the_c10d_backend(torch_project, torch_bu
     """torchrun, two ranks on stpu:0 and stpu:1, init_process_group() without a backend (the one
     registered for the device: stpuccl); every collective vs gloo, DDP LeNet vs one process, and a
     killed and a stopped rank."""
-    argv = ["verify", str(torch_project), "--framework", "torch", "--runner", "host", "--distributed", "2"]
-    proc = devkit(*argv, "--steps", "40", "--json", check=False)
-    summary = json.loads(proc.stdout)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    checks = {c["name"]: c for c in summary["checks"]}
-    assert list(checks) == ["collectives", "data parallel", "killed rank", "stalled rank"]
-    assert "on 2 ranks (backend stpuccl) vs gloo on the CPU: all match" in checks["collectives"]["detail"]
-    assert "which has exited" in checks["killed rank"]["detail"]
-    assert "waited 5 s for rank 1 (STPU_CCL_TIMEOUT_S=5)" in checks["stalled rank"]["detail"]
-    report = json.loads(Path(summary["report"]).read_text())
-    parallel = next(c for c in report["checks"] if c["name"] == "data parallel")
-    assert len(parallel["data_parallel"]["losses"]) == 40
-    assert parallel["max_curve_abs_diff"] <= parallel["criteria"]["max_curve_abs_diff"]
-    cases = {c["case"] for c in next(c for c in report["checks"] if c["name"] == "collectives")["cases"]}
-    assert {"all_reduce AVG float32", "reduce_scatter_tensor PRODUCT int64", "all_gather uint8", "barrier"} <= cases
+    report = verify_distributed(
+        torch_project, "--framework", "torch", collectives="on 2 ranks (backend stpuccl) vs gloo on the CPU: all match"
+    )
+    wanted = {"all_reduce AVG float32", "reduce_scatter_tensor PRODUCT int64", "all_gather uint8", "barrier"}
+    assert wanted <= collective_cases(report)
 
 
 def test_verify_trains_lenet_with_zero_fallbacks(torch_verify):

@@ -18,9 +18,9 @@ from ..project.config import DevkitConfig
 from ..project.frameworks import PADDLE, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe, find_recipe
-from ..run.select import host_recipe
 from ..util.errors import DevkitError
 from ..util.fsutil import publish_file, write_atomic
+from ..verify.distributed import runs_distributed
 from ..verify.junit import Case, write_junit
 
 
@@ -72,8 +72,7 @@ def matrix_entries(config: DevkitConfig) -> list[Entry]:
                 continue
             for version in config.versions(framework).get(recipe.name, (pinned,)):
                 for mode in config.modes:
-                    # (distributed: N processes training, too slow under emulation)
-                    if mode in framework.modes and (mode != "distributed" or host_recipe().matches(recipe.name)):
+                    if mode in framework.modes and (mode != "distributed" or runs_distributed(recipe)):
                         entries.append(Entry(recipe, mode, version, framework))
     return entries
 

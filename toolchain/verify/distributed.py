@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..project.frameworks import TORCH
+from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.errors import DevkitError
 from ..util.resources import PAYLOAD_DIR
@@ -18,15 +19,20 @@ PAYLOADS = {"torch": PAYLOAD_DIR / "torch_distributed.py", "paddle": PAYLOAD_DIR
 MAX_RANKS = 8  # the host-backed device's default count is 2; <NAME>_DEVICE_COUNT raises it up to 8
 
 
+def runs_distributed(recipe: Recipe) -> bool:
+    """Only natively: N processes training under emulation would take hours."""
+    return host_recipe().matches(recipe.name)
+
+
 def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
-    """What --distributed refuses before any wheel is looked for."""
+    """What --distributed refuses, before any wheel is looked for."""
     if infer:
         raise DevkitError("--distributed verifies training; --infer is one process", "drop one of them")
     if not 2 <= ranks <= MAX_RANKS:
         raise DevkitError(
             f"--distributed {ranks}: data parallelism needs 2 to {MAX_RANKS} ranks", "use --distributed 2"
         )
-    if not host_recipe().matches(options.recipe.name):
+    if not runs_distributed(options.recipe):
         raise DevkitError(
             f"--distributed trains {ranks} processes, which emulation of {options.recipe.name} makes too slow to "
             "finish (the collectives themselves are tested across processes by its device tests)",
@@ -34,12 +40,11 @@ def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
         )
     if options.model != "mnist":
         raise DevkitError(f"--distributed trains LeNet on MNIST, not {options.model}", "use --model mnist")
-    if options.steps < 20:
-        raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
+    options.require_training_steps()
 
 
 def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path, ranks: int) -> VerifyResult:
-    check_request(ranks, options, infer=False)
+    """The request has passed check_request (run_verification checks it before finding the wheel)."""
     framework = options.framework
     if framework is TORCH:
         options = with_device(options, wheel)

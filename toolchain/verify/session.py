@@ -29,6 +29,8 @@ from ..util.fsutil import write_atomic
 from .modes import CHECK_MODES, DeviceModes
 from .report import Report
 
+MIN_TRAINING_STEPS = 20
+
 
 @dataclass(frozen=True)
 class VerifyOptions:
@@ -48,6 +50,13 @@ class VerifyOptions:
         """The device's modes, whatever the user's shell says (without a device type, for a bare
         Paddle wheel, its device library's defaults, which are the same)."""
         return self.modes.env(self.device_type) if self.device_type else {}
+
+    def require_training_steps(self) -> None:
+        """Training verdicts (loss drop, held-out accuracy) need this many steps at least."""
+        if self.steps < MIN_TRAINING_STEPS:
+            raise DevkitError(
+                f"--steps {self.steps} is too few to judge training", f"use --steps {MIN_TRAINING_STEPS} or more"
+            )
 
     @property
     def check_env(self) -> dict[str, str | None]:

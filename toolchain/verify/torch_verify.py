@@ -41,8 +41,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             f"--model {options.model} is a Paddle model battery entry; the PyTorch adapter trains LeNet on MNIST",
             "use --model mnist with --framework torch",
         )
-    if options.steps < 20:
-        raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
+    options.require_training_steps()
     options = with_device(options, wheel)
     dataset = load_dataset(options.data_dir)
     with plugin_session(wheel, options, report_dir) as session:

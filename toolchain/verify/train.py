@@ -18,8 +18,7 @@ FALLBACK_PAYLOAD = PAYLOAD_DIR / "fallback_report.py"
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     if options.model not in TRAIN_MODELS:
         raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
-    if options.steps < 20:
-        raise DevkitError(f"--steps {options.steps} is too few to judge training", "use --steps 20 or more")
+    options.require_training_steps()
     dataset = load_dataset(options.data_dir)
     battery = options.model != "mnist"
     with plugin_session(wheel, options, report_dir) as session:
