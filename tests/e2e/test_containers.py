@@ -160,6 +160,9 @@ def test_aarch64_torch_verify_under_emulation(project):
     assert report["torch_version"].startswith("2.9.1") and report["runner"].startswith("docker:devkit-verify-aarch64")
     mnist = next(c for c in report["checks"] if c["name"] == "mnist")
     assert mnist["fallbacks"] == {} and mnist["steps"] == 100
+    # the CPU curve trained natively by the host's torch, not for ten minutes under qemu
+    assert re.fullmatch(r"torch 2\.13\.0\S* CPU on x86_64 \(native\)", mnist["cpu_reference"]), mnist["cpu_reference"]
+    assert "torch_reference.py" in Path(report["log"]).read_text()
     assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
 
 

@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--cpu-reference", help="mnist: the CPU curve, trained natively (torch_reference.py)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
@@ -77,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
                 "devices": lambda: check_devices(torch, args.device),
                 "queued-work": lambda: check_queued_work(torch, args.device),
                 "ops": lambda: check_ops(torch, args.device, args.ops),
-                "mnist": lambda: check_mnist(torch, args.device, data, args.steps, args.batch_size, args.seed),
+                "mnist": lambda: check_mnist(
+                    torch, args.device, data, args.steps, args.batch_size, args.seed, args.cpu_reference
+                ),
                 "kernels": lambda: check_kernels(torch, args.device),
                 "fallback-report": lambda: check_fallback_report(torch, args.device, data, args.seed),
             }

@@ -3,6 +3,7 @@ fallback report, and the list of registered kernels."""
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 
@@ -93,12 +94,28 @@ def fallback_counts(torch, device: str) -> dict:
     return dict(getattr(torch, device).fallback_counts())
 
 
-def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+def cpu_reference(torch, data: dict, steps: int, batch: int, seed: int, path: str | None) -> dict:
+    """The CPU curve: trained here, or read from `path` (trained natively for an emulated target by
+    torch_reference.py), which must be of the same run."""
+    if not path:
+        cpu = train(torch, "cpu", data, steps, batch, seed)
+        cpu["trained"] = {"where": f"torch {torch.__version__} CPU in this process"}
+        return cpu
+    with open(path) as f:
+        cpu = json.load(f)
+    trained = cpu.get("trained", {})
+    wanted = {"steps": steps, "batch_size": batch, "seed": seed}
+    if any(trained.get(k) != v for k, v in wanted.items()):
+        raise ValueError(f"the CPU reference {path} was trained with {trained}, this run needs {wanted}")
+    return cpu
+
+
+def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: int, reference: str | None) -> dict:
     try:
         getattr(torch, device).reset_fallback_counts()
         dev = train(torch, device, data, steps, batch, seed)
         fell_back = fallback_counts(torch, device)
-        cpu = train(torch, "cpu", data, steps, batch, seed)
+        cpu = cpu_reference(torch, data, steps, batch, seed, reference)
     except Exception as exc:
         return {
             "name": "mnist",
@@ -118,6 +135,7 @@ def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: in
         criteria={**criteria, "max_fallbacks": 0},
         optimizer="torch.optim.Adam(lr=1e-3), foreach default",
         fallbacks=fell_back,
+        cpu_reference=cpu["trained"]["where"],
     )
     return report
 

@@ -130,11 +130,11 @@ def check_wheel(wheel: Path, options: VerifyOptions) -> str:
 
 
 def fresh_env(
-    runner: Runner, work: Path, wheel: Path, version: str, log: Path, options: VerifyOptions, links: Path | None
+    runner: Runner, work: Path, wheel: Path | None, version: str, log: Path, options: VerifyOptions, links: Path | None
 ) -> str:
-    """A venv with the pinned framework runtime and the wheel, and nothing of an earlier verification:
-    a clone of the cached reference env where the runner allows it, else a fresh install. `links`:
-    a directory holding the runtime's wheel (pip prefers it to the index)."""
+    """A venv with the pinned framework runtime and the wheel (none: the runtime alone), and nothing
+    of an earlier verification: a clone of the cached reference env where the runner allows it, else
+    a fresh install. `links`: a directory holding the runtime's wheel (pip prefers it to the index)."""
     framework = options.framework
     find_links = runner.path(links) if links else ""
     reference = reference_env(runner, version, log, framework, options.index_url, find_links)
@@ -142,12 +142,15 @@ def fresh_env(
         return create_env(
             runner,
             work / "venv",
-            [*runtime_requirements(framework, version, options.index_url, find_links), runner.path(wheel)],
-            f"fresh environment ({framework.runtime} {version} + {wheel.name})",
+            [*runtime_requirements(framework, version, options.index_url, find_links)]
+            + ([runner.path(wheel)] if wheel else []),
+            f"fresh environment ({framework.runtime} {version}{f' + {wheel.name}' if wheel else ''})",
             log,
         )
     clone_env(reference, work / "venv")
     python = f"{runner.path(work / 'venv')}/bin/python"  # as the runner sees it
+    if wheel is None:
+        return python
     runner.run(
         Step(
             title=f"fresh environment (clone of {framework.runtime} {version}): install {wheel.name}",
@@ -269,6 +272,7 @@ def plot_losses(report: dict, path: Path) -> Path | None:
         )
     elif mnist is not None:
         cpu_label = "PyTorch CPU" if report.get("framework") == "torch" else "Paddle CPU"
+        cpu_label = mnist["cpu"].get("trained", {}).get("where", cpu_label)
         curves = [(cpu_label, mnist["cpu"]["losses"]), (f"{report['device']}:0", mnist["device"]["losses"])]
         title = (
             f"{'LeNet' if mnist['name'] == 'mnist' else mnist['name']} on {report['device']}:0 vs CPU — "

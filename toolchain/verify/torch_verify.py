@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..util.errors import DevkitError
 from ..util.resources import PAYLOAD_DIR
+from .cpu_reference import native_torch_reference
 from .datasets import load_dataset
 from .session import PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
 
@@ -47,10 +48,13 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
     with plugin_session(wheel, options, report_dir) as session:
         dataset.save(session.work / "data.npz")
         data = session.runner.path(session.work / "data.npz")
+        reference = session.work / "cpu-reference.json"
+        native_reference = native_torch_reference(options, dataset, session.log, reference)
         report = session.run_payload(
             f"torch checks on {options.recipe.name} ({options.steps} mnist steps, CPU fallback forbidden)",
             PAYLOAD,
-            ["--data", data, "--steps", str(options.steps)],
+            ["--data", data, "--steps", str(options.steps)]
+            + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
             env=torch_env(options, session, strict=True),
         )

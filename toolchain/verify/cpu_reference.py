@@ -1,0 +1,60 @@
+"""The CPU curve an emulated target's training is judged against, computed natively.
+
+Under qemu, torch's own CPU kernels are the slowest thing in a verification (LeNet for 100
+steps: ~10 minutes on the emulated CPU against ~80 s on the emulated device), and the curve
+says nothing about the target: it is what torch's CPU computes for these weights, batches and
+optimizer. So for an emulated target it is trained on the build machine's architecture by the
+torch that machine's recipe pins (the one a native verification uses, whose environment is
+cached), and the device's curve, trained on the target, must stay within `max-curve-diff` of
+it, as it must of an in-process CPU curve. The report names the torch release and machine that
+trained it. (Not the target's own release: for x86_64 that is, outside a CPU index, a 900 MB
+CUDA build plus several GB of nvidia packages.)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from ..build.torch_wheel import torch_wheel_dir
+from ..project.frameworks import TORCH
+from ..run.select import host_recipe, verify_runner
+from ..run.step import Step
+from ..util.resources import PAYLOAD_DIR
+from .datasets import Dataset
+from .session import VerifyOptions, fresh_env, work_dir
+
+PAYLOAD = PAYLOAD_DIR / "torch_reference.py"
+
+
+def native_torch_reference(options: VerifyOptions, dataset: Dataset, log: Path, out: Path) -> bool:
+    """For an emulated target, train the reference on the host's architecture and write it to `out`;
+    False (nothing written) when the target is native or the host has no torch, where the
+    verification trains its reference beside the device."""
+    native = host_recipe()
+    version = TORCH.version(native)
+    if native.matches(options.recipe.name) or version is None:
+        return False
+    links = torch_wheel_dir(native, version, options.index_url)
+    with work_dir() as work:
+        runner = verify_runner(options.runner, native, work, [links], log)
+        python = fresh_env(runner, work, None, version, log, replace(options, recipe=native), links)
+        dataset.save(work / "data.npz")
+        runner.run(
+            Step(
+                title=f"CPU reference on {native.name} (torch {version}, {options.steps} mnist steps)",
+                argv=[
+                    python,
+                    runner.path(PAYLOAD),
+                    *("--data", runner.path(work / "data.npz"), "--steps", str(options.steps)),
+                    *("--out", runner.path(work / "reference.json")),
+                ],
+                log=log,
+                cwd=Path(runner.path(work)),
+                env={"DEVKIT_TOLERANCES": options.check_env["DEVKIT_TOLERANCES"], "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+            )
+        )
+        reference = json.loads((work / "reference.json").read_text())
+    out.write_text(json.dumps(reference))
+    return True
