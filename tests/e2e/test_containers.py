@@ -134,7 +134,8 @@ def test_aarch64_verify_under_emulation(project):
     assert summary["passed"], summary
     report = json.loads(Path(summary["report"]).read_text())
     assert report["paddle_version"] == "3.2.2" and report["runner"].startswith("docker:devkit-verify-aarch64")
-    assert next(c for c in report["checks"] if c["name"] == "mnist")["steps"] == 100
+    mnist = next(c for c in report["checks"] if c["name"] == "mnist")
+    assert mnist["steps"] == 100 and mnist["cpu_reference"] == "paddle 3.3.1 CPU on x86_64 (native)"
     assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
     assert_cloned_from_a_clean_reference(summary)
 
@@ -162,7 +163,7 @@ def test_aarch64_torch_verify_under_emulation(project):
     assert mnist["fallbacks"] == {} and mnist["steps"] == 100
     # the CPU curve trained natively by the host's torch, not for ten minutes under qemu
     assert re.fullmatch(r"torch 2\.13\.0\S* CPU on x86_64 \(native\)", mnist["cpu_reference"]), mnist["cpu_reference"]
-    assert "torch_reference.py" in Path(report["log"]).read_text()
+    assert "cpu_reference.py --framework torch" in Path(report["log"]).read_text()
     assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
 
 

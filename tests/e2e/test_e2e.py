@@ -67,6 +67,7 @@ def test_verify_passes_with_no_fallback(built_project):
     checks = {c["name"]: c for c in report["checks"]}
     mnist = checks["mnist"]
     assert mnist["device"]["heldout_accuracy"] >= 0.85 and "scikit-learn" in mnist["dataset"]
+    assert mnist["cpu_reference"] == f"paddle {report['paddle_version']} CPU in this process"  # native target
     assert {"conv2d_grad", "adam", "cross_entropy_with_softmax_grad", "pool2d_grad"} <= set(
         report["registered_kernels"]
     )

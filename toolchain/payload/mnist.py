@@ -7,7 +7,7 @@ import traceback
 
 from check_common import MNIST_CRITERIA, F, _first_line, log, nn, np, paddle
 from op_helpers import rng
-from training_verdict import training_verdict
+from training_verdict import cpu_reference, training_verdict
 
 
 class LeNet(nn.Layer):
@@ -87,10 +87,16 @@ def train(place: str, data: dict, steps: int, batch: int, seed: int, world: int 
     }
 
 
-def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> dict:
+def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int, reference: str | None = None) -> dict:
+    """`reference`: the CPU curve trained natively (an emulated target's), else trained here."""
     try:
         dev = train(device, data, steps, batch, seed)
-        cpu = train("cpu", data, steps, batch, seed)
+        cpu = cpu_reference(
+            lambda: train("cpu", data, steps, batch, seed),
+            f"paddle {paddle.__version__}",
+            {"steps": steps, "batch_size": batch, "seed": seed},
+            reference,
+        )
     except Exception as exc:
         return {
             "name": "mnist",
@@ -98,4 +104,6 @@ def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int) -> d
             "detail": _first_line(exc),
             "traceback": traceback.format_exc()[-3000:],
         }
-    return training_verdict("mnist", dev, cpu, MNIST_CRITERIA, data, steps, batch, seed)
+    report = training_verdict("mnist", dev, cpu, MNIST_CRITERIA, data, steps, batch, seed)
+    report["cpu_reference"] = cpu["trained"]["where"]
+    return report

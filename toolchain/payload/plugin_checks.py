@@ -322,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--cpu-reference", help="mnist: the CPU curve, trained natively (cpu_reference.py)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
@@ -369,7 +370,11 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 ("ops", "ops vs cpu", lambda: check_ops(device, registered)),
                 ("strided-views", "strided views", lambda: check_strided_views(device)),
-                ("mnist", f"mnist ({args.steps} steps)", lambda: check_mnist(device, data, *training)),
+                (
+                    "mnist",
+                    f"mnist ({args.steps} steps)",
+                    lambda: check_mnist(device, data, *training, args.cpu_reference),
+                ),
                 *(
                     (model, f"{model} ({args.steps} steps)", partial(check_battery, model, device, data, *training))
                     for model in BATTERY

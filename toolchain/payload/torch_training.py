@@ -3,13 +3,12 @@ fallback report, and the list of registered kernels."""
 
 from __future__ import annotations
 
-import json
 import time
 import traceback
 
 import numpy as np
 from torch_common import FORWARD, TOL, first_line, log
-from training_verdict import training_verdict
+from training_verdict import cpu_reference, training_verdict
 
 
 def lenet(torch):
@@ -94,28 +93,17 @@ def fallback_counts(torch, device: str) -> dict:
     return dict(getattr(torch, device).fallback_counts())
 
 
-def cpu_reference(torch, data: dict, steps: int, batch: int, seed: int, path: str | None) -> dict:
-    """The CPU curve: trained here, or read from `path` (trained natively for an emulated target by
-    torch_reference.py), which must be of the same run."""
-    if not path:
-        cpu = train(torch, "cpu", data, steps, batch, seed)
-        cpu["trained"] = {"where": f"torch {torch.__version__} CPU in this process"}
-        return cpu
-    with open(path) as f:
-        cpu = json.load(f)
-    trained = cpu.get("trained", {})
-    wanted = {"steps": steps, "batch_size": batch, "seed": seed}
-    if any(trained.get(k) != v for k, v in wanted.items()):
-        raise ValueError(f"the CPU reference {path} was trained with {trained}, this run needs {wanted}")
-    return cpu
-
-
 def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: int, reference: str | None) -> dict:
     try:
         getattr(torch, device).reset_fallback_counts()
         dev = train(torch, device, data, steps, batch, seed)
         fell_back = fallback_counts(torch, device)
-        cpu = cpu_reference(torch, data, steps, batch, seed, reference)
+        cpu = cpu_reference(
+            lambda: train(torch, "cpu", data, steps, batch, seed),
+            f"torch {torch.__version__}",
+            {"steps": steps, "batch_size": batch, "seed": seed},
+            reference,
+        )
     except Exception as exc:
         return {
             "name": "mnist",

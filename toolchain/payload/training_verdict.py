@@ -4,6 +4,8 @@ same weights and batches, and each check's time."""
 
 from __future__ import annotations
 
+import json
+import platform
 import time
 from collections.abc import Callable
 
@@ -27,6 +29,24 @@ def load_data(path: str | None) -> dict | None:
         data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
         data["source"] = str(npz["source"])
     return data
+
+
+def cpu_reference(train_cpu: Callable[[], dict], runtime: str, run: dict, path: str | None) -> dict:
+    """The CPU curve a training check compares the device's with: `train_cpu()` here, or read from
+    `path` (an emulated target's, trained natively by cpu_reference.py), which must be of the same
+    `run` (steps, batch_size, seed)."""
+    if not path:
+        return {**train_cpu(), "trained": {"where": f"{runtime} CPU in this process", **run}}
+    with open(path) as f:
+        cpu = json.load(f)
+    trained = cpu.get("trained", {})
+    if any(trained.get(k) != v for k, v in run.items()):
+        raise ValueError(f"the CPU reference {path} was trained with {trained}, this run needs {run}")
+    return cpu
+
+
+def trained_natively(cpu: dict, runtime: str, run: dict) -> dict:
+    return {**cpu, "trained": {"where": f"{runtime} CPU on {platform.machine()} (native)", **run}}
 
 
 def training_verdict(

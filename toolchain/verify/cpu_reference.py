@@ -1,14 +1,15 @@
 """The CPU curve an emulated target's training is judged against, computed natively.
 
-Under qemu, torch's own CPU kernels are the slowest thing in a verification (LeNet for 100
-steps: ~10 minutes on the emulated CPU against ~80 s on the emulated device), and the curve
-says nothing about the target: it is what torch's CPU computes for these weights, batches and
-optimizer. So for an emulated target it is trained on the build machine's architecture by the
-torch that machine's recipe pins (the one a native verification uses, whose environment is
-cached), and the device's curve, trained on the target, must stay within `max-curve-diff` of
-it, as it must of an in-process CPU curve. The report names the torch release and machine that
-trained it. (Not the target's own release: for x86_64 that is, outside a CPU index, a 900 MB
-CUDA build plus several GB of nvidia packages.)
+Under qemu the framework's own CPU kernels are the slowest part of a verification (LeNet, 100
+steps: torch's CPU ~10 minutes against ~50 s on the emulated device, Paddle's 83 s against
+56 s), and the curve says nothing about the target: it is what the framework's CPU computes for
+these weights, batches and optimizer. So for an emulated target it is trained on the build
+machine's architecture by the runtime that machine's recipe pins (the one a native verification
+uses, whose environment is cached), and the device's curve, trained on the target, must stay
+within `max-curve-diff` of it as it must of an in-process CPU curve. The report names the
+release and machine that trained it. (Not the target's own release: aarch64's Paddle 3.2.2 and
+torch 2.9.1 are not the host's, and x86_64's torch 2.9.1 is, outside a CPU index, a 900 MB CUDA
+build plus several GB of nvidia packages.)
 """
 
 from __future__ import annotations
@@ -25,34 +26,34 @@ from ..util.resources import PAYLOAD_DIR
 from .datasets import Dataset
 from .session import VerifyOptions, fresh_env, work_dir
 
-PAYLOAD = PAYLOAD_DIR / "torch_reference.py"
+PAYLOAD = PAYLOAD_DIR / "cpu_reference.py"
 
 
-def native_torch_reference(options: VerifyOptions, dataset: Dataset, log: Path, out: Path) -> bool:
+def native_cpu_reference(options: VerifyOptions, dataset: Dataset, log: Path, out: Path) -> bool:
     """For an emulated target, train the reference on the host's architecture and write it to `out`;
-    False (nothing written) when the target is native or the host has no torch, where the
-    verification trains its reference beside the device."""
-    native = host_recipe()
-    version = TORCH.version(native)
+    False (nothing written) when the target is native or the host has no runtime of the framework,
+    where the verification trains its reference beside the device."""
+    native, framework = host_recipe(), options.framework
+    version = framework.version(native)
     if native.matches(options.recipe.name) or version is None:
         return False
-    links = torch_wheel_dir(native, version, options.index_url)
+    links = torch_wheel_dir(native, version, options.index_url) if framework is TORCH else None
     with work_dir() as work:
-        runner = verify_runner(options.runner, native, work, [links], log)
+        runner = verify_runner(options.runner, native, work, [links] if links else [], log)
         python = fresh_env(runner, work, None, version, log, replace(options, recipe=native), links)
         dataset.save(work / "data.npz")
         runner.run(
             Step(
-                title=f"CPU reference on {native.name} (torch {version}, {options.steps} mnist steps)",
+                title=f"CPU reference on {native.name} ({framework.runtime} {version}, {options.steps} mnist steps)",
                 argv=[
                     python,
                     runner.path(PAYLOAD),
-                    *("--data", runner.path(work / "data.npz"), "--steps", str(options.steps)),
-                    *("--out", runner.path(work / "reference.json")),
+                    *("--framework", framework.name, "--data", runner.path(work / "data.npz")),
+                    *("--steps", str(options.steps), "--out", runner.path(work / "reference.json")),
                 ],
                 log=log,
                 cwd=Path(runner.path(work)),
-                env={"DEVKIT_TOLERANCES": options.check_env["DEVKIT_TOLERANCES"], "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+                env={**options.check_env, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
             )
         )
         reference = json.loads((work / "reference.json").read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..util.errors import DevkitError
 from ..util.resources import PAYLOAD_DIR
-from .cpu_reference import native_torch_reference
+from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
 from .session import PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
 
@@ -49,7 +49,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
         dataset.save(session.work / "data.npz")
         data = session.runner.path(session.work / "data.npz")
         reference = session.work / "cpu-reference.json"
-        native_reference = native_torch_reference(options, dataset, session.log, reference)
+        native_reference = native_cpu_reference(options, dataset, session.log, reference)
         report = session.run_payload(
             f"torch checks on {options.recipe.name} ({options.steps} mnist steps, CPU fallback forbidden)",
             PAYLOAD,

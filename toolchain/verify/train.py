@@ -8,6 +8,7 @@ from pathlib import Path
 from ..project.config import TRAIN_MODELS
 from ..util.errors import DevkitError
 from ..util.resources import PAYLOAD_DIR
+from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
 from .session import VerifyOptions, VerifyResult, finish, plugin_session
 
@@ -35,10 +36,13 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
                 "fallback.json",
                 env=fallback_env,
             )
+        reference = session.work / "cpu-reference.json"
+        native_reference = not battery and native_cpu_reference(options, dataset, session.log, reference)
         report = session.run_payload(
             f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
             PAYLOAD,
-            ["--data", data, "--steps", str(options.steps), "--model", options.model],
+            ["--data", data, "--steps", str(options.steps), "--model", options.model]
+            + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
         )
         if battery:
