@@ -55,6 +55,47 @@ def collective_cases(report: dict) -> set[str]:
     return {c["case"] for c in next(c for c in report["checks"] if c["name"] == "collectives")["cases"]}
 
 
+# A backend whose device library calls into OpenCL, declared as its vendor SDK ([tool.devkit.sdk])
+# and provided from Debian's packages: the Khronos headers and the ICD loader (libOpenCL.so.1).
+OPENCL_SDK = """
+[tool.devkit.sdk]
+name = "opencl"
+version = "3.0"
+headers = [{headers}]
+libraries = ["OpenCL"]
+include-dirs = ["usr/include"]
+lib-dirs = ["usr/lib/{{triple}}"]
+runtime-libs = ["libOpenCL.so.1"]
+
+[tool.devkit.sdk.build]
+x86_64 = {{ debian = [{packages}] }}
+aarch64 = {{ debian = ["opencl-c-headers", "ocl-icd-opencl-dev:arm64", "ocl-icd-libopencl1:arm64"] }}
+"""
+OPENCL_PACKAGES = '"opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"'
+OPENCL_CALL = """
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+extern "C" __attribute__((visibility("default"))) int stpu_sdk_platform_count() {
+  cl_uint n = 0;
+  return clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS ? static_cast<int>(n) : -1;
+}
+"""
+
+
+def render_with_opencl_sdk(
+    root: Path, name: str, *, headers: str = '"CL/cl.h"', packages: str = OPENCL_PACKAGES
+) -> Path:
+    """STPU with OpenCL as its SDK, its device library calling clGetPlatformIDs (so the plugin
+    really needs the SDK: DT_NEEDED libOpenCL.so.1, undefined symbols of version OPENCL_1.0)."""
+    project = root / name
+    devkit("new-backend", "STPU", "--out", str(project))
+    with (project / "pyproject.toml").open("a") as f:
+        f.write(OPENCL_SDK.format(headers=headers, packages=packages))
+    with (project / "device" / "src" / "debug.cc").open("a") as f:
+        f.write(OPENCL_CALL)
+    return project
+
+
 def wheel_name(arch: str, policy: str = r"manylinux_2_\d+") -> str:
     """The STPU plugin wheel's name as a regex: devkit retags every wheel manylinux with auditwheel."""
     return rf"paddle_custom_stpu-0\.1\.0-py3-none-{policy}_{arch}\.whl"

@@ -19,11 +19,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PADDLE_CHECKS, devkit
+from conftest import PADDLE_CHECKS, devkit, render_with_opencl_sdk
 
 from devkit.run.doctor import run_doctor
 from devkit.run.engine import Engine
-from devkit.run.envs import container_reference_envs
+from devkit.run.envs import cache_root, container_reference_envs
 
 # What every verification runs with: the reference device as unforgiving as hardware.
 CHECK_MODES_SUMMARY = "2 devices, asynchronous streams, opaque device memory"
@@ -138,6 +138,24 @@ def test_aarch64_verify_under_emulation(project):
     assert mnist["steps"] == 100 and mnist["cpu_reference"] == "paddle 3.3.1 CPU on x86_64 (native)"
     assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
     assert_cloned_from_a_clean_reference(summary)
+
+
+def test_aarch64_cross_build_against_a_declared_sdk(tmp_path):
+    """[tool.devkit.sdk] with Debian's arm64 OpenCL packages: fetched in the builder container
+    (its Debian release, arm64 added there), linked by the cross g++, left out of the wheel."""
+    project = render_with_opencl_sdk(tmp_path, "opencl-backend")
+    summary = json.loads(devkit("build", str(project), "--arch", "aarch64", "--json").stdout)
+    assert "libOpenCL.so.1" in summary["platform"]["excluded"] and summary["platform"]["grafted"] == []
+    with zipfile.ZipFile(summary["wheel"]) as zf:
+        assert not [n for n in zf.namelist() if "libOpenCL" in n]
+        assert b"stpu-sdk-build: opencl=3.0" in zf.read("paddle_custom_device/libpaddle-custom-stpu.so")
+    log = Path(summary["log"]).read_text()
+    (lib_dir,) = json.loads((cache_root() / "sdk-index" / "opencl-3.0-aarch64.json").read_text())["lib_dirs"]
+    assert (Path(lib_dir) / "libOpenCL.so.1").read_bytes()[18] == 183  # the target's library (EM_AARCH64)
+    assert re.search(
+        r"opencl SDK 3\.0 at /cache/sdk/opencl-3\.0-aarch64-\w+ \(\S+/usr/lib/aarch64-linux-gnu/libOpenCL\.so\)", log
+    )
+    devkit("check-abi", summary["wheel"], "--arch", "aarch64")  # OPENCL_1.0 symbols resolved by the arm64 libOpenCL
 
 
 def test_aarch64_torch_cross_build(project):

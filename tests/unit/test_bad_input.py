@@ -82,6 +82,27 @@ class Inputs:
         self.bad_train_model = self._project_with(
             "bad-model", lambda t: t.replace('train-model = "mnist"', 'train-model = "gpt"')
         )
+        # [tool.devkit.sdk] declarations wrong in one way each.
+        self.sdk_dir = self.root / "opencl-sdk"
+        (self.sdk_dir / "include" / "CL").mkdir(parents=True)
+        (self.sdk_dir / "include" / "CL" / "cl.h").write_text("/* headers only: no libOpenCL */\n")
+        (self.sdk_dir / "lib").mkdir()
+        self.sdk_archive = self._write("opencl-sdk.tar.gz", b"\x1f\x8b not really a tarball")
+        sdk = 'name = "opencl"\nversion = "3.0"\nruntime-libs = ["libOpenCL.so.1"]\n'
+        self.sdk_unknown_key = self._with_sdk("sdk-key", sdk + 'colour = "red"\n', 'x86_64 = { dir = "/opt" }')
+        self.sdk_two_sources = self._with_sdk(
+            "sdk-two", sdk, 'x86_64 = { dir = "/opt", debian = ["opencl-c-headers"] }'
+        )
+        self.sdk_no_sha = self._with_sdk("sdk-nosha", sdk, f'x86_64 = {{ archive = "{self.sdk_archive}" }}')
+        self.sdk_bad_soname = self._with_sdk(
+            "sdk-soname", sdk.replace("libOpenCL.so.1", "OpenCL"), f'x86_64 = {{ dir = "{self.sdk_dir}" }}'
+        )
+        self.sdk_missing_dir = self._with_sdk("sdk-nodir", sdk, 'x86_64 = { dir = "/nonexistent/opencl-3.0" }')
+        self.sdk_no_runtime_lib = self._with_sdk("sdk-nolib", sdk, f'x86_64 = {{ dir = "{self.sdk_dir}" }}')
+        self.sdk_other_target = self._with_sdk("sdk-target", sdk, f'aarch64 = {{ dir = "{self.sdk_dir}" }}')
+        self.sdk_wrong_sha = self._with_sdk(
+            "sdk-sha", sdk, f'x86_64 = {{ archive = "{self.sdk_archive}", sha256 = "{"0" * 64}" }}'
+        )
         # Device bundles (armhf) in a project's dist/: truncated, and one with a member escaping the directory.
         self.truncated_bundle_project = self._project_with("trunc-bundle", lambda t: t)
         self._write_bundle(self.truncated_bundle_project, lambda data: data[:40])
@@ -134,6 +155,9 @@ class Inputs:
 
     def _fake_wheel(self, name: str) -> Path:
         return self._zip(f"wheel/{name}", self._wheel_files())
+
+    def _with_sdk(self, out: str, sdk: str, build: str) -> Path:
+        return self._project_with(out, lambda t: f"{t}\n[tool.devkit.sdk]\n{sdk}\n[tool.devkit.sdk.build]\n{build}\n")
 
     def _project_with(self, out: str, edit: Callable[[str], str], raw_suffix: bytes = b"") -> Path:
         path = self._render("STPU", out)
@@ -235,6 +259,37 @@ CASES = [
     Case("pyproject-numeric-name", lambda i: ["build", str(i.numeric_name)], "project.name is 5"),
     # [tool.devkit] keys
     Case("config-runner", lambda i: ["build", str(i.bad_runner)], "tool.devkit.runner has 'cloud'"),
+    # vendor SDKs ([tool.devkit.sdk])
+    Case(
+        "sdk-unknown-key", lambda i: ["build", str(i.sdk_unknown_key)], "tool.devkit.sdk.colour is not an SDK setting"
+    ),
+    Case(
+        "sdk-two-sources",
+        lambda i: ["build", str(i.sdk_two_sources)],
+        "tool.devkit.sdk.build.x86_64 must name exactly one of dir, archive, debian, pip",
+    ),
+    Case("sdk-archive-without-sha256", lambda i: ["build", str(i.sdk_no_sha)], "must be the archive's sha256"),
+    Case("sdk-runtime-lib-not-a-file-name", lambda i: ["build", str(i.sdk_bad_soname)], "has 'OpenCL', which is not"),
+    Case(
+        "sdk-dir-missing",
+        lambda i: ["build", str(i.sdk_missing_dir), "--runner", "host"],
+        "dir = '/nonexistent/opencl-3.0' does not exist on this machine",
+    ),
+    Case(
+        "sdk-runtime-lib-not-in-sdk",
+        lambda i: ["build", str(i.sdk_no_runtime_lib), "--runner", "host"],
+        "names libOpenCL.so.1, which the opencl SDK for x86_64 does not contain",
+    ),
+    Case(
+        "sdk-no-source-for-target",
+        lambda i: ["build", str(i.sdk_other_target), "--runner", "host"],
+        "tool.devkit.sdk.build has no entry for x86_64",
+    ),
+    Case(
+        "sdk-archive-sha256-differs",
+        lambda i: ["build", str(i.sdk_wrong_sha), "--runner", "host"],
+        "sha256 says 0000",
+    ),
     Case("config-target", lambda i: ["config", "show", str(i.bad_target)], "tool.devkit.targets has 'riscv64'"),
     Case("config-steps", lambda i: ["config", "show", str(i.negative_steps)], "tool.devkit.verify.steps = -1"),
     Case("config-tolerance", lambda i: ["config", "show", str(i.text_tolerance)], "tool.devkit.tolerances.op-rtol"),

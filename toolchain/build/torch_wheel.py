@@ -32,8 +32,10 @@ from .abi import (
     SYSTEM_VERSION,
     AbiFinding,
     LibraryAbi,
+    SdkExports,
     read_libraries,
     require_findings,
+    resolve_sdk_symbols,
     symbol_version,
 )
 from .artifacts import check_wheel_libraries, fitting_tag, requirements_on
@@ -188,9 +190,16 @@ def _hash_tables(torch_root: Path) -> dict[str, GNUHashSection]:
     return tables
 
 
-def check_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path | None = None) -> list[AbiFinding]:
+def check_torch_abi(
+    path: Path, recipe: Recipe, version: str, torch_root: Path | None = None, sdk: SdkExports | None = None
+) -> list[AbiFinding]:
     findings: list[AbiFinding] = []
     for lib, data in read_libraries(path):
+        resolved, sdk_findings = resolve_sdk_symbols(lib, recipe, sdk)
+        findings += sdk_findings
+        if resolved is None:
+            continue
+        lib = resolved
         if lib.machine != recipe.elf_machine:  # no torch needed to tell (nor fetched)
             findings += check_torch_library(lib, data, recipe, version, Path())
         else:
@@ -199,8 +208,10 @@ def check_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path |
     return findings
 
 
-def require_torch_abi(path: Path, recipe: Recipe, version: str, torch_root: Path | None = None) -> None:
-    require_findings(path, check_torch_abi(path, recipe, version, torch_root))
+def require_torch_abi(
+    path: Path, recipe: Recipe, version: str, torch_root: Path | None = None, sdk: SdkExports | None = None
+) -> None:
+    require_findings(path, check_torch_abi(path, recipe, version, torch_root, sdk))
 
 
 def torch_requirements(wheel: Path) -> list[Requirement]:

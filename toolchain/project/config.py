@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion, Version
 from .. import DISTRIBUTION, __version__
 from ..project.frameworks import FRAMEWORKS, Framework
 from ..project.recipes import all_recipes, find_recipe
+from ..project.sdk import SdkSettings, parse_sdk
 from ..util.errors import DevkitError
 
 MODES = ("train", "infer", "distributed")  # distributed: opt-in, native targets only
@@ -91,6 +92,7 @@ class DevkitConfig:
     tolerances: Tolerances = Tolerances()
     ci: CiSettings = CiSettings()
     torch: TorchSettings = TorchSettings()
+    sdk: SdkSettings | None = None  # [tool.devkit.sdk]: the vendor SDK the device library links (project/sdk.py)
 
     def versions(self, framework: Framework) -> dict[str, tuple[str, ...]]:
         """[tool.devkit.<framework>-versions]: recipe name -> versions."""
@@ -194,7 +196,7 @@ def _runtime_versions(table: Any, framework: Framework) -> dict[str, tuple[str, 
 
 def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
     """`devkit` is the [tool.devkit] table (name/device-type already read by the caller)."""
-    sections = {"verify", "tolerances", "ci", "torch", *(f"{f}-versions" for f in FRAMEWORKS)}
+    sections = {"verify", "tolerances", "ci", "torch", "sdk", *(f"{f}-versions" for f in FRAMEWORKS)}
     scalars = {"name", "device-type", "targets", "modes", "frameworks", "runner", "builder-base", "jobs"}
     _check_keys(devkit, sections | scalars, "")
     values: dict[str, Any] = {"name": name, "device_type": device_type}
@@ -238,4 +240,6 @@ def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
         values["tolerances"] = _section(devkit["tolerances"], "tolerances", Tolerances, {})
     if "ci" in devkit:
         values["ci"] = _section(devkit["ci"], "ci", CiSettings, {})
+    if "sdk" in devkit:
+        values["sdk"] = parse_sdk(devkit["sdk"])
     return DevkitConfig(**values)

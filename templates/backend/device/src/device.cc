@@ -24,6 +24,13 @@
 #include "debug.h"
 #include "internal.h"
 
+#ifdef {{ NAME }}_SDK_BUILD_INFO
+// The vendor SDK this library was built against ([tool.devkit.sdk]: name=version), for
+// whoever asks which SDK a plugin needs (devkit reads it from the ELF file).
+extern "C" __attribute__((visibility("default"), used)) const char {{ p }}_sdk_build_info[] =
+    "{{ p }}-sdk-build: " {{ NAME }}_SDK_BUILD_INFO;
+#endif
+
 namespace {{ p }} {
 
 namespace {

@@ -37,12 +37,25 @@ def check_torch_version(found_torch: str) -> None:
         raise RuntimeError(_mismatch_message(found_torch))
 
 
-def _load_library(torch) -> None:
+def _load_library(torch) -> bool:
+    """False when the vendor SDK's runtime is missing: one line, and torch goes on without the
+    device (CPU work must not break because a driver is not installed)."""
     library = os.path.join(os.path.dirname(__file__), "_C.so")
     try:
         torch.ops.load_library(library)
     except OSError as error:  # missing symbols, wrong libstdc++, ...: say which package and why
-        raise RuntimeError(_mismatch_message(torch.__version__, f"loading {library} failed: {error}")) from error
+        reason = str(error.__cause__ or error)  # torch's own OSError wraps the dynamic loader's
+        missing = next((lib for lib in _build_info.SDK_RUNTIME_LIBS if f"{lib}:" in reason), None)
+        if missing is None:
+            raise RuntimeError(_mismatch_message(torch.__version__, f"loading {library} failed: {reason}")) from error
+        print(
+            f"torch-{{ p }}: the {{ device_type }} device is unavailable: it needs the {_build_info.SDK} runtime, "
+            f"and {missing} could not be loaded ({reason}). Install the {_build_info.SDK} runtime (the driver "
+            "package) to use it; torch works without it on the CPU.",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def _register(torch) -> None:
@@ -68,8 +81,8 @@ def _autoload() -> None:
     if _loaded:
         return
     check_torch_version(torch.__version__)
-    _load_library(torch)
-    _register(torch)
+    if _load_library(torch):
+        _register(torch)
     _loaded = True
 
 

@@ -1,0 +1,138 @@
+"""A vendor SDK declared in [tool.devkit.sdk], provided from Debian's OpenCL packages (Khronos
+headers and the ICD loader, fetched by apt-get download into devkit's cache), on the host runner:
+the device library links it, the wheel leaves its runtime library to the driver, the ABI check
+resolves the plugin's OpenCL symbols against it, and what is missing stops the build in one line."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
+
+from devkit.build.abi import LibraryAbi, SdkExports
+from devkit.project.frameworks import TORCH
+from devkit.project.recipes import find_recipe
+from devkit.run.envs import cache_root, reference_env
+from devkit.run.step import HostRunner
+
+
+@pytest.fixture(scope="module")
+def sdk_project(tmp_path_factory) -> Path:
+    return render_with_opencl_sdk(tmp_path_factory.mktemp("sdk"), "opencl-backend")
+
+
+def plugin_library(wheel: Path) -> bytes:
+    with zipfile.ZipFile(wheel) as zf:
+        assert not [n for n in zf.namelist() if "libOpenCL" in n], "the SDK's runtime library was copied into the wheel"
+        (lib,) = [n for n in zf.namelist() if n.endswith(".so")]
+        return zf.read(lib)
+
+
+def needed(data: bytes) -> list[str]:
+    dynamic = next(s for s in ELFFile(io.BytesIO(data)).iter_sections() if isinstance(s, DynamicSection))
+    return [t.needed for t in dynamic.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+
+
+@pytest.mark.parametrize("framework", ["paddle", "torch"])
+def test_a_declared_sdk_is_provided_linked_and_left_to_the_driver(sdk_project, framework):
+    proc = devkit("build", str(sdk_project), "--framework", framework, "--runner", "host", "--json")
+    summary = json.loads(proc.stdout)
+    assert "libOpenCL.so.1" in summary["platform"]["excluded"] and summary["platform"]["grafted"] == []
+    lib = plugin_library(Path(summary["wheel"]))
+    assert "libOpenCL.so.1" in needed(lib)
+    assert b"stpu-sdk-build: opencl=3.0" in lib  # which SDK the library needs, readable from the file
+    log = Path(summary["log"]).read_text()
+    assert re.search(r"STPU device library: opencl SDK 3\.0 at \S+/sdk/opencl-3\.0-x86_64-\w+", log), log[-3000:]
+    # the SDK prefix is made once (by whichever framework built first) and reused
+    again = json.loads(devkit("build", str(sdk_project), "--framework", framework, "--runner", "host", "--json").stdout)
+    assert "apt-get download" not in Path(again["log"]).read_text()
+
+
+def test_check_abi_of_the_wheel_finds_the_sdk_the_build_provided(sdk_project):
+    devkit("build", str(sdk_project), "--runner", "host")  # provides the SDK (cached after the first test)
+    wheel = next((sdk_project / "dist").glob("paddle_custom_stpu-*.whl"))
+    devkit("check-abi", str(wheel))  # clGetPlatformIDs@OPENCL_1.0 resolved against the SDK's libOpenCL.so.1
+    index = cache_root() / "sdk-index" / "opencl-3.0-x86_64.json"
+    recorded = index.read_bytes()
+    index.unlink()
+    try:
+        proc = devkit("check-abi", str(wheel), check=False)
+    finally:
+        index.write_bytes(recorded)
+    assert proc.returncode == 1
+    assert (
+        "was built against the opencl SDK 3.0, which devkit has not provided for x86_64 on this machine" in proc.stderr
+    )
+
+
+def test_the_abi_check_resolves_symbols_against_the_sdk_and_names_what_it_lacks(sdk_project):
+    devkit("build", str(sdk_project), "--runner", "host")
+    (prefix,) = (cache_root() / "host" / "sdk").glob("opencl-3.0-x86_64-*")
+    sdk = SdkExports.read("the opencl SDK 3.0", sorted((prefix / "usr/lib/x86_64-linux-gnu").glob("libOpenCL.so*")))
+    assert "OPENCL_1.0" in sdk.version_tags
+    plugin = LibraryAbi(
+        "libplugin.so",
+        "EM_X86_64",
+        needed=["libOpenCL.so.1", "libc.so.6"],
+        undefined={"clGetPlatformIDs": "OPENCL_1.0", "clNotInThisSdk": "OPENCL_1.0", "memcpy": "GLIBC_2.14"},
+    )
+    rest, findings = sdk.resolve(plugin)
+    assert rest.undefined == {"memcpy": "GLIBC_2.14"}  # left to the framework's and the system's checks
+    (finding,) = findings
+    assert "clNotInThisSdk@OPENCL_1.0 is exported by no library of the opencl SDK 3.0" in finding.problem
+
+
+def test_a_header_the_sdk_lacks_stops_the_configure_in_one_line(tmp_path):
+    project = render_with_opencl_sdk(tmp_path, "no-header", headers='"CL/cl.h", "CL/cl_vendor_ext.h"')
+    proc = devkit("build", str(project), "--runner", "host", check=False)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, proc.stderr[-2000:]
+    assert re.search(
+        r"the opencl SDK 3\.0 at \S+ has no header CL/cl_vendor_ext\.h in \S+/usr/include\. Fix: install", errors[0]
+    )
+    assert not list((project / "dist").glob("*.whl"))
+
+
+def test_a_package_apt_cannot_find_is_named(tmp_path):
+    project = render_with_opencl_sdk(tmp_path, "no-package", packages=OPENCL_PACKAGES + ', "opencl-vendor-sdk"')
+    proc = devkit("build", str(project), "--runner", "host", check=False)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 1 and len(errors) == 1, proc.stderr[-2000:]
+    assert "tool.devkit.sdk.build.x86_64.debian has opencl-vendor-sdk, which apt cannot find" in errors[0]
+    assert not list((project / "dist").glob("*.whl"))
+
+
+def test_import_torch_without_the_sdk_runtime_is_one_line_and_cpu_still_works(sdk_project, tmp_path):
+    """The host has no OpenCL runtime installed: `import torch` with the adapter names the SDK and
+    the library, and torch works on the CPU; with the SDK's libOpenCL.so.1 found, the device registers."""
+    devkit("build", str(sdk_project), "--framework", "torch", "--runner", "host")
+    wheel = next((sdk_project / "dist").glob("torch_stpu-*.whl"))
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)], check=True
+    )
+    reference = reference_env(HostRunner(), TORCH.version(find_recipe("x86_64")), tmp_path / "env.log", TORCH)
+    script = "import torch; print(torch.ones(3).sum().item(), hasattr(torch, 'stpu'))"
+    env = {**os.environ, "PYTHONPATH": str(site), "TORCH_DEVICE_BACKEND_AUTOLOAD": "1"}
+    without = subprocess.run([str(reference / "bin/python"), "-c", script], env=env, capture_output=True, text=True)
+    assert without.returncode == 0 and without.stdout.split() == ["3.0", "False"], without.stderr[-2000:]
+    (line,) = [x for x in without.stderr.splitlines() if x.strip()]
+    assert line.startswith(
+        "torch-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1"
+    )
+    (prefix,) = (cache_root() / "host" / "sdk").glob("opencl-3.0-x86_64-*")
+    env["LD_LIBRARY_PATH"] = str(prefix / "usr/lib/x86_64-linux-gnu")
+    script = "import torch; print(torch.stpu.device_count(), (torch.ones(3, device='stpu') * 2).sum().item())"
+    found = subprocess.run([str(reference / "bin/python"), "-c", script], env=env, capture_output=True, text=True)
+    assert found.returncode == 0 and found.stdout.split() == ["2", "6.0"], found.stderr[-2000:]

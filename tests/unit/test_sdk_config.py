@@ -1,0 +1,86 @@
+"""[tool.devkit.sdk] parsed into its settings: the OpenCL declaration of the README, and every
+way a declaration can be wrong named by its key."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from devkit.project.recipes import find_recipe
+from devkit.project.sdk import parse_sdk
+from devkit.util.errors import DevkitError
+
+OPENCL = """
+name = "opencl"
+version = "3.0"
+headers = ["CL/cl.h"]
+libraries = ["OpenCL"]
+include-dirs = ["usr/include"]
+lib-dirs = ["usr/lib/{triple}"]
+runtime-libs = ["libOpenCL.so.1"]
+env = { OCL_ICD_VENDORS = "/etc/OpenCL/vendors" }
+[build]
+x86_64 = { debian = ["opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"] }
+armv8 = { archive = "https://example.com/opencl-sdk.tar.gz", sha256 = "%s" }
+armhf = { dir = "/opt/opencl" }
+[runtime]
+x86_64 = { debian = ["ocl-icd-libopencl1", "pocl-opencl-icd"] }
+""" % ("ab" * 32)
+
+
+def test_the_opencl_declaration():
+    sdk = parse_sdk(tomllib.loads(OPENCL))
+    assert (sdk.name, sdk.version, sdk.variable) == ("opencl", "3.0", "OPENCL")
+    assert sdk.build["aarch64"].kind == "archive" and sdk.build["aarch64"].sha256 == "ab" * 32  # alias resolved
+    assert sdk.build["x86_64"].packages == ("opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1")
+    assert sdk.build["armhf"].path == "/opt/opencl" and sdk.runtime["x86_64"].kind == "debian"
+    assert sdk.dirs(find_recipe("aarch64"), sdk.lib_dirs) == ("usr/lib/aarch64-linux-gnu",)
+    assert sdk.env == {"OCL_ICD_VENDORS": "/etc/OpenCL/vendors"}
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda t: t.replace('version = "3.0"', 'version = "three"'),
+            "tool.devkit.sdk.version = 'three' is not a version",
+        ),
+        (
+            lambda t: t.replace('name = "opencl"', 'name = "open-cl"'),
+            "tool.devkit.sdk.name = 'open-cl' must be an identifier",
+        ),
+        (
+            lambda t: t.replace('"usr/include"', '"/usr/include"'),
+            "tool.devkit.sdk.include-dirs has '/usr/include', an absolute path",
+        ),
+        (
+            lambda t: t.replace('"opencl-c-headers"', '"OpenCL Headers"'),
+            "tool.devkit.sdk.build.x86_64.debian has 'OpenCL Headers'",
+        ),
+        (lambda t: t.replace("armhf = {", "riscv64 = {"), "tool.devkit.sdk.build.riscv64 names an unknown target"),
+        (
+            lambda t: t.replace('{ dir = "/opt/opencl" }', '{ dir = "/opt/opencl", sha256 = "x" }'),
+            "build.armhf.sha256 is set for a directory",
+        ),
+        (
+            lambda t: t.replace('pocl-opencl-icd"]', 'pocl-opencl-icd"], url = "x"'),
+            "tool.devkit.sdk.runtime.x86_64.url is not an SDK source key",
+        ),
+        (
+            lambda t: t.replace('env = { OCL_ICD_VENDORS = "/etc/OpenCL/vendors" }', "env = { DEBUG = 1 }"),
+            "tool.devkit.sdk.env",
+        ),
+        (lambda t: t.replace('name = "opencl"\n', ""), "tool.devkit.sdk.name is missing"),
+    ],
+)
+def test_a_wrong_declaration_names_its_key(edit, message):
+    with pytest.raises(DevkitError) as caught:
+        parse_sdk(tomllib.loads(edit(OPENCL)))
+    assert message in caught.value.problem and caught.value.fix
+
+
+def test_a_target_without_a_source_is_named_when_it_is_built():
+    sdk = parse_sdk(tomllib.loads(OPENCL.replace('armhf = { dir = "/opt/opencl" }\n', "")))
+    with pytest.raises(DevkitError, match="tool.devkit.sdk.build has no entry for armhf"):
+        sdk.build_source(find_recipe("armhf"))

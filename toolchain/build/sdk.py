@@ -1,0 +1,241 @@
+"""Providing a declared vendor SDK ([tool.devkit.sdk], project/sdk.py) to a build.
+
+Every kind ends as a directory the build runner can read, the SDK's root, into which the
+declared include and library directories lead:
+- `dir`: the directory itself (mounted into a container build);
+- `archive`: fetched (a path or an http(s) URL), its sha256 checked before anything is
+  unpacked, unpacked once into the build cache (a single top directory is the root);
+- `debian`: `apt-get download` of exactly the listed packages, `dpkg-deb -x` into a prefix in
+  the build cache, on the runner the build uses (so the builder image's Debian release, and
+  for `name:arm64` the target's libraries, never the build machine's);
+- `pip`: `pip install --target` into a prefix (for a cross build, the target's platform).
+A provided prefix is keyed by what was asked for (kind, packages, target, runner), so a second
+build does not fetch it again; it is made in a staging directory and moved into place whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..project.recipes import Recipe
+from ..project.sdk import SdkSettings, SdkSource
+from ..run.step import Runner, Step
+from ..util.archives import extract_tar, sha256_file
+from ..util.errors import DevkitError
+from ..util.fsutil import exclusive_lock, staging_dir, write_atomic
+from .abi import SdkExports
+
+MARKER = "devkit-sdk.json"
+
+
+@dataclass(frozen=True)
+class ProvidedSdk:
+    settings: SdkSettings
+    recipe: Recipe
+    root: Path  # on the build machine
+
+    @property
+    def include_dirs(self) -> tuple[Path, ...]:
+        return tuple(self.root / d for d in self.settings.dirs(self.recipe, self.settings.include_dirs))
+
+    @property
+    def lib_dirs(self) -> tuple[Path, ...]:
+        return tuple(self.root / d for d in self.settings.dirs(self.recipe, self.settings.lib_dirs))
+
+    def library_files(self) -> list[Path]:
+        """The SDK's shared libraries (what check-abi resolves the plugin's symbols against)."""
+        return sorted(p for d in self.lib_dirs if d.is_dir() for p in d.glob("*.so*") if p.is_file())
+
+    def build_env(self, runner: Runner) -> dict[str, str]:
+        """What the generated CMake reads (device/CMakeLists.txt), paths as the runner sees them."""
+        s, v = self.settings, self.settings.variable
+        return {
+            **s.env,
+            "DEVKIT_SDK": v,
+            "DEVKIT_SDK_NAME": s.name,
+            f"{v}_SDK_ROOT": runner.path(self.root),
+            f"{v}_SDK_VERSION": s.version,
+            "DEVKIT_SDK_INCLUDE_DIRS": ";".join(runner.path(d) for d in self.include_dirs),
+            "DEVKIT_SDK_LIB_DIRS": ";".join(runner.path(d) for d in self.lib_dirs),
+            "DEVKIT_SDK_HEADERS": ";".join(s.headers),
+            "DEVKIT_SDK_LIBRARIES": ";".join(s.libraries),
+            "DEVKIT_SDK_RUNTIME_LIBS": ";".join(s.runtime_libs),
+        }
+
+    def exports(self) -> SdkExports:
+        return SdkExports.read(f"the {self.settings.name} SDK {self.settings.version}", self.library_files())
+
+    def wheel_rules(self) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+        """For auditwheel: the libraries never copied into a wheel, and where the others are."""
+        return self.settings.runtime_libs, self.lib_dirs
+
+    def check_runtime_libs(self) -> None:
+        present = {p.name for p in self.library_files()}
+        for lib in self.settings.runtime_libs:
+            if lib not in present:
+                raise DevkitError(
+                    f"pyproject.toml: tool.devkit.sdk.runtime-libs names {lib}, which the {self.settings.name} SDK "
+                    f"for {self.recipe.name} does not contain (looked in {', '.join(map(str, self.lib_dirs))})",
+                    "fix the name (the file name the plugin's DT_NEEDED says, e.g. libOpenCL.so.1) or lib-dirs",
+                )
+
+
+def preflight_sdk(settings: SdkSettings | None, recipe: Recipe) -> None:
+    """What can be known wrong before a build writes anything: no source for the target, a
+    directory that is not there or lacks a runtime library, a local archive that is missing or
+    whose sha256 differs."""
+    if settings is None:
+        return
+    source = settings.build_source(recipe)
+    if source.kind == "dir":
+        ProvidedSdk(settings, recipe, sdk_mounts(settings, recipe)[0]).check_runtime_libs()
+    elif source.kind == "archive" and not re.match(r"https?://", source.path):
+        _check_archive(Path(source.path).expanduser(), source, settings)
+
+
+def sdk_mounts(settings: SdkSettings | None, recipe: Recipe) -> list[Path]:
+    """Directories a container build must see: a `dir` SDK's root."""
+    if settings is None:
+        return []
+    source = settings.build_source(recipe)
+    if source.kind != "dir":
+        return []
+    root = Path(source.path).expanduser()
+    if not root.is_dir():
+        raise DevkitError(
+            f"pyproject.toml: tool.devkit.sdk.{source.key}.dir = {source.path!r} does not exist on this machine",
+            f"install the {settings.name} SDK {settings.version} there, or point dir at where it is",
+        )
+    return [root.resolve()]
+
+
+def _check_archive(archive: Path, source: SdkSource, settings: SdkSettings) -> None:
+    if not archive.is_file():
+        raise DevkitError(
+            f"pyproject.toml: tool.devkit.sdk.{source.key}.archive = {source.path!r} does not exist on this machine",
+            f"download the {settings.name} SDK {settings.version} archive there, or point archive at it",
+        )
+    digest = sha256_file(archive)
+    if digest != source.sha256:
+        raise DevkitError(
+            f"the {settings.name} SDK archive {source.path} has sha256 {digest}, and "
+            f"tool.devkit.sdk.{source.key}.sha256 says {source.sha256}",
+            "download it again (it may be truncated or replaced), or correct sha256 if this archive is the one you want",
+        )
+
+
+def provide_sdk(settings: SdkSettings, recipe: Recipe, runner: Runner, cache: Path, log: Path) -> ProvidedSdk:
+    """The SDK's root for a build of `recipe` on `runner` (`cache`: the runner's build cache, on the host)."""
+    source = settings.build_source(recipe)
+    if source.kind == "dir":
+        root = sdk_mounts(settings, recipe)[0]
+    else:
+        request = {
+            **{"name": settings.name, "version": settings.version, "target": recipe.name, "runner": runner.key},
+            **{"kind": source.kind, "path": source.path, "sha256": source.sha256, "packages": list(source.packages)},
+        }
+        key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
+        root = cache / "sdk" / f"{settings.name}-{settings.version}-{recipe.name}-{key}"
+        with exclusive_lock(root.parent / f".{root.name}.lock", lambda holder: None):
+            if not (root / MARKER).is_file():
+                shutil.rmtree(root, ignore_errors=True)
+                with staging_dir(root, replace=True) as stage:
+                    made = {"archive": _unpack_archive, "debian": _debian, "pip": _pip}[source.kind]
+                    made(source, settings, recipe, runner, stage, log)
+                    (stage / MARKER).write_text(json.dumps(request))
+        if source.kind == "archive":
+            tops = [p for p in root.iterdir() if p.name != MARKER]
+            root = tops[0] if len(tops) == 1 and tops[0].is_dir() else root
+    provided = ProvidedSdk(settings, recipe, root)
+    provided.check_runtime_libs()
+    # check-abi and verify of the wheel find the SDK here (by the name and version the library embeds)
+    index = SdkExports.index_entry(settings.name, settings.version, recipe.name)
+    write_atomic(index, json.dumps({"root": str(root), "lib_dirs": [str(d) for d in provided.lib_dirs]}))
+    return provided
+
+
+def _unpack_archive(
+    source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path
+) -> None:
+    fix = f"point tool.devkit.sdk.{source.key}.archive at the {settings.name} SDK {settings.version} archive"
+    download = stage.parent / f".{stage.name}.download"
+    try:
+        if re.match(r"https?://", source.path):
+            try:
+                with urllib.request.urlopen(source.path, timeout=60) as response, download.open("wb") as f:
+                    shutil.copyfileobj(response, f)
+            except OSError as exc:
+                raise DevkitError(f"cannot download the {settings.name} SDK from {source.path}: {exc}", fix) from None
+            archive = download
+        else:
+            archive = Path(source.path).expanduser()
+        _check_archive(archive, source, settings)
+        extract_tar(archive, stage, f"the {settings.name} SDK archive", fix)
+    finally:
+        download.unlink(missing_ok=True)
+
+
+def _debian(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path) -> None:
+    foreign = sorted({p.split(":", 1)[1] for p in source.packages if ":" in p})
+    container = runner.key != "host"
+    # A container is ours to change (and its image has no package lists); the host's dpkg is not.
+    script = (
+        'set -e; cd "$1"; shift; '
+        + ("for a in $DEVKIT_ARCHES; do dpkg --add-architecture $a; done; apt-get update -qq; " if container else "")
+        + 'apt-get download "$@"; for d in *.deb; do dpkg-deb -x "$d" root; done; rm -f *.deb; '
+        "mv root/* . 2>/dev/null || true; rmdir root 2>/dev/null || true"
+    )
+    try:
+        runner.run(
+            Step(
+                title=f"{settings.name} SDK {settings.version} for {recipe.name}: apt-get download {' '.join(source.packages)}",
+                argv=["sh", "-c", script, "sh", runner.path(stage), *source.packages],
+                log=log,
+                env={"DEVKIT_ARCHES": " ".join(foreign)},
+            )
+        )
+    except DevkitError as exc:
+        missing = re.search(
+            r"Unable to locate package (\S+)|Can't select candidate version from package (\S+)", exc.details
+        )
+        if not missing:
+            raise
+        package = missing.group(1) or missing.group(2)
+        arch_hint = (
+            f"; for {package} run `dpkg --add-architecture {package.split(':')[1]} && apt-get update` or build in "
+            "the container (--runner docker)"
+            if ":" in package and not container
+            else ""
+        )
+        raise DevkitError(
+            f"pyproject.toml: tool.devkit.sdk.{source.key}.debian has {package}, which apt cannot find for "
+            f"{recipe.name} on {runner.name}",
+            f"check the name with `apt-cache policy {package}`{arch_hint}",
+            log=log,
+        ) from None
+
+
+def _pip(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path) -> None:
+    runner.run(
+        Step(
+            title=f"{settings.name} SDK {settings.version} for {recipe.name}: pip install {' '.join(source.packages)}",
+            argv=[
+                runner.python,
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--only-binary=:all:",
+                *("--platform", recipe.wheel_platform, "--target", runner.path(stage)),
+                *source.packages,
+            ],
+            log=log,
+        )
+    )
