@@ -158,6 +158,26 @@ def test_aarch64_cross_build_against_a_declared_sdk(tmp_path):
     devkit("check-abi", summary["wheel"], "--arch", "aarch64")  # OPENCL_1.0 symbols resolved by the arm64 libOpenCL
 
 
+def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
+    """Without [tool.devkit.sdk.runtime] the verify image has no libOpenCL.so.1, Paddle skips the
+    plugin without a word, and registration names the library; with it, a layer on the verify
+    image installs the runtime and the checks pass."""
+    project = render_with_opencl_sdk(tmp_path, "opencl-backend")
+    devkit("build", str(project))
+    proc = devkit("verify", str(project), "--steps", "20", "--json", check=False)
+    registration = json.loads(proc.stdout)["checks"][0]
+    assert proc.returncode == 1 and registration["name"] == "registration" and not registration["passed"]
+    assert (
+        "libpaddle-custom-stpu.so does not load: libOpenCL.so.1: cannot open shared object file"
+        in registration["detail"]
+    )
+    with (project / "pyproject.toml").open("a") as f:
+        f.write('\n[tool.devkit.sdk.runtime]\nx86_64 = { debian = ["ocl-icd-libopencl1"] }\n')
+    summary = json.loads(devkit("verify", str(project), "--steps", "20", "--json").stdout)
+    report = json.loads(Path(summary["report"]).read_text())
+    assert summary["passed"] and report["runner"].startswith("docker:devkit-verify-x86_64-sdk:")
+
+
 def test_aarch64_torch_cross_build(project):
     """The PyTorch adapter cross-compiled by the builder's aarch64 g++ against the aarch64 torch wheel."""
     summary = json.loads(devkit("build", str(project), "--framework", "torch", "--arch", "aarch64", "--json").stdout)

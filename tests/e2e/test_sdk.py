@@ -5,6 +5,8 @@ resolves the plugin's OpenCL symbols against it, and what is missing stops the b
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -19,7 +21,8 @@ from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 
-from devkit.build.abi import LibraryAbi, SdkExports
+from devkit.build.elf import LibraryAbi
+from devkit.build.sdk_abi import SdkExports
 from devkit.project.frameworks import TORCH
 from devkit.project.recipes import find_recipe
 from devkit.run.envs import cache_root, reference_env
@@ -32,8 +35,16 @@ def sdk_project(tmp_path_factory) -> Path:
 
 
 def plugin_library(wheel: Path) -> bytes:
+    """The wheel's library, after checking that no SDK library is in the wheel and that its
+    METADATA names the SDK (with the RECORD line matching the rewritten METADATA)."""
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in zf.namelist() if "libOpenCL" in n], "the SDK's runtime library was copied into the wheel"
+        metadata = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        text = zf.read(metadata)
+        assert "Requires-External: opencl (==3.0)" in text.decode().partition("\n\n")[0]
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text).digest()).rstrip(b"=").decode()
+        record = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))).decode()
+        assert f"{metadata},sha256={digest},{len(text)}" in record.splitlines()
         (lib,) = [n for n in zf.namelist() if n.endswith(".so")]
         return zf.read(lib)
 

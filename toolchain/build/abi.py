@@ -9,18 +9,13 @@ exports, or a system library by its symbol version); the C++11 string ABI.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerDefSection, GNUVerNeedSection, GNUVerSymSection
-from elftools.elf.sections import SymbolTableSection
 from rich.markup import escape
 
 from ..project.recipes import Recipe
@@ -29,73 +24,8 @@ from ..util.archives import validate_wheel, zip_archive
 from ..util.console import err
 from ..util.errors import DevkitError
 from ..util.fsutil import write_atomic
-
-# Symbol versions of the system libraries the manylinux policies allow
-# (glibc, libstdc++, libgcc): resolved by the target's system, not by Paddle.
-SYSTEM_VERSION = re.compile(r"^(GLIBC|GLIBCXX|CXXABI|GCC)_")
-SYSTEM_FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI")
-BUILD_INFO = re.compile(rb"paddle_version=([^;\x00]*);custom_runtime_version=([^;\x00]*);plugin_version=([^;\x00]*)")
-# What the generated device library embeds when built against a declared vendor SDK.
-SDK_BUILD_INFO = re.compile(rb"-sdk-build: ([A-Za-z][A-Za-z0-9_]*)=([0-9A-Za-z.+_-]+)")
-
-
-@dataclass(frozen=True)
-class AbiFinding:
-    library: str
-    problem: str
-    fix: str
-    severity: str = "error"  # "warning": loads into this Paddle, but not everywhere that Paddle runs
-
-    def line(self) -> str:
-        return f"{self.library}: {self.problem}. Fix: {self.fix}"
-
-
-@dataclass
-class LibraryAbi:
-    name: str
-    machine: str
-    needed: list[str] = field(default_factory=list)
-    undefined: dict[str, str | None] = field(default_factory=dict)  # symbol -> version (None: unversioned)
-    defined: set[str] = field(default_factory=set)
-    build_info: dict[str, str] = field(default_factory=dict)
-    sdk: tuple[str, str] | None = None  # (name, version) of the vendor SDK it was built against
-
-
-def read_library(data: bytes, name: str) -> LibraryAbi:
-    elf = ELFFile(io.BytesIO(data))
-    lib = LibraryAbi(name=name, machine=elf["e_machine"])
-    versions: dict[int, str] = {}
-    for section in elf.iter_sections():
-        if isinstance(section, DynamicSection):
-            lib.needed = [t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED"]  # type: ignore[attr-defined]
-        elif isinstance(section, GNUVerNeedSection):
-            for _, auxiliaries in section.iter_versions():
-                for aux in auxiliaries:
-                    versions[aux.entry.vna_other] = aux.name
-    dynsym = elf.get_section_by_name(".dynsym")
-    versym = elf.get_section_by_name(".gnu.version")
-    if isinstance(dynsym, SymbolTableSection):
-        for index, sym in enumerate(dynsym.iter_symbols()):
-            if not sym.name:
-                continue
-            if sym["st_shndx"] == "SHN_UNDEF":
-                if sym["st_info"]["bind"] == "STB_WEAK":
-                    continue  # optional: absence is allowed
-                ndx = versym.get_symbol(index)["ndx"] if isinstance(versym, GNUVerSymSection) else 0
-                lib.undefined[sym.name] = versions.get(ndx) if isinstance(ndx, int) else None
-            else:
-                lib.defined.add(sym.name)
-    sdk = SDK_BUILD_INFO.search(data)
-    if sdk:
-        lib.sdk = (sdk[1].decode(), sdk[2].decode())
-    match = BUILD_INFO.search(data)
-    if match:
-        lib.build_info = {
-            "paddle_version": match[1].decode(),
-            "custom_runtime_version": match[2].decode(),
-            "plugin_version": match[3].decode(),
-        }
-    return lib
+from .elf import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, newest_versions, read_library
+from .sdk_abi import SdkExports, resolve_sdk_symbols
 
 
 @lru_cache(maxsize=8)
@@ -123,23 +53,6 @@ def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
 def paddle_exports(paddle_root: Path) -> dict[str, frozenset[str]]:
     """Exported symbols of each shared library in the wheel's paddle/libs."""
     return {name: frozenset(lib.defined) for name, lib in paddle_libraries(paddle_root).items()}
-
-
-def symbol_version(version: str) -> tuple[str, tuple[int, ...]]:
-    """'GLIBC_2.29' -> ('GLIBC', (2, 29)); a version without a number gives ()."""
-    family, _, number = version.partition("_")
-    return family, tuple(int(n) for n in number.split(".") if n.isdigit())
-
-
-def newest_versions(libs: list[LibraryAbi]) -> dict[str, tuple[int, ...]]:
-    """The newest GLIBC / GLIBCXX / CXXABI symbol version each family is needed at."""
-    newest: dict[str, tuple[int, ...]] = {}
-    for lib in libs:
-        for version in filter(None, lib.undefined.values()):
-            family, key = symbol_version(version)
-            if family in SYSTEM_FAMILIES and key:
-                newest[family] = max(newest.get(family, key), key)
-    return newest
 
 
 def device_ext_version(paddle_root: Path) -> str | None:
@@ -347,92 +260,3 @@ def check_abi(
         if resolved is not None:
             findings += check_library(resolved, recipe, paddle_root, paddle_version)
     return findings
-
-
-def resolve_sdk_symbols(
-    lib: LibraryAbi, recipe: Recipe, sdk: SdkExports | None
-) -> tuple[LibraryAbi | None, list[AbiFinding]]:
-    """A library built against a vendor SDK: its SDK symbols resolved against `sdk`, or else
-    against the SDK a build provided for the target on this machine (SdkExports.provided).
-    Returns the library without them for the framework's checks (None: no SDK to resolve
-    against, so those checks would only repeat the finding)."""
-    if lib.sdk is None or lib.machine != recipe.elf_machine:
-        return lib, []
-    sdk = sdk or SdkExports.provided(*lib.sdk, recipe.name)
-    if sdk is None:
-        name, version = lib.sdk
-        return None, [
-            AbiFinding(
-                lib.name,
-                f"was built against the {name} SDK {version}, which devkit has not provided for {recipe.name} on "
-                "this machine, so the symbols it takes from the SDK cannot be checked",
-                f"build the project for {recipe.name} here once (devkit build --arch {recipe.name}), which provides it",
-            )
-        ]
-    return sdk.resolve(lib)
-
-
-@dataclass(frozen=True)
-class SdkExports:
-    """A declared vendor SDK's shared libraries for the target, as the ABI checks see them."""
-
-    label: str  # "the opencl SDK 3.0"
-    exports: dict[str, frozenset[str]]  # library file name -> defined symbols
-    version_tags: frozenset[str]  # the symbol versions its libraries define (OPENCL_1.0, ...)
-
-    @staticmethod
-    def index_entry(name: str, version: str, target: str) -> Path:
-        """Where a build records the lib dirs of the SDK it provided (build/sdk.py)."""
-        return cache_root() / "sdk-index" / f"{name}-{version}-{target}.json"
-
-    @classmethod
-    def provided(cls, name: str, version: str, target: str) -> SdkExports | None:
-        entry = cls.index_entry(name, version, target)
-        try:
-            lib_dirs = [Path(d) for d in json.loads(entry.read_text())["lib_dirs"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        files = sorted(p for d in lib_dirs if d.is_dir() for p in d.glob("*.so*") if p.is_file())
-        return cls.read(f"the {name} SDK {version}", files) if files else None
-
-    @classmethod
-    def read(cls, label: str, files: list[Path]) -> SdkExports:
-        exports: dict[str, frozenset[str]] = {}
-        tags: set[str] = set()
-        for path in files:
-            data = path.read_bytes()
-            try:
-                exports[path.name] = frozenset(read_library(data, path.name).defined)
-                section = ELFFile(io.BytesIO(data)).get_section_by_name(".gnu.version_d")
-            except Exception:  # a linker script or another non-ELF file
-                continue
-            if isinstance(section, GNUVerDefSection):
-                tags.update(aux.name for _, auxiliaries in section.iter_versions() for aux in auxiliaries)
-        return cls(label, exports, frozenset(tags))
-
-    def resolve(self, lib: LibraryAbi) -> tuple[LibraryAbi, list[AbiFinding]]:
-        """`lib` without the symbols the SDK libraries it links export (left for the framework's
-        checks: the rest), and a finding for each symbol of an SDK symbol version none exports
-        (built against a newer SDK than the target's)."""
-        linked = [syms for name, syms in self.exports.items() if name in lib.needed]
-        rest: dict[str, str | None] = {}
-        missing = []
-        for symbol, version in lib.undefined.items():
-            if any(symbol in syms for syms in linked):
-                continue
-            if version in self.version_tags:
-                missing.append(f"{symbol}@{version}")
-            else:
-                rest[symbol] = version
-        findings = []
-        if missing:
-            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-            findings.append(
-                AbiFinding(
-                    lib.name,
-                    f"undefined symbol {shown} is exported by no library of {self.label} it links: "
-                    "it was built against another version of the SDK",
-                    f"rebuild against {self.label}, or declare the SDK version the target has in [tool.devkit.sdk]",
-                )
-            )
-        return LibraryAbi(lib.name, lib.machine, lib.needed, rest, lib.defined, lib.build_info), findings

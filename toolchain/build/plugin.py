@@ -24,7 +24,7 @@ from ..build.bundles import bundle_name as inference_bundle_name
 from ..build.bundles import make_inference_bundle
 from ..build.manylinux import PlatformReport, paddle_framework, tag_manylinux
 from ..build.publish import build_sdist, check_index_ready
-from ..build.sdk import preflight_sdk, provide_sdk, sdk_mounts
+from ..build.sdk import preflight_sdk, provide_sdk, record_sdk_in_wheel, sdk_mounts
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
@@ -259,6 +259,8 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
             artifact, platform = tag_manylinux(
                 artifact, out / "tagged", *torch_framework(torch_root), log, *(sdk.wheel_rules() if sdk else ())
             )
+            if sdk:
+                record_sdk_in_wheel(artifact, sdk.settings)
             check_torch_wheel(artifact, recipe, version or "", wheel_prefix)
             err.print(f"[green]✓[/] {platform.summary()}")
         else:
@@ -268,6 +270,8 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
             artifact, platform = tag_manylinux(
                 artifact, out / "tagged", *paddle_framework(paddle_root), log, *(sdk.wheel_rules() if sdk else ())
             )
+            if sdk:
+                record_sdk_in_wheel(artifact, sdk.settings)
             check_plugin_wheel(artifact, recipe, version)
             err.print(f"[green]✓[/] {platform.summary()}")
             if options.sdist:

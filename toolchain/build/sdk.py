@@ -15,11 +15,14 @@ build does not fetch it again; it is made in a staging directory and moved into 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
 import re
 import shutil
 import urllib.request
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +32,7 @@ from ..run.step import Runner, Step
 from ..util.archives import extract_tar, sha256_file
 from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, staging_dir, write_atomic
-from .abi import SdkExports
+from .sdk_abi import SdkExports
 
 MARKER = "devkit-sdk.json"
 
@@ -239,3 +242,29 @@ def _pip(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runne
             log=log,
         )
     )
+
+
+def record_sdk_in_wheel(wheel: Path, settings: SdkSettings) -> None:
+    """`Requires-External: opencl (==3.0)` in the wheel's METADATA (core metadata's field for a
+    dependency pip cannot install) and its RECORD line updated; every other entry unchanged."""
+    with zipfile.ZipFile(wheel) as zf:
+        infos = zf.infolist()
+        data = {info.filename: zf.read(info) for info in infos}
+    metadata = next(n for n in data if n.endswith(".dist-info/METADATA"))
+    record = next(n for n in data if n.endswith(".dist-info/RECORD"))
+    head, gap, body = data[metadata].decode().partition("\n\n")
+    head = "\n".join(line for line in head.splitlines() if not line.startswith("Requires-External:"))
+    data[metadata] = f"{head}\nRequires-External: {settings.name} (=={settings.version}){gap}{body}".encode()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data[metadata]).digest()).rstrip(b"=").decode()
+    data[record] = "".join(
+        f"{metadata},sha256={digest},{len(data[metadata])}\n" if line.startswith(f"{metadata},") else line
+        for line in data[record].decode().splitlines(keepends=True)
+    ).encode()
+    staged = wheel.with_name(f".{wheel.name}.tmp")
+    try:
+        with zipfile.ZipFile(staged, "w") as out:
+            for info in infos:
+                out.writestr(info, data[info.filename], compress_type=info.compress_type)
+        os.replace(staged, wheel)
+    finally:
+        staged.unlink(missing_ok=True)

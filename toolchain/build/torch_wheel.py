@@ -27,19 +27,11 @@ from ..project.recipes import Recipe
 from ..run.envs import cache_root
 from ..util.archives import validate_wheel, zip_archive
 from ..util.errors import DevkitError
-from .abi import (
-    SYSTEM_FAMILIES,
-    SYSTEM_VERSION,
-    AbiFinding,
-    LibraryAbi,
-    SdkExports,
-    read_libraries,
-    require_findings,
-    resolve_sdk_symbols,
-    symbol_version,
-)
+from .abi import read_libraries, require_findings
 from .artifacts import check_wheel_libraries, fitting_tag, requirements_on
+from .elf import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, symbol_version
 from .manylinux import SystemFloor
+from .sdk_abi import SdkExports, resolve_sdk_symbols
 
 BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])")
 

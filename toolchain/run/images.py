@@ -92,6 +92,40 @@ def verify_spec(recipe: Recipe) -> ImageSpec:
     return ImageSpec(f"verify-{recipe.name}", "verify.Dockerfile", recipe)
 
 
+def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ...], key: str, log: Path) -> str:
+    """The target's verify image with a vendor SDK's runtime installed by apt (a layer on it,
+    tagged by the packages and the image below, so made once); `key` names the declaration."""
+    base = ensure_image(engine, verify_spec(recipe), log)
+    kind = f"verify-{recipe.name}-sdk"
+    tag = f"devkit-{kind}:{hashlib.sha256(' '.join([base, *packages]).encode()).hexdigest()[:12]}"
+    # The names match project/sdk.py's DEBIAN_PACKAGE pattern: nothing a shell would interpret.
+    dockerfile = (
+        "ARG BASE\nFROM ${BASE}\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+        f"--no-install-recommends {' '.join(packages)} && rm -rf /var/lib/apt/lists/*\n"
+    )
+    with _image_lock(kind):
+        if engine.image(tag) is None:
+            try:
+                with status(f"[bold]building image {tag}[/] (SDK runtime: {' '.join(packages)})…"):
+                    engine.build_image(
+                        tar_context({"Dockerfile": dockerfile.encode()}),
+                        tag=tag,
+                        platform=recipe.oci_platform,
+                        buildargs={"BASE": base},
+                        labels={LABEL: kind},
+                        log=log,
+                    )
+            except DevkitError as exc:
+                raise DevkitError(
+                    f"pyproject.toml: tool.devkit.sdk.{key}.debian: apt could not install {' '.join(packages)} "
+                    f"in the {recipe.name} verify image ({exc.problem})",
+                    "check each name with `apt-cache policy NAME` on Debian bookworm for that architecture",
+                    log=log,
+                ) from None
+            err.print(f"[green]✓[/] built image {tag} with the SDK runtime ({recipe.oci_platform})")
+    return tag
+
+
 def _image_lock(name: str) -> contextlib.AbstractContextManager[None]:
     """One process at a time makes a given image. The images are the engine's, whoever's cache
     asked for them, so the lock is the machine's (two devkit commands, or `devkit images build`

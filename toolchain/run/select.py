@@ -14,10 +14,11 @@ from pathlib import Path
 from ..project.config import RUNNERS
 from ..project.project import Project
 from ..project.recipes import Recipe, all_recipes
+from ..project.sdk import SdkSource
 from ..run.container import ContainerRunner, Mount
 from ..run.engine import Engine
 from ..run.envs import cache_root, container_reference_envs
-from ..run.images import builder_spec, ensure_image, verify_spec
+from ..run.images import builder_spec, ensure_image, ensure_runtime_image, verify_spec
 from ..run.step import HostRunner, Runner
 from ..util.errors import DevkitError
 from ..util.resources import PAYLOAD_DIR
@@ -85,8 +86,12 @@ def build_place(
     return BuildPlace(HostRunner(), machine, build_cache(choice))
 
 
-def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], log: Path) -> Runner:
-    """A runner for the target's architecture with `work` writable and `inputs` readable."""
+def verify_runner(
+    choice: str, recipe: Recipe, work: Path, inputs: list[Path], log: Path, sdk_runtime: SdkSource | None = None
+) -> Runner:
+    """A runner for the target's architecture with `work` writable and `inputs` readable, and in a
+    container the vendor SDK's runtime (`sdk_runtime`, [tool.devkit.sdk.runtime]) installed. On
+    the host the driver is the machine's own."""
     if use_container(choice):
         engine = Engine.connect()
         if engine.files_mode == "copy":
@@ -97,7 +102,17 @@ def verify_runner(choice: str, recipe: Recipe, work: Path, inputs: list[Path], l
                 "engine with qemu",
             )
         spec = verify_spec(recipe)
-        image = ensure_image(engine, spec, log)
+        if sdk_runtime is None:
+            image = ensure_image(engine, spec, log)
+        elif sdk_runtime.kind == "debian":
+            image = ensure_runtime_image(engine, recipe, sdk_runtime.packages, sdk_runtime.key, log)
+        else:
+            raise DevkitError(
+                f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key} is a {sdk_runtime.kind}; verify images take an SDK "
+                "runtime from Debian packages only",
+                f"declare {recipe.name} = {{ debian = [...] }} under [tool.devkit.sdk.runtime], or verify with --runner host "
+                "on a machine with the driver installed",
+            )
         references = container_reference_envs()
         references.mkdir(parents=True, exist_ok=True)
         mounts = [

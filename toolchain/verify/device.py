@@ -32,7 +32,7 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
     with work_dir() as work:
         tests = sorted(unpack_device_bundle(bundle, work, options.recipe).glob("test_*"))
         log = fresh_log(report_dir)
-        runner = verify_runner(options.runner, options.recipe, work, [], log)
+        runner = verify_runner(options.runner, options.recipe, work, [], log, options.sdk_runtime)
         checks = []
         for test in tests:
             test.chmod(0o755)

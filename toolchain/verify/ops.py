@@ -167,7 +167,7 @@ def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: P
                 "re-render the project with this devkit and rebuild",
             )
         checker.chmod(0o755)
-        runner = verify_runner(options.runner, options.recipe, work, [golden.resolve()], log)
+        runner = verify_runner(options.runner, options.recipe, work, [golden.resolve()], log, options.sdk_runtime)
         try:
             output = runner.run(
                 Step(

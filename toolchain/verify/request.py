@@ -84,6 +84,7 @@ def verify_options(
         device_type=project.device_type if project else None,
         runner=runner or config.runner,
         tolerances=config.tolerances,
+        sdk_runtime=config.sdk.runtime.get(recipe.name) if config.sdk else None,
         **fields,
     )
 

@@ -20,6 +20,7 @@ from ..project.config import Tolerances
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
+from ..project.sdk import SdkSource
 from ..run.envs import clone_env, create_env, reference_env, runtime_requirements, verify_root
 from ..run.select import verify_runner
 from ..run.step import Runner, Step
@@ -44,6 +45,7 @@ class VerifyOptions:
     runner: str = "auto"
     tolerances: Tolerances = Tolerances()
     modes: DeviceModes = CHECK_MODES
+    sdk_runtime: SdkSource | None = None  # [tool.devkit.sdk.runtime] of the target: what verify images install
 
     @property
     def modes_env(self) -> dict[str, str]:
@@ -217,7 +219,7 @@ def plugin_session(
     log = fresh_log(report_dir)
     with work_dir() as work:
         mounts = [wheel.parent, *inputs, *([links] if links else [])]
-        runner = verify_runner(options.runner, options.recipe, work, mounts, log)
+        runner = verify_runner(options.runner, options.recipe, work, mounts, log, options.sdk_runtime)
         python = fresh_env(runner, work, wheel, version, log, options, links)
         yield PluginSession(runner, python, work, log, version, options, start)
 
