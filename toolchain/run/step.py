@@ -30,6 +30,8 @@ _NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
 _OFFERED = re.compile(r"\(from versions: ([^)]*)\)")
 # What a generated device library prints: "[STPU] host access to device memory at ..."
 _DEVICE_LINE = re.compile(r"^\[[A-Z][A-Z0-9_]*\] ")
+# Paddle's import when a plugin library cannot be loaded (a library it needs is missing).
+_PLUGIN_LOAD = re.compile(r"Fail to open library: (\S+) with error: ([^\n]+)")
 
 
 def _signal_of(returncode: int) -> str | None:
@@ -114,6 +116,16 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
         return DevkitError(
             f"{step.title} died ({died}) after the device library printed: {said[-1].strip()}",
             "fix what that line names (the verify log has the whole output)",
+            log=step.log,
+            details="\n".join(context),
+        )
+    unloadable = _PLUGIN_LOAD.search(output)
+    if unloadable:  # `import paddle` raises when a plugin does not load
+        return DevkitError(
+            f"{step.title}: import paddle fails: {Path(unloadable.group(1)).name} cannot be loaded "
+            f"({unloadable.group(2).strip()})",
+            "install what it needs where the checks run: a vendor SDK's runtime in [tool.devkit.sdk.runtime] "
+            "for verify images, the driver on the host",
             log=step.log,
             details="\n".join(context),
         )
