@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -27,6 +28,18 @@ from devkit.project.frameworks import TORCH
 from devkit.project.recipes import find_recipe
 from devkit.run.envs import cache_root, reference_env
 from devkit.run.step import HostRunner
+
+
+def debian_prefix() -> Path:
+    """Where the host build provided the SDK from Debian's packages (devkit's cache may also hold
+    the archive test's)."""
+    (prefix,) = [
+        marker.parent
+        for marker in (cache_root() / "host" / "sdk").glob("opencl-3.0-x86_64-*/devkit-sdk.json")
+        if json.loads(marker.read_text())["packages"]
+        == ["opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"]
+    ]
+    return prefix
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +101,7 @@ def test_check_abi_of_the_wheel_finds_the_sdk_the_build_provided(sdk_project):
 
 def test_the_abi_check_resolves_symbols_against_the_sdk_and_names_what_it_lacks(sdk_project):
     devkit("build", str(sdk_project), "--runner", "host")
-    (prefix,) = (cache_root() / "host" / "sdk").glob("opencl-3.0-x86_64-*")
+    prefix = debian_prefix()
     sdk = SdkExports.read("the opencl SDK 3.0", sorted((prefix / "usr/lib/x86_64-linux-gnu").glob("libOpenCL.so*")))
     assert "OPENCL_1.0" in sdk.version_tags
     plugin = LibraryAbi(
@@ -142,8 +155,36 @@ def test_import_torch_without_the_sdk_runtime_is_one_line_and_cpu_still_works(sd
     assert line.startswith(
         "torch-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1"
     )
-    (prefix,) = (cache_root() / "host" / "sdk").glob("opencl-3.0-x86_64-*")
+    prefix = debian_prefix()
     env["LD_LIBRARY_PATH"] = str(prefix / "usr/lib/x86_64-linux-gnu")
     script = "import torch; print(torch.stpu.device_count(), (torch.ones(3, device='stpu') * 2).sum().item())"
     found = subprocess.run([str(reference / "bin/python"), "-c", script], env=env, capture_output=True, text=True)
     assert found.returncode == 0 and found.stdout.split() == ["2", "6.0"], found.stderr[-2000:]
+
+
+def test_an_sdk_archive_is_checked_and_unpacked_once(sdk_project, tmp_path):
+    """The same SDK as a tarball with its sha256 (a vendor's usual delivery): its single top
+    directory becomes the root, unpacked once into the build cache."""
+    devkit("build", str(sdk_project), "--runner", "host")  # the Debian-provided SDK to pack
+    prefix = debian_prefix()
+    archive = tmp_path / "opencl-sdk-3.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(prefix / "usr", arcname="opencl-sdk-3.0/usr")
+    sha256 = hashlib.sha256(archive.read_bytes()).hexdigest()
+    project = render_with_opencl_sdk(tmp_path, "from-archive")
+    pyproject = project / "pyproject.toml"
+    text = re.sub(
+        r"x86_64 = \{ debian = \[[^]]*\] \}",
+        f'x86_64 = {{ archive = "{archive}", sha256 = "{sha256}" }}',
+        pyproject.read_text(),
+    )
+    pyproject.write_text(text)
+    unpacked = []
+    for _ in range(2):
+        summary = json.loads(devkit("build", str(project), "--runner", "host", "--json").stdout)
+        log = Path(summary["log"]).read_text()
+        found = re.search(r"opencl SDK 3\.0 at (\S+/sdk/opencl-3\.0-x86_64-\w+)/opencl-sdk-3\.0 \(", log)
+        assert found and "libOpenCL.so.1" in summary["platform"]["excluded"], log[-2000:]
+        marker = Path(found[1]) / "devkit-sdk.json"
+        unpacked.append((marker, marker.stat().st_mtime_ns))
+    assert unpacked[0] == unpacked[1]  # the second build reused the unpacked archive
