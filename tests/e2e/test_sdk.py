@@ -188,3 +188,25 @@ def test_an_sdk_archive_is_checked_and_unpacked_once(sdk_project, tmp_path):
         marker = Path(found[1]) / "devkit-sdk.json"
         unpacked.append((marker, marker.stat().st_mtime_ns))
     assert unpacked[0] == unpacked[1]  # the second build reused the unpacked archive
+
+
+def test_an_sdk_from_pip_is_installed_for_the_target(tmp_path):
+    """A headers-only SDK from a wheel (pybind11's, as a stand-in for a vendor's pip-installable
+    SDK): pip installs it for the target's platform into a prefix, the configure finds its header."""
+    project = tmp_path / "pip-sdk"
+    devkit("new-backend", "STPU", "--out", str(project))
+    with (project / "pyproject.toml").open("a") as f:
+        f.write(
+            '\n[tool.devkit.sdk]\nname = "pybind11"\nversion = "3.0"\nheaders = ["pybind11/pybind11.h"]\n'
+            'include-dirs = ["pybind11/include"]\nlib-dirs = []\n\n'
+            '[tool.devkit.sdk.build]\nx86_64 = { pip = ["pybind11>=2.10"] }\n'
+        )
+    summary = json.loads(devkit("build", str(project), "--runner", "host", "--json").stdout)
+    log = Path(summary["log"]).read_text()
+    found = re.search(r"pybind11 SDK 3\.0 at (\S+/sdk/pybind11-3\.0-x86_64-\w+) \(\)", log)
+    assert found, log[-2000:]
+    prefix = Path(found[1])
+    assert json.loads((prefix / "devkit-sdk.json").read_text())["kind"] == "pip"
+    assert (prefix / "pybind11" / "include" / "pybind11" / "pybind11.h").is_file()
+    with zipfile.ZipFile(summary["wheel"]) as zf:
+        assert b"stpu-sdk-build: pybind11=3.0" in zf.read("paddle_custom_device/libpaddle-custom-stpu.so")

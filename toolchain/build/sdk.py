@@ -236,6 +236,8 @@ def _pip(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runne
                 "--disable-pip-version-check",
                 "--no-deps",
                 "--only-binary=:all:",
+                # the target's platform (pip widens a manylinux tag to the older ones), or a pure wheel
+                *("--platform", f"manylinux_2_28_{recipe.wheel_platform.removeprefix('linux_')}"),
                 *("--platform", recipe.wheel_platform, "--target", runner.path(stage)),
                 *source.packages,
             ],
