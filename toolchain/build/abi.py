@@ -252,11 +252,11 @@ def check_abi(
     """`paddle_root`: the target's paddle package when the caller has it already, else found here;
     `sdk`: the declared vendor SDK's libraries, which resolve the symbols the plugin takes from them."""
     libraries = [lib for lib, _ in read_libraries(path)]  # a damaged file is named before any Paddle is fetched
-    paddle_root = paddle_root or paddle_root_for(recipe, paddle_version)
     findings = []
     for library in libraries:
         resolved, sdk_findings = resolve_sdk_symbols(library, recipe, sdk)
         findings += sdk_findings
         if resolved is not None:
+            paddle_root = paddle_root or paddle_root_for(recipe, paddle_version)
             findings += check_library(resolved, recipe, paddle_root, paddle_version)
     return findings
