@@ -32,7 +32,7 @@ from ..run.step import Runner, Step
 from ..util.archives import extract_tar, sha256_file
 from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, staging_dir, write_atomic
-from .sdk_abi import SdkExports
+from .sdk_abi import SdkExports, shared_libraries
 
 MARKER = "devkit-sdk.json"
 
@@ -53,7 +53,7 @@ class ProvidedSdk:
 
     def library_files(self) -> list[Path]:
         """The SDK's shared libraries (what check-abi resolves the plugin's symbols against)."""
-        return sorted(p for d in self.lib_dirs if d.is_dir() for p in d.glob("*.so*") if p.is_file())
+        return shared_libraries(self.lib_dirs)
 
     def build_env(self, runner: Runner) -> dict[str, str]:
         """What the generated CMake reads (device/CMakeLists.txt), paths as the runner sees them."""

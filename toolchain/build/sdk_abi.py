@@ -40,6 +40,11 @@ def resolve_sdk_symbols(
     return sdk.resolve(lib)
 
 
+def shared_libraries(lib_dirs: list[Path] | tuple[Path, ...]) -> list[Path]:
+    """The shared library files (and their soname links) in an SDK's lib dirs."""
+    return sorted(p for d in lib_dirs if d.is_dir() for p in d.glob("*.so*") if p.is_file())
+
+
 @dataclass(frozen=True)
 class SdkExports:
     """A declared vendor SDK's shared libraries for the target, as the ABI checks see them."""
@@ -60,7 +65,7 @@ class SdkExports:
             lib_dirs = [Path(d) for d in json.loads(entry.read_text())["lib_dirs"]]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        files = sorted(p for d in lib_dirs if d.is_dir() for p in d.glob("*.so*") if p.is_file())
+        files = shared_libraries(lib_dirs)
         return cls.read(f"the {name} SDK {version}", files) if files else None
 
     @classmethod

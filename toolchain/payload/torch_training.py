@@ -123,7 +123,6 @@ def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: in
         criteria={**criteria, "max_fallbacks": 0},
         optimizer="torch.optim.Adam(lr=1e-3), foreach default",
         fallbacks=fell_back,
-        cpu_reference=cpu["trained"]["where"],
     )
     return report
 

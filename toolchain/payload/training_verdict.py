@@ -81,6 +81,7 @@ def training_verdict(
         "max_curve_abs_diff": curve_diff,
         "device": dev,
         "cpu": cpu,
+        "cpu_reference": cpu["trained"]["where"],  # who trained the CPU curve (cpu_reference())
     }
 
 
