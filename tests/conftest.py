@@ -55,44 +55,24 @@ def collective_cases(report: dict) -> set[str]:
     return {c["case"] for c in next(c for c in report["checks"] if c["name"] == "collectives")["cases"]}
 
 
-# A backend whose device library calls into OpenCL, declared as its vendor SDK ([tool.devkit.sdk])
-# and provided from Debian's packages: the Khronos headers and the ICD loader (libOpenCL.so.1).
-OPENCL_SDK = """
-[tool.devkit.sdk]
-name = "opencl"
-version = "3.0"
-headers = [{headers}]
-libraries = ["OpenCL"]
-include-dirs = ["usr/include"]
-lib-dirs = ["usr/lib/{{triple}}"]
-runtime-libs = ["libOpenCL.so.1"]
-
-[tool.devkit.sdk.build]
-x86_64 = {{ debian = [{packages}] }}
-aarch64 = {{ debian = ["opencl-c-headers", "ocl-icd-opencl-dev:arm64", "ocl-icd-libopencl1:arm64"] }}
-"""
+# The OpenCL example (`new-backend --sdk opencl`): its device library runs on OpenCL, declared as
+# its vendor SDK ([tool.devkit.sdk]) and provided from Debian's packages: the Khronos headers and
+# the ICD loader (libOpenCL.so.1); verify's runtime adds pocl (OpenCL on the CPU).
 OPENCL_PACKAGES = '"opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"'
-OPENCL_CALL = """
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-extern "C" __attribute__((visibility("default"))) int stpu_sdk_platform_count() {
-  cl_uint n = 0;
-  return clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS ? static_cast<int>(n) : -1;
-}
-"""
 
 
-def render_with_opencl_sdk(
-    root: Path, name: str, *, headers: str = '"CL/cl.h"', packages: str = OPENCL_PACKAGES
-) -> Path:
-    """STPU with OpenCL as its SDK, its device library calling clGetPlatformIDs (so the plugin
-    really needs the SDK: DT_NEEDED libOpenCL.so.1, undefined symbols of version OPENCL_1.0)."""
+def render_with_opencl_sdk(root: Path, name: str, *, headers: str = "", packages: str = "") -> Path:
+    """STPU on OpenCL; `headers` / `packages` replace what [tool.devkit.sdk] declares (x86_64's)."""
     project = root / name
-    devkit("new-backend", "STPU", "--out", str(project))
-    with (project / "pyproject.toml").open("a") as f:
-        f.write(OPENCL_SDK.format(headers=headers, packages=packages))
-    with (project / "device" / "src" / "debug.cc").open("a") as f:
-        f.write(OPENCL_CALL)
+    devkit("new-backend", "STPU", "--sdk", "opencl", "--out", str(project))
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text()
+    if headers:
+        text = text.replace('headers = ["CL/cl.h"]', f"headers = [{headers}]")
+    if packages:
+        text = text.replace(f"x86_64 = {{ debian = [{OPENCL_PACKAGES}] }}", f"x86_64 = {{ debian = [{packages}] }}")
+    assert text != pyproject.read_text() or not (headers or packages)
+    pyproject.write_text(text)
     return project
 
 

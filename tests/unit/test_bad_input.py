@@ -247,6 +247,11 @@ CASES = [
         lambda i: ["new-backend", "STPU", "--device-type", "meta", "--out", str(i.root / "n8")],
         "already used by PyTorch",
     ),
+    Case(
+        "sdk-flavour-unknown",
+        lambda i: ["new-backend", "STPU", "--sdk", "cuda", "--out", str(i.root / "n9")],
+        "--sdk 'cuda' is not a device library devkit can render",
+    ),
     # output paths
     Case("out-is-a-file", lambda i: ["new-backend", "STPU", "--out", str(i.a_file)], "is not a directory"),
     Case("out-is-non-empty", lambda i: ["new-backend", "STPU", "--out", str(i.project)], "--force"),

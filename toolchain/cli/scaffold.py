@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..project.naming import parse_backend_name
+from ..scaffold.flavours import load_flavour
 from ..scaffold.render import render_backend
 from ..util.console import err
 from .options import JsonOpt, emit_json
@@ -20,19 +21,25 @@ def new_backend(
     device_type: Annotated[
         str | None, typer.Option("--device-type", help="Paddle device type (default: lower-case NAME).")
     ] = None,
+    sdk: Annotated[
+        str | None,
+        typer.Option("--sdk", help="Device library on a vendor SDK (opencl); default: the host-backed device."),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output directory.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Render a complete, buildable plugin project for a new device."""
     backend = parse_backend_name(name, device_type)
+    flavour = load_flavour(sdk)
     start = time.monotonic()
-    result = render_backend(backend, out or Path(name), force=force)
+    result = render_backend(backend, out or Path(name), force=force, flavour=flavour)
     seconds = time.monotonic() - start
     if as_json:
         emit_json(
             {
                 "out_dir": str(result.out_dir),
                 "device_type": backend.device_type,
+                "sdk": flavour.name or None,
                 "files": list(result.files),
                 "seconds": round(seconds, 4),
             }

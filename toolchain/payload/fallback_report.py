@@ -70,6 +70,7 @@ def main() -> int:
     import battery  # imports paddle, after the flags above
     import check_common as common
     import mnist
+    from plugin_exports import by_design, unimplemented_kernels
     from training_verdict import load_data
 
     if not args.device:
@@ -91,7 +92,10 @@ def main() -> int:
         error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     sys.stderr.flush()
     placements = parse(glog.read_text(errors="replace").splitlines(), args.device)
-    fallback = sorted(k for k, c in placements.items() if c["cpu_fallback"])
+    fell_back = sorted(k for k, c in placements.items() if c["cpu_fallback"])
+    # kernels the device library lacks are unregistered on purpose: their fallback is by design
+    designed = by_design(fell_back, unimplemented_kernels(args.device))
+    fallback = [k for k in fell_back if k not in designed]
     on_device = sorted(k for k, c in placements.items() if c["device"] and not c["cpu_fallback"])
     report = {
         "name": "fallback report",
@@ -99,8 +103,10 @@ def main() -> int:
         "detail": (
             f"{len(placements)} kernels ran; "
             + (f"fell back to CPU: {', '.join(fallback)}" if fallback else f"all on {args.device}")
+            + (f" but those the device library lacks, on the CPU by design: {', '.join(designed)}" if designed else "")
             + (f"; training failed: {error}" if error else "")
         ),
+        "cpu_by_design": designed,
         "fallback_flag": "FLAGS_enable_api_kernel_fallback=1",
         "model": args.model,
         "kernels": {k: dict(c) for k, c in sorted(placements.items())},

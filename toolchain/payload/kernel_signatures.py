@@ -3,11 +3,10 @@ load time, against Paddle's own (CPU) kernel of the same name."""
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 from check_common import paddle
+from plugin_exports import plugin_function
 
 ATTRIBUTE_TYPES = (
     "undefined",
@@ -30,20 +29,6 @@ ATTRIBUTE_TYPES = (
     "DataLayout",
     "Place",
 )  # phi::AttributeType, in order
-
-
-def _plugin_library(device: str):
-    """The loaded plugin, found where Paddle looks for plugins (CUSTOM_DEVICE_ROOT, site-packages)."""
-    import ctypes
-    import glob
-
-    roots = [os.environ.get("CUSTOM_DEVICE_ROOT", "")] + [os.path.join(p, "paddle_custom_device") for p in sys.path]
-    for root in filter(None, roots):
-        for path in sorted(glob.glob(os.path.join(root, "*.so"))):
-            lib = ctypes.CDLL(path)  # already loaded by Paddle: the same handle
-            if hasattr(lib, f"{device}_kernel_report"):
-                return path, getattr(lib, f"{device}_kernel_report")
-    return None, None
 
 
 def _parse_args_def(text: str) -> dict:
@@ -76,7 +61,7 @@ def _describe_difference(ours: dict, paddles: dict) -> str:
 
 def check_kernel_signatures(device: str) -> dict:
     """Each registered kernel's inputs, attributes and outputs vs the installed Paddle's CPU kernel."""
-    path, report_fn = _plugin_library(device)
+    path, report_fn = plugin_function(device, "kernel_report")
     if report_fn is None:
         return {
             "name": "kernel signatures",

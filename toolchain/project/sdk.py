@@ -9,6 +9,7 @@
     lib-dirs = ["usr/lib/{triple}"]
     runtime-libs = ["libOpenCL.so.1"]  # the driver installs these: never copied into a wheel
     env = { }                          # extra environment for the build
+    runtime-env = { }                  # and for verify's checks (e.g. which devices a driver shows)
 
     [tool.devkit.sdk.build]            # where the SDK comes from, per target: one of
     x86_64 = { debian = ["opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"] }
@@ -61,6 +62,7 @@ class SdkSettings:
     lib_dirs: tuple[str, ...] = ("lib",)
     runtime_libs: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    runtime_env: dict[str, str] = field(default_factory=dict)
     build: dict[str, SdkSource] = field(default_factory=dict)  # recipe name -> source
     runtime: dict[str, SdkSource] = field(default_factory=dict)
 
@@ -147,7 +149,7 @@ def _per_target(value: Any, section: str) -> dict[str, SdkSource]:
 def parse_sdk(table: Any) -> SdkSettings:
     if not isinstance(table, dict):
         raise _fail("", "must be a table", "write it as [tool.devkit.sdk]")
-    known = {"name", "version", "headers", "libraries", "include-dirs", "lib-dirs", "runtime-libs", "env"}
+    known = {"name", "version", "headers", "libraries", "include-dirs", "lib-dirs", "runtime-libs", "env", "runtime-env"}
     for key in table:
         if key not in known | {"build", "runtime"}:
             raise _fail(key, "is not an SDK setting", f"use one of: {', '.join(sorted(known | {'build', 'runtime'}))}")
@@ -169,11 +171,12 @@ def parse_sdk(table: Any) -> SdkSettings:
         values["runtime_libs"] = _strings(
             table["runtime-libs"], "runtime-libs", SONAME, what="a library file name (libX.so.N)"
         )
-    if "env" in table:
-        env = table["env"]
-        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-            raise _fail("env", f"= {env!r} must be a table of strings", 'e.g. env = { VENDOR_HOME = "/opt/vendor" }')
-        values["env"] = dict(env)
+    for key, example in (("env", 'VENDOR_HOME = "/opt/vendor"'), ("runtime-env", 'POCL_DEVICES = "pthread pthread"')):
+        if key in table:
+            env = table[key]
+            if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+                raise _fail(key, f"= {env!r} must be a table of strings", f"e.g. {key} = {{ {example} }}")
+            values[key.replace("-", "_")] = dict(env)
     values["build"] = _per_target(table["build"], "build")
     if "runtime" in table:
         values["runtime"] = _per_target(table["runtime"], "runtime")

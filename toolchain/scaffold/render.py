@@ -16,6 +16,7 @@ from ..project.recipes import find_recipe
 from ..util.errors import DevkitError
 from ..util.fsutil import staging_dir
 from ..util.resources import resource_dir
+from .flavours import Flavour, host_backed
 
 PLUGIN_VERSION = "0.1.0"
 HOST_RECIPE = "x86_64"
@@ -27,8 +28,9 @@ class RenderResult:
     files: tuple[str, ...]
 
 
-def template_context(backend: BackendName) -> dict[str, object]:
+def template_context(backend: BackendName, flavour: Flavour | None = None) -> dict[str, object]:
     return {
+        **(flavour or host_backed()).context(),
         "name": backend.name,
         "NAME": backend.upper,
         "device_type": backend.device_type,
@@ -53,24 +55,42 @@ def _check_destination(out_dir: Path, force: bool) -> None:
         )
 
 
-def render_backend(backend: BackendName, out_dir: Path, *, force: bool = False) -> RenderResult:
+def _template_files(flavour: Flavour) -> dict[str, Path]:
+    """Relative path -> template file: the backend's, less what the flavour replaces, plus the
+    flavour's own (its top-level _* files are partials the backend's templates include)."""
+    backend_root = resource_dir("templates") / "backend"
+    files: dict[str, Path] = {}
+    for root in (backend_root, flavour.root):
+        if root is None:
+            continue
+        for src in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = src.relative_to(root).as_posix()
+            if "__pycache__" in rel or (root != backend_root and (rel == "flavour.toml" or rel.startswith("_"))):
+                continue
+            if root == backend_root and any(rel.startswith(d + "/") for d in flavour.replaces):
+                continue
+            files[rel] = src
+    return files
+
+
+def render_backend(
+    backend: BackendName, out_dir: Path, *, force: bool = False, flavour: Flavour | None = None
+) -> RenderResult:
     """Render the backend project into `out_dir`, all or nothing."""
+    flavour = flavour or host_backed()
     out_dir = out_dir.resolve()
     _check_destination(out_dir, force)
-    template_root = resource_dir("templates") / "backend"
+    roots = [str(r) for r in (flavour.root, resource_dir("templates") / "backend") if r is not None]
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_root)),
+        loader=jinja2.FileSystemLoader(roots),  # the flavour's template wins
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
-    context = template_context(backend)
+    context = template_context(backend, flavour)
     written: list[str] = []
     with staging_dir(out_dir, replace=True) as stage:
-        for src in sorted(p for p in template_root.rglob("*") if p.is_file()):
-            rel = src.relative_to(template_root).as_posix()
-            if "__pycache__" in rel:
-                continue
+        for rel, src in _template_files(flavour).items():
             target_rel = env.from_string(rel).render(context)
             text = env.get_template(rel).render(context)
             dest = stage / target_rel

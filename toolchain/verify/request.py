@@ -85,6 +85,7 @@ def verify_options(
         runner=runner or config.runner,
         tolerances=config.tolerances,
         sdk_runtime=config.sdk.runtime.get(recipe.name) if config.sdk else None,
+        sdk_runtime_env=tuple(sorted(config.sdk.runtime_env.items())) if config.sdk else (),
         **fields,
     )
 

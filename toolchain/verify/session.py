@@ -46,12 +46,14 @@ class VerifyOptions:
     tolerances: Tolerances = Tolerances()
     modes: DeviceModes = CHECK_MODES
     sdk_runtime: SdkSource | None = None  # [tool.devkit.sdk.runtime] of the target: what verify images install
+    sdk_runtime_env: tuple[tuple[str, str], ...] = ()  # [tool.devkit.sdk] runtime-env
 
     @property
     def modes_env(self) -> dict[str, str]:
         """The device's modes, whatever the user's shell says (without a device type, for a bare
-        Paddle wheel, its device library's defaults, which are the same)."""
-        return self.modes.env(self.device_type) if self.device_type else {}
+        Paddle wheel, its device library's defaults, which are the same), and the environment the
+        SDK's runtime is declared to need."""
+        return {**dict(self.sdk_runtime_env), **(self.modes.env(self.device_type) if self.device_type else {})}
 
     def require_training_steps(self) -> None:
         """Training verdicts (loss drop, held-out accuracy) need this many steps at least."""

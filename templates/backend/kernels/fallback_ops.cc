@@ -14,11 +14,13 @@
 
 namespace {{ p }}_kernels {
 
-// Called from InitPlugin: Paddle has loaded the library (our kernels sit in its
-// custom-kernel map) and moves them into its kernel factory after InitPlugin returns.
-void ApplyFallbackOps() {
-  const char* spec = std::getenv("{{ NAME }}_FALLBACK_OPS");
-  if (!spec || !*spec) return;
+// Kernels the device library cannot run (ops it does not implement, see device/src): never
+// registered, whatever the environment says. Empty for the host-backed device library.
+constexpr char kUnimplemented[] = "{{ unregistered.paddle | join(',') }}";
+
+namespace {
+
+std::vector<std::regex> parse_patterns(const char* spec) {
   std::vector<std::regex> patterns;
   std::stringstream items(spec);
   for (std::string item; std::getline(items, item, ',');) {
@@ -29,6 +31,11 @@ void ApplyFallbackOps() {
       std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS: ignoring invalid regex '%s'\n", item.c_str());
     }
   }
+  return patterns;
+}
+
+// Removes our kernels whose names match; returns " name1, name2" of those removed.
+std::string remove_kernels(const std::vector<std::regex>& patterns) {
   const phi::Backend ours = paddle::experimental::StringToBackend("{{ device_type }}");
   auto& kernels = phi::CustomKernelMap::Instance().Kernels();
   std::string removed;
@@ -45,8 +52,24 @@ void ApplyFallbackOps() {
     it = it->second.empty() ? kernels.erase(it) : std::next(it);
   }
   if (!removed.empty()) removed.pop_back();
+  return removed;
+}
+
+}  // namespace
+
+// Called from InitPlugin: Paddle has loaded the library (our kernels sit in its
+// custom-kernel map) and moves them into its kernel factory after InitPlugin returns.
+void ApplyFallbackOps() {
+  if (kUnimplemented[0]) remove_kernels(parse_patterns(kUnimplemented));
+  const char* spec = std::getenv("{{ NAME }}_FALLBACK_OPS");
+  if (!spec || !*spec) return;
+  const std::string removed = remove_kernels(parse_patterns(spec));
   std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS=%s: not registering%s; these ops run on the CPU\n",
                spec, removed.empty() ? " nothing (no kernel matched)" : removed.c_str());
 }
 
 }  // namespace {{ p }}_kernels
+
+// The patterns of kernels left unregistered because the device library lacks their ops;
+// read by devkit verify (through ctypes), which counts their CPU fallbacks as by design.
+extern "C" const char* {{ p }}_unimplemented_kernels() { return {{ p }}_kernels::kUnimplemented; }

@@ -136,6 +136,12 @@ def reset_fallback_counts() -> None:
     _ops.reset_fallback_counts()
 
 
+def unimplemented_kernels() -> list[str]:
+    """Patterns of the aten ops left to the CPU because the device library lacks them (empty
+    for the host-backed device): their fallbacks are by design, any other is a missing kernel."""
+    return list(_ops.unimplemented_kernels())
+
+
 def registered_kernels() -> list[str]:
     """The aten ops with a {{ device_type }} kernel (after {{ NAME }}_FALLBACK_OPS), sorted."""
     return sorted(torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"))

@@ -1,0 +1,70 @@
+"""`devkit new-backend --sdk opencl`: the OpenCL device library rendered over the backend."""
+
+import re
+import tomllib
+
+from devkit.project.config import parse_config
+from devkit.project.naming import parse_backend_name
+from devkit.scaffold.flavours import available, load_flavour
+from devkit.scaffold.render import render_backend
+
+OPENCL_SOURCES = ["opencl_device.h", "ops.cc", "ops.cl", "runtime.cc", "unimplemented.cc"]
+
+
+def render(tmp_path, sdk: str | None):
+    out = tmp_path / ("ocl" if sdk else "host") / "STPU"
+    render_backend(parse_backend_name("STPU"), out, flavour=load_flavour(sdk))
+    return out
+
+
+def test_opencl_replaces_the_device_library_and_declares_its_sdk(tmp_path):
+    assert "opencl" in available()
+    out = render(tmp_path, "opencl")
+    assert sorted(p.name for p in (out / "device/src").iterdir()) == OPENCL_SOURCES
+    cmake = (out / "device/CMakeLists.txt").read_text()
+    listed = re.search(r"add_library\(stpu_device STATIC(.*?)\)", cmake, re.S).group(1).split()
+    assert listed == ["src/runtime.cc", "src/ops.cc", "src/unimplemented.cc"]
+    assert "include(${CMAKE_CURRENT_SOURCE_DIR}/sdk.cmake)" in cmake and (out / "device/sdk.cmake").is_file()
+    # the flavour's own device test wins over the backend's; the rest of the backend is there
+    assert "OpenCL" in (out / "tests/device/test_device.cc").read_text()
+    assert (out / "tests/device/golden_check.cc").is_file() and (out / "kernels/conv_pool_kernels.cc").is_file()
+    text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    assert "{{ " not in text and "{%" not in text  # nothing left unrendered (C++ has "{{x, &rx}")
+    assert not (out / "_pyproject-sdk.toml").exists() and not (out / "flavour.toml").exists()
+    devkit = tomllib.loads((out / "pyproject.toml").read_text())["tool"]["devkit"]
+    sdk = parse_config(devkit, name="STPU", device_type="stpu").sdk
+    assert sdk.name == "opencl" and sdk.runtime_libs == ("libOpenCL.so.1",)
+    assert "pocl-opencl-icd" in sdk.runtime["x86_64"].packages
+    assert sdk.build["aarch64"].packages[1] == "ocl-icd-opencl-dev:arm64"
+
+
+def test_kernels_of_unimplemented_ops_are_compiled_out_of_registration(tmp_path):
+    out = render(tmp_path, "opencl")
+    paddle = re.search(r'kUnimplemented\[\] = "(.*)";', (out / "kernels/fallback_ops.cc").read_text()).group(1)
+    assert "conv2d.*" in paddle.split(",") and "matmul" not in paddle
+    torch = re.search(r'kUnimplemented\[\] = "(.*)";', (out / "pytorch/csrc/fallback.cpp").read_text()).group(1)
+    assert torch.split(",")[:2] == ["_log_softmax.*", "nll_loss.*"] and "convolution_.*" in torch.split(",")
+    host = render(tmp_path, None)
+    assert 'kUnimplemented[] = "";' in (host / "kernels/fallback_ops.cc").read_text()
+    assert 'kUnimplemented[] = "";' in (host / "pytorch/csrc/fallback.cpp").read_text()
+
+
+def test_opencl_library_defines_every_function_of_the_c_api(tmp_path):
+    """Nothing of the C API left undefined: an op the library lacks is defined, answering
+    UNSUPPORTED (unimplemented.cc), so a plugin never fails to load on a missing symbol."""
+    out = render(tmp_path, "opencl")
+    header = re.sub(r"/\*.*?\*/", "", (out / "device/include/stpu_device.h").read_text(), flags=re.S)
+    declared = set(re.findall(r"\b(stpu_\w+)\(", header))
+    sources = "\n".join((out / "device/src" / name).read_text() for name in ("runtime.cc", "ops.cc", "unimplemented.cc"))
+    defined = set(re.findall(r"^\S.*?\b(stpu_\w+)\([^;]*?\)\s*\{", sources, re.M | re.S))
+    assert declared and declared <= defined, sorted(declared - defined)
+    stubs = re.findall(r'return unimplemented\("(\w+)"\)', (out / "device/src/unimplemented.cc").read_text())
+    assert "conv2d_forward" in stubs and "gemm" not in stubs and "binary" not in stubs
+
+
+def test_host_backed_device_is_the_default(tmp_path):
+    out = render(tmp_path, None)
+    cmake = (out / "device/CMakeLists.txt").read_text()
+    listed = re.search(r"add_library\(stpu_device STATIC(.*?)\)", cmake, re.S).group(1).split()
+    assert "src/matmul_ops.cc" in listed and len(listed) == len(list((out / "device/src").glob("*.cc")))
+    assert "sdk.cmake" not in cmake and "[tool.devkit.sdk]" not in (out / "pyproject.toml").read_text()

@@ -1,0 +1,37 @@
+"""C functions a loaded Paddle plugin exports for devkit, read through ctypes (no Paddle import
+here: the caller has loaded Paddle and with it the plugin)."""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import re
+import sys
+
+
+def plugin_function(device: str, name: str):
+    """(path, function) of the loaded plugin that exports <device>_<name>, found where Paddle
+    looks for plugins (CUSTOM_DEVICE_ROOT, site-packages); (None, None) when none does."""
+    roots = [os.environ.get("CUSTOM_DEVICE_ROOT", "")] + [os.path.join(p, "paddle_custom_device") for p in sys.path]
+    for root in filter(None, roots):
+        for path in sorted(glob.glob(os.path.join(root, "*.so"))):
+            lib = ctypes.CDLL(path)  # already loaded by Paddle: the same handle
+            if hasattr(lib, f"{device}_{name}"):
+                return path, getattr(lib, f"{device}_{name}")
+    return None, None
+
+
+def unimplemented_kernels(device: str) -> list[str]:
+    """Patterns of the kernels the plugin leaves unregistered because its device library lacks
+    their ops (empty for the host-backed device, or a plugin without the query)."""
+    _path, query = plugin_function(device, "unimplemented_kernels")
+    if query is None:
+        return []
+    query.restype = ctypes.c_char_p
+    return [p for p in query().decode().split(",") if p]
+
+
+def by_design(names, patterns: list[str]) -> list[str]:
+    """The kernels (or ops) among `names` the plugin leaves to Paddle's CPU by design."""
+    return [n for n in names if any(re.fullmatch(p, n) for p in patterns)]

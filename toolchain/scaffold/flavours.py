@@ -1,0 +1,68 @@
+"""Device-library flavours of a rendered backend: `devkit new-backend NAME --sdk <flavour>`.
+
+The default is the host-backed device library (templates/backend/device/src). A flavour is a
+directory templates/sdks/<name>/: flavour.toml (what it replaces and which framework kernels
+its device library cannot run) and templates rendered over templates/backend, the same
+relative path winning; its top-level files named _* are partials the backend's templates
+include (_pyproject-sdk.toml: the [tool.devkit.sdk] declaration).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..util.errors import DevkitError
+from ..util.resources import resource_dir
+
+FRAMEWORKS = ("paddle", "torch")
+
+
+@dataclass(frozen=True)
+class Flavour:
+    name: str  # "" for the host-backed device library
+    summary: str = ""
+    root: Path | None = None  # templates/sdks/<name>
+    replaces: tuple[str, ...] = ()  # directories of templates/backend left out
+    device_sources: tuple[str, ...] = ()  # device/CMakeLists.txt's sources
+    # framework -> kernel patterns the adapters do not register (the device library lacks their ops)
+    unregistered: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def context(self) -> dict[str, object]:
+        return {
+            "sdk_flavour": self.name,
+            "sdk_summary": self.summary,
+            "device_sources": list(self.device_sources),
+            "unregistered": {fw: list(self.unregistered.get(fw, ())) for fw in FRAMEWORKS},
+        }
+
+
+def available() -> list[str]:
+    return sorted(p.name for p in (resource_dir("templates") / "sdks").iterdir() if (p / "flavour.toml").is_file())
+
+
+def host_backed() -> Flavour:
+    src = resource_dir("templates") / "backend" / "device" / "src"
+    return Flavour(name="", device_sources=tuple(f"src/{p.name}" for p in sorted(src.glob("*.cc"))))
+
+
+def load_flavour(name: str | None) -> Flavour:
+    if not name:
+        return host_backed()
+    if name not in available():
+        raise DevkitError(
+            f"--sdk {name!r} is not a device library devkit can render",
+            f"choose one of: {', '.join(available())} (or leave --sdk out for the host-backed device)",
+        )
+    root = resource_dir("templates") / "sdks" / name
+    data = tomllib.loads((root / "flavour.toml").read_text())
+    unregistered = data.get("unregistered", {})
+    return Flavour(
+        name=name,
+        summary=data["summary"],
+        root=root,
+        replaces=tuple(data.get("replaces", ())),
+        device_sources=tuple(data["device-sources"]),
+        unregistered={fw: tuple(unregistered.get(fw, ())) for fw in FRAMEWORKS},
+    )
