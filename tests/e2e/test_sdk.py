@@ -231,7 +231,9 @@ def test_an_sdk_from_pip_is_installed_for_the_target(tmp_path):
 def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
     """The example's C++ tests (tests/device/test_device.cc) on the OpenCL device the ICD loader
     finds here (pocl): memory, copies, streams, events, each implemented op against the host."""
-    tools = Path(sys.executable).parent  # cmake and ninja from pip
+    tools = tmp_path / "tools" / "bin"  # cmake and ninja from pip, as the plugin builds get them
+    subprocess.run([sys.executable, "-m", "venv", tmp_path / "tools"], check=True)
+    subprocess.run([tools / "pip", "install", "-q", "cmake", "ninja"], check=True)
     build = tmp_path / "build"
     subprocess.run(
         [tools / "cmake", "-S", sdk_project, "-B", build, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools / 'ninja'}"]
