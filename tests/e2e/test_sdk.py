@@ -24,7 +24,7 @@ from elftools.elf.elffile import ELFFile
 
 from devkit.build.elf import LibraryAbi
 from devkit.build.sdk_abi import SdkExports
-from devkit.project.frameworks import TORCH
+from devkit.project.frameworks import PADDLE, TORCH
 from devkit.project.recipes import find_recipe
 from devkit.run.envs import cache_root, reference_env
 from devkit.run.step import HostRunner
@@ -228,6 +228,36 @@ def test_an_sdk_from_pip_is_installed_for_the_target(tmp_path):
         assert b"stpu-sdk-build: pybind11=3.0" in zf.read("paddle_custom_device/libpaddle-custom-stpu.so")
 
 
+def test_without_an_opencl_driver_each_framework_says_so_once_and_works_on_the_cpu(sdk_project, tmp_path):
+    """The ICD loader there but no driver (pocl uninstalled: an empty vendors directory): the device
+    library's one line, no device, CPU work unaffected, in both frameworks."""
+    (tmp_path / "vendors").mkdir()
+    env = {**os.environ, "OCL_ICD_VENDORS": str(tmp_path / "vendors"), "TORCH_DEVICE_BACKEND_AUTOLOAD": "1"}
+    line = "[STPU] no OpenCL platform: the ICD loader found no driver (install one, e.g. pocl-opencl-icd"
+    paddle_site = installed(next((sdk_project / "dist").glob("paddle_custom_stpu-*.whl")), tmp_path / "paddle")
+    torch_site = installed(next((sdk_project / "dist").glob("torch_stpu-*.whl")), tmp_path / "torch")
+    runs = {
+        "paddle": (
+            {"CUSTOM_DEVICE_ROOT": str(paddle_site / "paddle_custom_device")},
+            "import paddle; print(paddle.ones([3]).sum().item(), len(paddle.device.get_available_custom_device()))",
+        ),
+        "torch": (
+            {"PYTHONPATH": str(torch_site)},
+            "import torch; print(torch.ones(3).sum().item(), torch.stpu.device_count())",
+        ),
+    }
+    for name, (extra, script) in runs.items():
+        framework = TORCH if name == "torch" else PADDLE
+        python = reference_env(HostRunner(), framework.version(find_recipe("x86_64")), tmp_path / "env.log", framework)
+        proc = subprocess.run(
+            [str(python / "bin/python"), "-c", script], env={**env, **extra}, capture_output=True, text=True
+        )
+        assert proc.returncode == 0 and proc.stdout.split() == ["3.0", "0"], (name, proc.stderr[-2000:])
+        assert [x for x in proc.stderr.splitlines() if x.startswith("[STPU]")] == [
+            line + ", or check /etc/OpenCL/vendors)"
+        ]
+
+
 def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
     """The example's C++ tests (tests/device/test_device.cc) on the OpenCL device the ICD loader
     finds here (pocl): memory, copies, streams, events, each implemented op against the host."""
@@ -257,10 +287,24 @@ def test_the_opencl_device_verifies_on_pocl(sdk_project, framework):
     assert summary["passed"] and not failed, failed or proc.stderr[-3000:]
     mnist = next(c for c in report["checks"] if c["name"] == "mnist")
     if framework == "paddle":
-        assert "conv2d.*" in report["unimplemented_kernels"] and mnist["cpu_by_design"] == report["unimplemented_kernels"]
+        assert (
+            "conv2d.*" in report["unimplemented_kernels"] and mnist["cpu_by_design"] == report["unimplemented_kernels"]
+        )
         ops = next(c for c in report["checks"] if c["name"] == "ops")
         assert "matmul" in report["registered_kernels"] and "conv2d" not in report["registered_kernels"]
         assert "on the CPU by design" in ops["detail"] and "conv2d" in ops["detail"]
     else:
         assert "aten::convolution_overrideable" in mnist["fallbacks_by_design"]
         assert set(mnist["fallbacks"]) == set(mnist["fallbacks_by_design"])  # nothing else fell back
+
+
+def test_the_opencl_device_runs_an_inference_bundle(sdk_project):
+    """Paddle Inference on the OpenCL device: conv2d and pool2d on the CPU by design (and flatten,
+    which Paddle keeps with their CPU output), every other float op on the device."""
+    devkit("build", str(sdk_project), "--runner", "host", "--infer")
+    summary = json.loads(devkit("verify", str(sdk_project), "--runner", "host", "--infer", "--json").stdout)
+    report = json.loads(Path(summary["report"]).read_text())
+    inference = next(c for c in report["checks"] if c["name"].startswith("inference"))
+    assert inference["passed"], inference["detail"]
+    assert set(inference["placement"]["cpu_by_design"]) == {"conv2d", "pool2d", "flatten"}
+    assert {"matmul", "add", "relu"} <= set(inference["placement"]["on_device"])

@@ -55,7 +55,9 @@ def test_opencl_library_defines_every_function_of_the_c_api(tmp_path):
     out = render(tmp_path, "opencl")
     header = re.sub(r"/\*.*?\*/", "", (out / "device/include/stpu_device.h").read_text(), flags=re.S)
     declared = set(re.findall(r"\b(stpu_\w+)\(", header))
-    sources = "\n".join((out / "device/src" / name).read_text() for name in ("runtime.cc", "ops.cc", "unimplemented.cc"))
+    sources = "\n".join(
+        (out / "device/src" / name).read_text() for name in ("runtime.cc", "ops.cc", "unimplemented.cc")
+    )
     defined = set(re.findall(r"^\S.*?\b(stpu_\w+)\([^;]*?\)\s*\{", sources, re.M | re.S))
     assert declared and declared <= defined, sorted(declared - defined)
     stubs = re.findall(r'return unimplemented\("(\w+)"\)', (out / "device/src/unimplemented.cc").read_text())
@@ -68,3 +70,16 @@ def test_host_backed_device_is_the_default(tmp_path):
     listed = re.search(r"add_library\(stpu_device STATIC(.*?)\)", cmake, re.S).group(1).split()
     assert "src/matmul_ops.cc" in listed and len(listed) == len(list((out / "device/src").glob("*.cc")))
     assert "sdk.cmake" not in cmake and "[tool.devkit.sdk]" not in (out / "pyproject.toml").read_text()
+
+
+def test_verify_gets_the_runtime_environment_the_sdk_declares(tmp_path):
+    """runtime-env reaches every check's environment (pocl shows two devices), under the modes."""
+    from devkit.project.project import load_project
+    from devkit.project.recipes import find_recipe
+    from devkit.verify.request import verify_options
+
+    out = render(tmp_path, "opencl")
+    env = verify_options(load_project(out), find_recipe("x86_64"), None).modes_env
+    assert env["POCL_DEVICES"] == "pthread pthread" and env["STPU_DEVICE_COUNT"] == "2"
+    host = verify_options(load_project(render(tmp_path, None)), find_recipe("x86_64"), None).modes_env
+    assert "POCL_DEVICES" not in host

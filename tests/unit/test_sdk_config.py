@@ -20,6 +20,7 @@ include-dirs = ["usr/include"]
 lib-dirs = ["usr/lib/{triple}"]
 runtime-libs = ["libOpenCL.so.1"]
 env = { OCL_ICD_VENDORS = "/etc/OpenCL/vendors" }
+runtime-env = { POCL_DEVICES = "pthread pthread" }
 [build]
 x86_64 = { debian = ["opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"] }
 armv8 = { archive = "https://example.com/opencl-sdk.tar.gz", sha256 = "%s" }
@@ -37,6 +38,7 @@ def test_the_opencl_declaration():
     assert sdk.build["armhf"].path == "/opt/opencl" and sdk.runtime["x86_64"].kind == "debian"
     assert sdk.dirs(find_recipe("aarch64"), sdk.lib_dirs) == ("usr/lib/aarch64-linux-gnu",)
     assert sdk.env == {"OCL_ICD_VENDORS": "/etc/OpenCL/vendors"}
+    assert sdk.runtime_env == {"POCL_DEVICES": "pthread pthread"}
 
 
 @pytest.mark.parametrize(
@@ -70,6 +72,10 @@ def test_the_opencl_declaration():
         (
             lambda t: t.replace('env = { OCL_ICD_VENDORS = "/etc/OpenCL/vendors" }', "env = { DEBUG = 1 }"),
             "tool.devkit.sdk.env",
+        ),
+        (
+            lambda t: t.replace('runtime-env = { POCL_DEVICES = "pthread pthread" }', 'runtime-env = ["x"]'),
+            "tool.devkit.sdk.runtime-env = ['x'] must be a table of strings",
         ),
         (lambda t: t.replace('name = "opencl"\n', ""), "tool.devkit.sdk.name is missing"),
     ],

@@ -149,7 +149,17 @@ def _per_target(value: Any, section: str) -> dict[str, SdkSource]:
 def parse_sdk(table: Any) -> SdkSettings:
     if not isinstance(table, dict):
         raise _fail("", "must be a table", "write it as [tool.devkit.sdk]")
-    known = {"name", "version", "headers", "libraries", "include-dirs", "lib-dirs", "runtime-libs", "env", "runtime-env"}
+    known = {
+        "name",
+        "version",
+        "headers",
+        "libraries",
+        "include-dirs",
+        "lib-dirs",
+        "runtime-libs",
+        "env",
+        "runtime-env",
+    }
     for key in table:
         if key not in known | {"build", "runtime"}:
             raise _fail(key, "is not an SDK setting", f"use one of: {', '.join(sorted(known | {'build', 'runtime'}))}")
