@@ -136,14 +136,15 @@ def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: in
         "max_curve_abs_diff": TOL["max_curve_diff"],
     }
     report = training_verdict("mnist", dev, cpu, criteria, data, steps, batch, seed)
-    designed, unexpected = split_by_design(fell_back, unimplemented_kernels(torch, device))
+    unimplemented = unimplemented_kernels(torch, device)
+    designed, unexpected = split_by_design(fell_back, unimplemented)
     detail = f", CPU fallbacks: {unexpected}" if unexpected else ", no CPU fallback"
     if designed:
         detail += f" (besides the ops the device library does not implement: {designed})"
     report.update(
         passed=report["passed"] and not unexpected,
         detail=report["detail"] + detail,
-        criteria={**criteria, "max_fallbacks": 0, "except_unimplemented": unimplemented_kernels(torch, device)},
+        criteria={**criteria, "max_fallbacks": 0, "except_unimplemented": unimplemented},
         optimizer="torch.optim.Adam(lr=1e-3), foreach default",
         fallbacks=fell_back,
         fallbacks_by_design=designed,
