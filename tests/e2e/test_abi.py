@@ -34,7 +34,7 @@ def test_newer_system_symbol_versions_than_paddle_are_a_warning(built_project):
 
 
 def test_other_device_ext_version_is_caught(built_project, tmp_path):
-    lib = next(built_project.glob("build/*/libpaddle-custom-stpu.so"))
+    lib = next(built_project.glob("build/*/stpu/libpaddle-custom-stpu-impl.so"))
     data = lib.read_bytes()
     assert data.count(b"custom_runtime_version=0.1.1") == 1
     forged = tmp_path / lib.name
@@ -69,5 +69,8 @@ def test_plugin_without_core_libraries_is_caught(tmp_path):
 def test_plugin_built_against_another_paddle_is_caught(built_project):
     proc = devkit("check-abi", str(wheel_of(built_project)), "--paddle-version", "3.2.2", "--json", check=False)
     assert proc.returncode == 1
-    problems = [f["problem"] for f in json.loads(proc.stdout)["findings"]]
-    assert "was compiled against Paddle 3.3.1, not 3.2.2" in problems[0]
+    findings = json.loads(proc.stdout)["findings"]
+    errors = [(f["library"], f["problem"]) for f in findings if f["severity"] == "error"]
+    # the plugin proper, not its loader (which links nothing of Paddle's: only glibc warnings)
+    assert errors[0] == ("paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so", errors[0][1]), errors
+    assert "was compiled against Paddle 3.3.1, not 3.2.2" in errors[0][1]

@@ -123,7 +123,7 @@ def test_aarch64_cross_build(project):
     assert summary["platform"]["exceeds_framework"] == ["GLIBC_2.29 > GLIBC_2.27", "GLIBCXX_3.4.26 > GLIBCXX_3.4.22"]
     assert summary["paddle_version"] == "3.2.2"
     with zipfile.ZipFile(wheel) as zf:
-        lib = zf.read("paddle_custom_device/libpaddle-custom-stpu.so")
+        lib = zf.read("paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so")
         meta = zf.read("paddle_custom_stpu-0.1.0.dist-info/METADATA").decode()
     assert int.from_bytes(lib[18:20], "little") == 183  # EM_AARCH64
     assert "Requires-Dist: paddlepaddle==3.2.2" in meta
@@ -148,7 +148,7 @@ def test_aarch64_cross_build_against_a_declared_sdk(tmp_path):
     assert "libOpenCL.so.1" in summary["platform"]["excluded"] and summary["platform"]["grafted"] == []
     with zipfile.ZipFile(summary["wheel"]) as zf:
         assert not [n for n in zf.namelist() if "libOpenCL" in n]
-        assert b"stpu-sdk-build: opencl=3.0" in zf.read("paddle_custom_device/libpaddle-custom-stpu.so")
+        assert b"stpu-sdk-build: opencl=3.0" in zf.read("paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so")
     log = Path(summary["log"]).read_text()
     (lib_dir,) = json.loads((cache_root() / "sdk-index" / "opencl-3.0-aarch64.json").read_text())["lib_dirs"]
     assert (Path(lib_dir) / "libOpenCL.so.1").read_bytes()[18] == 183  # the target's library (EM_AARCH64)
@@ -160,8 +160,8 @@ def test_aarch64_cross_build_against_a_declared_sdk(tmp_path):
 
 def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
     """The OpenCL example in the x86_64 verify container. Without [tool.devkit.sdk.runtime] the
-    verify image has no libOpenCL.so.1 and `import paddle` raises (Paddle 3.3 refuses a plugin it
-    cannot load): one line names the library. With it, a layer on the verify image installs the
+    verify image has no libOpenCL.so.1: the plugin's loader says so, Paddle goes on without the
+    device, and verify stops with that one line. With it, a layer on the verify image installs the
     ICD loader and pocl, and the checks pass on OpenCL (two pocl devices, runtime-env)."""
     project = render_with_opencl_sdk(tmp_path, "opencl-backend")
     pyproject = project / "pyproject.toml"
@@ -172,7 +172,11 @@ def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
     proc = devkit("verify", str(project), "--steps", "20", check=False)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 1 and len(errors) == 1, proc.stderr[-2000:]
-    assert "import paddle fails: libpaddle-custom-stpu.so cannot be loaded (libOpenCL.so.1: cannot open" in errors[0]
+    assert (
+        ": paddle-custom-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1 "
+        "could not be loaded (libOpenCL.so.1: cannot open" in errors[0]
+    ), errors[0]
+    assert "[tool.devkit.sdk.runtime]" in errors[0]
     pyproject.write_text(declared)
     summary = json.loads(devkit("verify", str(project), "--json").stdout)
     report = json.loads(Path(summary["report"]).read_text())
@@ -239,7 +243,9 @@ def test_aarch64_inference_under_emulation(project):
     devkit("build", str(project), "--arch", "aarch64", "--infer")
     bundle = project / "dist" / "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz"
     with tarfile.open(bundle) as tar:
-        lib = tar.extractfile("paddle-custom-stpu-inference-0.1.0-aarch64/lib/libpaddle-custom-stpu.so").read()
+        lib = tar.extractfile(
+            "paddle-custom-stpu-inference-0.1.0-aarch64/lib/stpu/libpaddle-custom-stpu-impl.so"
+        ).read()
     assert int.from_bytes(lib[18:20], "little") == 183
     summary = json.loads(
         devkit(

@@ -40,7 +40,11 @@ def test_build_produces_pinned_wheel(built_project):
     with zipfile.ZipFile(wheels[0]) as zf:
         names = zf.namelist()
         meta = zf.read(next(n for n in names if n.endswith("METADATA"))).decode()
-    assert "paddle_custom_device/libpaddle-custom-stpu.so" in names
+    # the loader Paddle opens, and the plugin proper one directory down, where Paddle does not look
+    assert {
+        "paddle_custom_device/libpaddle-custom-stpu.so",
+        "paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so",
+    } <= set(names)
     assert "Requires-Dist: paddlepaddle==3.3.1" in meta
 
 
@@ -51,9 +55,15 @@ def test_second_build_compiles_nothing(built_project):
 
 
 def test_plugin_links_paddle_core_libraries(built_project):
-    lib = next(built_project.glob("build/*/libpaddle-custom-stpu.so"))
+    lib = next(built_project.glob("build/*/stpu/libpaddle-custom-stpu-impl.so"))
     needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
     assert "libphi_core.so" in needed and "libcommon.so" in needed
+    # the loader links nothing of Paddle's, so Paddle can always open it, and exports only InitPlugin
+    loader = lib.parent.parent / "libpaddle-custom-stpu.so"
+    needed = subprocess.run(["readelf", "-d", str(loader)], capture_output=True, text=True).stdout
+    assert "libphi_core.so" not in needed and "libcommon.so" not in needed
+    exported = subprocess.run(["nm", "-D", "--defined-only", str(loader)], capture_output=True, text=True).stdout
+    assert [line.split()[-1] for line in exported.splitlines() if " T " in line] == ["InitPlugin"]
 
 
 def test_verify_passes_with_no_fallback(built_project):

@@ -35,6 +35,7 @@ def test_bundle_layout_and_manifest(infer_project, tmp_path):
     assert manifest["target"] == "x86_64" and manifest["paddle_version"] == "3.3.1"
     expected = {
         "lib/libpaddle-custom-stpu.so",
+        "lib/stpu/libpaddle-custom-stpu-impl.so",
         "lib/libstpu_device.a",
         "include/stpu_device.h",
         "run.sh",

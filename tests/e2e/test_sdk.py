@@ -47,9 +47,14 @@ def sdk_project(tmp_path_factory) -> Path:
     return render_with_opencl_sdk(tmp_path_factory.mktemp("sdk"), "opencl-backend")
 
 
+# The library that links the SDK, per wheel (Paddle's loader beside it links nothing of it).
+PLUGIN_PROPER = {"paddle": "paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so", "torch": "torch_stpu/_C.so"}
+PADDLE_LOADER = "paddle_custom_device/libpaddle-custom-stpu.so"
+
+
 def plugin_library(wheel: Path) -> bytes:
-    """The wheel's library, after checking that no SDK library is in the wheel and that its
-    METADATA names the SDK (with the RECORD line matching the rewritten METADATA)."""
+    """The wheel's library that links the SDK, after checking that no SDK library is in the wheel
+    and that its METADATA names the SDK (with the RECORD line matching the rewritten METADATA)."""
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in zf.namelist() if "libOpenCL" in n], "the SDK's runtime library was copied into the wheel"
         metadata = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
@@ -58,8 +63,13 @@ def plugin_library(wheel: Path) -> bytes:
         digest = base64.urlsafe_b64encode(hashlib.sha256(text).digest()).rstrip(b"=").decode()
         record = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))).decode()
         assert f"{metadata},sha256={digest},{len(text)}" in record.splitlines()
-        (lib,) = [n for n in zf.namelist() if n.endswith(".so")]
-        return zf.read(lib)
+        libs = {n for n in zf.namelist() if n.endswith(".so")}
+        if wheel.name.startswith("torch_"):
+            assert libs == {PLUGIN_PROPER["torch"]}
+            return zf.read(PLUGIN_PROPER["torch"])
+        assert libs == {PLUGIN_PROPER["paddle"], PADDLE_LOADER}
+        assert not [n for n in needed(zf.read(PADDLE_LOADER)) if "OpenCL" in n or "phi" in n]
+        return zf.read(PLUGIN_PROPER["paddle"])
 
 
 def needed(data: bytes) -> list[str]:
@@ -173,6 +183,90 @@ def test_import_torch_without_the_sdk_runtime_is_one_line_and_cpu_still_works(sd
     assert int(found.stdout.split()[0]) >= 1  # pocl's CPU device (CI installs pocl-opencl-icd)
 
 
+def test_import_paddle_without_the_sdk_runtime_is_one_line_and_cpu_still_works(sdk_project, tmp_path):
+    """Without the OpenCL runtime, the loader Paddle opens names the SDK and the library, Paddle
+    skips the plugin and works on the CPU (no `Fail to open library` from `import paddle`)."""
+    devkit("build", str(sdk_project), "--runner", "host")
+    site = installed(next((sdk_project / "dist").glob("paddle_custom_stpu-*.whl")), tmp_path / "site")
+    reference = reference_env(HostRunner(), PADDLE.version(find_recipe("x86_64")), tmp_path / "env.log", PADDLE)
+    script = "import paddle; print(paddle.ones([3]).sum().item(), paddle.device.get_all_custom_device_type())"
+    env = {**os.environ, "CUSTOM_DEVICE_ROOT": str(site / "paddle_custom_device")}
+    cmd = without_the_opencl_loader([str(reference / "bin/python"), "-c", script])
+    without = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert without.returncode == 0 and without.stdout.split() == ["3.0", "[]"], without.stderr[-2000:]
+    ours = [x for x in without.stderr.splitlines() if "device is unavailable" in x]
+    assert len(ours) == 1 and ours[0].startswith(
+        "paddle-custom-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1 "
+        "could not be loaded ("
+    )
+    assert "Traceback" not in without.stderr and "Fail to open library" not in without.stderr
+    found = subprocess.run([str(reference / "bin/python"), "-c", script], env=env, capture_output=True, text=True)
+    assert found.returncode == 0 and found.stdout.split()[1] == "['stpu']", found.stderr[-2000:]
+
+
+def opencl_stub(directory: Path, version_nodes: str) -> Path:
+    """A libOpenCL.so.1 defining one function per version node given (clStub_<node>, and
+    clGetPlatformIDs in OPENCL_1.0): a runtime other than the one the plugin was built for."""
+    directory.mkdir()
+    nodes = version_nodes.split()
+    names = ["clGetPlatformIDs"] + [f"clStub_{n.replace('.', '_')}" for n in nodes[1:]]
+    (directory / "cl.c").write_text("".join(f"int {name}(void) {{ return -1001; }}\n" for name in names))
+    (directory / "cl.map").write_text(
+        "".join(
+            f"{node} {{ global: {name}; {'local: *; ' if i == 0 else ''}}};\n"
+            for i, (node, name) in enumerate(zip(nodes, names, strict=True))
+        )
+    )
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-Wl,-soname,libOpenCL.so.1", f"-Wl,--version-script={directory / 'cl.map'}"]
+        + ["-o", str(directory / "libOpenCL.so.1"), str(directory / "cl.c")],
+        check=True,
+    )
+    return directory
+
+
+def test_an_sdk_runtime_of_another_version_is_one_line_in_both_frameworks(sdk_project, tmp_path):
+    """OpenCL runtimes other than the plugin was built for: an older one (only OPENCL_1.0; the
+    plugin calls OpenCL 1.2 functions) and one with every version but lacking the functions.
+    Each framework says in one line which SDK version it needs and what the runtime found lacks,
+    and goes on without the device."""
+    stubs = {
+        opencl_stub(tmp_path / "older", "OPENCL_1.0"): "the libOpenCL.so.1 found is of another version (",
+        opencl_stub(
+            tmp_path / "lacking", "OPENCL_1.0 OPENCL_1.1 OPENCL_1.2"
+        ): "the plugin library could not be loaded (",
+    }
+    for name in ("paddle", "torch"):
+        framework = TORCH if name == "torch" else PADDLE
+        devkit("build", str(sdk_project), "--framework", name, "--runner", "host")
+        wheel = next((sdk_project / "dist").glob(f"{'torch_stpu' if name == 'torch' else 'paddle_custom_stpu'}-*.whl"))
+        site = installed(wheel, tmp_path / name)
+        python = reference_env(HostRunner(), framework.version(find_recipe("x86_64")), tmp_path / "env.log", framework)
+        extra = (
+            {"PYTHONPATH": str(site), "TORCH_DEVICE_BACKEND_AUTOLOAD": "1"}
+            if name == "torch"
+            else {"CUSTOM_DEVICE_ROOT": str(site / "paddle_custom_device")}
+        )
+        runtime = "Paddle 3.3.1" if name == "paddle" else f"torch {framework.version(find_recipe('x86_64'))}"
+        for stub, says in stubs.items():
+            proc = subprocess.run(
+                [str(python / "bin/python"), "-c", f"import {name}; print({name}.ones([3]).sum().item())"],
+                env={**os.environ, **extra, "LD_LIBRARY_PATH": str(stub)},
+                capture_output=True,
+                text=True,
+            )
+            assert proc.returncode == 0 and proc.stdout.split() == ["3.0"], (name, proc.stderr[-2000:])
+            (line,) = [x for x in proc.stderr.splitlines() if "device is unavailable" in x]
+            assert line.startswith(f"{wheel.name.split('-')[0].replace('_', '-')}: the stpu device is unavailable: ")
+            assert says in line, line
+            if stub.name == "older":
+                assert "it needs the opencl 3.0 runtime" in line and "version `OPENCL_1.2' not found" in line, line
+                assert "Install the opencl 3.0 runtime" in line, line
+            else:
+                assert re.search(r"undefined symbol: cl\w+", line), line
+                assert f"It was built for the opencl 3.0 runtime and {runtime}: install those" in line, line
+
+
 def test_an_sdk_archive_is_checked_and_unpacked_once(sdk_project, tmp_path):
     """The same SDK as a tarball with its sha256 (a vendor's usual delivery): its single top
     directory becomes the root, unpacked once into the build cache; the build tree, configured
@@ -225,7 +319,7 @@ def test_an_sdk_from_pip_is_installed_for_the_target(tmp_path):
     assert json.loads((prefix / "devkit-sdk.json").read_text())["kind"] == "pip"
     assert (prefix / "pybind11" / "include" / "pybind11" / "pybind11.h").is_file()
     with zipfile.ZipFile(summary["wheel"]) as zf:
-        assert b"stpu-sdk-build: pybind11=3.0" in zf.read("paddle_custom_device/libpaddle-custom-stpu.so")
+        assert b"stpu-sdk-build: pybind11=3.0" in zf.read(PLUGIN_PROPER["paddle"])
 
 
 def test_without_an_opencl_driver_each_framework_says_so_once_and_works_on_the_cpu(sdk_project, tmp_path):

@@ -35,6 +35,22 @@ def test_a_process_that_dies_after_the_device_library_spoke_reports_its_line(tmp
     assert info.value.problem == "checks failed (exit code -6)"
 
 
+def test_a_step_that_ran_without_the_plugins_device_fails_with_the_plugins_line(tmp_path):
+    """The framework went on on the CPU (exit 0) after the plugin said its device is unavailable:
+    the step fails with that line, since every check after it would fail for that reason."""
+    line = (
+        "paddle-custom-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1 "
+        "could not be loaded (libOpenCL.so.1: cannot open shared object file). Install the opencl 3.0 runtime"
+    )
+    script = f"import sys; print('I1124 init.cc:146] Try loading'); print({line!r}, file=sys.stderr); print('3.0')"
+    with pytest.raises(DevkitError) as info:
+        HostRunner().run(Step("checks on x86_64", [sys.executable, "-c", script], log=tmp_path / "l.log"))
+    assert info.value.problem == f"checks on x86_64: {line}"
+    assert "[tool.devkit.sdk.runtime]" in info.value.fix
+    said = "print('a note: the device is unavailable: in prose, not a plugin line at the start')"
+    assert "in prose" in HostRunner().run(Step("other", [sys.executable, "-c", said], log=tmp_path / "m.log"))
+
+
 def test_env_none_removes_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("DEVKIT_TEST_VAR", "set")
     out = HostRunner().run(

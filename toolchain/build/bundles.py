@@ -1,7 +1,8 @@
 """Inference bundles: what a deployment needs, in one layout for every target.
 
 <dist>-inference-<version>-<arch>/
-  lib/        the plugin library (CUSTOM_DEVICE_ROOT points here) and the device library
+  lib/        the plugin (CUSTOM_DEVICE_ROOT points here: its loader, and <type>/ the plugin
+              proper) and the device library
   include/    the device library's header
   demo/cpp/   C++ demo against Paddle Inference (PADDLE_INFERENCE_DIR)
   demo/python/infer.py
@@ -20,7 +21,7 @@ from pathlib import Path
 from .. import __version__
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..util.archives import extract_tar, sha256_file, write_tar_gz, zip_archive
+from ..util.archives import extract_tar, sha256_file, validate_wheel, write_tar_gz, zip_archive
 from ..util.errors import DevkitError
 from ..util.fsutil import publish_file
 
@@ -43,10 +44,14 @@ def make_inference_bundle(
         (root / "lib").mkdir(parents=True)
         (root / "include").mkdir()
         if wheel is not None:
+            validate_wheel(wheel, "plugin wheel")  # its member names become paths below
             with zip_archive(wheel, "plugin wheel", "rebuild it with devkit build") as zf:
                 for member in zf.namelist():
                     if member.startswith("paddle_custom_device/") and member.endswith(".so"):
-                        (root / "lib" / Path(member).name).write_bytes(zf.read(member))
+                        # as installed: the loader in lib/, the plugin proper in lib/<type>/
+                        target = root / "lib" / Path(member).relative_to("paddle_custom_device")
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(zf.read(member))
             libs = list((build_tree / "device").glob(f"lib{project.device_type}_device.a"))
             if not libs:
                 raise DevkitError(

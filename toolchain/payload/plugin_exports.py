@@ -12,11 +12,17 @@ import sys
 
 def plugin_function(device: str, name: str):
     """(path, function) of the loaded plugin that exports <device>_<name>, found where Paddle
-    looks for plugins (CUSTOM_DEVICE_ROOT, site-packages); (None, None) when none does."""
+    looks for plugins (CUSTOM_DEVICE_ROOT, site-packages); (None, None) when none does. A
+    devkit plugin is two libraries: the loader Paddle opens and, one directory down, the plugin
+    proper it opened (which exports the functions)."""
     roots = [os.environ.get("CUSTOM_DEVICE_ROOT", "")] + [os.path.join(p, "paddle_custom_device") for p in sys.path]
     for root in filter(None, roots):
-        for path in sorted(glob.glob(os.path.join(root, "*.so"))):
-            lib = ctypes.CDLL(path)  # already loaded by Paddle: the same handle
+        found = glob.glob(os.path.join(root, "*.so")) + glob.glob(os.path.join(root, device, "*.so"))
+        for path in sorted(found):
+            try:
+                lib = ctypes.CDLL(path)  # loaded by Paddle (or its loader) already: the same handle
+            except OSError:  # one the loader could not open either (it said why)
+                continue
             if hasattr(lib, f"{device}_{name}"):
                 return path, getattr(lib, f"{device}_{name}")
     return None, None

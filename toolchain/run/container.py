@@ -13,7 +13,7 @@ from pathlib import Path
 import docker.errors
 
 from ..run.engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
-from ..run.step import Step, failure
+from ..run.step import Step, outcome
 from ..util.console import status
 from ..util.errors import DevkitError
 
@@ -180,10 +180,7 @@ class ContainerRunner:
                     container.remove(force=True)  # also on failure and Ctrl-C
                 except ENGINE_ERRORS:
                     pass
-        output = "\n".join(tail)
-        if returncode != 0:
-            raise failure(step, returncode, output, self.fix_hint)
-        return output
+        return outcome(step, returncode, "\n".join(tail), self.fix_hint)
 
     # ---- copy mode (remote engines) -----------------------------------------
     def _copied(self) -> list[Mount]:

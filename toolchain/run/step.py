@@ -30,8 +30,16 @@ _NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
 _OFFERED = re.compile(r"\(from versions: ([^)]*)\)")
 # What a generated device library prints: "[STPU] host access to device memory at ..."
 _DEVICE_LINE = re.compile(r"^\[[A-Z][A-Z0-9_]*\] ")
-# Paddle's import when a plugin library cannot be loaded (a library it needs is missing).
+# Paddle's import when a plugin library cannot be loaded (a library it needs is missing): what
+# a plugin without devkit's loader does.
 _PLUGIN_LOAD = re.compile(r"Fail to open library: (\S+) with error: ([^\n]+)")
+# What a devkit plugin says instead (Paddle's loader library, torch's Python module), and the
+# framework goes on without the device: "paddle-custom-stpu: the stpu device is unavailable: ..."
+_DEVICE_UNAVAILABLE = re.compile(r"^\S+: the \S+ device is unavailable: .+$", re.M)
+_RUNTIME_FIX = (
+    "install what it needs where the checks run: a vendor SDK's runtime in [tool.devkit.sdk.runtime] "
+    "for verify images, the driver on the host"
+)
 
 
 def _signal_of(returncode: int) -> str | None:
@@ -87,6 +95,18 @@ def diagnostic_lines(lines: list[str], limit: int = 25) -> list[str]:
     return picked
 
 
+def outcome(step: Step, returncode: int, output: str, fix: str) -> str:
+    """The step's output when it succeeded with the plugin's device available; otherwise the
+    error (a plugin that could not load its device library leaves the framework running on the
+    CPU, so the step itself may still exit 0: every check after it would fail for that reason)."""
+    if returncode != 0:
+        raise failure(step, returncode, output, fix)
+    unavailable = _DEVICE_UNAVAILABLE.search(output)
+    if unavailable:
+        raise DevkitError(f"{step.title}: {unavailable.group(0).strip()}", _RUNTIME_FIX, log=step.log)
+    return output
+
+
 def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
     """The step's error: an unreachable package index when pip says so; else a payload's own
     `devkit-problem: TEXT | FIX` line when it printed one; else the exit code with the
@@ -124,8 +144,7 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
         return DevkitError(
             f"{step.title}: import paddle fails: {Path(unloadable.group(1)).name} cannot be loaded "
             f"({unloadable.group(2).strip()})",
-            "install what it needs where the checks run: a vendor SDK's runtime in [tool.devkit.sdk.runtime] "
-            "for verify images, the driver on the host",
+            _RUNTIME_FIX,
             log=step.log,
             details="\n".join(context),
         )
@@ -190,7 +209,4 @@ class HostRunner:
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait()
                 raise
-        output = "\n".join(tail)
-        if returncode != 0:
-            raise failure(step, returncode, output, self.fix_hint)
-        return output
+        return outcome(step, returncode, "\n".join(tail), self.fix_hint)

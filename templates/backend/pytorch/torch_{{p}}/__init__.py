@@ -38,20 +38,32 @@ def check_torch_version(found_torch: str) -> None:
 
 
 def _load_library(torch) -> bool:
-    """False when the vendor SDK's runtime is missing: one line, and torch goes on without the
-    device (CPU work must not break because a driver is not installed)."""
+    """False when the vendor SDK's runtime is missing or another version: one line, and torch
+    goes on without the device (CPU work must not break because a driver is not installed)."""
     library = os.path.join(os.path.dirname(__file__), "_C.so")
     try:
         torch.ops.load_library(library)
     except OSError as error:  # missing symbols, wrong libstdc++, ...: say which package and why
         reason = str(error.__cause__ or error)  # torch's own OSError wraps the dynamic loader's
         missing = next((lib for lib in _build_info.SDK_RUNTIME_LIBS if f"{lib}:" in reason), None)
-        if missing is None:
+        sdk = _build_info.SDK
+        if missing is None and not sdk:
             raise RuntimeError(_mismatch_message(torch.__version__, f"loading {library} failed: {reason}")) from error
+        if missing:
+            found = f"{missing} could not be loaded"
+            if "version `" in reason:  # "libX.so.1: version `X_2.0' not found": older than the one built against
+                found = f"the {missing} found is of another version"
+            what = f"it needs the {sdk} runtime, and {found} ({reason})"
+            fix = f"Install the {sdk} runtime (the driver package) to use it"
+        else:  # a symbol the installed runtime (or torch) lacks: the versions differ
+            what = f"the plugin library could not be loaded ({reason})"  # the reason names it
+            fix = (
+                f"It was built for the {sdk} runtime and torch {_build_info.TORCH_VERSION}: install those, or "
+                "rebuild the plugin against what is installed (devkit build --framework torch)"
+            )
         print(
-            f"torch-{{ p }}: the {{ device_type }} device is unavailable: it needs the {_build_info.SDK} runtime, "
-            f"and {missing} could not be loaded ({reason}). Install the {_build_info.SDK} runtime (the driver "
-            "package) to use it; torch works without it on the CPU.",
+            f"torch-{{ p }}: the {{ device_type }} device is unavailable: {what}. {fix}; torch works without it "
+            "on the CPU.",
             file=sys.stderr,
         )
         return False
