@@ -90,3 +90,32 @@ def test_a_target_without_a_source_is_named_when_it_is_built():
     sdk = parse_sdk(tomllib.loads(OPENCL.replace('armhf = { dir = "/opt/opencl" }\n', "")))
     with pytest.raises(DevkitError, match="tool.devkit.sdk.build has no entry for armhf"):
         sdk.build_source(find_recipe("armhf"))
+
+
+def test_a_local_sdk_archive_is_hashed_again_only_when_it_changed(tmp_path, monkeypatch):
+    """Every build checks the archive's sha256 before it runs; a multi-gigabyte SDK that matched
+    is hashed once, and again when its size or mtime changes (a replaced or edited file)."""
+    import hashlib
+    import os
+
+    from devkit.build import sdk
+
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
+    hashed = []
+    real = sdk.sha256_file
+    monkeypatch.setattr(sdk, "sha256_file", lambda path: hashed.append(path) or real(path))
+    archive = tmp_path / "opencl-sdk-3.0.tar.gz"
+    archive.write_bytes(b"first")
+    first = hashlib.sha256(b"first").hexdigest()
+    assert sdk.local_archive_digest(archive, "ab" * 32) == first and len(hashed) == 1
+    assert not (tmp_path / "cache").exists()  # a mismatch records nothing
+    assert sdk.local_archive_digest(archive, first) == first and len(hashed) == 2
+    assert sdk.local_archive_digest(archive, first) == first and len(hashed) == 2  # recorded: not hashed
+    archive.write_bytes(b"other")  # same size, new mtime
+    os.utime(archive, ns=(1, archive.stat().st_mtime_ns + 1_000_000))
+    assert sdk.local_archive_digest(archive, first) == hashlib.sha256(b"other").hexdigest() and len(hashed) == 3
+    archive.write_bytes(b"first")
+    assert sdk.local_archive_digest(archive, first) == first and len(hashed) == 4
+    record = next((tmp_path / "cache" / "sdk-digests").glob("*.json"))
+    record.write_text("{not json")  # a damaged record: hashed again, not trusted
+    assert sdk.local_archive_digest(archive, first) == first and len(hashed) == 5

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..project.recipes import Recipe
 from ..project.sdk import SdkSettings, SdkSource
+from ..run.envs import cache_root
 from ..run.step import Runner, Step
 from ..util.archives import extract_tar, sha256_file
 from ..util.errors import DevkitError
@@ -99,7 +100,7 @@ def preflight_sdk(settings: SdkSettings | None, recipe: Recipe) -> None:
     if source.kind == "dir":
         ProvidedSdk(settings, recipe, sdk_mounts(settings, recipe)[0]).check_runtime_libs()
     elif source.kind == "archive" and not re.match(r"https?://", source.path):
-        _check_archive(Path(source.path).expanduser(), source, settings)
+        _check_archive(Path(source.path).expanduser(), source, settings, local=True)
 
 
 def sdk_mounts(settings: SdkSettings | None, recipe: Recipe) -> list[Path]:
@@ -118,19 +119,38 @@ def sdk_mounts(settings: SdkSettings | None, recipe: Recipe) -> list[Path]:
     return [root.resolve()]
 
 
-def _check_archive(archive: Path, source: SdkSource, settings: SdkSettings) -> None:
+def _check_archive(archive: Path, source: SdkSource, settings: SdkSettings, local: bool) -> None:
     if not archive.is_file():
         raise DevkitError(
             f"pyproject.toml: tool.devkit.sdk.{source.key}.archive = {source.path!r} does not exist on this machine",
             f"download the {settings.name} SDK {settings.version} archive there, or point archive at it",
         )
-    digest = sha256_file(archive)
+    digest = local_archive_digest(archive, source.sha256) if local else sha256_file(archive)
     if digest != source.sha256:
         raise DevkitError(
             f"the {settings.name} SDK archive {source.path} has sha256 {digest}, and "
             f"tool.devkit.sdk.{source.key}.sha256 says {source.sha256}",
             "download it again (it may be truncated or replaced), or correct sha256 if this archive is the one you want",
         )
+
+
+def local_archive_digest(archive: Path, expected: str) -> str:
+    """The sha256 of an archive on this machine. One that matched `expected` is recorded and not
+    hashed again until its size or mtime changes: a vendor SDK archive is gigabytes, and every
+    build checks it before anything runs. A mismatch writes nothing (the build stops there)."""
+    info = archive.stat()
+    stamp = {"path": str(archive.resolve()), "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+    record = cache_root() / "sdk-digests" / f"{hashlib.sha256(str(stamp['path']).encode()).hexdigest()[:16]}.json"
+    try:
+        known = json.loads(record.read_text())
+        if known["stamp"] == stamp and known["sha256"] == expected:
+            return expected
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, or a damaged record: hash again
+        pass
+    digest = sha256_file(archive)
+    if digest == expected:
+        write_atomic(record, json.dumps({"stamp": stamp, "sha256": digest}))
+    return digest
 
 
 def provide_sdk(settings: SdkSettings, recipe: Recipe, runner: Runner, cache: Path, log: Path) -> ProvidedSdk:
@@ -178,7 +198,7 @@ def _unpack_archive(
             archive = download
         else:
             archive = Path(source.path).expanduser()
-        _check_archive(archive, source, settings)
+        _check_archive(archive, source, settings, local=archive != download)
         extract_tar(archive, stage, f"the {settings.name} SDK archive", fix)
     finally:
         download.unlink(missing_ok=True)
