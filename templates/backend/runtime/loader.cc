@@ -5,9 +5,9 @@
 // installed, or is another version, would break Paddle for CPU work too. So the plugin proper
 // ({{ device_type }}/lib{{ plugin_target }}-impl.so, a directory Paddle does not scan) is opened
 // here, by InitPlugin. This library needs only the C and C++ runtimes (Paddle's own), so it
-// always loads. When
-// the plugin proper cannot be loaded it prints one line naming what is missing and returns
-// without a device type: Paddle skips the plugin and goes on without the device.
+// always loads. When the plugin proper cannot be loaded it prints one line naming what is
+// missing and returns without a device type: Paddle skips the plugin and goes on without
+// the device.
 //
 // Paddle's parameters are handed on untouched: the plugin proper checks their version.
 #include <dlfcn.h>
