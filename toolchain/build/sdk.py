@@ -138,9 +138,9 @@ def local_archive_digest(archive: Path, expected: str) -> str:
     """The sha256 of an archive on this machine. One that matched `expected` is recorded and not
     hashed again until its size or mtime changes: a vendor SDK archive is gigabytes, and every
     build checks it before anything runs. A mismatch writes nothing (the build stops there)."""
-    info = archive.stat()
-    stamp = {"path": str(archive.resolve()), "size": info.st_size, "mtime_ns": info.st_mtime_ns}
-    record = cache_root() / "sdk-digests" / f"{hashlib.sha256(str(stamp['path']).encode()).hexdigest()[:16]}.json"
+    path, info = str(archive.resolve()), archive.stat()
+    stamp = {"path": path, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+    record = cache_root() / "sdk-digests" / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.json"
     try:
         known = json.loads(record.read_text())
         if known["stamp"] == stamp and known["sha256"] == expected:

@@ -61,7 +61,6 @@ extern "C" __attribute__((visibility("default"))) void InitPlugin(void* params) 
     const char* said = dlerror();
     const std::string error = said ? said : "unknown error";
     const std::string runtime_lib = missing_runtime_lib(error);
-    const std::string sdk = kSdk[0] ? std::string("the ") + kSdk + " runtime and " : "";
     if (!runtime_lib.empty()) {
       // "libX.so.1: version `X_2.0' not found": an older runtime than the one built against
       const bool other_version = error.find("version `") != std::string::npos;
@@ -70,6 +69,7 @@ extern "C" __attribute__((visibility("default"))) void InitPlugin(void* params) 
                                      : runtime_lib + " could not be loaded (" + error + ")"),
                   std::string("Install the ") + kSdk + " runtime (the driver package) to use it");
     } else {
+      const std::string sdk = kSdk[0] ? std::string("the ") + kSdk + " runtime and " : "";
       unavailable("the plugin library could not be loaded (" + error + ")",  // the error names it
                   "It was built for " + sdk + "Paddle " + kPaddleVersion +
                       ": install those, or rebuild the plugin against what is installed (devkit build; "
