@@ -1,4 +1,3 @@
-import os
 import sys
 
 import pytest
@@ -197,11 +196,10 @@ def test_one_caller_builds_an_image_the_others_wait_for_it(tmp_path, monkeypatch
     from devkit.project.recipes import find_recipe
     from devkit.run import images
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the machine-wide lock directory, here
-    monkeypatch.setattr(images.tempfile, "tempdir", None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the user's lock directory, here
     engine = ImageStubEngine()
     spec = images.verify_spec(find_recipe("x86_64"))
     with ThreadPoolExecutor(3) as pool:
         tags = list(pool.map(lambda _: images.ensure_image(engine, spec, tmp_path / "images.log"), range(3)))
     assert len(set(tags)) == 1 and engine.builds == tags[:1]
-    assert (tmp_path / f"devkit-images-{os.getuid()}" / "verify-x86_64.lock").exists()
+    assert (tmp_path / "devkit" / "locks" / "image-verify-x86_64.lock").exists()

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..util.errors import DevkitError
 
 MAX_NAME_LENGTH = 32
-_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")  # always fullmatch: `$` lets a final "\n" through
 
 # C and C++ keywords (and the alternative operator spellings): a device type
 # becomes a C identifier prefix and a C++ namespace in the generated code.
@@ -158,7 +158,7 @@ PADDLE_RESERVED = frozenset(
 
 # PyTorch's device-string parser takes letters and _ only in a device type (c10/core/Device.cpp);
 # Paddle also takes digits. One device type names the device in both frameworks.
-_TORCH_DEVICE_TYPE_RE = re.compile(r"^[a-z_]+$")
+_TORCH_DEVICE_TYPE_RE = re.compile(r"[a-z_]+")
 TORCH_NAMES_FILE = Path(__file__).with_name("torch_names.txt")
 
 
@@ -195,7 +195,7 @@ def _check_identifier(value: str, what: str, flag: str) -> None:
             f"the {what} {value!r} has {len(value)} characters, more than {MAX_NAME_LENGTH}",
             f"choose a shorter name{flag}",
         )
-    if not _NAME_RE.match(value):
+    if not _NAME_RE.fullmatch(value):
         raise DevkitError(
             f"the {what} {value!r} is invalid: it must start with a letter and contain only letters, digits or _",
             f"rename it, e.g. {re.sub(r'[^A-Za-z0-9_]', '_', value).lstrip('0123456789_') or 'STPU'}{flag}",
@@ -237,7 +237,7 @@ def _check_device_type(device_type: str, origin: str = "") -> None:
             f'become "{device_type.replace("cuda", "gpu")}:0")',
             fix,
         )
-    if not _TORCH_DEVICE_TYPE_RE.match(device_type):
+    if not _TORCH_DEVICE_TYPE_RE.fullmatch(device_type):
         raise DevkitError(
             f"the {what} cannot name a PyTorch device: torch.device() takes only letters and _ "
             "in a device type (Paddle also takes digits; the generated project serves both)",

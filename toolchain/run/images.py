@@ -19,7 +19,7 @@ from ..run.envs import cache_root
 from ..run.step import HostRunner, Step
 from ..util.console import err, status
 from ..util.errors import DevkitError
-from ..util.fsutil import exclusive_lock
+from ..util.fsutil import exclusive_lock, private_dir
 from ..util.resources import resource_dir
 
 LABEL = "org.devkit.image"
@@ -128,10 +128,17 @@ def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ..
 
 def _image_lock(name: str) -> contextlib.AbstractContextManager[None]:
     """One process at a time makes a given image. The images are the engine's, whoever's cache
-    asked for them, so the lock is the machine's (two devkit commands, or `devkit images build`
-    running beside a build, wait for each other instead of building the same image twice)."""
-    path = Path(tempfile.gettempdir()) / f"devkit-images-{os.getuid()}" / f"{name}.lock"
-    return exclusive_lock(path, lambda holder: err.print(f"waiting for {holder}, which is making image {name}…"))
+    asked for them, so the lock is the user's, whatever DEVKIT_CACHE_DIR each command sets (two
+    devkit commands, or `devkit images build` running beside a build, wait for each other instead
+    of building the same image twice). It lives in the user's own devkit cache, a private
+    directory, never at a /tmp name another user could make first."""
+    home = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")) / "devkit" / "locks"
+    try:
+        directory = private_dir(home)
+    except OSError:  # no writable home: the cache devkit was pointed at
+        directory = private_dir(cache_root() / "locks")
+    lock = directory / f"image-{name}.lock"
+    return exclusive_lock(lock, lambda holder: err.print(f"waiting for {holder}, which is making image {name}…"))
 
 
 def ensure_image(engine: Engine, spec: ImageSpec, log: Path) -> str:

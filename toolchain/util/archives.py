@@ -6,7 +6,10 @@ the file and what is wrong with it, and unpacked without trusting member names.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
+import os
+import stat
 import tarfile
 import zipfile
 import zlib
@@ -14,14 +17,30 @@ from collections.abc import Callable, Iterator
 from email.message import Message
 from email.parser import Parser
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from ..payload.archive_io import UnsafeArchive, extract_zip, sha256_file, unsafe_zip_member, write_tar_gz
+from ..payload.archive_io import (
+    UnsafeArchive,
+    check_zip_members,
+    extract_tar_members,
+    extract_zip,
+    sha256_file,
+    write_tar_gz,
+)
 from ..util.errors import DevkitError
 
-__all__ = ["extract_tar", "extract_zip", "sha256_file", "tar_archive", "validate_wheel", "write_tar_gz", "zip_archive"]
+__all__ = [
+    "extract_tar",
+    "extract_zip",
+    "open_regular",
+    "sha256_file",
+    "tar_archive",
+    "validate_wheel",
+    "write_tar_gz",
+    "zip_archive",
+]
 
 # What a damaged archive raises while it is opened or read.
 _CORRUPT = (zipfile.BadZipFile, tarfile.TarError, zlib.error, EOFError, UnicodeDecodeError, KeyError, ValueError)
@@ -41,7 +60,7 @@ def _opened(opener: Callable[[Path], Any], kind: str, path: Path, what: str, fix
     try:
         with opener(path) as archive:
             yield archive
-    except (UnsafeArchive, tarfile.FilterError) as exc:
+    except UnsafeArchive as exc:
         raise DevkitError(f"{what} {path} is unsafe to unpack: {exc}", fix) from None
     except (*_CORRUPT, gzip.BadGzipFile) as exc:
         raise DevkitError(
@@ -57,21 +76,28 @@ def tar_archive(path: Path, what: str, fix: str) -> contextlib.AbstractContextMa
     return _opened(tarfile.open, "tar", path, what, fix)
 
 
-def extract_tar(path: Path, dest: Path, what: str, fix: str) -> None:
-    """Unpack a tar file into `dest` with the `data` filter: absolute names, `..`, links leaving
-    `dest` and device files are refused (the first one found is named)."""
-    with tar_archive(path, what, fix) as tar:
-        members = tar.getmembers()
-        for member in members:  # refuse before writing anything
-            if member.name.startswith("/"):  # the data filter would quietly strip the "/"
-                raise DevkitError(
-                    f"{what} {path} is unsafe to unpack: member {member.name!r} has an absolute path", fix
-                )
-            try:
-                tarfile.data_filter(member, str(dest))
-            except tarfile.FilterError as exc:
-                raise DevkitError(f"{what} {path} is unsafe to unpack: {exc}", fix) from None
-        tar.extractall(dest, members=members, filter="data")
+def extract_tar(path: Path, dest: Path, what: str, fix: str, fileobj: BinaryIO | None = None) -> None:
+    """Unpack a tar file (or `fileobj`, already open on it) into `dest` with devkit's own checks and
+    writer (payload/archive_io.py), whatever this Python's `tarfile` filter lets through: an unsafe
+    member, or too many or too large ones, refuse the archive whole (the first one found is named)."""
+    opener = tarfile.open if fileobj is None else functools.partial(tarfile.open, fileobj=fileobj)
+    with _opened(opener, "tar", path, what, fix) as tar:
+        extract_tar_members(tar, dest)
+
+
+@contextlib.contextmanager
+def open_regular(path: Path, what: str, fix: str) -> Iterator[BinaryIO]:
+    """`path` (links in it resolved now) opened once, without following a link at its end, and
+    refused unless it is a regular file: what is hashed is then what is read (nothing swaps it)."""
+    resolved = path.expanduser().resolve()
+    try:
+        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise DevkitError(f"{what} {path} cannot be opened: {exc.strerror}", fix) from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DevkitError(f"{what} {path} is not a file", fix)
+        yield f
 
 
 def validate_wheel(path: Path, what: str = "wheel") -> None:
@@ -86,10 +112,7 @@ def validate_wheel(path: Path, what: str = "wheel") -> None:
         damaged = zf.testzip()
         if damaged:
             raise DevkitError(f"{what} {path} is damaged: {damaged} fails its CRC check", fix)
-        for info in zf.infolist():
-            reason = unsafe_zip_member(info)
-            if reason:
-                raise DevkitError(f"{what} {path} is unsafe to unpack: {reason}", fix)
+        check_zip_members(zf.infolist())  # its member names become paths (bundles, target runtimes)
         wheel_metadata(zf, path, what, fix)
 
 
