@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -18,6 +18,13 @@ from ..verify.request import VerifyRequest, framework_for, reports_root, run_ver
 from ..verify.session import VerifyResult, wheel_to_check
 from ..verify.torch_verify import run_torch_checks
 from . import views
+
+if TYPE_CHECKING:
+    from ..project.project import Project
+    from ..project.recipes import Recipe
+    from ..verify.ops import OpsResult
+    from .options import RunnerChoice
+
 from .options import (
     ArchOpt,
     ArtifactProjectArg,
@@ -115,7 +122,14 @@ def test_ops(
     wheel: WheelOpt = None,
     arch: ArchOpt = "x86_64",
     framework: FrameworkOpt = None,
-    ops: Annotated[str, typer.Option("--ops", help="Regular expression: cases whose name or kernels match.")] = "",
+    ops: Annotated[
+        str,
+        typer.Option(
+            "--ops",
+            help="Regular expression: cases whose name or kernels match (torch: comma-separated regular "
+            "expressions, each matching whole OpInfo names, e.g. 'fft.hfft,nn.functional.conv2d').",
+        ),
+    ] = "",
     dtypes: Annotated[str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")] = "float32,float64,int64",
     gen_golden: Annotated[
         Path | None, typer.Option("--gen-golden", help="Record golden data with Paddle CPU into this directory.")
@@ -124,16 +138,22 @@ def test_ops(
         Path | None,
         typer.Option("--golden", help="Check the target's device library against golden data from --gen-golden."),
     ] = None,
+    all_ops: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="torch: every OpInfo of torch's op_db (CPU fallback allowed), not only implemented ops."
+        ),
+    ] = False,
     paddle_version: PaddleVersionOpt = None,
     report_dir: ReportDirOpt = None,
     runner: RunnerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Every registered kernel vs Paddle CPU over shapes and dtypes; or golden data for targets without Paddle."""
-    from ..build.plugin import device_bundle_path
+    """Every registered kernel vs Paddle CPU over shapes and dtypes (torch: torch's OpInfo samples vs torch CPU);
+    or golden data for targets without Paddle."""
     from ..run.select import host_recipe
-    from ..verify.ops import describe_failures, parse_selection, run_golden, run_test_ops
     from ..verify.ops import gen_golden as record_golden
+    from ..verify.ops import parse_selection, run_torch_opinfo
 
     if gen_golden and golden:
         raise DevkitError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
@@ -165,17 +185,34 @@ def test_ops(
         if golden:
             raise DevkitError("--golden checks the device library, whichever framework", "drop --framework")
         options = verify_options(project, recipe, runner_name(runner), adapter)
-        checked = run_torch_checks(
-            wheel_to_check(project, wheel, recipe, adapter),
-            options,
-            (report_dir or reports_root(project) / f"test-ops-{recipe.name}-{adapter.name}").resolve(),
-            "ops",
-            ops,
-        )
-        return _finish_torch_checks(checked, as_json, "op case(s) failed")
-    ops, dtype_list = parse_selection(ops, dtypes)
+        mode = "opinfo-all" if all_ops else "opinfo"
+        report_dir = (report_dir or reports_root(project) / f"test-ops-{recipe.name}-{adapter.name}").resolve()
+        parse_selection(ops, "float32")
+        result = run_torch_opinfo(wheel_to_check(project, wheel, recipe, adapter), options, ops, all_ops, report_dir)
+    else:
+        if all_ops:
+            raise DevkitError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
+        ops, dtype_list = parse_selection(ops, dtypes)
+        result = _paddle_test_ops(project, wheel, recipe, runner, golden, ops, dtype_list, report_dir)
+        mode = "golden" if golden else "ops"
+        report_dir = result.report_dir
+    _show_test_ops(result, recipe, mode, project, as_json)
+
+
+def _paddle_test_ops(
+    project: Project | None,
+    wheel: Path | None,
+    recipe: Recipe,
+    runner: RunnerChoice | None,
+    golden: Path | None,
+    ops: str,
+    dtype_list: list[str],
+    report_dir: Path | None,
+) -> OpsResult:
+    from ..build.plugin import device_bundle_path
+    from ..verify.ops import run_golden, run_test_ops
+
     options = verify_options(project, recipe, runner_name(runner))
-    mode = "golden" if golden else "ops"
     report_dir = (
         report_dir or reports_root(project) / f"test-ops-{recipe.name}{'-golden' if golden else ''}"
     ).resolve()
@@ -190,7 +227,13 @@ def test_ops(
                 f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {recipe.name} --golden DIR",
             )
         result = run_test_ops(wheel_to_check(project, wheel, recipe), options, ops, dtype_list, report_dir)
-    report = result.report
+    return result
+
+
+def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Project | None, as_json: bool) -> None:
+    from ..verify.ops import describe_failures
+
+    report, report_dir = result.report, result.report_dir
     if as_json:
         emit_json(
             {
@@ -201,6 +244,7 @@ def test_ops(
                 "markdown": str(report_dir / "report.md"),
                 "junit": str(report_dir / "junit.xml"),
                 "failed": [f"{r.case} [{r.dtype}]" for r in result.failed],
+                "seconds": report.data.get("seconds"),
             }
         )
     else:

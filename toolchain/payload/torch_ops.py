@@ -62,6 +62,7 @@ def op_cases(torch) -> list[tuple]:
         ("nll_loss sum", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="sum"), [u(6, 5), labels], True),
         ("nll_loss none", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="none"), [u(6, 5), labels], True),
         ("cross_entropy", lambda x, t: F.cross_entropy(x, t), [u(6, 5), labels], True),
+        ("view_as_real / view_as_complex", lambda x: torch.view_as_real(torch.view_as_complex(x)) * 2, [u(3, 2)], True),
         ("sum all", lambda x: x.sum(), [u(3, 4)], True),
         ("sum dim keepdim", lambda x: x.sum(dim=1, keepdim=True), [u(3, 4, 2)], True),
         ("mean all", lambda x: x.mean(), [u(5, 2)], True),

@@ -31,6 +31,7 @@ from .report import FAILED_STATUSES, OpCase, OpsReport
 from .session import VerifyOptions, fresh_log, plugin_session, work_dir
 
 PAYLOAD = PAYLOAD_DIR / "op_tests.py"
+OPINFO_PAYLOAD = PAYLOAD_DIR / "torch_opinfo.py"
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
 
 
@@ -63,6 +64,30 @@ def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str
         )
     report.update(
         mode="plugin",
+        wheel=str(wheel),
+        arch=options.recipe.name,
+        runner=session.runner.name,
+        seconds=round(time.monotonic() - session.start, 1),
+        log=str(session.log),
+    )
+    return _publish(report, report_dir)
+
+
+def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path) -> OpsResult:
+    """torch's OpInfo samples on the device vs torch's CPU (payload/torch_opinfo.py), each op in an
+    isolated worker, with the CPU fallback allowed."""
+    from .torch_verify import torch_env, with_device
+
+    options = with_device(options, wheel)
+    with plugin_session(wheel, options, report_dir) as session:
+        report = session.run_payload(
+            f"torch OpInfo samples on {options.recipe.name}" + (" (all OpInfos)" if all_ops else ""),
+            OPINFO_PAYLOAD,
+            [*(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])],
+            "opinfo.json",
+            env=torch_env(options, session, strict=False),
+        )
+    report.update(
         wheel=str(wheel),
         arch=options.recipe.name,
         runner=session.runner.name,
@@ -240,7 +265,7 @@ def _publish(report: dict, report_dir: Path) -> OpsResult:
     title = f"devkit test-ops — {report['arch']}, " + (
         f"golden data ({report['golden_source']})"
         if report["mode"] == "golden"
-        else f"{report['device']} vs Paddle {report['paddle_version']} CPU"
+        else f"{report['device']} vs {report.get('reference') or 'Paddle ' + str(report['paddle_version']) + ' CPU'}"
     )
     lines = [
         f"# {title}",

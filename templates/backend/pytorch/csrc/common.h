@@ -68,13 +68,60 @@ at::Tensor& store(const at::Tensor& result, at::Tensor& out);
 // registered and the op runs on the CPU through the fallback.
 bool fallback_requested(const std::string& op);
 
+// The boxed CPU fallback (counts the op; refuses under {{ NAME }}_STRICT_FALLBACK=1).
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// ---- dtypes at the kernel entry ----------------------------------------------------
+// False when an argument is a tensor (or a dtype) the device library has no ops for.
+template <class T>
+bool device_dtypes(const T&) { return true; }
+inline bool device_dtypes(const at::Tensor& t) { return !t.defined() || is_device_dtype(t.scalar_type()); }
+inline bool device_dtypes(const std::optional<at::Tensor>& t) { return !t.has_value() || device_dtypes(*t); }
+inline bool device_dtypes(const std::optional<at::ScalarType>& d) { return !d.has_value() || is_device_dtype(*d); }
+inline bool device_dtypes(at::TensorList ts) {
+  for (const at::Tensor& t : ts)
+    if (!device_dtypes(t)) return false;
+  return true;
+}
+
+// A registered kernel behind a dtype check: a call with a tensor of a dtype the device lacks
+// (half, bfloat16, complex, ...) runs the op on the CPU through the fallback, like an op
+// without a kernel, instead of failing inside the kernel ("has no ops for dtype Half").
+template <class Fn, class Sig = typename Fn::FuncType>
+struct DtypeChecked;
+template <class Fn, class Ret, class... Args>
+struct DtypeChecked<Fn, Ret(Args...)> {
+  static std::optional<c10::OperatorHandle>& op() {
+    static std::optional<c10::OperatorHandle> handle;
+    return handle;
+  }
+  static Ret call(Args... args) {
+    if ((device_dtypes(args) && ...)) return (*Fn::func_ptr())(std::forward<Args>(args)...);
+    return c10::impl::BoxedKernelWrapper<Ret(Args...)>::call(c10::BoxedKernel::makeFromFunction<&cpu_fallback>(), *op(),
+                                                             c10::DispatchKeySet(), std::forward<Args>(args)...);
+  }
+};
+
 // Every kernel registration goes through this, so {{ NAME }}_FALLBACK_OPS can remove it:
 //   Kernels k(m); k.impl("add.Tensor", TORCH_FN(add_tensor));
+// impl() puts the kernel behind the dtype check; impl_any_dtype() is for kernels that only
+// move or describe memory (empty, views, copies), which every dtype has.
 class Kernels {
  public:
   explicit Kernels(torch::Library& m) : m_(m) {}
+  template <class FuncType, FuncType* func>
+  Kernels& impl(const char* op, c10::CompileTimeFunctionPointer<FuncType, func> fn) {
+    using Checked = DtypeChecked<decltype(fn)>;
+    if (fallback_requested(std::string("aten::") + op)) return *this;
+    const std::string name(op);
+    const size_t dot = name.find('.');
+    Checked::op().emplace(c10::Dispatcher::singleton().findSchemaOrThrow(
+        ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.substr(dot + 1).c_str()));
+    m_.impl(op, TORCH_FN(Checked::call));
+    return *this;
+  }
   template <typename Fn>
-  Kernels& impl(const char* op, Fn&& fn) {
+  Kernels& impl_any_dtype(const char* op, Fn&& fn) {
     if (!fallback_requested(std::string("aten::") + op)) m_.impl(op, std::forward<Fn>(fn));
     return *this;
   }
@@ -82,9 +129,6 @@ class Kernels {
  private:
   torch::Library& m_;
 };
-
-// The boxed CPU fallback (counts the op; refuses under {{ NAME }}_STRICT_FALLBACK=1).
-void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // Counts `op` as run on the CPU, or refuses under {{ NAME }}_STRICT_FALLBACK=1: for kernels
 // that run a case on the CPU themselves.
 void note_cpu_fallback(const std::string& op);

@@ -4,10 +4,14 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/set_native.h>
 #include <c10/core/DeviceGuard.h>
+
+#include <vector>
 
 #include "common.h"
 
@@ -60,11 +64,25 @@ namespace {
 }
 
 // dst (dst_strides) = src (src_strides), both device tensors of the same shape and dtype.
+// 16-byte elements (complex128) move as pairs of 8-byte ones: one more, innermost dim of 2.
 void strided_copy(const at::Tensor& src, const at::Tensor& dst) {
   if (dst.numel() == 0) return;
-  {{ p }}_shape_t dims = shape_of(dst.sizes());
-  check({{ p }}_strided_copy(current_stream(), move_dtype(dst.scalar_type()), &dims, src.const_data_ptr(),
-                          src.strides().data(), dst.data_ptr(), dst.strides().data()),
+  if (c10::elementSize(dst.scalar_type()) != 16) {
+    {{ p }}_shape_t dims = shape_of(dst.sizes());
+    check({{ p }}_strided_copy(current_stream(), move_dtype(dst.scalar_type()), &dims, src.const_data_ptr(),
+                            src.strides().data(), dst.data_ptr(), dst.strides().data()),
+          "strided_copy");
+    return;
+  }
+  std::vector<int64_t> sizes(dst.sizes().begin(), dst.sizes().end()), src_strides, dst_strides;
+  sizes.push_back(2);
+  for (int64_t s : src.strides()) src_strides.push_back(2 * s);
+  for (int64_t s : dst.strides()) dst_strides.push_back(2 * s);
+  src_strides.push_back(1);
+  dst_strides.push_back(1);
+  {{ p }}_shape_t dims = shape_of(sizes);
+  check({{ p }}_strided_copy(current_stream(), {{ NAME }}_INT64, &dims, src.const_data_ptr(), src_strides.data(),
+                          dst.data_ptr(), dst_strides.data()),
         "strided_copy");
 }
 
@@ -218,10 +236,42 @@ at::Tensor peer_copy(const at::Tensor& src, const at::Device& to) {
   return out;
 }
 
+// The elements of a device tensor as they lie in its storage (a conjugate or negative view's
+// bits not applied), in a CPU tensor that carries the same bits: its value is src's.
+at::Tensor raw_to_host(const at::Tensor& src) {
+  const c10::DeviceGuard guard(src.device());
+  at::Tensor dense = contiguous(src);
+  at::Tensor host = at::empty(src.sizes(), src.options().device(at::kCPU));
+  memcpy_kind(host.data_ptr(), dense.const_data_ptr(), host.nbytes(), {{ NAME }}_COPY_DEVICE_TO_HOST);
+  host._set_conj(src.is_conj());
+  host._set_neg(src.is_neg());
+  return host;
+}
+
+// Copies with a conjugate or negative view on either side. The device has no complex
+// kernels, so the bits are resolved on the CPU: a device source comes over as raw bytes with
+// its bits, and a device destination receives the bytes that its own bits turn into the value.
+// (torch's Conjugate/Negative fallbacks would resolve src with clone -> copy_ -> _copy_from,
+// which lands here again: those keys fall through for _copy_from, see the registration.)
+at::Tensor copy_views(const at::Tensor& src, const at::Tensor& dst) {
+  at::Tensor value = src.is_cpu() ? src : raw_to_host(src);
+  if (dst.is_cpu()) return dst.copy_(value);
+  at::Tensor stored = value.to(dst.scalar_type()).resolve_conj().resolve_neg();
+  if (dst.is_conj()) stored = stored.conj_physical();
+  if (dst.is_neg()) stored = stored.neg();
+  stored = stored.contiguous();
+  const c10::DeviceGuard guard(dst.device());
+  at::Tensor staged = empty_device(dst.sizes(), dst.options());
+  memcpy_kind(staged.data_ptr(), stored.const_data_ptr(), stored.nbytes(), {{ NAME }}_COPY_HOST_TO_DEVICE);
+  copy_into(staged, dst);
+  return dst;
+}
+
 at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   KernelName k("aten::_copy_from");
   TORCH_CHECK(src.sizes() == dst.sizes(), "_copy_from: sizes differ (", src.sizes(), " vs ", dst.sizes(), ")");
   if (dst.numel() == 0) return dst;
+  if (src.is_conj() || src.is_neg() || dst.is_conj() || dst.is_neg()) return copy_views(src, dst);
   const bool device_cast = is_device_dtype(src.scalar_type()) && is_device_dtype(dst.scalar_type());
   if (src.is_cpu()) {  // host -> device
     const c10::DeviceGuard guard(dst.device());
@@ -284,20 +334,33 @@ at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Kernels(m)
-      .impl("empty.memory_format", TORCH_FN(empty_memory_format))
-      .impl("empty_strided", TORCH_FN(empty_strided))
-      .impl("as_strided", TORCH_FN(as_strided))
-      .impl("view", TORCH_FN(view))
-      .impl("_reshape_alias", TORCH_FN(reshape_alias))
-      .impl("resize_", TORCH_FN(resize_))
-      .impl("set_.source_Storage", TORCH_FN(set_storage))
-      .impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset))
-      .impl("_copy_from", TORCH_FN(copy_from))
-      .impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize))
-      .impl("_local_scalar_dense", TORCH_FN(local_scalar_dense))
+      .impl_any_dtype("empty.memory_format", TORCH_FN(empty_memory_format))
+      .impl_any_dtype("empty_strided", TORCH_FN(empty_strided))
+      .impl_any_dtype("as_strided", TORCH_FN(as_strided))
+      .impl_any_dtype("view", TORCH_FN(view))
+      .impl_any_dtype("view_as_real", TORCH_FN(at::native::view_as_real))
+      .impl_any_dtype("view_as_complex", TORCH_FN(at::native::view_as_complex))
+      .impl_any_dtype("_reshape_alias", TORCH_FN(reshape_alias))
+      .impl_any_dtype("resize_", TORCH_FN(resize_))
+      .impl_any_dtype("set_.source_Storage", TORCH_FN(set_storage))
+      .impl_any_dtype("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset))
+      .impl_any_dtype("_copy_from", TORCH_FN(copy_from))
+      .impl_any_dtype("_copy_from_and_resize", TORCH_FN(copy_from_and_resize))
+      .impl_any_dtype("_local_scalar_dense", TORCH_FN(local_scalar_dense))
       .impl("fill_.Scalar", TORCH_FN(fill_scalar))
       .impl("fill_.Tensor", TORCH_FN(fill_tensor))
       .impl("zero_", TORCH_FN(zero_));
+}
+
+// copy_from resolves conjugate and negative views itself (copy_views): the fallbacks of those
+// keys would recurse through clone -> copy_ -> _copy_from until the stack is gone.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace torch_{{ p }}
