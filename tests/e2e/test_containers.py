@@ -236,7 +236,7 @@ def test_check_abi_rejects_armhf_library_for_aarch64(project, tmp_path):
 def test_armhf_device_tests_pass_under_emulation(project):
     summary = json.loads(devkit("verify", str(project), "--arch", "armhf", "--json").stdout)
     assert summary["passed"], summary
-    assert summary["checks"][0]["detail"] == "17 passed, 0 failed"
+    assert summary["checks"][0]["detail"] == "26 passed, 0 failed"
 
 
 def test_aarch64_inference_under_emulation(project):

@@ -154,7 +154,7 @@ def test_generated_project_tests_pass(built_project, tmp_path):
         device_test = subprocess.run(
             [str(build / "test_stpu_device")], capture_output=True, text=True, env={**os.environ, **modes}
         )
-        assert "17 passed, 0 failed" in device_test.stdout, (modes, device_test.stdout)
+        assert "26 passed, 0 failed" in device_test.stdout, (modes, device_test.stdout)
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -11,12 +11,15 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
+import docker.models.containers
 import pytest
 from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk
 from elftools.elf.dynamic import DynamicSection
@@ -26,8 +29,11 @@ from devkit.build.elf import LibraryAbi
 from devkit.build.sdk_abi import SdkExports
 from devkit.project.frameworks import PADDLE, TORCH
 from devkit.project.recipes import find_recipe
+from devkit.run.container import ContainerRunner, Mount
+from devkit.run.engine import Engine
 from devkit.run.envs import cache_root, reference_env
-from devkit.run.step import HostRunner
+from devkit.run.images import builder_spec, ensure_image
+from devkit.run.step import HostRunner, Step
 
 
 def debian_prefix() -> Path:
@@ -42,9 +48,19 @@ def debian_prefix() -> Path:
     return prefix
 
 
+# Two runtime libraries, as real vendor SDKs have (the ICD loader and its development link here):
+# a list reaches the loader's generated header, the torch adapter's data file and auditwheel.
+RUNTIME_LIBS = ("libOpenCL.so.1", "libOpenCL.so")
+
+
 @pytest.fixture(scope="module")
 def sdk_project(tmp_path_factory) -> Path:
-    return render_with_opencl_sdk(tmp_path_factory.mktemp("sdk"), "opencl-backend")
+    project = render_with_opencl_sdk(tmp_path_factory.mktemp("sdk"), "opencl-backend")
+    pyproject = project / "pyproject.toml"
+    declared = 'runtime-libs = ["libOpenCL.so.1"]'
+    assert declared in pyproject.read_text()
+    pyproject.write_text(pyproject.read_text().replace(declared, f"runtime-libs = {json.dumps(list(RUNTIME_LIBS))}"))
+    return project
 
 
 # The library that links the SDK, per wheel (Paddle's loader beside it links nothing of it).
@@ -83,6 +99,10 @@ def test_a_declared_sdk_is_provided_linked_and_left_to_the_driver(sdk_project, f
     summary = json.loads(proc.stdout)
     assert "libOpenCL.so.1" in summary["platform"]["excluded"] and summary["platform"]["grafted"] == []
     lib = plugin_library(Path(summary["wheel"]))
+    if framework == "torch":  # what the adapter reads at import: data, not generated code
+        with zipfile.ZipFile(summary["wheel"]) as zf:
+            info = json.loads(zf.read("torch_stpu/_build_info.json"))
+        assert (info["sdk"], info["sdk_runtime_libs"]) == ("opencl 3.0", list(RUNTIME_LIBS))
     assert "libOpenCL.so.1" in needed(lib)
     assert b"stpu-sdk-build: opencl=3.0" in lib  # which SDK the library needs, readable from the file
     log = Path(summary["log"]).read_text()
@@ -175,6 +195,7 @@ def test_import_torch_without_the_sdk_runtime_is_one_line_and_cpu_still_works(sd
     assert line.startswith(
         "torch-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1"
     )
+    assert "(the driver package, which provides libOpenCL.so.1 and libOpenCL.so) to use it" in line, line
     prefix = debian_prefix()
     env["LD_LIBRARY_PATH"] = str(prefix / "usr/lib/x86_64-linux-gnu")
     script = "import torch; print(torch.stpu.device_count(), (torch.ones(3, device='stpu') * 2).sum().item())"
@@ -199,6 +220,7 @@ def test_import_paddle_without_the_sdk_runtime_is_one_line_and_cpu_still_works(s
         "paddle-custom-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1 "
         "could not be loaded ("
     )
+    assert "(the driver package, which provides libOpenCL.so.1 and libOpenCL.so) to use it" in ours[0], ours[0]
     assert "Traceback" not in without.stderr and "Fail to open library" not in without.stderr
     found = subprocess.run([str(reference / "bin/python"), "-c", script], env=env, capture_output=True, text=True)
     assert found.returncode == 0 and found.stdout.split()[1] == "['stpu']", found.stderr[-2000:]
@@ -300,17 +322,30 @@ def test_an_sdk_archive_is_checked_and_unpacked_once(sdk_project, tmp_path):
     assert unpacked[0] == unpacked[1]  # the second build reused the unpacked archive
 
 
+# pybind11 3.1.0's only wheel (pybind11-3.1.0-py3-none-any.whl)
+PYBIND11_SHA256 = "b8488090f8acffbcb6b5d6a85571a6827a0a2981ffb75e5a0b27b87c4a6b7dd0"
+
+
 def test_an_sdk_from_pip_is_installed_for_the_target(tmp_path):
     """A headers-only SDK from a wheel (pybind11's, as a stand-in for a vendor's pip-installable
-    SDK): pip installs it for the target's platform into a prefix, the configure finds its header."""
+    SDK): pinned and its hash checked, pip installs it for the target's platform into a prefix, the
+    configure finds its header. A hash that does not match stops pip before anything is installed."""
     project = tmp_path / "pip-sdk"
     devkit("new-backend", "STPU", "--out", str(project))
-    with (project / "pyproject.toml").open("a") as f:
+    pyproject = project / "pyproject.toml"
+    with pyproject.open("a") as f:
         f.write(
             '\n[tool.devkit.sdk]\nname = "pybind11"\nversion = "3.0"\nheaders = ["pybind11/pybind11.h"]\n'
             'include-dirs = ["pybind11/include"]\nlib-dirs = []\n\n'
-            '[tool.devkit.sdk.build]\nx86_64 = { pip = ["pybind11>=2.10"] }\n'
+            '[tool.devkit.sdk.build]\nx86_64 = { pip = ["pybind11==3.1.0"], hashes = { pybind11 = ["sha256:%s"] } }\n'
+            % ("0" * 64)
         )
+    wrong = devkit("build", str(project), "--runner", "host", check=False)
+    errors = [line for line in wrong.stderr.splitlines() if line.startswith("error:")]
+    assert wrong.returncode == 1 and len(errors) == 1, wrong.stderr[-2000:]
+    assert "tool.devkit.sdk.build.x86_64.hashes do not match what pip downloaded for pybind11==3.1.0" in errors[0]
+    assert not list((project / "dist").glob("*.whl"))
+    pyproject.write_text(pyproject.read_text().replace("0" * 64, PYBIND11_SHA256))
     summary = json.loads(devkit("build", str(project), "--runner", "host", "--json").stdout)
     log = Path(summary["log"]).read_text()
     found = re.search(r"pybind11 SDK 3\.0 at (\S+/sdk/pybind11-3\.0-x86_64-\w+) \(\)", log)
@@ -367,7 +402,7 @@ def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
     )
     subprocess.run([tools / "cmake", "--build", build], check=True, capture_output=True)
     proc = subprocess.run([build / "test_stpu_device"], capture_output=True, text=True)
-    assert proc.returncode == 0 and "10 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "12 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("framework", ["paddle", "torch"])
@@ -402,3 +437,95 @@ def test_the_opencl_device_runs_an_inference_bundle(sdk_project):
     assert inference["passed"], inference["detail"]
     assert set(inference["placement"]["cpu_by_design"]) == {"conv2d", "pool2d", "flatten"}
     assert {"matmul", "add", "relu"} <= set(inference["placement"]["on_device"])
+
+
+def _as_nobody() -> list[str] | None:
+    """setpriv argv that runs a command as nobody with the docker socket's group (as a user in the
+    docker group has it), or None where the machine cannot (not root, no setpriv, no engine)."""
+    socket = Path("/var/run/docker.sock")
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not socket.exists() or not Engine.available():
+        return None
+    return ["setpriv", "--reuid=nobody", "--regid=nogroup", f"--groups={socket.stat().st_gid}", "--"]
+
+
+@pytest.mark.container
+@pytest.mark.skipif(_as_nobody() is None, reason="needs root (to become nobody), setpriv and a local Docker Engine")
+def test_a_user_who_is_not_root_builds_the_opencl_example_in_a_container():
+    """devkit run by nobody (the builder container then runs as nobody too, as for any user): the
+    OpenCL example's Debian SDK is fetched without root (apt's lists and cache in devkit's cache, the
+    foreign architecture named to apt) and the armhf device library builds. Everything nobody
+    touches is nobody's: a fresh cache and project in a private directory."""
+    interpreter = next(
+        python
+        for python in (sys.executable, "/usr/bin/python3")
+        if subprocess.run([*_as_nobody(), python, "-c", "import sys"], capture_output=True).returncode == 0
+        and subprocess.run(
+            [python, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True
+        ).stdout
+        == f"{tuple(sys.version_info[:2])}\n"
+    )
+    work = Path(tempfile.mkdtemp(prefix="devkit-nonroot-"))
+    try:
+        os.chown(work, 65534, 65534)
+        env = {
+            **{k: v for k, v in os.environ.items() if k.startswith(("PIP_", "HTTP", "NO_PROXY", "http", "no_proxy"))},
+            "PATH": os.environ["PATH"],
+            "HOME": str(work),
+            "DEVKIT_CACHE_DIR": str(work / "cache"),
+            # the test's own Python path (devkit and its dependencies), readable by anyone
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and Path(p).is_dir()),
+            "COLUMNS": "200",
+        }
+
+        def run(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [*_as_nobody(), interpreter, "-m", "devkit", *args], env=env, cwd=work, capture_output=True, text=True
+            )
+
+        made = run("new-backend", "STPU", "--sdk", "opencl", "--out", str(work / "opencl-backend"))
+        assert made.returncode == 0, made.stderr[-2000:]
+        proc = run("build", str(work / "opencl-backend"), "--arch", "armhf", "--runner", "docker", "--json")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        summary = json.loads(proc.stdout)
+        assert summary["kind"] == "device-bundle" and Path(summary["artifact"]).stat().st_uid == 65534
+        log = Path(summary["log"]).read_text()
+        assert re.search(r"Get:\d+ \S+ \w+/main armhf ocl-icd-libopencl1 armhf", log), log[:3000]  # apt as nobody
+        assert re.search(r"STPU device library: opencl SDK 3\.0 at /cache/sdk/opencl-3\.0-armhf-\w+", log), log[-3000:]
+    finally:
+        subprocess.run(["rm", "-rf", str(work)], check=False)
+
+
+@pytest.mark.container
+@pytest.mark.skipif(not Engine.available(), reason="needs a Docker Engine")
+def test_a_remote_engine_gets_a_dir_sdk_streamed_once_per_build(tmp_path, monkeypatch):
+    """Copy mode (a remote engine: files go in archives): a dir SDK, read-only like the project, is
+    tarred once per build into a temporary file and streamed to each step's container from it (not
+    tarred in memory for every step); the writable build tree follows each step."""
+    monkeypatch.setenv("DEVKIT_ENGINE_FILES", "copy")
+    sdk = tmp_path / "sdk"
+    (sdk / "lib").mkdir(parents=True)
+    (sdk / "lib" / "libvendor.so.1").write_bytes(b"\x7fELF" + os.urandom(1 << 20))
+    (tmp_path / "build").mkdir()
+    engine = Engine.connect()
+    image = ensure_image(engine, builder_spec(), tmp_path / "image.log")
+    mounts = [Mount(sdk, "/inputs/0"), Mount(tmp_path / "build", "/src/build", read_only=False)]
+    runner = ContainerRunner(engine, image, "linux/amd64", mounts)
+    added: list[str] = []
+    real_add = tarfile.TarFile.add
+    monkeypatch.setattr(
+        tarfile.TarFile, "add", lambda tar, name, *a, **k: added.append(name) or real_add(tar, name, *a, **k)
+    )
+    sent: list[type] = []
+    real_put = docker.models.containers.Container.put_archive
+    monkeypatch.setattr(
+        docker.models.containers.Container,
+        "put_archive",
+        lambda c, path, data: sent.append(type(data)) or real_put(c, path, data),
+    )
+    script = 'wc -c < /inputs/0/lib/libvendor.so.1 > /src/build/size; echo "$1" >> /src/build/steps'
+    for step in ("one", "two"):
+        runner.run(Step(f"step {step}", ["sh", "-c", script, "sh", step], tmp_path / "step.log"))
+    assert (tmp_path / "build" / "size").read_text().strip() == str((1 << 20) + 4)
+    assert (tmp_path / "build" / "steps").read_text().split() == ["one", "two"]  # the build tree went in and out
+    assert added.count(str(sdk / "lib" / "libvendor.so.1")) == 1, added
+    assert sent and bytes not in sent, sent

@@ -29,6 +29,7 @@ class Case:
     args: Callable[[Inputs], list[str]]  # the command line, given the prepared inputs
     message: str  # part of the one error line
     code: int = 1
+    env: tuple[tuple[str, str], ...] = ()  # set for the run
 
 
 class Inputs:
@@ -103,6 +104,25 @@ class Inputs:
         self.sdk_wrong_sha = self._with_sdk(
             "sdk-sha", sdk, f'x86_64 = {{ archive = "{self.sdk_archive}", sha256 = "{"0" * 64}" }}'
         )
+        # values that would reach the build's environment, generated code, CMake or pip unchecked
+        with_dir = f'x86_64 = {{ dir = "{self.sdk_dir}" }}'
+        self.sdk_env_reserved = self._with_sdk("sdk-env", sdk + 'env = { LD_PRELOAD = "/tmp/x.so" }\n', with_dir)
+        self.sdk_env_devkit = self._with_sdk("sdk-env2", sdk + 'env = { CCACHE_DIR = "/tmp/c" }\n', with_dir)
+        self.sdk_env_name = self._with_sdk("sdk-env3", sdk + 'runtime-env = { "A B" = "1" }\n', with_dir)
+        self.sdk_runtime_lib_code = self._with_sdk(
+            "sdk-code", sdk.replace('"libOpenCL.so.1"', """'lib",__import__("os").system("id"),".so'"""), with_dir
+        )
+        self.sdk_version_space = self._with_sdk("sdk-ver", sdk.replace('"3.0"', '"3.0 "'), with_dir)
+        self.sdk_include_up = self._with_sdk("sdk-up", sdk + 'include-dirs = ["../../../etc"]\n', with_dir)
+        self.sdk_pip_option = self._with_sdk(
+            "sdk-pipopt", sdk, 'x86_64 = { pip = ["--index-url=https://evil.example/simple", "vendor-sdk==3.0"] }'
+        )
+        self.sdk_pip_unpinned = self._with_sdk("sdk-pippin", sdk, 'x86_64 = { pip = ["vendor-sdk>=3.0"] }')
+        self.sdk_pip_hash = self._with_sdk(
+            "sdk-piphash", sdk, 'x86_64 = { pip = ["vendor-sdk==3.0"], hashes = { vendor-sdk = ["sha256:abc"] } }'
+        )
+        self.sdk_relative_dir = self._with_sdk("sdk-rel", sdk, 'x86_64 = { dir = "opencl-sdk" }')
+        self.sdk_debian = self._with_sdk("sdk-deb", sdk, 'x86_64 = { debian = ["ocl-icd-libopencl1"] }')
         # Device bundles (armhf) in a project's dist/: truncated, and one with a member escaping the directory.
         self.truncated_bundle_project = self._project_with("trunc-bundle", lambda t: t)
         self._write_bundle(self.truncated_bundle_project, lambda data: data[:40])
@@ -294,6 +314,54 @@ CASES = [
         "sdk-archive-sha256-differs",
         lambda i: ["build", str(i.sdk_wrong_sha), "--runner", "host"],
         "sha256 says 0000",
+    ),
+    Case(
+        "sdk-env-loader-variable",
+        lambda i: ["build", str(i.sdk_env_reserved)],
+        "tool.devkit.sdk.env has LD_PRELOAD, which devkit, the compiler or the loader sets or reads itself",
+    ),
+    Case("sdk-env-devkit-variable", lambda i: ["build", str(i.sdk_env_devkit)], "tool.devkit.sdk.env has CCACHE_DIR"),
+    Case(
+        "sdk-runtime-env-not-a-name",
+        lambda i: ["build", str(i.sdk_env_name)],
+        "tool.devkit.sdk.runtime-env has 'A B', which is not an environment variable name",
+    ),
+    Case(
+        "sdk-runtime-lib-with-code",
+        lambda i: ["build", str(i.sdk_runtime_lib_code)],
+        'tool.devkit.sdk.runtime-libs has \'lib",__import__("os").system("id"),".so\', which is not',
+    ),
+    Case("sdk-version-whitespace", lambda i: ["build", str(i.sdk_version_space)], "sdk.version = '3.0 ' is not a"),
+    Case(
+        "sdk-include-dir-leaves-the-sdk",
+        lambda i: ["build", str(i.sdk_include_up)],
+        "tool.devkit.sdk.include-dirs has '../../../etc', which is not a directory inside the SDK",
+    ),
+    Case(
+        "sdk-pip-option",
+        lambda i: ["build", str(i.sdk_pip_option)],
+        "tool.devkit.sdk.build.x86_64.pip has '--index-url=https://evil.example/simple', which is not a pinned",
+    ),
+    Case(
+        "sdk-pip-unpinned",
+        lambda i: ["build", str(i.sdk_pip_unpinned)],
+        "tool.devkit.sdk.build.x86_64.pip has 'vendor-sdk>=3.0', which is not a pinned requirement (name==version)",
+    ),
+    Case(
+        "sdk-pip-hash",
+        lambda i: ["build", str(i.sdk_pip_hash)],
+        "tool.devkit.sdk.build.x86_64.hashes.vendor-sdk has 'sha256:abc', which is not a hash",
+    ),
+    Case(
+        "sdk-relative-dir-is-the-project-s",
+        lambda i: ["build", str(i.sdk_relative_dir), "--runner", "host"],
+        "sdk-rel/opencl-sdk' does not exist on this machine",
+    ),
+    Case(
+        "sdk-debian-on-a-remote-engine",
+        lambda i: ["build", str(i.sdk_debian), "--runner", "docker"],
+        "tool.devkit.sdk.build.x86_64 is a debian SDK, which a remote container engine (files copied) cannot",
+        env=(("DEVKIT_ENGINE_FILES", "copy"),),
     ),
     Case("config-target", lambda i: ["config", "show", str(i.bad_target)], "tool.devkit.targets has 'riscv64'"),
     Case("config-steps", lambda i: ["config", "show", str(i.negative_steps)], "tool.devkit.verify.steps = -1"),
@@ -546,7 +614,9 @@ def test_catalogue_is_large_enough():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_bad_input_gets_one_error_line(case: Case, inputs: Inputs, tmp_path):
+def test_bad_input_gets_one_error_line(case: Case, inputs: Inputs, tmp_path, monkeypatch):
+    for name, value in case.env:
+        monkeypatch.setenv(name, value)
     argv = case.args(inputs)
     watched = (inputs.root, Path.cwd() / "devkit-report")
     before = snapshot(*watched, files_only=(tmp_path / "cache",))

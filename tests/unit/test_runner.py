@@ -137,7 +137,10 @@ def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
             Mount(cache, "/cache", read_only=False, cache=True),
         ],
     )
-    with tarfile.open(fileobj=io.BytesIO(runner._archive_inputs())) as tar:
+    archive = io.BytesIO()
+    runner._archive_inputs(runner._copied(), archive)  # every non-cache mount (steps send read-only ones once)
+    archive.seek(0)
+    with tarfile.open(fileobj=archive) as tar:
         names = tar.getnames()
     assert "src/CMakeLists.txt" in names and "src/build/obj/a.o" in names
     assert names.count("src/build/obj/a.o") == 1  # from its own mount, not twice

@@ -4,6 +4,7 @@ way a declaration can be wrong named by its key."""
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,79 @@ def test_the_opencl_declaration():
             "tool.devkit.sdk.runtime-env = ['x'] must be a table of strings",
         ),
         (lambda t: t.replace('name = "opencl"\n', ""), "tool.devkit.sdk.name is missing"),
+        # values that reach generated code, CMake and METADATA: full matches, nothing around them
+        (
+            lambda t: t.replace(
+                'runtime-libs = ["libOpenCL.so.1"]', """runtime-libs = ['lib",__import__("os"),".so']"""
+            ),
+            'tool.devkit.sdk.runtime-libs has \'lib",__import__("os"),".so\', which is not a library file name',
+        ),
+        (lambda t: t.replace('version = "3.0"', 'version = " 3.0"'), "tool.devkit.sdk.version = ' 3.0' is not"),
+        (lambda t: t.replace('version = "3.0"', 'version = "3.0\\n"'), "tool.devkit.sdk.version = '3.0\\n' is not"),
+        (lambda t: t.replace('version = "3.0"', "version = 3.10"), "tool.devkit.sdk.version = 3.1 must be a string"),
+        (lambda t: t.replace('headers = ["CL/cl.h"]', 'headers = ["../CL/cl.h"]'), "headers has '../CL/cl.h'"),
+        (lambda t: t.replace('libraries = ["OpenCL"]', 'libraries = ["OpenCL;m"]'), "libraries has 'OpenCL;m'"),
+        # directories inside the SDK's root only
+        (lambda t: t.replace('"usr/include"', '"../../etc"'), "tool.devkit.sdk.include-dirs has '../../etc', which"),
+        (lambda t: t.replace('"usr/lib/{triple}"', '"usr/lib/../../.."'), "tool.devkit.sdk.lib-dirs has 'usr/lib/../"),
+        # environment: devkit's own build variables and the loader's, the compiler's, Python's refused
+        *(
+            (
+                lambda t, key=key: t.replace("OCL_ICD_VENDORS =", f"{key} ="),
+                f"tool.devkit.sdk.env has {key}, which",
+            )
+            for key in (
+                "ON_INFER",
+                "CCACHE_DIR",
+                "LD_PRELOAD",
+                "PATH",
+                "PYTHONPATH",
+                "DEVKIT_SDK",
+                "CMAKE_ARGS",
+                "CXX",
+                "CFLAGS",
+                "SKBUILD_CMAKE_ARGS",
+                "OPENCL_SDK_ROOT",
+                "PIP_INDEX_URL",
+                "Path",
+            )
+        ),
+        (lambda t: t.replace("OCL_ICD_VENDORS =", '"BAD NAME" ='), "tool.devkit.sdk.env has 'BAD NAME', which is not"),
+        (lambda t: t.replace("POCL_DEVICES =", "LD_LIBRARY_PATH ="), "tool.devkit.sdk.runtime-env has LD_LIBRARY_PATH"),
+        # pip: pinned requirements only, no options, URLs or paths
+        *(
+            (
+                lambda t, entry=entry: t.replace('armhf = { dir = "/opt/opencl" }', f'armhf = {{ pip = ["{entry}"] }}'),
+                f"tool.devkit.sdk.build.armhf.pip has '{entry}', which is not",
+            )
+            for entry in (
+                "--index-url=https://evil.example/simple",
+                "vendor-sdk>=3.0",
+                "vendor-sdk",
+                "https://example.com/vendor_sdk-3.0-py3-none-any.whl",
+                "./vendor_sdk.whl",
+                "vendor-sdk==3.0 --hash=sha256:00",
+                "vendor-sdk==3.0;python_version>=3",
+            )
+        ),
+        (
+            lambda t: t.replace(
+                'armhf = { dir = "/opt/opencl" }',
+                'armhf = { pip = ["vendor-sdk==3.0"], hashes = { vendor-sdk = ["md5:00"] } }',
+            ),
+            "tool.devkit.sdk.build.armhf.hashes.vendor-sdk has 'md5:00', which is not",
+        ),
+        (
+            lambda t: t.replace(
+                'armhf = { dir = "/opt/opencl" }',
+                f'armhf = {{ pip = ["vendor-sdk==3.0", "other==1.0"], hashes = {{ vendor-sdk = ["sha256:{"ab" * 32}"] }} }}',
+            ),
+            "tool.devkit.sdk.build.armhf.hashes has no entry for other",
+        ),
+        (
+            lambda t: t.replace('armhf = { dir = "/opt/opencl" }', 'armhf = { dir = "/opt/opencl", hashes = {} }'),
+            "tool.devkit.sdk.build.armhf.hashes is set for a dir",
+        ),
     ],
 )
 def test_a_wrong_declaration_names_its_key(edit, message):
@@ -119,3 +193,27 @@ def test_a_local_sdk_archive_is_hashed_again_only_when_it_changed(tmp_path, monk
     record = next((tmp_path / "cache" / "sdk-digests").glob("*.json"))
     record.write_text("{not json")  # a damaged record: hashed again, not trusted
     assert sdk.local_archive_digest(archive, first) == first and len(hashed) == 5
+
+
+def test_pinned_pip_requirements_and_their_hashes():
+    text = OPENCL.replace(
+        'armhf = { dir = "/opt/opencl" }',
+        f'armhf = {{ pip = ["Vendor.SDK==3.0.1"], hashes = {{ "vendor-sdk" = ["sha256:{"ab" * 32}"] }} }}',
+    )
+    source = parse_sdk(tomllib.loads(text)).build["armhf"]
+    assert source.packages == ("Vendor.SDK==3.0.1",)
+    assert source.requirements() == [f"Vendor.SDK==3.0.1 --hash=sha256:{'ab' * 32}"]  # matched by normalised name
+
+
+def test_relative_sdk_paths_are_the_project_s(tmp_path, monkeypatch):
+    """dir and archive paths given relative are taken from the project's directory, not from
+    wherever devkit happens to run (and ~ is the user's home)."""
+    monkeypatch.chdir("/")
+    text = OPENCL.replace('dir = "/opt/opencl"', 'dir = "vendor/opencl"').replace(
+        "https://example.com/opencl-sdk.tar.gz", "../sdk.tar.gz"
+    )
+    sdk = parse_sdk(tomllib.loads(text), base=tmp_path / "project")
+    assert sdk.build["armhf"].path == str(tmp_path / "project" / "vendor" / "opencl")
+    assert sdk.build["aarch64"].path == str(tmp_path / "project" / ".." / "sdk.tar.gz")
+    home = parse_sdk(tomllib.loads(text.replace('"vendor/opencl"', '"~/opencl"')), base=tmp_path)
+    assert home.build["armhf"].path == str(Path.home() / "opencl")

@@ -129,7 +129,7 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
     so dist/ never holds a mix of two builds."""
     # torch: the target's wheel, fetched by the host into the build's cache before anything is
     # written to the project (a torch that cannot be had is a one-line error that leaves nothing)
-    preflight_sdk(project.config.sdk, options.recipe)
+    preflight_sdk(project.config.sdk, options.recipe, options.runner)
     torch_root = None
     if options.framework is TORCH and options.runtime_version:
         torch_root = fetch_torch(

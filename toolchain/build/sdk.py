@@ -25,12 +25,15 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..project.recipes import Recipe
 from ..project.sdk import SdkSettings, SdkSource
+from ..run.engine import engine_files_mode
 from ..run.envs import cache_root
+from ..run.select import use_container
 from ..run.step import Runner, Step
-from ..util.archives import extract_tar, sha256_file
+from ..util.archives import extract_tar, open_regular, sha256_file
 from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, staging_dir, write_atomic
 from .sdk_abi import SdkExports, shared_libraries
@@ -90,13 +93,21 @@ class ProvidedSdk:
                 )
 
 
-def preflight_sdk(settings: SdkSettings | None, recipe: Recipe) -> None:
+def preflight_sdk(settings: SdkSettings | None, recipe: Recipe, runner_choice: str = "host") -> None:
     """What can be known wrong before a build writes anything: no source for the target, a
     directory that is not there or lacks a runtime library, a local archive that is missing or
-    whose sha256 differs."""
+    whose sha256 differs, a kind a remote container engine cannot be given."""
     if settings is None:
         return
     source = settings.build_source(recipe)
+    if source.kind != "dir" and engine_files_mode() == "copy" and use_container(runner_choice):
+        # provided into devkit's cache on this machine, which a remote engine's containers do not see
+        raise DevkitError(
+            f"pyproject.toml: tool.devkit.sdk.{source.key} is a {source.kind} SDK, which a remote container engine "
+            f"(files copied) cannot be given: only a dir SDK is copied to it",
+            f'unpack the {settings.name} SDK into a directory and declare {recipe.name} = {{ dir = "..." }}, '
+            "or build with a local engine or --runner host",
+        )
     if source.kind == "dir":
         ProvidedSdk(settings, recipe, sdk_mounts(settings, recipe)[0]).check_runtime_libs()
     elif source.kind == "archive" and not re.match(r"https?://", source.path):
@@ -134,12 +145,18 @@ def _check_archive(archive: Path, source: SdkSource, settings: SdkSettings, loca
         )
 
 
-def local_archive_digest(archive: Path, expected: str) -> str:
-    """The sha256 of an archive on this machine. One that matched `expected` is recorded and not
-    hashed again until its size or mtime changes: a vendor SDK archive is gigabytes, and every
-    build checks it before anything runs. A mismatch writes nothing (the build stops there)."""
-    path, info = str(archive.resolve()), archive.stat()
-    stamp = {"path": path, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+def local_archive_digest(archive: Path, expected: str, opened: BinaryIO | None = None) -> str:
+    """The sha256 of an archive on this machine (of `opened`, when the caller has it open, which is
+    left at its start). One that matched `expected` is recorded and not hashed again while it is the
+    same file unchanged: a vendor SDK archive is gigabytes, and every build checks it before anything
+    runs. The record holds the file's device, inode, size, mtime and ctime (an owner can set mtime
+    back, not ctime). A mismatch writes nothing (the build stops there)."""
+    if opened is None:
+        with open_regular(archive, "the SDK archive", "point tool.devkit.sdk's archive at a file") as f:
+            return local_archive_digest(archive, expected, f)
+    path, info = str(archive.expanduser().resolve()), os.fstat(opened.fileno())
+    stamp = {"path": path, "dev": info.st_dev, "ino": info.st_ino, "size": info.st_size}
+    stamp.update(mtime_ns=info.st_mtime_ns, ctime_ns=info.st_ctime_ns)
     record = cache_root() / "sdk-digests" / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.json"
     try:
         known = json.loads(record.read_text())
@@ -147,7 +164,9 @@ def local_archive_digest(archive: Path, expected: str) -> str:
             return expected
     except (OSError, ValueError, KeyError, TypeError):  # none yet, or a damaged record: hash again
         pass
-    digest = sha256_file(archive)
+    opened.seek(0)
+    digest = sha256_file(opened)
+    opened.seek(0)
     if digest == expected:
         write_atomic(record, json.dumps({"stamp": stamp, "sha256": digest}))
     return digest
@@ -162,6 +181,7 @@ def provide_sdk(settings: SdkSettings, recipe: Recipe, runner: Runner, cache: Pa
         request = {
             **{"name": settings.name, "version": settings.version, "target": recipe.name, "runner": runner.key},
             **{"kind": source.kind, "path": source.path, "sha256": source.sha256, "packages": list(source.packages)},
+            **({"hashes": dict(source.hashes)} if source.hashes else {}),
         }
         key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
         root = cache / "sdk" / f"{settings.name}-{settings.version}-{recipe.name}-{key}"
@@ -198,29 +218,51 @@ def _unpack_archive(
             archive = download
         else:
             archive = Path(source.path).expanduser()
-        _check_archive(archive, source, settings, local=archive != download)
-        extract_tar(archive, stage, f"the {settings.name} SDK archive", fix)
+        what = f"the {settings.name} SDK archive"
+        with open_regular(archive, what, fix) as f:  # one open file: what was hashed is what is unpacked
+            digest = local_archive_digest(archive, source.sha256, f) if archive != download else sha256_file(f)
+            if digest != source.sha256:
+                _check_archive(archive, source, settings, local=archive != download)  # names the mismatch
+                raise DevkitError(f"{what} {source.path} changed while it was read", "run the build again")
+            f.seek(0)
+            extract_tar(archive, stage, what, fix, fileobj=f)
     finally:
         download.unlink(missing_ok=True)
 
 
+# apt with its package lists and cache in the stage: no root, no lock, nothing of the machine's
+# apt changed, so any user (the container runs as the caller's uid) can provide the SDK. Foreign
+# architectures ("name:arm64") are named to apt here, not added to dpkg.
+_APT_SCRIPT = r"""set -e; cd "$1"; shift
+apt() {
+  set -- -o "Dir::State::Lists=$PWD/.apt/lists" -o "Dir::Cache=$PWD/.apt/cache" -o Debug::NoLocking=1 \
+    -o "APT::Architectures::=$(dpkg --print-architecture)" $DEVKIT_APT_ARCHES "$@"
+  if [ "$(id -u)" = 0 ]; then apt-get -o APT::Sandbox::User=root "$@"; else apt-get "$@"; fi
+}
+if [ -n "$DEVKIT_APT_UPDATE" ]; then
+  mkdir -p .apt/lists/partial .apt/cache/archives/partial; apt -qq update
+  apt download -- "$@"
+else
+  apt-get download -- "$@"
+fi
+rm -rf .apt; for d in *.deb; do dpkg-deb -x "$d" root; done; rm -f *.deb
+mv root/* . 2>/dev/null || true; rmdir root 2>/dev/null || true"""
+
+
 def _debian(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path) -> None:
     foreign = sorted({p.split(":", 1)[1] for p in source.packages if ":" in p})
-    container = runner.key != "host"
-    # A container is ours to change (and its image has no package lists); the host's dpkg is not.
-    script = (
-        'set -e; cd "$1"; shift; '
-        + ("for a in $DEVKIT_ARCHES; do dpkg --add-architecture $a; done; apt-get update -qq; " if container else "")
-        + 'apt-get download "$@"; for d in *.deb; do dpkg-deb -x "$d" root; done; rm -f *.deb; '
-        "mv root/* . 2>/dev/null || true; rmdir root 2>/dev/null || true"
-    )
+    # A container's image has no package lists; on the host the machine's own serve native packages.
+    system_lists = runner.key == "host" and not foreign and any(Path("/var/lib/apt/lists").glob("*_Packages"))
     try:
         runner.run(
             Step(
                 title=f"{settings.name} SDK {settings.version} for {recipe.name}: apt-get download {' '.join(source.packages)}",
-                argv=["sh", "-c", script, "sh", runner.path(stage), *source.packages],
+                argv=["sh", "-c", _APT_SCRIPT, "sh", runner.path(stage), *source.packages],
                 log=log,
-                env={"DEVKIT_ARCHES": " ".join(foreign)},
+                env={
+                    "DEVKIT_APT_ARCHES": " ".join(f"-o APT::Architectures::={a}" for a in foreign),
+                    "DEVKIT_APT_UPDATE": "" if system_lists else "1",
+                },
             )
         )
     except DevkitError as exc:
@@ -230,40 +272,53 @@ def _debian(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Ru
         if not missing:
             raise
         package = missing.group(1) or missing.group(2)
-        arch_hint = (
-            f"; for {package} run `dpkg --add-architecture {package.split(':')[1]} && apt-get update` or build in "
-            "the container (--runner docker)"
-            if ":" in package and not container
-            else ""
-        )
         raise DevkitError(
             f"pyproject.toml: tool.devkit.sdk.{source.key}.debian has {package}, which apt cannot find for "
             f"{recipe.name} on {runner.name}",
-            f"check the name with `apt-cache policy {package}`{arch_hint}",
+            f"check the name with `apt-cache policy {package}`",
             log=log,
         ) from None
 
 
 def _pip(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path) -> None:
-    runner.run(
-        Step(
-            title=f"{settings.name} SDK {settings.version} for {recipe.name}: pip install {' '.join(source.packages)}",
-            argv=[
-                runner.python,
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--only-binary=:all:",
-                # the target's platform (pip widens a manylinux tag to the older ones), or a pure wheel
-                *("--platform", f"manylinux_2_28_{recipe.wheel_platform.removeprefix('linux_')}"),
-                *("--platform", recipe.wheel_platform, "--target", runner.path(stage)),
-                *source.packages,
-            ],
-            log=log,
+    # Pinned requirements (project/sdk.py refuses anything else); with hashes, pip checks every file
+    # it downloads against them (--require-hashes takes them from a requirements file).
+    requirements = stage / ".devkit-requirements.txt"
+    hashed = bool(source.hashes)
+    if hashed:
+        requirements.write_text("".join(f"{line}\n" for line in source.requirements()))
+    try:
+        runner.run(
+            Step(
+                title=f"{settings.name} SDK {settings.version} for {recipe.name}: pip install {' '.join(source.packages)}",
+                argv=[
+                    runner.python,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    # the target's platform (pip widens a manylinux tag to the older ones), or a pure wheel
+                    *("--platform", f"manylinux_2_28_{recipe.wheel_platform.removeprefix('linux_')}"),
+                    *("--platform", recipe.wheel_platform, "--target", runner.path(stage)),
+                    *(("--require-hashes", "-r", runner.path(requirements)) if hashed else ("--", *source.packages)),
+                ],
+                log=log,
+            )
         )
-    )
+    except DevkitError as exc:
+        if "DO NOT MATCH THE HASHES" not in exc.details:
+            raise
+        raise DevkitError(
+            f"pyproject.toml: tool.devkit.sdk.{source.key}.hashes do not match what pip downloaded for "
+            f"{' '.join(source.packages)}",
+            "check the hashes (pip download NAME==VERSION --no-deps, then sha256sum the file): a file that "
+            "changed under the same version is suspect",
+            log=log,
+        ) from None
+    finally:
+        requirements.unlink(missing_ok=True)
 
 
 def record_sdk_in_wheel(wheel: Path, settings: SdkSettings) -> None:

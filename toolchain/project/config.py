@@ -7,6 +7,7 @@ names the key (`tool.devkit.verify.steps`), so a typo never silently means "defa
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -194,8 +195,9 @@ def _runtime_versions(table: Any, framework: Framework) -> dict[str, tuple[str, 
     return resolved
 
 
-def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
-    """`devkit` is the [tool.devkit] table (name/device-type already read by the caller)."""
+def parse_config(devkit: dict, *, name: str, device_type: str, root: Path | None = None) -> DevkitConfig:
+    """`devkit` is the [tool.devkit] table (name/device-type already read by the caller); `root`,
+    the project directory, is what relative SDK paths are taken from."""
     sections = {"verify", "tolerances", "ci", "torch", "sdk", *(f"{f}-versions" for f in FRAMEWORKS)}
     scalars = {"name", "device-type", "targets", "modes", "frameworks", "runner", "builder-base", "jobs"}
     _check_keys(devkit, sections | scalars, "")
@@ -241,5 +243,5 @@ def parse_config(devkit: dict, *, name: str, device_type: str) -> DevkitConfig:
     if "ci" in devkit:
         values["ci"] = _section(devkit["ci"], "ci", CiSettings, {})
     if "sdk" in devkit:
-        values["sdk"] = parse_sdk(devkit["sdk"])
+        values["sdk"] = parse_sdk(devkit["sdk"], root)
     return DevkitConfig(**values)

@@ -102,5 +102,5 @@ def load_project(path: Path) -> Project:
         version=project["version"],
         name=name,
         device_type=device_type,
-        config=parse_config(devkit, name=name, device_type=device_type),
+        config=parse_config(devkit, name=name, device_type=device_type, root=root),
     )

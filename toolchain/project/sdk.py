@@ -15,18 +15,22 @@
     x86_64 = { debian = ["opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"] }
     aarch64 = { debian = ["opencl-c-headers", "ocl-icd-opencl-dev:arm64", "ocl-icd-libopencl1:arm64"] }
     # { dir = "/opt/vendor/sdk-3.0" }   { archive = "https://.../sdk.tar.gz", sha256 = "..." }
-    # { pip = ["vendor-sdk==3.0"] }
+    # { pip = ["vendor-sdk==3.0"], hashes = { vendor-sdk = ["sha256:..."] } }
 
     [tool.devkit.sdk.runtime]          # what verify images install (the runtime, not the headers)
     x86_64 = { debian = ["ocl-icd-libopencl1", "pocl-opencl-icd"] }
 
-Parsed once into frozen dataclasses; every key checked, errors name it.
+Parsed once into frozen dataclasses; every key checked, errors name it. Values reach CMake, the
+environment of the build, generated code and METADATA, so each is matched whole against what it
+may be (no surrounding whitespace, no separators), and the environment cannot override devkit's own
+variables. Relative `dir`/`archive` paths are the project directory's.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -36,9 +40,30 @@ from .recipes import Recipe, find_recipe
 
 SOURCE_KINDS = ("dir", "archive", "debian", "pip")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+VERSION = re.compile(r"[0-9][0-9A-Za-z.+!_-]*")  # and packaging's Version must accept it
 SHA256 = re.compile(r"[0-9a-f]{64}")
 DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(:[a-z0-9]+)?")
-SONAME = re.compile(r"lib[^/\s]+\.so(\.[0-9]+)*")
+# No quote, separator or space: these reach C and Python string literals and CMake lists.
+SONAME = re.compile(r"lib[A-Za-z0-9_+-][A-Za-z0-9_.+-]*\.so(\.[0-9]+)*")
+LIBRARY = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*")  # -l<name>
+_PART = r"(?:[A-Za-z0-9_+@-]|\.(?!\.)|\{triple\})+"  # a path component, never "..", "{triple}" allowed
+RELATIVE_PATH = re.compile(rf"{_PART}(?:/{_PART})*")
+# pip: exactly one distribution at one version, nothing pip would read as an option, URL or path.
+PIP_PIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([0-9][0-9A-Za-z.+!_-]*)")
+PIP_HASH = re.compile(r"sha(256|384|512):[0-9a-f]{64,128}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What devkit, the compiler, CMake, scikit-build-core, pip, ccache, the dynamic loader and Python
+# read from the environment of a build or a check: an SDK's env must not change them.
+RESERVED_ENV = frozenset(
+    ("PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "TMPDIR", "ON_INFER", "PADDLE_INFERENCE_DIR")
+    + ("CC", "CXX", "CPP", "AR", "LD", "AS", "NM", "RANLIB", "STRIP", "MAKEFLAGS", "MAKE", "NINJA_STATUS")
+    + ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LIBS", "CUSTOM_DEVICE_ROOT", "PKG_CONFIG_PATH")
+    + ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SOURCE_DATE_EPOCH")
+)
+RESERVED_ENV_PREFIXES = (
+    *("DEVKIT_", "CCACHE_", "LD_", "PYTHON", "CMAKE_", "SKBUILD_", "PIP_", "PADDLE_", "TORCH_", "FLAGS_"),
+    *("GCC_", "COMPILER_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "DOCKER_"),
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +74,16 @@ class SdkSource:
     key: str  # tool.devkit.sdk.build.<target>: what errors name
     path: str = ""  # dir: a directory on the build machine; archive: a path or URL
     sha256: str = ""  # archive
-    packages: tuple[str, ...] = ()  # debian ("name[:arch]") or pip (requirements)
+    packages: tuple[str, ...] = ()  # debian ("name[:arch]") or pip ("name==version")
+    hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # pip: normalised name -> allowed "sha256:..." hashes
+
+    def requirements(self) -> list[str]:
+        """pip's requirement lines: `name==version`, with `--hash=` options when hashes are pinned."""
+        known = dict(self.hashes)
+        return [
+            " ".join([p, *(f"--hash={h}" for h in known.get(_normalised(p.partition("==")[0]), ()))])
+            for p in self.packages
+        ]
 
 
 @dataclass(frozen=True)
@@ -84,6 +118,10 @@ class SdkSettings:
         return tuple(d.replace("{triple}", recipe.triple) for d in which)
 
 
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def _fail(key: str, problem: str, fix: str) -> DevkitError:
     return DevkitError(f"pyproject.toml: tool.devkit.sdk{'.' + key if key else ''} {problem}", fix)
 
@@ -94,23 +132,81 @@ def _strings(value: Any, key: str, pattern: re.Pattern[str] | None = None, *, wh
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise _fail(key, f"= {value!r} must be a list of non-empty strings", f'e.g. {short} = ["..."]')
     for v in value:
-        if pattern is not None and not pattern.fullmatch(v):
-            raise _fail(key, f"has {v!r}, which is not {what}", f"fix or remove {v!r}")
         if v.startswith("/") and key.endswith("-dirs"):
             raise _fail(key, f"has {v!r}, an absolute path", "give it relative to the SDK's root")
+        if pattern is not None and not pattern.fullmatch(v):
+            raise _fail(key, f"has {v!r}, which is not {what}", f"fix or remove {v!r}")
     return tuple(value)
 
 
-def _source(value: Any, key: str) -> SdkSource:
+def _path(value: str, base: Path | None) -> str:
+    """A source's `dir` or `archive` path as the build machine opens it: ~ is the user's home, a
+    relative path the project directory's (never the directory devkit happens to run in)."""
+    if re.match(r"https?://", value):
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() or base is None else base / path)
+
+
+def _env(value: Any, key: str, example: str, sdk_variable: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise _fail(key, f"= {value!r} must be a table of strings", f"e.g. {key} = {{ {example} }}")
+    for name, text in value.items():
+        if not ENV_NAME.fullmatch(name):
+            raise _fail(key, f"has {name!r}, which is not an environment variable name", "use letters, digits and _")
+        upper = name.upper()
+        if upper in RESERVED_ENV or upper.startswith((*RESERVED_ENV_PREFIXES, f"{sdk_variable}_SDK_")):
+            raise _fail(
+                key,
+                f"has {name}, which devkit, the compiler or the loader sets or reads itself",
+                f"remove {name} (devkit sets the build's own variables; give the SDK's under a name of its own)",
+            )
+        if "\0" in text:
+            raise _fail(f"{key}.{name}", "contains a NUL character", "remove it")
+    return dict(value)
+
+
+def _pip_packages(value: dict[str, Any], key: str) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    packages = _strings(value["pip"], f"{key}.pip", PIP_PIN, what="a pinned requirement (name==version)")
+    for p in packages:
+        try:
+            Version(p.partition("==")[2])
+        except InvalidVersion:
+            raise _fail(
+                f"{key}.pip", f"has {p!r}, whose version is not a version", "pin e.g. vendor-sdk==3.0"
+            ) from None
+    if "hashes" not in value:
+        return packages, ()
+    table = value["hashes"]
+    if not isinstance(table, dict):
+        raise _fail(
+            f"{key}.hashes", "must be a table of package = [hashes]", 'e.g. hashes = { vendor-sdk = ["sha256:..."] }'
+        )
+    names = {_normalised(p.partition("==")[0]) for p in packages}
+    hashes = {}
+    for name, listed in table.items():
+        if _normalised(name) not in names:
+            raise _fail(
+                f"{key}.hashes.{name}", "names a package pip does not list", f"remove it or add {name}==... to pip"
+            )
+        hashes[_normalised(name)] = _strings(listed, f"{key}.hashes.{name}", PIP_HASH, what="a hash (sha256:<hex>)")
+    for name in sorted(names - set(hashes)):  # pip --require-hashes wants one for every package
+        raise _fail(f"{key}.hashes", f"has no entry for {name}", f'add {name} = ["sha256:..."] (pip download shows it)')
+    return packages, tuple(sorted(hashes.items()))
+
+
+def _source(value: Any, key: str, base: Path | None) -> SdkSource:
     if not isinstance(value, dict):
         raise _fail(key, f"= {value!r} must be a table", f'e.g. {key.rsplit(".", 1)[-1]} = {{ dir = "/opt/sdk" }}')
     kinds = [k for k in SOURCE_KINDS if k in value]
-    unknown = set(value) - {*SOURCE_KINDS, "sha256"}
+    unknown = set(value) - {*SOURCE_KINDS, "sha256", "hashes"}
     if unknown:
         raise _fail(f"{key}.{sorted(unknown)[0]}", "is not an SDK source key", f"use one of: {', '.join(SOURCE_KINDS)}")
     if len(kinds) != 1:
         raise _fail(key, f"must name exactly one of {', '.join(SOURCE_KINDS)} (it has {len(kinds)})", "keep one")
     kind = kinds[0]
+    if "hashes" in value and kind != "pip":
+        raise _fail(f"{key}.hashes", f"is set for a {kind}", "remove it (only pip packages have hashes)")
     if kind in ("dir", "archive"):
         if not isinstance(value[kind], str) or not value[kind]:
             raise _fail(f"{key}.{kind}", f"= {value[kind]!r} must be a non-empty string", "give a path")
@@ -123,17 +219,19 @@ def _source(value: Any, key: str) -> SdkSource:
             )
         if kind == "dir" and "sha256" in value:
             raise _fail(f"{key}.sha256", "is set for a directory", "remove it (only an archive has one)")
-        return SdkSource(kind, key, path=value[kind], sha256=sha256)
+        return SdkSource(kind, key, path=_path(value[kind], base), sha256=sha256)
     if "sha256" in value:
         raise _fail(f"{key}.sha256", f"is set for {kind} packages", "remove it (only an archive has one)")
-    pattern = DEBIAN_PACKAGE if kind == "debian" else None
-    packages = _strings(value[kind], f"{key}.{kind}", pattern, what="a Debian package name[:arch]")
-    if not packages:
+    if not value[kind]:
         raise _fail(f"{key}.{kind}", "is empty", "list the packages")
+    if kind == "pip":
+        packages, hashes = _pip_packages(value, key)
+        return SdkSource(kind, key, packages=packages, hashes=hashes)
+    packages = _strings(value[kind], f"{key}.{kind}", DEBIAN_PACKAGE, what="a Debian package name[:arch]")
     return SdkSource(kind, key, packages=packages)
 
 
-def _per_target(value: Any, section: str) -> dict[str, SdkSource]:
+def _per_target(value: Any, section: str, base: Path | None) -> dict[str, SdkSource]:
     if not isinstance(value, dict):
         raise _fail(section, "must be a table of target = { source }", f"write it as [tool.devkit.sdk.{section}]")
     sources = {}
@@ -142,11 +240,12 @@ def _per_target(value: Any, section: str) -> dict[str, SdkSource]:
             recipe = find_recipe(target)
         except DevkitError as exc:
             raise _fail(f"{section}.{target}", f"names an unknown target ({exc.fix})", "use a recipe name") from None
-        sources[recipe.name] = _source(source, f"{section}.{target}")
+        sources[recipe.name] = _source(source, f"{section}.{target}", base)
     return sources
 
 
-def parse_sdk(table: Any) -> SdkSettings:
+def parse_sdk(table: Any, base: Path | None = None) -> SdkSettings:
+    """[tool.devkit.sdk]; `base`: the project directory relative source paths are taken from."""
     if not isinstance(table, dict):
         raise _fail("", "must be a table", "write it as [tool.devkit.sdk]")
     known = {
@@ -169,25 +268,31 @@ def parse_sdk(table: Any) -> SdkSettings:
     name, version = table["name"], table["version"]
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise _fail("name", f"= {name!r} must be an identifier (letters, digits, _)", 'e.g. name = "opencl"')
+    if not isinstance(version, str):
+        raise _fail("version", f"= {version!r} must be a string", 'quote it, e.g. version = "3.0"')
     try:
-        Version(str(version))
+        Version(version)
+        if not VERSION.fullmatch(version):
+            raise InvalidVersion(version)
     except InvalidVersion:
         raise _fail("version", f"= {version!r} is not a version", 'e.g. version = "3.0"') from None
-    values: dict[str, Any] = {"name": name, "version": str(version)}
-    for key in ("headers", "libraries", "include-dirs", "lib-dirs"):
+    values: dict[str, Any] = {"name": name, "version": version}
+    for key, pattern, what in (
+        ("headers", RELATIVE_PATH, "a header path (relative, no ..)"),
+        ("libraries", LIBRARY, "a library name (as -l takes it)"),
+        ("include-dirs", RELATIVE_PATH, "a directory inside the SDK (relative, no ..)"),
+        ("lib-dirs", RELATIVE_PATH, "a directory inside the SDK (relative, no ..)"),
+    ):
         if key in table:
-            values[key.replace("-", "_")] = _strings(table[key], key)
+            values[key.replace("-", "_")] = _strings(table[key], key, pattern, what=what)
     if "runtime-libs" in table:
         values["runtime_libs"] = _strings(
             table["runtime-libs"], "runtime-libs", SONAME, what="a library file name (libX.so.N)"
         )
     for key, example in (("env", 'VENDOR_HOME = "/opt/vendor"'), ("runtime-env", 'POCL_DEVICES = "pthread pthread"')):
         if key in table:
-            env = table[key]
-            if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-                raise _fail(key, f"= {env!r} must be a table of strings", f"e.g. {key} = {{ {example} }}")
-            values[key.replace("-", "_")] = dict(env)
-    values["build"] = _per_target(table["build"], "build")
+            values[key.replace("-", "_")] = _env(table[key], key, example, name.upper())
+    values["build"] = _per_target(table["build"], "build", base)
     if "runtime" in table:
-        values["runtime"] = _per_target(table["runtime"], "runtime")
+        values["runtime"] = _per_target(table["runtime"], "runtime", base)
     return SdkSettings(**values)

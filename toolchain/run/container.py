@@ -6,9 +6,11 @@ import io
 import os
 import subprocess
 import tarfile
+import tempfile
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import docker.errors
 
@@ -28,6 +30,9 @@ class Mount:
     @property
     def volume(self) -> str:
         return "devkit-" + self.target.strip("/").replace("/", "-")
+
+
+SHM_SIZE = "2g"  # /dev/shm of a step's container (a distributed verify's collectives)
 
 
 def host_pip_settings() -> tuple[dict[str, str], list[Mount]]:
@@ -98,6 +103,7 @@ class ContainerRunner:
         self.files = engine.files_mode
         self.name = f"docker:{image}" + (" (files copied to a remote engine)" if self.files == "copy" else "")
         self.key = image.replace(":", "-").replace("/", "-")
+        self._read_only_tar: IO[bytes] | None = None  # copy mode: the read-only mounts, tarred once
 
     def path(self, host: Path) -> str:
         """Where `host` is visible inside the container (deepest mount wins)."""
@@ -139,13 +145,16 @@ class ContainerRunner:
                 volumes=volumes,
                 platform=self.platform,
                 labels={STEP_LABEL: step.title[:60], OWNER_LABEL: owner_label()},
+                # the device's collectives exchange every rank's data through /dev/shm, which
+                # Docker makes 64 MiB (a tmpfs: a limit, not memory taken up front)
+                shm_size=SHM_SIZE,
                 # copied files come back through an archive, so root in the container writes nothing of ours
                 user="0:0" if copy else f"{os.getuid()}:{os.getgid()}",
             )
             with step.log.open("a") as log, status(f"[bold]{step.title}[/] [dim](container)[/]…") as live:
                 log.write(f"$ [{self.image} {self.platform}{', files copied' if copy else ''}] {' '.join(step.argv)}\n")
                 if copy:
-                    container.put_archive("/", self._archive_inputs())
+                    self._put_inputs(container)
                 container.start()
                 pending = ""
                 for chunk in container.logs(stream=True, follow=True):
@@ -186,12 +195,25 @@ class ContainerRunner:
     def _copied(self) -> list[Mount]:
         return [m for m in self.mounts if not m.cache]
 
-    def _archive_inputs(self) -> bytes:
-        """One tar, rooted at /, of every non-cache mount; a deeper mount's files come from it."""
+    def _put_inputs(self, container) -> None:
+        """The non-cache mounts into the step's container, streamed from anonymous temporary files
+        (never whole in memory: a vendor SDK directory is gigabytes). The read-only ones (the
+        project, the payload, a dir SDK) are tarred once per runner, which is once per build; the
+        writable ones (the build tree) every step, as the previous step left them."""
+        if self._read_only_tar is None:
+            self._read_only_tar = tempfile.TemporaryFile()  # noqa: SIM115 (kept for every step of the build)
+            self._archive_inputs([m for m in self._copied() if m.read_only], self._read_only_tar)
+        with tempfile.TemporaryFile() as writable:
+            self._archive_inputs([m for m in self._copied() if not m.read_only], writable)
+            for tar in (self._read_only_tar, writable):
+                tar.seek(0)
+                container.put_archive("/", tar)
+
+    def _archive_inputs(self, mounts: list[Mount], into: IO[bytes]) -> None:
+        """One tar, rooted at /, of `mounts`; a deeper mount's files come from its own."""
         targets = {m.target for m in self._copied()}
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            for m in self._copied():
+        with tarfile.open(fileobj=into, mode="w") as tar:
+            for m in mounts:
                 root = m.host.resolve()
                 if root.is_file():
                     tar.add(str(root), arcname=m.target.lstrip("/"))
@@ -204,7 +226,6 @@ class ContainerRunner:
                     if ".git" in rel.parts or any(inner == t or inner.startswith(t + "/") for t in deeper):
                         continue
                     tar.add(str(path), arcname=inner.lstrip("/"), recursive=False)
-        return buf.getvalue()
 
     def _copy_back(self, container) -> None:
         """Bring writable mounts' contents back (build tree, artifacts, reports)."""

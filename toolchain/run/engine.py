@@ -90,16 +90,7 @@ class Engine:
 
     @property
     def files_mode(self) -> str:
-        """How step files reach containers: "bind" mounts when the engine shares this machine's
-        file system (a local socket), else "copy" (archives in and out, caches in named volumes).
-        DEVKIT_ENGINE_FILES=bind|copy overrides (e.g. a tcp:// engine on this machine)."""
-        forced = os.environ.get("DEVKIT_ENGINE_FILES", "")
-        if forced:
-            if forced not in ("bind", "copy"):
-                raise DevkitError(f"DEVKIT_ENGINE_FILES={forced!r} is not bind or copy", "unset it or use bind | copy")
-            return forced
-        host = os.environ.get("DOCKER_HOST", "")
-        return "bind" if not host or host.startswith(("unix://", "npipe://")) else "copy"
+        return engine_files_mode()
 
     @staticmethod
     def available() -> bool:
@@ -241,3 +232,16 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def engine_files_mode() -> str:
+    """How step files reach containers: "bind" mounts when the engine shares this machine's
+    file system (a local socket), else "copy" (archives in and out, caches in named volumes).
+    DEVKIT_ENGINE_FILES=bind|copy overrides (e.g. a tcp:// engine on this machine)."""
+    forced = os.environ.get("DEVKIT_ENGINE_FILES", "")
+    if forced:
+        if forced not in ("bind", "copy"):
+            raise DevkitError(f"DEVKIT_ENGINE_FILES={forced!r} is not bind or copy", "unset it or use bind | copy")
+        return forced
+    host = os.environ.get("DOCKER_HOST", "")
+    return "bind" if not host or host.startswith(("unix://", "npipe://")) else "copy"

@@ -16,8 +16,17 @@
  *     wait for it;
  *   - synchronous calls (memcpy, memset, memcpy_peer, *_synchronize) return after the
  *     work submitted before them on the device; an error that queued work raised (an
- *     index out of range, a dtype the op lacks) is returned by the next synchronising
- *     call, and {{ p }}_error_detail() names the op;
+ *     index out of range, a dtype the op lacks, an exception it threw) is kept with its
+ *     place in the queue and returned by every synchronising call that covers that place
+ *     (event_synchronize of an event recorded after it, stream or device synchronisation,
+ *     a synchronous copy), until a synchronisation of the whole stream has returned it; an
+ *     event recorded before the failing op synchronises OK. {{ p }}_error_detail() names the op;
+ *   - a stream may be destroyed while events recorded on it or other streams' waits for it
+ *     are outstanding: they complete (it is freed when nothing refers to it);
+ *   - a process forked after the device was initialised (memory allocated or work queued)
+ *     may not use it: calls there return {{ NAME }}_ERROR_UNSUPPORTED with a one-line detail
+ *     (device_count, get/set_device answer; free, *_destroy and finalize do nothing).
+ *     Use the 'spawn' start method for workers that use the device;
  *   - device memory is opaque: the host must not read or write it through the pointers
  *     {{ p }}_malloc hands out (the host-backed device faults and names the access;
  *     {{ NAME }}_HOST_VISIBLE_MEMORY=1 allows it, for debugging). Host arguments of an op
@@ -76,7 +85,8 @@ typedef struct {
 
 const char* {{ p }}_status_string({{ p }}_status_t status);
 /* What the last failed synchronising call of this thread reported of queued work:
- * "<op> (queued on device <n>) failed: <status>"; "" when it was not queued work. */
+ * "<op> (queued on device <n>) failed: <status>[: <reason>]"; in a forked child, why the
+ * call was refused; "" otherwise. */
 const char* {{ p }}_error_detail(void);
 size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 
@@ -439,8 +449,12 @@ typedef enum {
  * stream's device) and all ranks must issue the same collectives in the same order.
  * A rank that exits, or does not arrive within {{ NAME }}_CCL_TIMEOUT_S seconds (default
  * 300), makes the waiting rank's op fail with {{ NAME }}_ERROR_PEER; {{ p }}_error_detail()
- * names the op, the rank and the timeout. The host-backed device exchanges data through
- * files in /dev/shm; real hardware calls its collective library here. */
+ * names the op, the rank and the timeout. Ranks that disagree on a collective (kind, count,
+ * dtype, op, root) all fail it with {{ NAME }}_ERROR_INVALID_VALUE, naming both sides; a rank
+ * that cannot put its data in (a full /dev/shm) makes its peers fail at once with its cause.
+ * Collectives of one communicator run in the order they were called, on whatever streams.
+ * The host-backed device exchanges data through files in a private directory in /dev/shm
+ * (made by get_unique_id; the id names it); real hardware calls its collective library here. */
 #define {{ NAME }}_CCL_ID_BYTES 64
 typedef struct { char bytes[{{ NAME }}_CCL_ID_BYTES]; } {{ p }}_ccl_id_t;
 typedef struct {{ p }}_comm_st* {{ p }}_comm_t;
@@ -452,7 +466,8 @@ typedef enum {
 } {{ p }}_ccl_op_t;
 
 {{ p }}_status_t {{ p }}_ccl_get_unique_id({{ p }}_ccl_id_t* id);
-/* Blocks until all `nranks` ranks have joined (or the timeout). */
+/* Blocks until all `nranks` ranks have joined (or the timeout). A rank given to two processes,
+ * or ranks that disagree on nranks, fail every process's init at once (INVALID_VALUE). */
 {{ p }}_status_t {{ p }}_ccl_comm_init(const {{ p }}_ccl_id_t* id, int nranks, int rank,
                                 {{ p }}_comm_t* comm);
 /* Waits for the work queued on every stream first. */

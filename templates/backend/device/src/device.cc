@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <pthread.h>
@@ -85,7 +87,9 @@ namespace {
 // The device's worker threads, started once (per process: a fork gets a new pool) and
 // woken for each parallel region; the calling thread takes a share of the chunks too.
 // One region runs at a time; a region that finds the pool busy (another framework thread,
-// or a region nested in a worker) runs its chunks inline.
+// or a region nested in a worker) runs its chunks inline. An exception a chunk throws (on
+// any thread) is rethrown on the calling thread once every chunk is done: the queue that ran
+// the op then reports it as the op's error.
 class WorkerPool {
  public:
   explicit WorkerPool(int64_t workers) : pid_(getpid()) {
@@ -109,11 +113,13 @@ class WorkerPool {
     done_.wait(lock, [this] { return pending_ == 0; });
     f_ = nullptr;
     in_region_ = false;
+    if (std::exception_ptr failed = std::exchange(failed_, nullptr)) std::rethrow_exception(failed);
     return true;
   }
 
  private:
   void work() {
+    ensure_signal_stack();
     in_region_ = true;
     uint64_t seen = 0;
     for (;;) {
@@ -137,8 +143,14 @@ class WorkerPool {
         f = f_;
       }
       const int64_t size = (n_ + chunks_ - 1) / chunks_, begin = c * size, end = std::min(n_, begin + size);
-      if (begin < end) (*f)(begin, end);
+      std::exception_ptr failed;
+      try {
+        if (begin < end) (*f)(begin, end);
+      } catch (...) {
+        failed = std::current_exception();
+      }
       std::lock_guard<std::mutex> lock(mu_);
+      if (failed && !failed_) failed_ = failed;
       if (--pending_ == 0) done_.notify_all();
     }
   }
@@ -149,6 +161,7 @@ class WorkerPool {
   const std::function<void(int64_t, int64_t)>* f_ = nullptr;
   int64_t n_ = 0, chunks_ = 0, next_ = 0, pending_ = 0;
   uint64_t generation_ = 0;
+  std::exception_ptr failed_;  // the first exception of the region's chunks
   static thread_local bool in_region_;  // a worker, or a caller running a region's chunks
 };
 thread_local bool WorkerPool::in_region_ = false;

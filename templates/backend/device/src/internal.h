@@ -47,6 +47,27 @@ class Condition {
   pthread_cond_t cond_;
 };
 
+// ---- fork (streams.cc) ----------------------------------------------------------
+
+// A child forked after the device was initialised (memory mapped, or a queue started) shares
+// the parent's device memory (MAP_SHARED) with a copy of its allocator, and has none of its
+// queue workers: every call that would touch the device there is refused in one line.
+// device_count, get/set_device, status strings and the error detail still answer; free,
+// stream_destroy, event_destroy and finalize succeed without touching anything (a child's
+// copies of the parent's tensors are released at its exit).
+void mark_initialised();
+bool forked_child();
+{{ p }}_status_t refuse_in_forked_child(const char* call);  // UNSUPPORTED, naming `call` in the detail
+#define {{ NAME }}_NOT_IN_FORKED_CHILD(call) \
+  if (::{{ p }}::forked_child()) return ::{{ p }}::refuse_in_forked_child(call)
+
+// ---- signals (memory.cc) -------------------------------------------------------
+
+// Gives the calling thread an alternate signal stack if it has none, so the fault handler
+// (and whatever handler it passes a signal on to, e.g. Python's faulthandler) still runs
+// after a stack overflow. Called by the threads the library starts and the one installing it.
+void ensure_signal_stack();
+
 // ---- streams (streams.cc) -----------------------------------------------------
 
 struct ExecutionSettings {
@@ -66,6 +87,10 @@ const char* last_op();
 // Why the work running on this thread fails, in words (a collective's peer that exited, say),
 // set just before it returns an error status: {{ p }}_error_detail() gives it after the op.
 void set_failure_reason(std::string reason);
+
+// Fails a call that is not queued work (a communicator's init, say) with `status`, and
+// "<call> failed: <status>: <reason>" as the calling thread's error detail.
+{{ p }}_status_t fail_call(const char* call, {{ p }}_status_t status, const std::string& reason);
 
 // Queues `work` on `stream` (NULL: the default stream); it runs later, on the stream's
 // worker, and a status other than OK it returns surfaces at the next synchronising call.

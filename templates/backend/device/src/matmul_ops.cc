@@ -75,7 +75,8 @@ void pack_a(const float* a, int64_t lda, bool ta, float alpha, int64_t i0, int64
 typedef float Vec8 __attribute__((vector_size(32)));
 static_assert(kNR == 16, "the micro-kernel holds a 16-wide row of C in two Vec8");
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// (Not under ThreadSanitizer: it instruments the ifunc resolver, which runs before it is set up.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("fma", "default")))
 #endif
 void micro_kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp,

@@ -6,6 +6,9 @@
 // writable mapping of the same object at the same offset (host_view). The fault handler
 // names the address, its allocation and the last op enqueued, then aborts: no silent
 // garbage. {{ NAME }}_HOST_VISIBLE_MEMORY=1 maps the handed-out view read-write (debugging).
+// It handles SIGSEGV and SIGBUS (a page of the memory object the host cannot back) in device
+// memory only, on an alternate stack; every other signal goes on to the handler before it
+// (Python's faulthandler, the framework's) or the default action.
 //
 // Freed memory is released once every queue has passed the work submitted before the free
 // (that work may still use it, a peer copy on another device's queue too), as a
@@ -24,6 +27,8 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -181,30 +186,65 @@ DeviceState& device_state(int device) {
 
 // ---- host access to device memory ------------------------------------------------
 
-struct sigaction g_previous_segv;
+struct sigaction g_previous_segv, g_previous_bus;
+
+// A signal the device did not cause, to whoever handled it before us; with no handler there,
+// its default action (a signal sent by kill is raised again: it does not repeat on return).
+void pass_on(int sig, siginfo_t* info, void* context) {
+  const struct sigaction& previous = sig == SIGBUS ? g_previous_bus : g_previous_segv;
+  if (previous.sa_flags & SA_SIGINFO) {
+    if (previous.sa_sigaction) return previous.sa_sigaction(sig, info, context);
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    return previous.sa_handler(sig);
+  }
+  const bool sent = info->si_code <= 0;  // kill, raise, sigqueue: not an access that faulted
+  if (sent && previous.sa_handler == SIG_IGN) return;
+  signal(sig, SIG_DFL);
+  if (sent) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    raise(sig);
+  }
+  // a fault: the access repeats on return and takes the default action
+}
 
 // Async-signal context: no locks it could wait on, no allocation; snprintf into a buffer.
 void on_fault(int sig, siginfo_t* info, void* context) {
   const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
-  for (int d = 0; d < kMaxDevices; ++d) {
+  for (int d = 0; d < kMaxDevices && info->si_code > 0; ++d) {
     DeviceState& st = device_state(d);
     const uintptr_t base = reinterpret_cast<uintptr_t>(st.handed.load(std::memory_order_acquire));
-    if (base == 0 || addr < base || addr >= base + st.arena.size) continue;
+    if (base == 0) continue;
+    // SIGSEGV: the host touched the handed-out (PROT_NONE) view. SIGBUS: a page of either view
+    // that the memory object cannot back; named at its handed-out address.
+    const uintptr_t library = reinterpret_cast<uintptr_t>(st.arena.library);
+    uintptr_t handed_addr = addr;
+    if (sig == SIGBUS && addr >= library && addr < library + st.arena.size) handed_addr = base + (addr - library);
+    if (handed_addr < base || handed_addr >= base + st.arena.size) continue;
     char where[160] = "outside any live allocation";
     if (st.mu.try_lock()) {
-      auto it = st.allocations.upper_bound(addr);
-      if (it != st.allocations.begin() && addr < (--it)->first + it->second)
+      auto it = st.allocations.upper_bound(handed_addr);
+      if (it != st.allocations.begin() && handed_addr < (--it)->first + it->second)
         std::snprintf(where, sizeof(where), "byte %zu of the %zu-byte allocation at %p",
-                      static_cast<size_t>(addr - it->first), it->second, reinterpret_cast<void*>(it->first));
+                      static_cast<size_t>(handed_addr - it->first), it->second, reinterpret_cast<void*>(it->first));
       st.mu.unlock();
     }
     char line[640];
-    const int n = std::snprintf(
-        line, sizeof(line),
-        "[{{ NAME }}] host access to device memory at %p (device %d, %s; last op enqueued: %s): only the device "
-        "library may touch device memory, copy it to the host with {{ p }}_memcpy (or set "
-        "{{ NAME }}_HOST_VISIBLE_MEMORY=1 to debug)\n",
-        info->si_addr, d, where, last_op());
+    const int n =
+        sig == SIGBUS
+            ? std::snprintf(line, sizeof(line),
+                            "[{{ NAME }}] SIGBUS: device memory at %p (device %d, %s; last op enqueued: %s) has no "
+                            "host memory behind it: the memory object it lives in (memfd, or a file in TMPDIR) "
+                            "could not get a page; free host memory or set {{ NAME }}_MEMORY_MB lower\n",
+                            reinterpret_cast<void*>(handed_addr), d, where, last_op())
+            : std::snprintf(
+                  line, sizeof(line),
+                  "[{{ NAME }}] host access to device memory at %p (device %d, %s; last op enqueued: %s): only the "
+                  "device library may touch device memory, copy it to the host with {{ p }}_memcpy (or set "
+                  "{{ NAME }}_HOST_VISIBLE_MEMORY=1 to debug)\n",
+                  info->si_addr, d, where, last_op());
     if (n > 0) {
       ssize_t ignored = write(2, line, static_cast<size_t>(std::min<int>(n, sizeof(line) - 1)));
       (void)ignored;
@@ -212,24 +252,21 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     signal(SIGABRT, SIG_DFL);
     abort();
   }
-  // Not ours: whoever handled SIGSEGV before us (Python's faulthandler, the framework).
-  if (g_previous_segv.sa_flags & SA_SIGINFO) {
-    if (g_previous_segv.sa_sigaction) return g_previous_segv.sa_sigaction(sig, info, context);
-  } else if (g_previous_segv.sa_handler != SIG_DFL && g_previous_segv.sa_handler != SIG_IGN) {
-    return g_previous_segv.sa_handler(sig);
-  }
-  signal(sig, SIG_DFL);  // the access repeats on return and takes the default action
+  pass_on(sig, info, context);  // not ours: a fault elsewhere, a stack overflow, a kill
 }
 
 void install_fault_handler() {
   static std::once_flag once;
   std::call_once(once, [] {
+    ensure_signal_stack();
     struct sigaction sa;
     std::memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    // SA_ONSTACK: a stack overflow is a SIGSEGV too, and there is no stack left to run on.
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &g_previous_segv);
+    sigaction(SIGBUS, &sa, &g_previous_bus);
   });
 }
 
@@ -283,6 +320,36 @@ const char* copy_name({{ p }}_copy_kind_t kind) {
 
 }  // namespace
 
+void ensure_signal_stack() {
+  stack_t current;
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;  // it has one
+  // Freed when the thread exits (after it is switched off: the kernel must not use freed memory).
+  struct SignalStack {
+    void* memory = nullptr;
+    ~SignalStack() {
+      if (memory == nullptr) return;
+      stack_t off;
+      std::memset(&off, 0, sizeof(off));
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+      std::free(memory);
+    }
+  };
+  thread_local SignalStack stack;
+  if (stack.memory != nullptr) return;
+  const size_t size = std::max<size_t>(SIGSTKSZ, 64 << 10);
+  stack.memory = std::malloc(size);
+  if (stack.memory == nullptr) return;
+  stack_t mine;
+  std::memset(&mine, 0, sizeof(mine));
+  mine.ss_sp = stack.memory;
+  mine.ss_size = size;
+  if (sigaltstack(&mine, nullptr) != 0) {
+    std::free(stack.memory);
+    stack.memory = nullptr;
+  }
+}
+
 void* host_view_of(const void* ptr, int device) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   const int first = device < 0 ? 0 : device, last = device < 0 ? kMaxDevices - 1 : device;
@@ -301,6 +368,7 @@ using namespace {{ p }};  // NOLINT
 extern "C" {
 
 {{ p }}_status_t {{ p }}_init(void) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("init");
   for (int d = 0; d < device_count_setting(); ++d) {
     DeviceState& st = device_state(d);
     std::lock_guard<std::mutex> lock(st.mu);
@@ -310,6 +378,7 @@ extern "C" {
 }
 
 {{ p }}_status_t {{ p }}_finalize(void) {
+  if (forked_child()) return {{ NAME }}_OK;  // nothing of the child's to wait for
   {{ p }}_status_t first = {{ NAME }}_OK;
   for (int d = 0; d < device_count_setting(); ++d) {
     const {{ p }}_status_t st = synchronize_device_streams(d);
@@ -319,11 +388,13 @@ extern "C" {
 }
 
 {{ p }}_status_t {{ p }}_device_synchronize(int device) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("device_synchronize");
   if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   return synchronize_device_streams(device);
 }
 
 {{ p }}_status_t {{ p }}_malloc(int device, void** ptr, size_t size) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("malloc");
   if (!valid_device(device) || !ptr) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_init();
   DeviceState& st = device_state(device);
@@ -339,6 +410,7 @@ extern "C" {
     }
     st.handed.store(st.arena.handed, std::memory_order_release);
     install_fault_handler();
+    mark_initialised();
   }
   reclaim(st);
   size_t offset = 0;
@@ -361,7 +433,7 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_free(int device, void* ptr) {
   if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
-  if (!ptr) return {{ NAME }}_OK;
+  if (!ptr || forked_child()) return {{ NAME }}_OK;  // (a child's copy of a parent's tensor: the parent's memory)
   StreamMarks marks = stream_marks();  // (taken before st.mu: the registry lock is not nested in it)
   DeviceState& st = device_state(device);
   std::lock_guard<std::mutex> lock(st.mu);
@@ -380,6 +452,7 @@ extern "C" {
 }
 
 {{ p }}_status_t {{ p }}_memset(int device, void* ptr, int value, size_t size) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("memset");
   if (!valid_device(device) || (!ptr && size)) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (size == 0) return {{ NAME }}_OK;
   if (owner_of(ptr, size) != device) return {{ NAME }}_ERROR_INVALID_VALUE;
@@ -390,6 +463,7 @@ extern "C" {
 }
 
 {{ p }}_status_t {{ p }}_mem_info(int device, size_t* total, size_t* free_bytes) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("mem_info");
   if (!valid_device(device) || !total || !free_bytes) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_init();
   DeviceState& st = device_state(device);
@@ -400,6 +474,7 @@ extern "C" {
 }
 
 {{ p }}_status_t {{ p }}_memory_stats(int device, size_t* allocated, size_t* peak) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("memory_stats");
   if (!valid_device(device) || !allocated || !peak) return {{ NAME }}_ERROR_INVALID_VALUE;
   DeviceState& st = device_state(device);
   std::lock_guard<std::mutex> lock(st.mu);
@@ -409,12 +484,14 @@ extern "C" {
 }
 
 {{ p }}_status_t {{ p }}_pointer_device(const void* ptr, int* device) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("pointer_device");
   if (!device) return {{ NAME }}_ERROR_INVALID_VALUE;
   *device = owner_of(ptr, 1);
   return *device < 0 ? {{ NAME }}_ERROR_INVALID_VALUE : {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_memory_reset_peak(int device) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("memory_reset_peak");
   if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   DeviceState& st = device_state(device);
   std::lock_guard<std::mutex> lock(st.mu);
@@ -425,6 +502,7 @@ extern "C" {
 // Synchronous copies wait for all earlier work on the device (as cudaMemcpy does) and then
 // copy; an error that work raised is returned instead.
 {{ p }}_status_t {{ p }}_memcpy(void* dst, const void* src, size_t size, {{ p }}_copy_kind_t kind) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("memcpy");
   if (size == 0) return {{ NAME }}_OK;
   int device = -1;
   const {{ p }}_status_t st = check_copy(&device, dst, src, size, kind);
@@ -442,6 +520,7 @@ extern "C" {
 // the stream gets there: read it after synchronising.
 {{ p }}_status_t {{ p }}_memcpy_async({{ p }}_stream_t stream, void* dst, const void* src, size_t size,
                                {{ p }}_copy_kind_t kind) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("memcpy_async");
   if (size == 0) return {{ NAME }}_OK;
   int device = stream_device(stream);
   const {{ p }}_status_t st = check_copy(&device, dst, src, size, kind);
@@ -457,6 +536,7 @@ extern "C" {
 }
 
 {{ p }}_status_t {{ p }}_memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t size) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("memcpy_peer");
   if (!valid_device(dst_device) || !valid_device(src_device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_status_t st = synchronize_device_streams(src_device);
   if (st == {{ NAME }}_OK) st = {{ p }}_memcpy_peer_async(default_stream(dst_device), dst, dst_device, src, src_device, size);
@@ -468,6 +548,7 @@ extern "C" {
 // must be waited for first (an event, or a synchronisation).
 {{ p }}_status_t {{ p }}_memcpy_peer_async({{ p }}_stream_t stream, void* dst, int dst_device, const void* src,
                                     int src_device, size_t size) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("memcpy_peer_async");
   debug::Trace trace_("memcpy_peer");
   trace_.attr("from", src_device).attr("to", dst_device).attr("bytes", size);
   if (size == 0) return {{ NAME }}_OK;

@@ -6,6 +6,13 @@
 // call with the op's name. {{ NAME }}_SYNC=1 runs work inline at submission instead (for
 // debugging, like DIPU's sync switch); {{ NAME }}_STREAM_DELAY_US=N delays each queued item
 // so that a missing synchronisation shows up every time, not now and then.
+//
+// Lifetimes: a stream is reference counted. Its handle, each event recorded on it and each
+// other stream's queued wait for it hold a reference, so destroying a stream frees it only
+// when nothing refers to it any more (an event of a destroyed stream stays complete).
+// Errors: queued work's failures are kept with their position in the queue (see settle).
+// Fork: a child forked after the device was initialised is refused (see forked_child).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -18,6 +25,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -57,7 +65,8 @@ struct QueuedWork {
 struct QueueError {
   {{ p }}_status_t status = {{ NAME }}_OK;
   const char* op = nullptr;
-  std::string reason;  // set_failure_reason's words, if the work gave any
+  std::string reason;     // set_failure_reason's words, if the work gave any
+  uint64_t position = 0;  // the failing item's place in the stream (1: the first item submitted)
 };
 
 class StreamQueue;
@@ -82,6 +91,7 @@ struct {{ p }}_stream_st {
   int device = 0;
   uint64_t id = 0;
   std::atomic<{{ p }}::StreamQueue*> queue{nullptr};
+  std::atomic<int> refs{1};  // the handle's, events', queued waits' and the worker's
   alignas(64) std::atomic<uint64_t> submitted{0};
   alignas(64) std::atomic<uint64_t> completed{0};
 };
@@ -102,6 +112,73 @@ const ExecutionSettings& execution() {
 const char* last_op() { return g_last_op.load(std::memory_order_relaxed); }
 
 void set_failure_reason(std::string reason) { g_failure_reason = std::move(reason); }
+
+{{ p }}_status_t fail_call(const char* call, {{ p }}_status_t status, const std::string& reason) {
+  g_error_detail = std::string(call) + " failed: " + {{ p }}_status_string(status) + ": " + reason;
+  return status;
+}
+
+namespace {
+std::atomic<bool> g_forked{false};
+}  // namespace
+
+void mark_initialised() {
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, [] { g_forked.store(true); });
+    return true;
+  }();
+  (void)registered;
+}
+
+bool forked_child() { return g_forked.load(std::memory_order_relaxed); }
+
+{{ p }}_status_t refuse_in_forked_child(const char* call) {
+  g_error_detail = std::string(call) +
+                   ": the {{ NAME }} device cannot be used in a process forked after it was initialised (its memory "
+                   "and queues belong to the parent); start such workers with the 'spawn' or 'forkserver' method "
+                   "(multiprocessing_context='spawn' for a DataLoader), or use the device in the parent only";
+  return {{ NAME }}_ERROR_UNSUPPORTED;
+}
+
+namespace {
+
+// Runs queued (or inline) work: an exception it throws (bad_alloc in scratch space, a vector
+// that cannot grow) is the op's error, with its words in the error detail, not std::terminate.
+{{ p }}_status_t run_guarded(const std::function<{{ p }}_status_t()>& work) {
+  try {
+    return work();
+  } catch (const std::bad_alloc& e) {
+    g_failure_reason = std::string("threw ") + e.what();
+    return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    g_failure_reason = std::string("threw an exception: ") + e.what();
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  } catch (...) {
+    g_failure_reason = "threw an exception that is not a std::exception";
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  }
+}
+
+void retain_stream({{ p }}_stream_t s) { s->refs.fetch_add(1, std::memory_order_relaxed); }
+
+// Frees a stream that nothing refers to any more, and its queue, whose worker has exited (it
+// held a reference); the default streams keep their first reference.
+void release_stream({{ p }}_stream_t s);
+
+// A reference to a stream, for what outlives the call that made it (a queued wait).
+class StreamRef {
+ public:
+  explicit StreamRef({{ p }}_stream_t s) : s_(s) { retain_stream(s_); }
+  StreamRef(const StreamRef& other) : s_(other.s_) { retain_stream(s_); }
+  StreamRef& operator=(const StreamRef&) = delete;
+  ~StreamRef() { release_stream(s_); }
+  {{ p }}_stream_t get() const { return s_; }
+
+ private:
+  {{ p }}_stream_t s_;
+};
+
+}  // namespace
 
 namespace {
 std::atomic<unsigned> g_process_generation{0};
@@ -139,10 +216,11 @@ KeptArguments& kept_arguments() {
 
 // One stream's queue and the worker thread that runs it. Made on the stream's first
 // queued item (per process: a forked child gets a new one, its parent's queue has no
-// worker there); never deleted, so a worker never outlives the object it reads.
+// worker there); deleted with its stream, after the worker has exited.
 class StreamQueue {
  public:
   explicit StreamQueue({{ p }}_stream_t stream) : stream_(stream), process_(process_generation()) {
+    retain_stream(stream);  // the worker's reference, released when it exits
     std::thread([this] { run(); }).detach();
   }
   // False in a forked child: the worker thread is the parent's.
@@ -162,6 +240,20 @@ class StreamQueue {
     }
   }
 
+  // Waits up to `seconds` for the stream to complete `target` items (at exit: polls).
+  bool wait_for(uint64_t target, long seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (stream_->completed.load() < target) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      const timespec ms{0, 1000000};
+      nanosleep(&ms, nullptr);
+    }
+    return true;
+  }
+
+  // The op the worker is running (or last ran).
+  const char* running() const { return running_.load(); }
+
   // Blocks until the stream has completed `target` items (a short spin first: most waits
   // at a synchronisation are for the last op or two).
   void wait_until(uint64_t target) {
@@ -177,9 +269,20 @@ class StreamQueue {
     finished.swap(done_);
   }
 
-  QueueError take_error() {
+  // The first error of an item at or before `target`; `whole`: the synchronisation covers the
+  // whole stream, which consumes every error up to `target` (a later one waits for its own).
+  QueueError error_up_to(uint64_t target, bool whole) {
     SpinLock lock(items_lock_);
-    return std::exchange(error_, QueueError{});
+    QueueError first;
+    for (const QueueError& e : errors_)
+      if (e.position <= target) {
+        first = e;
+        break;
+      }
+    if (whole)
+      errors_.erase(std::remove_if(errors_.begin(), errors_.end(), [&](const QueueError& e) { return e.position <= target; }),
+                    errors_.end());
+    return first;
   }
 
   // After the queue has drained: the worker exits.
@@ -245,6 +348,7 @@ class StreamQueue {
   }
 
   void run() {
+    ensure_signal_stack();
     const long delay_us = execution().delay_us;
     std::vector<QueuedWork> batch;
     while (next(&batch)) {
@@ -254,11 +358,14 @@ class StreamQueue {
           nanosleep(&ts, nullptr);
         }
         {{ p }}_debug_kernel(task.kernel);
-        const {{ p }}_status_t status = task.work();
+        running_.store(task.op);
+        const {{ p }}_status_t status = run_guarded(task.work);
         if (status != {{ NAME }}_OK) {
           std::string reason = std::exchange(g_failure_reason, std::string());
+          const uint64_t position = stream_->completed.load() + 1;
           SpinLock lock(items_lock_);
-          if (error_.status == {{ NAME }}_OK) error_ = {status, task.op, std::move(reason)};
+          // (kept until a synchronisation of the whole stream: a few are enough to keep the first)
+          if (errors_.size() < kMaxErrors) errors_.push_back({status, task.op, std::move(reason), position});
         }
         stream_->completed.fetch_add(1);
         if (waiters_.load() > 0) {
@@ -272,14 +379,18 @@ class StreamQueue {
       for (QueuedWork& task : batch) done_.push_back(std::move(task));
       batch.clear();
     }
+    release_stream(stream_);  // stopped: the stream was destroyed and drained
   }
+
+  static constexpr size_t kMaxErrors = 16;
 
   {{ p }}_stream_t const stream_;
   const unsigned process_;
   std::atomic_flag items_lock_ = ATOMIC_FLAG_INIT;
   std::vector<QueuedWork> tasks_;
   std::vector<QueuedWork> done_;  // run, to be destroyed by the submitting side
-  QueueError error_;
+  std::vector<QueueError> errors_;  // in queue order
+  std::atomic<const char*> running_{"nothing"};
   std::atomic<size_t> pending_{0};  // tasks_.size()
   // Read on every item, written only around sleeping: a line of their own.
   alignas(64) std::atomic<int> waiters_{0};
@@ -289,6 +400,19 @@ class StreamQueue {
   Condition ready_, drained_;
 };
 
+namespace {
+
+void release_stream({{ p }}_stream_t s) {
+  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (StreamQueue* q = s->queue.load(std::memory_order_acquire)) {
+    q->~StreamQueue();
+    std::free(q);
+  }
+  s->~{{ p }}_stream_st();
+  std::free(s);
+}
+
+}  // namespace
 }  // namespace {{ p }}
 
 struct {{ p }}_event_st {
@@ -341,28 +465,34 @@ StreamQueue& queue_of({{ p }}_stream_t s) {
   if (q == nullptr || !q->ours()) {
     // In a forked child the parent's queued items will never run here.
     if (q != nullptr) s->completed.store(s->submitted.load());
+    mark_initialised();
     q = new_line_aligned<StreamQueue>(s);
     s->queue.store(q, std::memory_order_release);
   }
   return *q;
 }
 
-// Waits until `s` has completed `target` items; returns (once) the first error its
-// queued work raised, with the op's name in {{ p }}_error_detail.
-{{ p }}_status_t settle({{ p }}_stream_t s, uint64_t target) {
+// Waits until `s` has completed `target` items; returns the first error its queued work
+// raised at or before `target`, with the op's name in {{ p }}_error_detail. An error is
+// reported by every synchronisation that covers it (an event recorded after the failing op,
+// the stream, the device), until one of the whole stream (`whole`) has reported it; an event
+// recorded before the failing op is OK.
+{{ p }}_status_t settle({{ p }}_stream_t s, uint64_t target, bool whole) {
   if (s->queue.load(std::memory_order_acquire) == nullptr) return {{ NAME }}_OK;  // nothing ever queued
   StreamQueue& q = queue_of(s);
   q.wait_until(target);
-  const QueueError e = q.take_error();
+  const QueueError e = q.error_up_to(target, whole);
   if (e.status == {{ NAME }}_OK) return {{ NAME }}_OK;
   g_error_detail = std::string(e.op) + " (queued on device " + std::to_string(s->device) +
                    ") failed: " + {{ p }}_status_string(e.status) + (e.reason.empty() ? "" : ": " + e.reason);
   return e.status;
 }
 
-{{ p }}_status_t drain({{ p }}_stream_t s) { return settle(s, s->submitted.load(std::memory_order_acquire)); }
+{{ p }}_status_t drain({{ p }}_stream_t s) { return settle(s, s->submitted.load(std::memory_order_acquire), true); }
 
 }  // namespace
+
+void wait_at_exit();
 
 {{ p }}_stream_t default_stream(int device) {
   static {{ p }}_stream_st streams[kMaxDevices];
@@ -371,7 +501,7 @@ StreamQueue& queue_of({{ p }}_stream_t s) {
     for (int d = 0; d < kMaxDevices; ++d) register_stream(&streams[d], d);
     // Work still queued at exit is waited for, so no worker runs an op while static
     // objects are destroyed.
-    std::atexit(wait_for_all_streams);
+    std::atexit(wait_at_exit);
   });
   return &streams[device];
 }
@@ -381,11 +511,12 @@ StreamQueue& queue_of({{ p }}_stream_t s) {
 int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : current_device(); }
 
 {{ p }}_status_t run_inline({{ p }}_stream_t s, const char* op, {{ p }}_status_t (*fn)(void*), void* work) {
+  if (forked_child()) return refuse_in_forked_child(op);
   if (s == nullptr) s = default_stream();
   g_last_op.store(op, std::memory_order_relaxed);
   kept_arguments() = KeptArguments();
   s->submitted.fetch_add(1, std::memory_order_relaxed);
-  const {{ p }}_status_t status = fn(work);
+  const {{ p }}_status_t status = run_guarded([fn, work] { return fn(work); });
   s->completed.fetch_add(1, std::memory_order_release);
   if (status != {{ NAME }}_OK && !g_failure_reason.empty())  // inline: the detail is the call's own
     g_error_detail = std::string(op) + " failed: " + {{ p }}_status_string(status) + ": " +
@@ -394,6 +525,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
 }
 
 {{ p }}_status_t enqueue({{ p }}_stream_t s, const char* op, std::function<{{ p }}_status_t()> work) {
+  if (forked_child()) return refuse_in_forked_child(op);
   if (s == nullptr) s = default_stream();
   g_last_op.store(op, std::memory_order_relaxed);
   KeptArguments kept = std::move(kept_arguments());
@@ -415,8 +547,33 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
 }
 
 void wait_for_all_streams() {
+  if (forked_child()) return;  // the parent's queues
   for ({{ p }}_stream_t s : streams_of(-1))
     if (s->queue.load(std::memory_order_acquire) != nullptr) queue_of(s).wait_until(s->submitted.load());
+}
+
+// At exit: work still queued is waited for, at most {{ NAME }}_EXIT_TIMEOUT_S (default 60; 0: no
+// bound). An op still running then (a host function that blocks, a collective whose peer is
+// gone) is named and the process ends with status 1: returning would destroy static objects
+// under a worker that still runs.
+void wait_at_exit() {
+  if (forked_child()) return;
+  const long timeout = env_long("{{ NAME }}_EXIT_TIMEOUT_S", 60);
+  for ({{ p }}_stream_t s : streams_of(-1)) {
+    StreamQueue* q = s->queue.load(std::memory_order_acquire);
+    if (q == nullptr || !q->ours()) continue;
+    const uint64_t target = s->submitted.load();
+    if (timeout == 0) {
+      q->wait_until(target);
+    } else if (!q->wait_for(target, timeout)) {
+      std::fprintf(stderr,
+                   "[{{ NAME }}] at exit: %s (queued on device %d) still running after %ld s "
+                   "({{ NAME }}_EXIT_TIMEOUT_S=%ld); exiting without waiting for it\n",
+                   q->running(), s->device, timeout, timeout);
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }
+  }
 }
 
 StreamMarks stream_marks() {
@@ -450,6 +607,7 @@ extern "C" {
 const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 
 {{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("stream_create");
   if (!valid_device(device) || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
   default_stream(0);  // the registry's exit hook before any stream of ours
   *stream = new_line_aligned<{{ p }}_stream_st>();
@@ -459,13 +617,17 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 }
 
 {{ p }}_status_t {{ p }}_stream_default(int device, {{ p }}_stream_t* stream) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("stream_default");
   if (!valid_device(device) || !stream) return {{ NAME }}_ERROR_INVALID_VALUE;
   *stream = default_stream(device);
   return {{ NAME }}_OK;
 }
 
+// The stream is freed once nothing refers to it: events recorded on it and other streams'
+// queued waits for it keep it (drained, complete) until they are done with it.
 {{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream) {
   if (!stream || stream == default_stream(stream->device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (forked_child()) return {{ NAME }}_OK;
   const {{ p }}_status_t status = drain(stream);
   {
     Registry& r = registry();
@@ -473,17 +635,18 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
     r.streams.erase(stream->id);
   }
   if (StreamQueue* q = stream->queue.load()) q->stop();  // its worker exits; the queue stays
-  stream->~{{ p }}_stream_st();
-  std::free(stream);
+  release_stream(stream);
   return status;
 }
 
 {{ p }}_status_t {{ p }}_stream_synchronize({{ p }}_stream_t stream) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("stream_synchronize");
   g_error_detail.clear();
   return drain(stream ? stream : default_stream());
 }
 
 {{ p }}_status_t {{ p }}_stream_query({{ p }}_stream_t stream) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("stream_query");
   if (!stream) stream = default_stream();
   return stream->completed.load(std::memory_order_acquire) >= stream->submitted.load(std::memory_order_acquire)
              ? {{ NAME }}_OK
@@ -491,6 +654,7 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 }
 
 {{ p }}_status_t {{ p }}_stream_wait_event({{ p }}_stream_t stream, {{ p }}_event_t event) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("stream_wait_event");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (!stream) stream = default_stream();
   {{ p }}_stream_t source = event->stream;
@@ -499,15 +663,16 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
   if (source == nullptr || source == stream || source->completed.load(std::memory_order_acquire) >= target)
     return {{ NAME }}_OK;
   // Later items of `stream` must not start before `source` reaches `target`: the queue
-  // itself waits (the host does not).
-  auto wait = [source, target]() -> {{ p }}_status_t {
-    queue_of(source).wait_until(target);
+  // itself waits (the host does not), holding `source` (it may be destroyed meanwhile).
+  auto wait = [source = StreamRef(source), target]() -> {{ p }}_status_t {
+    queue_of(source.get()).wait_until(target);
     return {{ NAME }}_OK;
   };
   return execution().synchronous ? wait() : enqueue(stream, "stream_wait_event", wait);
 }
 
 {{ p }}_status_t {{ p }}_launch_host_func({{ p }}_stream_t stream, {{ p }}_host_fn_t fn, void* user_data) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("launch_host_func");
   if (!fn) return {{ NAME }}_ERROR_INVALID_VALUE;
   return submit(stream, "host_func", [fn, user_data]() -> {{ p }}_status_t {
     fn(user_data);
@@ -516,6 +681,7 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 }
 
 {{ p }}_status_t {{ p }}_event_create(int device, {{ p }}_event_t* event) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("event_create");
   if (!valid_device(device) || !event) return {{ NAME }}_ERROR_INVALID_VALUE;
   *event = new (std::nothrow) {{ p }}_event_st();
   if (!*event) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
@@ -525,20 +691,26 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 
 {{ p }}_status_t {{ p }}_event_destroy({{ p }}_event_t event) {
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
-  delete event;  // a queue waiting on it holds the position, not the event
+  if (forked_child()) return {{ NAME }}_OK;
+  if (event->stream) release_stream(event->stream);
+  delete event;  // a queue waiting on it holds the position and the stream, not the event
   return {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_event_record({{ p }}_event_t event, {{ p }}_stream_t stream) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("event_record");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (!stream) stream = default_stream();
   if (stream->device != event->device) return {{ NAME }}_ERROR_INVALID_VALUE;  // an event of another card
+  retain_stream(stream);
+  if (event->stream) release_stream(event->stream);
   event->stream = stream;
   event->target = stream->submitted.load(std::memory_order_acquire);
   return {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_event_query({{ p }}_event_t event) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("event_query");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (!event->stream) return {{ NAME }}_OK;  // never recorded: complete, as in CUDA
   return event->stream->completed.load(std::memory_order_acquire) >= event->target ? {{ NAME }}_OK
@@ -546,9 +718,10 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 }
 
 {{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event) {
+  {{ NAME }}_NOT_IN_FORKED_CHILD("event_synchronize");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   g_error_detail.clear();
-  return event->stream ? settle(event->stream, event->target) : {{ NAME }}_OK;
+  return event->stream ? settle(event->stream, event->target, false) : {{ NAME }}_OK;
 }
 
 }  // extern "C"

@@ -54,7 +54,9 @@ def _load_library(torch) -> bool:
             if "version `" in reason:  # "libX.so.1: version `X_2.0' not found": older than the one built against
                 found = f"the {missing} found is of another version"
             what = f"it needs the {sdk} runtime, and {found} ({reason})"
-            fix = f"Install the {sdk} runtime (the driver package) to use it"
+            libs = _build_info.SDK_RUNTIME_LIBS
+            provides = ", ".join(libs[:-1]) + (" and " if len(libs) > 1 else "") + libs[-1]
+            fix = f"Install the {sdk} runtime (the driver package, which provides {provides}) to use it"
         else:  # a symbol the installed runtime (or torch) lacks: the versions differ
             what = f"the plugin library could not be loaded ({reason})"  # the reason names it
             fix = (

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -524,12 +525,13 @@ namespace {
   if (err != CL_SUCCESS) return from_cl(err, "stream_query");
   clFlush(q);
   // The marker is work too: done within microseconds when everything before it is, but not
-  // at once. Asked for up to about a millisecond, so a query never blocks on real work.
+  // at once. Asked until a millisecond has passed by the clock, spinning (a sleep or a yield
+  // under load takes a scheduler tick each, 4 ms and more), so a query never blocks on real work.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
   cl_int state = CL_QUEUED;
-  for (int i = 0; i < 200; ++i) {
+  for (;;) {
     err = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
-    if (err != CL_SUCCESS || state <= CL_COMPLETE) break;
-    usleep(5);
+    if (err != CL_SUCCESS || state <= CL_COMPLETE || std::chrono::steady_clock::now() >= until) break;
   }
   clReleaseEvent(marker);
   if (err != CL_SUCCESS) return from_cl(err, "stream_query");
@@ -579,7 +581,15 @@ void CL_CALLBACK run_host_call(cl_event, cl_int, void* data) {
   if (err == CL_SUCCESS) err = clEnqueueBarrierWithWaitList(s->queue, 1, &done, nullptr);
   if (err == CL_SUCCESS) {
     clRetainEvent(done);
-    err = clSetEventCallback(reached, CL_COMPLETE, run_host_call, new HostCall{fn, user_data, done});
+    auto* call = new HostCall{fn, user_data, done};
+    err = clSetEventCallback(reached, CL_COMPLETE, run_host_call, call);
+    if (err != CL_SUCCESS) {
+      // The barrier is queued: without the callback nothing would complete `done` and the
+      // stream would wait for ever. Release it (fn does not run; the call returns the error).
+      clSetUserEventStatus(done, CL_COMPLETE);
+      clReleaseEvent(done);
+      delete call;
+    }
   }
   if (reached) clReleaseEvent(reached);
   clReleaseEvent(done);

@@ -2,17 +2,34 @@
 // OpenCL device the ICD loader finds (pocl runs on the CPU): memory, copies, streams and
 // events, each implemented op against a host computation, and the unimplemented ops
 // answering UNSUPPORTED. Built with WITH_TESTING=ON; run by ctest.
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <CL/cl.h>
+
 #include "{{ p }}_device.h"
+
+// clSetEventCallback as the ICD loader has it, or failing (g_fail_event_callback): defined
+// here, the library's calls resolve to it at link time.
+bool g_fail_event_callback = false;
+extern "C" cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int type,
+                                                 void(CL_CALLBACK* notify)(cl_event, cl_int, void*), void* data) {
+  using Real = cl_int(CL_API_CALL*)(cl_event, cl_int, void(CL_CALLBACK*)(cl_event, cl_int, void*), void*);
+  static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "clSetEventCallback"));
+  return g_fail_event_callback ? CL_OUT_OF_HOST_MEMORY : real(event, type, notify, data);
+}
 
 namespace {
 
@@ -155,6 +172,59 @@ bool streams_events_and_host_functions() {
   return true;
 }
 
+void sleep_ms(void* ms) { usleep(static_cast<useconds_t>(*static_cast<int*>(ms)) * 1000); }
+
+// A host function whose callback cannot be registered is an error of that call; the stream
+// goes on (alarm: a stream that waits for ever ends the run instead of hanging it).
+bool a_failed_host_function_does_not_block_the_stream() {
+  static int ms = 1;
+  {{ p }}_stream_t s = nullptr;
+  OK({{ p }}_stream_create(0, &s));
+  g_fail_event_callback = true;
+  const {{ p }}_status_t failed = {{ p }}_launch_host_func(s, sleep_ms, &ms);
+  g_fail_event_callback = false;
+  EXPECT(failed != {{ NAME }}_OK);
+  alarm(20);
+  OK({{ p }}_stream_synchronize(s));
+  alarm(0);
+  OK({{ p }}_launch_host_func(s, sleep_ms, &ms));
+  OK({{ p }}_stream_synchronize(s));
+  OK({{ p }}_stream_destroy(s));
+  return true;
+}
+
+// A query of a busy stream answers NOT_READY within about a millisecond, also when every
+// core is busy (it is asked in a loop: a count of sleeps there would take a tick each).
+bool stream_query_is_quick_under_load() {
+  static int ms = 400;
+  {{ p }}_stream_t s = nullptr;
+  OK({{ p }}_stream_create(0, &s));
+  OK({{ p }}_launch_host_func(s, sleep_ms, &ms));
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> load;
+  for (unsigned i = 0; i < 2 * std::max(1u, std::thread::hardware_concurrency()); ++i)
+    load.emplace_back([&] {
+      while (!stop.load()) {
+      }
+    });
+  std::vector<double> took;
+  bool busy = true;
+  for (int i = 0; i < 10; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    busy = busy && {{ p }}_stream_query(s) == {{ NAME }}_ERROR_NOT_READY;
+    took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  stop = true;
+  for (std::thread& t : load) t.join();
+  std::sort(took.begin(), took.end());
+  if (took[5] >= 3.0) std::printf("  stream_query took %.1f ms (median) under load\n", took[5]);
+  EXPECT(busy);
+  EXPECT(took[5] < 3.0);
+  OK({{ p }}_stream_synchronize(s));
+  OK({{ p }}_stream_destroy(s));
+  return true;
+}
+
 bool fill_cast_scale() {
   Buffer<float> x(4);
   Buffer<int32_t> i(4);
@@ -275,6 +345,8 @@ int main() {
   run("host access to device memory faults", host_access_to_device_memory_faults);
   run("copies with offsets", copies_with_offsets);
   run("streams, events and host functions", streams_events_and_host_functions);
+  run("a failed host function does not block the stream", a_failed_host_function_does_not_block_the_stream);
+  run("stream query is quick under load", stream_query_is_quick_under_load);
   run("fill, cast, scale", fill_cast_scale);
   run("binary, unary and gradients", binary_unary_and_gradients);
   run("reductions and broadcasts", reductions_and_broadcasts);
