@@ -233,11 +233,11 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, target: str = "") -> tarfi
     "member, reason",
     [
         (_member("/etc/devkit-absolute"), "absolute path"),
-        (_member("bundle/../../escaped"), "outside the destination"),
+        (_member("bundle/../../escaped"), "leaves the destination"),
         (_member("bundle/link", tarfile.SYMTYPE, "/etc/passwd"), "absolute"),
-        (_member("bundle/link", tarfile.SYMTYPE, "../../../etc"), "outside the destination"),
-        (_member("bundle/hard", tarfile.LNKTYPE, "../../outside"), "outside the destination"),
-        (_member("bundle/dev", tarfile.CHRTYPE), "special file"),
+        (_member("bundle/link", tarfile.SYMTYPE, "../../../etc"), "leaves the destination"),
+        (_member("bundle/hard", tarfile.LNKTYPE, "../../outside"), "leaves the destination"),
+        (_member("bundle/dev", tarfile.CHRTYPE), "device file"),
     ],
     ids=["absolute", "dotdot", "symlink-absolute", "symlink-outside", "hardlink-outside", "device"],
 )
