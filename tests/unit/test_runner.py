@@ -148,6 +148,77 @@ def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
     assert runner.name.endswith("(files copied to a remote engine)")
 
 
+class ArchiveContainer:
+    """A container whose only part in the test is the archive it hands back."""
+
+    def __init__(self, members: list[tuple[str, bytes, str]]) -> None:
+        import io
+        import tarfile
+
+        self.data = io.BytesIO()
+        with tarfile.open(fileobj=self.data, mode="w") as tar:
+            for name, body, link in members:
+                info = tarfile.TarInfo(name)
+                if body is None:
+                    info.type = tarfile.DIRTYPE
+                elif link.startswith("hard:"):
+                    info.type, info.linkname = tarfile.LNKTYPE, link[5:]
+                elif link:
+                    info.type, info.linkname = tarfile.SYMTYPE, link
+                else:
+                    info.size = len(body)
+                tar.addfile(info, io.BytesIO(body) if body else None)
+
+    def get_archive(self, path: str):
+        return iter([self.data.getvalue()[:700], self.data.getvalue()[700:]]), {}
+
+
+def _copy_back_runner(tmp_path):
+    from devkit.run.container import ContainerRunner, Mount
+    from devkit.run.step import Step
+
+    build = tmp_path / "build"
+    build.mkdir()
+    runner = ContainerRunner(
+        engine=StubEngine("copy"), image="img:1", platform="linux/amd64",
+        mounts=[Mount(tmp_path, "/src"), Mount(build, "/src/build", read_only=False)],
+    )  # fmt: skip
+    return runner, build, Step("compile", ["true"], tmp_path / "log")
+
+
+def test_copy_back_replaces_the_tree_through_devkits_writer(tmp_path):
+    runner, build, step = _copy_back_runner(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    (build / "lib.so").symlink_to(outside)  # left on the host: replaced, never written through
+    container = ArchiveContainer(
+        [
+            ("build", None, ""),
+            ("build/obj", None, ""),
+            ("build/obj/a.o", b"object", ""),
+            ("build/lib.so", b"library", ""),
+            ("build/lib.so.1", b"", "lib.so"),
+            ("build/obj/b.o", b"", "hard:build/obj/a.o"),
+        ]
+    )
+    runner._copy_back(container, step)
+    assert (build / "obj" / "a.o").read_bytes() == (build / "obj" / "b.o").read_bytes() == b"object"
+    assert not (build / "lib.so").is_symlink() and (build / "lib.so").read_bytes() == b"library"
+    assert (build / "lib.so.1").resolve() == (build / "lib.so").resolve()
+    assert outside.read_text() == "keep"
+
+
+def test_copy_back_refuses_a_link_out_of_the_tree_before_writing(tmp_path):
+    from devkit.util.errors import DevkitError
+
+    runner, build, step = _copy_back_runner(tmp_path)
+    container = ArchiveContainer([("build/a.o", b"o", ""), ("build/out", b"", "../../etc"), ("build/out/x", b"x", "")])
+    with pytest.raises(DevkitError) as exc:
+        runner._copy_back(container, step)
+    assert exc.value.problem.startswith("compile: what the step left in its container's /src/build is unsafe")
+    assert list(build.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "docker_host, forced, mode",
     [

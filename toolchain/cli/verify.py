@@ -130,7 +130,9 @@ def test_ops(
             "expressions, each matching whole OpInfo names, e.g. 'fft.hfft,nn.functional.conv2d').",
         ),
     ] = "",
-    dtypes: Annotated[str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")] = "float32,float64,int64",
+    dtypes: Annotated[
+        str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")
+    ] = "float32,float64,int64,int32,bool",
     gen_golden: Annotated[
         Path | None, typer.Option("--gen-golden", help="Record golden data with Paddle CPU into this directory.")
     ] = None,

@@ -237,19 +237,25 @@ def _tar_kind(member: tarfile.TarInfo) -> str:
     return "symlink" if member.issym() else "hardlink" if member.islnk() else "special"
 
 
-def extract_tar_members(tar: tarfile.TarFile, dest: Path) -> None:
-    """Unpack `tar` into `dest`: every member checked first (UnsafeArchive), then written by devkit."""
+def extract_tar_members(tar: tarfile.TarFile, dest: Path, strip_top: bool = False) -> None:
+    """Unpack `tar` into `dest`: every member checked first (UnsafeArchive), then written by devkit.
+    `strip_top`: the first component of every name (and hard link target) is dropped, as the
+    archive of a directory a container engine sends holds it under the directory's own name."""
     tree, members = _Tree(), []
     member = tar.next()
     while member is not None:  # one at a time, so that a million-member archive stops at the cap
         kind = _tar_kind(member)
-        parts = tree.add(member.name, kind, member.linkname, member.size if kind == "file" else 0)
-        members.append((member, kind, parts))
+        name, target = member.name, member.linkname
+        if strip_top:
+            name, target = name.partition("/")[2], target.partition("/")[2] if kind == "hardlink" else target
+        if name or not strip_top:  # (the top directory itself is the destination)
+            parts = tree.add(name, kind, target, member.size if kind == "file" else 0)
+            members.append((member, kind, parts, target))
         member = tar.next()
     tree.check()
     writer = _Writer(dest)
     try:
-        for member, kind, parts in members:
+        for member, kind, parts, target in members:
             if not parts:
                 continue
             if kind == "dir":
@@ -261,9 +267,9 @@ def extract_tar_members(tar: tarfile.TarFile, dest: Path) -> None:
                     raise UnsafeArchive(f"{member.name!r} has no data")
                 writer.file(parts, source, mode, member.mtime)
             elif kind == "symlink":
-                writer.symlink(parts, member.linkname)
+                writer.symlink(parts, target)
             else:
-                writer.hardlink(parts, _parts(member.linkname))
+                writer.hardlink(parts, _parts(target))
     finally:
         writer.close()
 

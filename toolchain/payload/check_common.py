@@ -51,7 +51,8 @@ def _compare(a: np.ndarray, b: np.ndarray, tol: dict) -> tuple[bool, float]:
         return False, float("inf")
     if a.size == 0:
         return True, 0.0
-    diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+    wide = np.complex128 if np.iscomplexobj(a) else np.float64  # (complex: both parts compared)
+    diff = float(np.max(np.abs(a.astype(wide) - b.astype(wide))))
     return bool(np.allclose(a, b, **tol)), diff
 
 

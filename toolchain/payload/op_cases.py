@@ -95,17 +95,21 @@ def op_cases() -> list[tuple]:
         ("tanh", ["tanh", "tanh_grad"], lambda x: paddle.tanh(x), {"x": u(5, 6)}, True),
         ("exp", ["exp", "exp_grad"], lambda x: paddle.exp(x), {"x": u(5, 6)}, True),
         ("sqrt", ["sqrt", "sqrt_grad"], lambda x: paddle.sqrt(x), {"x": u(5, 6, lo=0.1, hi=2.0)}, True),
-        (
-            "compare",
-            ["equal", "not_equal", "less_than", "greater_than"],
-            lambda x, y: (
-                (x == y).astype("int64")
-                + 2 * (x != y).astype("int64")
-                + 4 * (x < y).astype("int64")
-                + 8 * (x > y).astype("int64")
-            ),
-            {"x": r.randint(0, 3, (4, 5)).astype(np.int64), "y": r.randint(0, 3, (4, 5)).astype(np.int64)},
-            False,
+        # (values drawn from 0..2, so that some are equal; as float32, the other dtypes derive from it)
+        *(
+            (
+                f"compare {np.dtype(kind).name}",
+                ["equal", "not_equal", "less_than", "greater_than"],
+                lambda x, y: (
+                    (x == y).astype("int64")
+                    + 2 * (x != y).astype("int64")
+                    + 4 * (x < y).astype("int64")
+                    + 8 * (x > y).astype("int64")
+                ),
+                {"x": r.randint(0, 3, (4, 5)).astype(kind), "y": r.randint(0, 3, (4, 5)).astype(kind)},
+                False,
+            )
+            for kind in (np.int64, np.float32)
         ),
         (
             "full_like / assign",
@@ -154,6 +158,11 @@ def op_cases() -> list[tuple]:
         ("pad", ["pad"], lambda x: F.pad(x, [1, 0, 2, 1], value=0.5), {"x": u(3, 4)}, False),
         ("scale", ["scale"], lambda x: paddle.scale(x, 2.0, 1.0), {"x": u(3, 4)}, False),
         ("cast float32->int64", ["cast"], lambda x: paddle.cast(x * 10, "int64"), {"x": u(3, 4)}, False),
+        # (to dtypes the device library lacks: what AMP asks of a float32 tensor, and complex)
+        *(
+            (f"cast to {out}", ["cast"], lambda x, out=out: paddle.cast(x * 10, out), {"x": u(3, 4)}, False)
+            for out in ("float16", "bfloat16", "complex64", "complex128")
+        ),
         ("argmax", ["argmax"], lambda x: paddle.argmax(x, axis=1), {"x": u(8, 10)}, False),
         ("topk", ["topk"], lambda x: paddle.topk(x, 3, axis=1)[0], {"x": u(8, 10)}, False),
         (

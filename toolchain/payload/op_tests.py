@@ -121,6 +121,27 @@ def in_dtype(inputs: dict, dtype: str) -> dict | None:
     return None
 
 
+def as_integers(fn, inputs: dict, dtype: str) -> dict | None:
+    """A float case's inputs as `dtype` integers (never 0: no division by zero) or booleans, for the
+    kernels registered for them; None when Paddle's CPU kernels do not take them either."""
+    if case_dtype(inputs) not in FLOATS or dtype in FLOATS:
+        return None
+    converted = {}
+    for key, a in inputs.items():
+        if a.dtype.kind != "f":
+            converted[key] = a
+        elif dtype == "bool":
+            converted[key] = a > 0
+        else:
+            whole = np.rint(a * 7).astype(dtype)
+            converted[key] = np.where(whole == 0, 1, whole).astype(dtype)
+    try:
+        op_helpers.run_case(fn, converted, "cpu", False)
+    except Exception:  # (the op has no such CPU kernel, or refuses the dtype: nothing to compare with)
+        return None
+    return converted
+
+
 def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad: bool, flags: dict, dtype: str) -> dict:
     entry = {
         "case": case,
@@ -169,22 +190,27 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
         if pattern and not (pattern.search(case) or any(pattern.search(k) for k in kernels)):
             continue
         for dtype in dtypes:
-            variant = in_dtype(inputs, dtype)
-            if variant is None:
-                continue
-            missing = [k for k in kernels if dtype not in registered.get(k, set())]
+            variant, run_kernels, run_grad = in_dtype(inputs, dtype), kernels, grad
+            if variant is None:  # integer and boolean inputs, forward only, where a kernel takes them
+                run_kernels = [k for k in kernels if not k.endswith("_grad")]
+                if not any(dtype in registered.get(k, set()) for k in run_kernels):
+                    continue
+                variant, run_grad = as_integers(fn, inputs, dtype), False
+                if variant is None:
+                    continue
+            missing = [k for k in run_kernels if dtype not in registered.get(k, set())]
             if missing:
                 results.append(
                     {
                         "case": case,
                         "dtype": dtype,
-                        "kernels": kernels,
+                        "kernels": run_kernels,
                         "status": "not registered",
                         "detail": f"{', '.join(missing)} not registered for {dtype}",
                     }
                 )
                 continue
-            entry = run_case(device, case, kernels, fn, variant, grad, flags[0] if flags else {}, dtype)
+            entry = run_case(device, case, run_kernels, fn, variant, run_grad, flags[0] if flags else {}, dtype)
             common.log(f"  {case} [{dtype}]: {entry['status']}")
             results.append(entry)
     if "float32" in dtypes:
@@ -194,8 +220,12 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
                 continue
             entry.update(dtype="float32", status="pass" if entry.pop("passed") else "fail")
             results.append(entry)
-    exercised = {k for r in results if r["status"] in ("pass", "fail", "error") for k in r["kernels"]}
+    ran = [r for r in results if r["status"] in ("pass", "fail", "error")]
+    exercised = {k for r in ran for k in r["kernels"]}
     selected = {k for k in registered if not pattern or pattern.search(k)}
+    # kernel x dtype: a kernel registered for a dtype the run asked for, but no case ran it in that dtype
+    pairs_run = {(k, r["dtype"]) for r in ran for k in r["kernels"]}
+    pairs_missed = sorted((k, d) for k in selected for d in registered[k] if d in dtypes and (k, d) not in pairs_run)
     return {
         "device": device,
         "paddle_version": paddle.__version__,
@@ -203,6 +233,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
         "dtypes": dtypes,
         "registered_kernels": {k: sorted(v) for k, v in sorted(registered.items())},
         "not_exercised": sorted(selected - exercised),
+        "dtypes_not_exercised": [f"{k} [{d}]" for k, d in pairs_missed if k in exercised],
         "results": results,
     }
 
@@ -371,7 +402,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="")
     p.add_argument("--ops", default="")
-    p.add_argument("--dtypes", default="float32,float64,int64")
+    p.add_argument("--dtypes", default="float32,float64,int64,int32,bool")
     p.add_argument("--gen-golden", type=Path)
     p.add_argument("--out", required=True)
     args = p.parse_args()

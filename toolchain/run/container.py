@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import tarfile
@@ -16,6 +15,7 @@ import docker.errors
 
 from ..run.engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
 from ..run.step import Step, outcome
+from ..util.archives import extract_tar
 from ..util.console import status
 from ..util.errors import DevkitError
 
@@ -169,7 +169,7 @@ class ContainerRunner:
                     tail.append(pending)
                 returncode = container.wait().get("StatusCode", 1)
                 if copy:
-                    self._copy_back(container)
+                    self._copy_back(container, step)
         except docker.errors.APIError as exc:
             raise DevkitError(
                 f"{step.title}: the container engine refused the step ({exc.explanation or exc})",
@@ -227,19 +227,23 @@ class ContainerRunner:
                         continue
                     tar.add(str(path), arcname=inner.lstrip("/"), recursive=False)
 
-    def _copy_back(self, container) -> None:
+    def _copy_back(self, container, step: Step) -> None:
         """Bring writable mounts' contents back (build tree, artifacts, reports)."""
         for m in self._copied():
             if m.read_only:
                 continue
             stream, _ = container.get_archive(m.target)
-            data = io.BytesIO(b"".join(stream))
-            with tarfile.open(fileobj=data) as tar:
-                members = []
-                for member in tar.getmembers():
-                    _, _, rel = member.name.partition("/")  # the archive's top entry is the target's basename
-                    if rel:
-                        member.name = rel
-                        members.append(member)
-                m.host.mkdir(parents=True, exist_ok=True)
-                tar.extractall(m.host, members=members, filter="tar")
+            # Spooled to an anonymous file (a build tree is gigabytes), then unpacked by devkit's
+            # checker and writer: what a container wrote is not trusted onto the host's tree.
+            with tempfile.TemporaryFile() as spool:
+                for chunk in stream:
+                    spool.write(chunk)
+                spool.seek(0)
+                extract_tar(
+                    Path(m.target),
+                    m.host,
+                    f"{step.title}: what the step left in its container's",
+                    f"see what the step wrote under {m.target} (links out of it are refused)",
+                    fileobj=spool,
+                    strip_top=True,
+                )

@@ -54,9 +54,13 @@ def _require_file(path: Path, what: str, fix: str) -> None:
 
 
 @contextlib.contextmanager
-def _opened(opener: Callable[[Path], Any], kind: str, path: Path, what: str, fix: str) -> Iterator[Any]:
-    """Open an archive; damage found while it is read (or a hostile member) becomes one DevkitError naming it."""
-    _require_file(path, what, fix)
+def _opened(
+    opener: Callable[[Path], Any], kind: str, path: Path, what: str, fix: str, on_disk: bool = True
+) -> Iterator[Any]:
+    """Open an archive; damage found while it is read (or a hostile member) becomes one DevkitError
+    naming it. `on_disk` False: the opener reads a stream `path` only names."""
+    if on_disk:
+        _require_file(path, what, fix)
     try:
         with opener(path) as archive:
             yield archive
@@ -76,13 +80,16 @@ def tar_archive(path: Path, what: str, fix: str) -> contextlib.AbstractContextMa
     return _opened(tarfile.open, "tar", path, what, fix)
 
 
-def extract_tar(path: Path, dest: Path, what: str, fix: str, fileobj: BinaryIO | None = None) -> None:
+def extract_tar(
+    path: Path, dest: Path, what: str, fix: str, fileobj: BinaryIO | None = None, strip_top: bool = False
+) -> None:
     """Unpack a tar file (or `fileobj`, already open on it) into `dest` with devkit's own checks and
     writer (payload/archive_io.py), whatever this Python's `tarfile` filter lets through: an unsafe
-    member, or too many or too large ones, refuse the archive whole (the first one found is named)."""
+    member, or too many or too large ones, refuse the archive whole (the first one found is named).
+    `strip_top`: the archive holds one directory whose contents go into `dest`."""
     opener = tarfile.open if fileobj is None else functools.partial(tarfile.open, fileobj=fileobj)
-    with _opened(opener, "tar", path, what, fix) as tar:
-        extract_tar_members(tar, dest)
+    with _opened(opener, "tar", path, what, fix, on_disk=fileobj is None) as tar:
+        extract_tar_members(tar, dest, strip_top)
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from ..util.resources import PAYLOAD_DIR
 from ..verify.junit import Case, write_junit
 from .device import unpack_device_bundle
 from .report import FAILED_STATUSES, OpCase, OpsReport
-from .session import VerifyOptions, fresh_log, plugin_session, work_dir
+from .session import PluginSession, VerifyOptions, fresh_log, plugin_session, work_dir
 
 PAYLOAD = PAYLOAD_DIR / "op_tests.py"
 OPINFO_PAYLOAD = PAYLOAD_DIR / "torch_opinfo.py"
@@ -62,15 +62,7 @@ def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str
         report = session.run_payload(
             f"op tests on {options.recipe.name}", PAYLOAD, ["--ops", ops, "--dtypes", ",".join(dtypes)], "ops.json"
         )
-    report.update(
-        mode="plugin",
-        wheel=str(wheel),
-        arch=options.recipe.name,
-        runner=session.runner.name,
-        seconds=round(time.monotonic() - session.start, 1),
-        log=str(session.log),
-    )
-    return _publish(report, report_dir)
+    return _publish_session_report({**report, "mode": "plugin"}, wheel, options, session, report_dir)
 
 
 def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path) -> OpsResult:
@@ -87,6 +79,13 @@ def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: boo
             "opinfo.json",
             env=torch_env(options, session, strict=False),
         )
+    return _publish_session_report(report, wheel, options, session, report_dir)
+
+
+def _publish_session_report(
+    report: dict, wheel: Path, options: VerifyOptions, session: PluginSession, report_dir: Path
+) -> OpsResult:
+    """The payload's report with where and how long it ran, published."""
     report.update(
         wheel=str(wheel),
         arch=options.recipe.name,
@@ -283,6 +282,8 @@ def _publish(report: dict, report_dir: Path) -> OpsResult:
         )
     if report.get("not_exercised"):
         lines += ["", f"Registered but not exercised by any case: {', '.join(report['not_exercised'])}."]
+    if report.get("dtypes_not_exercised"):
+        lines += ["", f"Registered for a dtype no case ran it in: {', '.join(report['dtypes_not_exercised'])}."]
     write_atomic(report_dir / "report.md", "\n".join(lines) + "\n")
     write_junit(
         report_dir / "junit.xml",

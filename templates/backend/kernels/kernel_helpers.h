@@ -52,6 +52,17 @@ inline void check_status({{ p }}_status_t status, const char* op) {
 #define {{ NAME }}_CHECK(call, kernel) \
   ::{{ p }}_kernels::check_status((::{{ p }}_debug_kernel(kernel), (call)), kernel)
 
+// Whether the device library has `dtype` (dtype_of throws for the others).
+inline bool device_has_dtype(phi::DataType dtype) {
+  switch (dtype) {
+    case phi::DataType::BOOL: case phi::DataType::UINT8: case phi::DataType::INT8: case phi::DataType::INT16:
+    case phi::DataType::INT32: case phi::DataType::INT64: case phi::DataType::FLOAT32: case phi::DataType::FLOAT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 inline {{ p }}_dtype_t dtype_of(phi::DataType dtype) {
   switch (dtype) {
     case phi::DataType::BOOL: return {{ NAME }}_BOOL;

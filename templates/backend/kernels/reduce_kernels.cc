@@ -83,9 +83,24 @@ void ReduceMeanGradKernel(const Context& ctx, const phi::DenseTensor& x, const p
 template <typename T, typename Context>
 void SumKernel(const Context& ctx, const phi::DenseTensor& x, const phi::IntArray& dims,
                phi::DataType out_dtype, bool keep_dim, phi::DenseTensor* out) {
-  PADDLE_ENFORCE_EQ(out_dtype == phi::DataType::UNDEFINED || out_dtype == x.dtype(), true,
-                    common::errors::Unimplemented("{{ device_type }}: sum with a different out dtype"));
-  reduce<T>(ctx, {{ NAME }}_REDUCE_SUM, x, dims.GetData(), false, out, "sum");
+  // Paddle sums int32 (and bool) into int64: out_dtype is then UNDEFINED and the dtype is the one
+  // its shape inference gave `out`. Another dtype than x's: x is cast to it on the device first.
+  phi::DataType want = out_dtype != phi::DataType::UNDEFINED ? out_dtype : out->dtype();
+  if (want == phi::DataType::UNDEFINED) want = x.dtype();
+  if (want == x.dtype()) return reduce<T>(ctx, {{ NAME }}_REDUCE_SUM, x, dims.GetData(), false, out, "sum");
+  phi::DenseTensor wide;
+  wide.Resize(x.dims());
+  void* w = ctx.Alloc(&wide, want);
+  if (x.numel() > 0)
+    {{ NAME }}_CHECK({{ p }}_cast(stream_of(ctx), dtype_of<T>(), x.data(), dtype_of(want), w, x.numel()), "sum");
+  switch (want) {
+    case phi::DataType::INT64: return reduce<int64_t>(ctx, {{ NAME }}_REDUCE_SUM, wide, dims.GetData(), false, out, "sum");
+    case phi::DataType::INT32: return reduce<int32_t>(ctx, {{ NAME }}_REDUCE_SUM, wide, dims.GetData(), false, out, "sum");
+    case phi::DataType::FLOAT32: return reduce<float>(ctx, {{ NAME }}_REDUCE_SUM, wide, dims.GetData(), false, out, "sum");
+    case phi::DataType::FLOAT64: return reduce<double>(ctx, {{ NAME }}_REDUCE_SUM, wide, dims.GetData(), false, out, "sum");
+    default:
+      PADDLE_THROW(common::errors::Unimplemented("{{ device_type }} cannot sum into %s", phi::DataTypeToString(want)));
+  }
 }
 {{ NAME }}_CHECK_SIGNATURE(SumKernel, phi::SumKernel);
 

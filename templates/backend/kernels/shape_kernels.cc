@@ -1,5 +1,11 @@
 // Data movement kernels: reshape, flatten, assign, cast, scale, concat, stack, transpose, pad.
+#include <memory>
+#include <type_traits>
+
 #include "kernel_helpers.h"
+#include "paddle/phi/common/bfloat16.h"
+#include "paddle/phi/common/complex.h"
+#include "paddle/phi/common/float16.h"
 #include "paddle/phi/kernels/assign_kernel.h"
 #include "paddle/phi/kernels/cast_kernel.h"
 #include "paddle/phi/kernels/concat_kernel.h"
@@ -54,11 +60,42 @@ void AssignKernel(const Context& ctx, const phi::DenseTensor& x, phi::DenseTenso
 }
 {{ NAME }}_CHECK_SIGNATURE_ANY_DTYPE(AssignKernel, phi::AssignKernel);
 
+// A cast to a dtype the device library lacks (float16 and bfloat16, which AMP asks of a float32
+// tensor, or complex): the values are converted on the host between copies the device library
+// makes, so that the kernel, chosen by x's dtype alone, is right for every out_dtype, only slower.
+template <typename T, typename Out>
+void cast_on_host(const Context& ctx, const phi::DenseTensor& x, void* o) {
+  const int64_t n = x.numel();
+  std::unique_ptr<T[]> in(new T[n]);  // (not std::vector: vector<bool> holds no bools)
+  std::unique_ptr<Out[]> converted(new Out[n]);
+  {{ p }}_stream_t s = stream_of(ctx);
+  {{ NAME }}_CHECK({{ p }}_memcpy_async(s, in.get(), x.data(), n * sizeof(T), {{ NAME }}_COPY_DEVICE_TO_HOST), "cast");
+  {{ NAME }}_CHECK({{ p }}_stream_synchronize(s), "cast");
+  using Via = std::conditional_t<std::is_same<T, double>::value, double, float>;
+  for (int64_t i = 0; i < n; ++i) converted[i] = static_cast<Out>(static_cast<Via>(in[i]));
+  {{ NAME }}_CHECK({{ p }}_memcpy_async(s, o, converted.get(), n * sizeof(Out), {{ NAME }}_COPY_HOST_TO_DEVICE),
+                   "cast");
+  {{ NAME }}_CHECK({{ p }}_stream_synchronize(s), "cast");  // (`converted` is read until then)
+}
+
 template <typename T, typename Context>
 void CastKernel(const Context& ctx, const phi::DenseTensor& x, phi::DataType out_dtype, phi::DenseTensor* out) {
   void* o = ctx.Alloc(out, out_dtype);
   if (x.numel() == 0) return;
-  {{ NAME }}_CHECK({{ p }}_cast(stream_of(ctx), dtype_of<T>(), x.data(), dtype_of(out_dtype), o, x.numel()), "cast");
+  if (device_has_dtype(out_dtype)) {
+    {{ NAME }}_CHECK({{ p }}_cast(stream_of(ctx), dtype_of<T>(), x.data(), dtype_of(out_dtype), o, x.numel()),
+                     "cast");
+    return;
+  }
+  switch (out_dtype) {
+    case phi::DataType::FLOAT16: return cast_on_host<T, phi::dtype::float16>(ctx, x, o);
+    case phi::DataType::BFLOAT16: return cast_on_host<T, phi::dtype::bfloat16>(ctx, x, o);
+    case phi::DataType::COMPLEX64: return cast_on_host<T, phi::dtype::complex<float>>(ctx, x, o);
+    case phi::DataType::COMPLEX128: return cast_on_host<T, phi::dtype::complex<double>>(ctx, x, o);
+    default:
+      PADDLE_THROW(common::errors::Unimplemented("{{ device_type }} cannot cast to %s",
+                                                 phi::DataTypeToString(out_dtype)));
+  }
 }
 {{ NAME }}_CHECK_SIGNATURE(CastKernel, phi::CastKernel);
 

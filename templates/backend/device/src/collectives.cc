@@ -31,6 +31,7 @@
 #include <ctime>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -173,11 +174,12 @@ bool pid_alive(int32_t pid) {
 // Whether the rank's pid means anything here: it joined from this pid namespace.
 bool same_namespace(const RankSlot& s) { return s.pid_ns.load() != 0 && s.pid_ns.load() == pid_namespace(); }
 
-// For the sweep and the last one out: the rank is gone (exited, or silent for `stale` seconds).
+// For the sweep and the last one out: the rank is gone (exited, or silent for `stale` seconds;
+// >= on whole seconds, so that a wait that has seen no beat for `stale` seconds agrees).
 bool rank_gone(const RankSlot& s, long stale) {
   if (s.left.load()) return true;
   if (same_namespace(s)) return !pid_alive(s.pid.load());
-  return static_cast<int32_t>(realtime_seconds() - s.heartbeat_at.load()) > stale;
+  return static_cast<int32_t>(realtime_seconds() - s.heartbeat_at.load()) >= stale;
 }
 
 // The heartbeats of this process's ranks: one thread ticks them all every 100 ms.
@@ -421,9 +423,10 @@ struct {{ p }}_comm_st {
     auto beat_since = start;
     long sleep_us = 10;
     for (unsigned i = 0;; ++i) {
-      if (failure_of(control, why)) return {{ NAME }}_ERROR_PEER;
+      // (what was awaited has come: a failure published since is the next call's to see)
       const int missing = pending();
       if (missing < 0) return {{ NAME }}_OK;
+      if (failure_of(control, why)) return {{ NAME }}_ERROR_PEER;
       if (i % 64 == 63) {
         const auto now = std::chrono::steady_clock::now();
         const RankSlot& s = slot(missing);
@@ -463,13 +466,25 @@ struct {{ p }}_comm_st {
     }
   }
 
-  // wait_for from queued work: the reason goes to the op's error detail.
+  // wait_for from queued work: the reason goes to the op's error detail, and the communicator
+  // is over for this rank (see abandon).
   template <typename Pending>
   {{ p }}_status_t queued_wait(Pending pending) {
     std::string why;
     const {{ p }}_status_t st = wait_for(pending, &why);
-    if (st != {{ NAME }}_OK) set_failure_reason(why);
+    if (st != {{ NAME }}_OK) {
+      set_failure_reason(why);
+      abandon(why);
+    }
     return st;
+  }
+
+  // After a collective failed for a peer, no later one can succeed: the cause is published (the
+  // other ranks fail at once) and this rank leaves, so the last rank out removes the directory even
+  // when the survivors then exit without destroying the communicator (os._exit, a crash).
+  void abandon(const std::string& why) {
+    publish_failure(control, why);
+    leave_slot();
   }
 
   // The first rank whose counter (`arrived` or `consumed`) has not reached `seq` (-1: all have).
@@ -579,16 +594,20 @@ struct {{ p }}_comm_st {
     return true;
   }
 
-  // Leaves the communicator: the last one out removes its directory.
-  void leave() {
-    if (control) {
-      if (joined) {
-        stop_beating(&slot(rank));
-        slot(rank).left.store(1);
-      }
-      if (all_gone()) remove_directory(dir_fd, dir);
-      munmap(control, sizeof(CommControl));
+  // Marks this rank gone from the communicator: the last one out removes its directory.
+  void leave_slot() {
+    if (!control) return;
+    if (joined) {
+      stop_beating(&slot(rank));
+      slot(rank).left.store(1);
     }
+    if (all_gone()) remove_directory(dir_fd, dir);
+  }
+
+  // Leaves the communicator and lets go of its mapping and directory.
+  void leave() {
+    leave_slot();
+    if (control) munmap(control, sizeof(CommControl));
     if (dir_fd >= 0) close(dir_fd);
   }
 };
@@ -714,6 +733,39 @@ void sweep_dead_communicators() {
   return fail_call("ccl_comm_init", st, why);
 }
 
+// Communicators not yet destroyed. A process that exits without destroying one (Paddle and torch
+// keep theirs until exit) leaves it at exit, after the queued work, so that the last rank out
+// removes the directory.
+struct LiveComms {
+  std::mutex mu;
+  std::vector<{{ p }}_comm_t> comms;
+};
+LiveComms& live_comms() {
+  static LiveComms* live = new LiveComms();  // leaked: used from an exit handler
+  return *live;
+}
+void leave_at_exit() {
+  if (forked_child()) return;  // the parent's communicators
+  wait_at_exit();
+  LiveComms& live = live_comms();
+  std::lock_guard<std::mutex> lock(live.mu);
+  for ({{ p }}_comm_t c : live.comms) c->leave_slot();
+}
+void add_live({{ p }}_comm_t c) {
+  LiveComms& live = live_comms();
+  std::lock_guard<std::mutex> lock(live.mu);
+  if (live.comms.empty()) {
+    static std::once_flag once;
+    std::call_once(once, [] { std::atexit(leave_at_exit); });
+  }
+  live.comms.push_back(c);
+}
+void remove_live({{ p }}_comm_t c) {
+  LiveComms& live = live_comms();
+  std::lock_guard<std::mutex> lock(live.mu);
+  live.comms.erase(std::remove(live.comms.begin(), live.comms.end(), c), live.comms.end());
+}
+
 }  // namespace
 
 extern "C" {
@@ -814,6 +866,7 @@ extern "C" {
   c->control = ctl;
   const {{ p }}_status_t st = join(c, &why);
   if (st != {{ NAME }}_OK) return init_failed(c, id->bytes, st, why);
+  add_live(c);
   *comm = c;
   return {{ NAME }}_OK;
 }
@@ -823,10 +876,15 @@ extern "C" {
   wait_for_all_streams();  // queued collectives of this communicator have run
   // Every rank has read this rank's data (or left, or failed: a bounded wait), then the files go.
   std::string why;  // (a rank that has gone is no reason to keep this one's files)
+  uint32_t issued = 0;  // (read under the lock: another thread may still be issuing)
+  {
+    std::lock_guard<std::mutex> lock(comm->issue_mu);
+    issued = comm->issued;
+  }
   comm->wait_for(
-      [comm] {
+      [comm, issued] {
         for (int r = 0; r < comm->nranks; ++r)
-          if (!comm->slot(r).left.load() && !seq_reached(comm->slot(r).consumed.load(), comm->issued)) return r;
+          if (!comm->slot(r).left.load() && !seq_reached(comm->slot(r).consumed.load(), issued)) return r;
         return -1;
       },
       &why);
@@ -834,6 +892,7 @@ extern "C" {
     std::lock_guard<std::mutex> lock(comm->files_mu);
     for (const auto& f : comm->own_files) unlinkat(comm->dir_fd, f.second.c_str(), 0);
   }
+  remove_live(comm);
   comm->leave();
   delete comm;
   return {{ NAME }}_OK;

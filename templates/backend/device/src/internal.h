@@ -142,6 +142,9 @@ void keep(const T*&... args) {
 // Waits for every stream of every device, leaving errors for the next synchronising call.
 void wait_for_all_streams();
 
+// The exit wait: queued work waited for, at most {{ NAME }}_EXIT_TIMEOUT_S (then the process ends).
+void wait_at_exit();
+
 // Positions (stream id, items submitted) the streams have yet to reach: memory freed now is
 // released once they are reached, since queued work may still use it (work of any device:
 // a peer copy on another device's queue reads it too).

@@ -803,7 +803,8 @@ bool ccl_failure_mode(const std::string& mode, int rank, int nranks, int device,
 
 // One rank's part of the collective tests: every collective against the values the ranks'
 // inputs give ("all"), or one of the modes that go wrong on purpose. "exit": rank 1 joins and
-// exits; rank 0's all-reduce must then fail naming it, well within the timeout. "crash": every
+// exits; rank 0's all-reduce must then fail naming it, well within the timeout ("exit-no-destroy":
+// and rank 0 then exits without comm_destroy). "keep": "all" without comm_destroy. "crash": every
 // rank exits without comm_destroy (what a killed job leaves). "duplicate": both
 // processes claim rank 0 of 2; "nranks": rank 1 says there are 3 ranks.
 int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode) {
@@ -847,7 +848,7 @@ int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode)
     EXPECT_OK({{ p }}_ccl_comm_destroy(comm));
     return ok ? 0 : 1;
   }
-  if (mode == "exit" || mode == "late") {
+  if (mode == "exit" || mode == "exit-no-destroy" || mode == "late") {
     if (rank == 1) _exit(3);  // joined, then gone: no collective, no destroy
     Dev<float> x(std::vector<float>(8, 1.f), device);
     // Queued, the error comes at the synchronisation; inline ({{ NAME }}_SYNC=1), from the call.
@@ -857,13 +858,15 @@ int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode)
     EXPECT(r.status == {{ NAME }}_ERROR_PEER);
     const std::string where =
         synchronous_mode() ? "ccl_all_reduce failed" : "ccl_all_reduce (queued on device 0) failed";
-    if (mode == "exit") {
+    if (mode != "late") {
       EXPECT(r.detail.find(where + ": a peer rank failed: rank 0 of 2 waited for rank 1 (") == 0);
       EXPECT(r.detail.find("which has exited") != std::string::npos);
     } else {
       EXPECT(r.detail == where + ": a peer rank failed: rank 0 of 2 waited 1 s for rank 1 ({{ NAME }}_CCL_TIMEOUT_S=1)");
     }
     if (!ok) std::printf("  error detail: %s\n", r.detail.c_str());
+    std::fflush(stdout);
+    if (mode == "exit-no-destroy") _exit(ok ? 0 : 1);  // as a launcher's worker ends after an error
     EXPECT_OK({{ p }}_ccl_comm_destroy(comm));  // the last rank alive: the communicator's files go
     return ok ? 0 : 1;
   }
@@ -936,6 +939,11 @@ int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode)
     EXPECT({{ p }}_ccl_send(nullptr, out.ptr(), 2, {{ NAME }}_FLOAT32, rank, comm) == {{ NAME }}_ERROR_INVALID_VALUE);
   }
   EXPECT_OK({{ p }}_device_synchronize(device));
+  if (mode == "keep") {  // exits holding the communicator, as Paddle and torch do
+    if (!ok) std::printf("  rank %d: %s\n", rank, {{ p }}_error_detail());
+    std::fflush(stdout);
+    std::exit(ok ? 0 : 1);
+  }
   EXPECT_OK({{ p }}_ccl_comm_destroy(comm));
   if (!ok) std::printf("  rank %d: %s\n", rank, {{ p }}_error_detail());
   return ok ? 0 : 1;
@@ -989,6 +997,12 @@ bool collectives_across_processes() {
   const auto start = std::chrono::steady_clock::now();
   EXPECT((run_ranks(2, "exit", &id) == std::vector<int>{0, 3}));
   EXPECT(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  EXPECT(leftover_files(id) == 0);
+  // Nor when the survivor exits at once after the error (a worker's os._exit), or when ranks exit
+  // holding the communicator (the last one out removes it at exit).
+  EXPECT((run_ranks(2, "exit-no-destroy", &id) == std::vector<int>{0, 3}));
+  EXPECT(leftover_files(id) == 0);
+  EXPECT((run_ranks(2, "keep", &id) == std::vector<int>{0, 0}));
   EXPECT(leftover_files(id) == 0);
   // A rank that is alive but does not come: the timeout.
   setenv("{{ NAME }}_CCL_TIMEOUT_S", "1", 1);
