@@ -47,8 +47,11 @@ def project(tmp_path_factory) -> Path:
 
 
 def devkit_containers() -> list[str]:
+    """Names of devkit's step containers (from the list call alone: the SDK's containers.list
+    inspects each one after, and fails on a container removed in between)."""
     engine = Engine.connect()
-    return [c.name for c in engine.client.containers.list(all=True, filters={"label": "org.devkit.step"})]
+    listed = engine.client.api.containers(all=True, filters={"label": "org.devkit.step"})
+    return [c["Names"][0].lstrip("/") for c in listed]
 
 
 def test_doctor_is_ready():

@@ -315,7 +315,7 @@ def test_a_changed_unpacked_library_in_the_cache_is_named(tmp_path):
 
 def test_check_abi_rechecks_a_cached_target_wheel_too(tmp_path, monkeypatch):
     """check-abi reuses a target wheel a build downloaded, through the same sha256 check."""
-    from devkit.build.abi import paddle_root_for
+    from devkit.building.abi import paddle_root_for
     from devkit.project.recipes import find_recipe
 
     monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path))

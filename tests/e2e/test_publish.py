@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import devkit
 
-from devkit.build.abi import paddle_root_for
-from devkit.build.manylinux import paddle_framework, tag_manylinux
+from devkit.building.abi import paddle_root_for
+from devkit.building.manylinux import paddle_framework, tag_manylinux
 from devkit.project.recipes import find_recipe
 from devkit.run.envs import clone_env, reference_env, site_package
 from devkit.run.step import HostRunner

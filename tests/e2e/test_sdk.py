@@ -25,8 +25,8 @@ from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 
-from devkit.build.elf import LibraryAbi
-from devkit.build.sdk_abi import SdkExports
+from devkit.building.elf import LibraryAbi
+from devkit.building.sdk_abi import SdkExports
 from devkit.project.frameworks import PADDLE, TORCH
 from devkit.project.recipes import find_recipe
 from devkit.run.container import ContainerRunner, Mount

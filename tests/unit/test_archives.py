@@ -190,7 +190,7 @@ def test_sdk_archive_stamp_is_not_trusted_after_an_edit_with_mtime_restored(tmp_
     import hashlib
     import time
 
-    from devkit.build import sdk
+    from devkit.building import sdk
 
     monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
     archive = tmp_path / "opencl-sdk-3.0.tar.gz"

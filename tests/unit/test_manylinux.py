@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from devkit.build.manylinux import SystemFloor, tag_manylinux
-from devkit.build.publish import check_index_ready, check_wheel_consistency
+from devkit.building.manylinux import SystemFloor, tag_manylinux
+from devkit.building.publish import check_index_ready, check_wheel_consistency
 from devkit.util.errors import DevkitError
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs the host g++ (.ci/run installs it)")
@@ -138,3 +138,30 @@ def test_twine_check_refusal_is_one_line(tmp_path, framework):
         check_index_ready([wheel], tmp_path / "log")
     assert info.value.one_line().startswith("twine check refuses paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl")
     assert "\n" not in info.value.one_line()
+
+
+def test_portability_warnings_are_one_line_said_by_the_build_only(capsys):
+    """Each library x symbol family used to be its own line, printed by the build and again by
+    verify: six lines on the default path for one fact."""
+    from devkit.building.abi import require_findings
+    from devkit.building.elf import AbiFinding
+
+    def finding(lib: str, family: str, ours: str, paddles: str) -> AbiFinding:
+        floor = ("3.3.1", family, ours, paddles)
+        return AbiFinding(lib, f"needs {family}_{ours}", "older toolchain", severity="warning", floor=floor)
+
+    warnings = [
+        finding("libpaddle-custom-stpu.so", "GLIBC", "2.34", "2.28"),
+        finding("libpaddle-custom-stpu-impl.so", "GLIBC", "2.34", "2.28"),
+        finding("libpaddle-custom-stpu-impl.so", "GLIBCXX", "3.4.26", "3.4.22"),
+    ]
+    assert require_findings(Path("plugin.whl"), warnings) == warnings
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [
+        "! libpaddle-custom-stpu-impl.so, libpaddle-custom-stpu.so need GLIBC_2.34, GLIBCXX_3.4.26, newer than "
+        "Paddle 3.3.1's own libraries (GLIBC_2.28, GLIBCXX_3.4.22), so they will not load on older systems where "
+        "that Paddle does. Fix: build with a toolchain no newer than Paddle's (an older builder base image), or "
+        "state this minimum to your users"
+    ]
+    require_findings(Path("plugin.whl"), warnings, say_warnings=False)
+    assert capsys.readouterr().err == ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def test_cross_toolchain_files_are_written_from_the_recipes(tmp_path):
-    from devkit.build.toolchain import write_toolchain_file
+    from devkit.building.cmake_toolchain import write_toolchain_file
     from devkit.project.recipes import find_recipe
 
     for arch, processor in (("aarch64", "aarch64"), ("armhf", "armv7l")):

@@ -124,6 +124,8 @@ def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
     (project / ".git" / "HEAD").write_text("ref")
     (project / "CMakeLists.txt").write_text("project(x)")
     (project / "build" / "obj" / "a.o").write_text("o")
+    (project / "build" / "devkit-logs").mkdir()
+    (project / "build" / "devkit-logs" / "build-x86_64.log").write_text("the host writes this during the step")
     cache = tmp_path / "cache"
     (cache / "envs").mkdir(parents=True)
     (cache / "envs" / "big").write_text("x" * 1000)
@@ -144,7 +146,7 @@ def test_copy_mode_archive_holds_each_mount_once_and_no_caches(tmp_path):
         names = tar.getnames()
     assert "src/CMakeLists.txt" in names and "src/build/obj/a.o" in names
     assert names.count("src/build/obj/a.o") == 1  # from its own mount, not twice
-    assert not any(n.startswith("src/.git") or n.startswith("cache") for n in names)
+    assert not any(n.startswith(("src/.git", "cache", "src/build/devkit-logs")) for n in names)
     assert runner.name.endswith("(files copied to a remote engine)")
 
 

@@ -172,7 +172,7 @@ def test_a_local_sdk_archive_is_hashed_again_only_when_it_changed(tmp_path, monk
     import hashlib
     import os
 
-    from devkit.build import sdk
+    from devkit.building import sdk
 
     monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
     hashed = []

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..build.plugin import BuildOptions, build, resolve_runtime_version
+from ..building.plugin import BuildOptions, build, resolve_runtime_version
 from ..project.frameworks import PADDLE
 from ..project.project import Project, load_project
 from ..project.recipes import find_recipe

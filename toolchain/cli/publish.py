@@ -26,7 +26,7 @@ def publish(
     as_json: JsonOpt = False,
 ) -> None:
     """Check, then upload with twine, every wheel and sdist of this version in PROJECT_DIR/dist/."""
-    from ..build.publish import upload
+    from ..building.publish import upload
 
     if not repository_url.startswith(("http://", "https://")):
         raise DevkitError(

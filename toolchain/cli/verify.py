@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from ..build.plugin import resolve_paddle_version
+from ..building.plugin import resolve_paddle_version
 from ..project.frameworks import PADDLE
 from ..project.recipes import find_recipe
 from ..util.console import err
@@ -211,7 +211,7 @@ def _paddle_test_ops(
     dtype_list: list[str],
     report_dir: Path | None,
 ) -> OpsResult:
-    from ..build.plugin import device_bundle_path
+    from ..building.plugin import device_bundle_path
     from ..verify.ops import run_golden, run_test_ops
 
     options = verify_options(project, recipe, runner_name(runner))
@@ -317,8 +317,8 @@ def check_abi(
     as_json: JsonOpt = False,
 ) -> None:
     """Check, without loading it, that a plugin links, and matches the target's machine and framework."""
-    from ..build.abi import check_abi as run_check_abi
-    from ..build.torch_wheel import check_torch_abi, pinned_torch
+    from ..building.abi import check_abi as run_check_abi
+    from ..building.torch_wheel import check_torch_abi, pinned_torch
     from ..verify.session import pinned_paddle
 
     recipe = find_recipe(arch)

@@ -10,7 +10,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ..build.plugin import BuildResult
+from ..building.plugin import BuildResult
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..util.console import err

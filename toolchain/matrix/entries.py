@@ -113,7 +113,7 @@ class EntryOutcome:
 def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
     """Build one entry; its artifacts are copied to dist/matrix/ID/ (entries of one target
     share dist/, where the next entry replaces them)."""
-    from ..build.plugin import BuildOptions, build
+    from ..building.plugin import BuildOptions, build
 
     outcome = EntryOutcome(entry)
     start = time.monotonic()

@@ -204,6 +204,7 @@ class _Writer:
             fd = os.open(name, _NEW_FILE, 0o666 if mode is None else 0o600, dir_fd=parent)
             with os.fdopen(fd, "wb") as out:
                 shutil.copyfileobj(source, out, 1 << 20)
+                out.flush()  # (before the times are set: a later write would move mtime to now)
                 if mode is not None:
                     os.fchmod(fd, mode)
                 if mtime is not None:

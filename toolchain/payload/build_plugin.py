@@ -46,7 +46,7 @@ def run(argv: list[str], **kwargs) -> None:
 
 
 class Problem(SystemExit):
-    """A failure devkit reports as its one-line error (see runner.failure)."""
+    """A failure devkit reports as its one-line error (see run/step.py: failure)."""
 
     def __init__(self, text: str, fix: str) -> None:
         super().__init__(1)

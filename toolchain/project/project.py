@@ -10,6 +10,9 @@ from ..project.config import DevkitConfig, parse_config
 from ..project.frameworks import Framework, find_framework
 from ..util.errors import DevkitError
 
+# devkit's logs, below the build tree; written on the host only (never sent to a container)
+LOG_DIR_NAME = "devkit-logs"
+
 
 @dataclass(frozen=True)
 class Project:
@@ -26,7 +29,7 @@ class Project:
 
     @property
     def log_dir(self) -> Path:
-        return self.root / "build" / "devkit-logs"
+        return self.root / "build" / LOG_DIR_NAME
 
     @property
     def wheel_prefix(self) -> str:

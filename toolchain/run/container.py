@@ -13,6 +13,7 @@ from typing import IO
 
 import docker.errors
 
+from ..project.project import LOG_DIR_NAME
 from ..run.engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
 from ..run.step import Step, outcome
 from ..util.archives import extract_tar
@@ -223,7 +224,11 @@ class ContainerRunner:
                 for path in sorted(root.rglob("*")):
                     rel = path.relative_to(root)
                     inner = f"{m.target}/{rel.as_posix()}"
-                    if ".git" in rel.parts or any(inner == t or inner.startswith(t + "/") for t in deeper):
+                    # (.git stays home, and so do devkit's logs: the host keeps writing them during the
+                    # step, and a copy sent in would come back over them)
+                    if ".git" in rel.parts or LOG_DIR_NAME in rel.parts:
+                        continue
+                    if any(inner == t or inner.startswith(t + "/") for t in deeper):
                         continue
                     tar.add(str(path), arcname=inner.lstrip("/"), recursive=False)
 

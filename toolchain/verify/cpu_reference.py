@@ -18,7 +18,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from ..build.torch_wheel import torch_wheel_dir
+from ..building.torch_wheel import torch_wheel_dir
 from ..project.frameworks import TORCH
 from ..run.select import host_recipe, verify_runner
 from ..run.step import Step

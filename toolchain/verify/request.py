@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..build.bundles import bundle_name as inference_bundle_name
-from ..build.plugin import device_bundle_path
-from ..build.torch_wheel import is_torch_wheel
+from ..building.bundles import bundle_name as inference_bundle_name
+from ..building.plugin import device_bundle_path
+from ..building.torch_wheel import is_torch_wheel
 from ..project.config import DevkitConfig
 from ..project.frameworks import PADDLE, TORCH, Framework, find_framework
 from ..project.project import Project

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..build.abi import require_abi
-from ..build.artifacts import check_plugin_wheel, paddle_requirements
-from ..build.torch_wheel import check_torch_wheel, pinned_torch, require_torch_abi, torch_wheel_dir
+from ..building.abi import require_abi
+from ..building.artifacts import check_plugin_wheel, paddle_requirements
+from ..building.torch_wheel import check_torch_wheel, pinned_torch, require_torch_abi, torch_wheel_dir
 from ..project.config import Tolerances
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
@@ -129,7 +129,8 @@ def check_wheel(wheel: Path, options: VerifyOptions) -> str:
         )
     paddle_version = pinned_paddle(wheel)
     check_plugin_wheel(wheel, options.recipe, paddle_version)
-    require_abi(wheel, options.recipe, paddle_version)  # before installing anything
+    # before installing anything; the portability warnings are the build's to say
+    require_abi(wheel, options.recipe, paddle_version, say_warnings=False)
     return paddle_version
 
 

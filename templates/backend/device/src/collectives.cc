@@ -479,12 +479,15 @@ struct {{ p }}_comm_st {
     return st;
   }
 
-  // After a collective failed for a peer, no later one can succeed: the cause is published (the
-  // other ranks fail at once) and this rank leaves, so the last rank out removes the directory even
-  // when the survivors then exit without destroying the communicator (os._exit, a crash).
+  // After a collective failed for a peer, no later one can succeed (every wait sees the published
+  // failure first): the cause is published, this rank leaves, and the directory goes now, so that
+  // nothing is left when the survivors exit without destroying the communicator (os._exit, a
+  // crash) or when the peer waited for is stopped and killed later. (Ranks still at work get the
+  // published cause; the control block stays mapped in each of them.)
   void abandon(const std::string& why) {
     publish_failure(control, why);
     leave_slot();
+    remove_directory(dir_fd, dir);
   }
 
   // The first rank whose counter (`arrived` or `consumed`) has not reached `seq` (-1: all have).
@@ -547,8 +550,10 @@ struct {{ p }}_comm_st {
       const std::string name = data_file(seq, rank);
       const std::string err = write_new_file(dir_fd, name, data, mine.bytes);
       if (!err.empty()) {
-        const std::string why = "rank " + std::to_string(rank) + " could not write its data for " + describe(mine) +
-                                " to " + dir + "/" + name + ": " + err;
+        std::string why;  // (a failure published before has removed the directory: that is the cause)
+        if (!failure_of(control, &why))
+          why = "rank " + std::to_string(rank) + " could not write its data for " + describe(mine) + " to " + dir +
+                "/" + name + ": " + err;
         publish_failure(control, why);
         set_failure_reason(why);
         slot(rank).consumed.store(seq, std::memory_order_release);
@@ -1026,8 +1031,10 @@ extern "C" {
     if (err.empty() && linkat(comm->dir_fd, part.c_str(), comm->dir_fd, name.c_str(), 0) != 0) err = std::strerror(errno);
     unlinkat(comm->dir_fd, part.c_str(), 0);
     if (!err.empty()) {
-      const std::string why = "rank " + std::to_string(comm->rank) + " could not write its message to rank " +
-                              std::to_string(peer) + " (" + comm->dir + "/" + name + "): " + err;
+      std::string why;  // (as in run_turn: a published failure first)
+      if (!failure_of(comm->control, &why))
+        why = "rank " + std::to_string(comm->rank) + " could not write its message to rank " + std::to_string(peer) +
+              " (" + comm->dir + "/" + name + "): " + err;
       publish_failure(comm->control, why);
       set_failure_reason(why);
       status_ = {{ NAME }}_ERROR_PEER;

@@ -804,7 +804,8 @@ bool ccl_failure_mode(const std::string& mode, int rank, int nranks, int device,
 // One rank's part of the collective tests: every collective against the values the ranks'
 // inputs give ("all"), or one of the modes that go wrong on purpose. "exit": rank 1 joins and
 // exits; rank 0's all-reduce must then fail naming it, well within the timeout ("exit-no-destroy":
-// and rank 0 then exits without comm_destroy). "keep": "all" without comm_destroy. "crash": every
+// and rank 0 then exits without comm_destroy; "stalled": rank 1 never comes and ends without a
+// trace once rank 0 has failed). "keep": "all" without comm_destroy. "crash": every
 // rank exits without comm_destroy (what a killed job leaves). "duplicate": both
 // processes claim rank 0 of 2; "nranks": rank 1 says there are 3 ranks.
 int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode) {
@@ -843,12 +844,19 @@ int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode)
     char line[8];
     if (!std::fgets(line, sizeof(line), stdin)) return 1;
   }
+  if (mode == "stalled" && rank == 1) {  // joined, then silent until killed: gone without a trace
+    for (int i = 0; i < 1000; ++i) {  // (the directory goes when rank 0's wait fails: then "killed")
+      if (access(comm_dir(id).c_str(), F_OK) != 0) _exit(5);
+      usleep(10 * 1000);
+    }
+    _exit(6);
+  }
   if (mode == "late" && rank == 1) {  // joined, then busy past rank 0's timeout
     sleep(3);
     EXPECT_OK({{ p }}_ccl_comm_destroy(comm));
     return ok ? 0 : 1;
   }
-  if (mode == "exit" || mode == "exit-no-destroy" || mode == "late") {
+  if (mode == "exit" || mode == "exit-no-destroy" || mode == "late" || mode == "stalled") {
     if (rank == 1) _exit(3);  // joined, then gone: no collective, no destroy
     Dev<float> x(std::vector<float>(8, 1.f), device);
     // Queued, the error comes at the synchronisation; inline ({{ NAME }}_SYNC=1), from the call.
@@ -858,7 +866,7 @@ int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode)
     EXPECT(r.status == {{ NAME }}_ERROR_PEER);
     const std::string where =
         synchronous_mode() ? "ccl_all_reduce failed" : "ccl_all_reduce (queued on device 0) failed";
-    if (mode != "late") {
+    if (mode != "late" && mode != "stalled") {
       EXPECT(r.detail.find(where + ": a peer rank failed: rank 0 of 2 waited for rank 1 (") == 0);
       EXPECT(r.detail.find("which has exited") != std::string::npos);
     } else {
@@ -866,7 +874,7 @@ int ccl_rank(const char* id_text, int rank, int nranks, const std::string& mode)
     }
     if (!ok) std::printf("  error detail: %s\n", r.detail.c_str());
     std::fflush(stdout);
-    if (mode == "exit-no-destroy") _exit(ok ? 0 : 1);  // as a launcher's worker ends after an error
+    if (mode == "exit-no-destroy" || mode == "stalled") _exit(ok ? 0 : 1);  // as a launcher's worker ends
     EXPECT_OK({{ p }}_ccl_comm_destroy(comm));  // the last rank alive: the communicator's files go
     return ok ? 0 : 1;
   }
@@ -1007,6 +1015,10 @@ bool collectives_across_processes() {
   // A rank that is alive but does not come: the timeout.
   setenv("{{ NAME }}_CCL_TIMEOUT_S", "1", 1);
   EXPECT((run_ranks(2, "late", &id) == std::vector<int>{0, 0}));
+  EXPECT(leftover_files(id) == 0);
+  // A rank that stays silent and is then killed (a stopped process): rank 0's failed wait
+  // removes the communicator while it is still alive; neither destroys it.
+  EXPECT((run_ranks(2, "stalled", &id) == std::vector<int>{0, 5}));
   setenv("{{ NAME }}_CCL_TIMEOUT_S", "60", 1);
   EXPECT(leftover_files(id) == 0);
   {{ p }}_ccl_id_t bad;

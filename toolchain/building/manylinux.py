@@ -19,8 +19,8 @@ from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
 
-from ..build.abi import libraries_in, paddle_libraries
-from ..build.elf import SYSTEM_FAMILIES, LibraryAbi, newest_versions, read_library, symbol_version
+from ..building.abi import libraries_in, paddle_libraries
+from ..building.elf import SYSTEM_FAMILIES, LibraryAbi, newest_versions, read_library, symbol_version
 from ..util.archives import zip_archive
 from ..util.errors import DevkitError
 from ..util.tools import run_module

@@ -85,6 +85,7 @@ def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> 
                     f"build with a toolchain whose C/C++ runtime is no newer than {family} {_dotted(paddles[family])} "
                     "(an older builder base image), or state this minimum to your users",
                     severity="warning",
+                    floor=(paddle_version, family, _dotted(ours[family]), _dotted(paddles[family])),
                 )
             )
     return findings
@@ -226,14 +227,20 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
 
 
 def require_abi(
-    path: Path, recipe: Recipe, paddle_version: str, paddle_root: Path | None = None, sdk: SdkExports | None = None
+    path: Path,
+    recipe: Recipe,
+    paddle_version: str,
+    paddle_root: Path | None = None,
+    sdk: SdkExports | None = None,
+    say_warnings: bool = True,
 ) -> list[AbiFinding]:
     """Raise with every finding when the plugin would not load; return the warnings."""
-    return require_findings(path, check_abi(path, recipe, paddle_version, paddle_root, sdk))
+    return require_findings(path, check_abi(path, recipe, paddle_version, paddle_root, sdk), say_warnings)
 
 
-def require_findings(path: Path, findings: list[AbiFinding]) -> list[AbiFinding]:
-    """Raise with every finding when any is an error; print and return the warnings."""
+def require_findings(path: Path, findings: list[AbiFinding], say_warnings: bool = True) -> list[AbiFinding]:
+    """Raise with every finding when any is an error; print the warnings as one line (the build says
+    them; verify, which checks the same wheel again, passes say_warnings=False) and return them."""
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         raise DevkitError(
@@ -241,9 +248,29 @@ def require_findings(path: Path, findings: list[AbiFinding]) -> list[AbiFinding]
             errors[0].fix,
             details="\n".join(f.line() for f in findings),
         )
-    for warning in findings:
-        err.print(f"[yellow]![/] {escape(warning.line())}")
+    if say_warnings and findings:
+        err.print(f"[yellow]![/] {escape(portability_line(findings))}")
     return findings
+
+
+def portability_line(warnings: list[AbiFinding]) -> str:
+    """The portability warnings of a wheel's libraries as one line: which symbol versions they need
+    beyond Paddle's own libraries, and what to do about it."""
+    libraries = sorted({w.library for w in warnings})
+    if any(w.floor is None for w in warnings):  # (a warning of another kind: said as it is)
+        return "; ".join(w.line() for w in warnings)
+    floors = sorted({w.floor for w in warnings if w.floor}, key=lambda f: f[1])
+    newest: dict[str, tuple[str, str]] = {}
+    for _, family, ours, paddles in floors:
+        if family not in newest or tuple(map(int, ours.split("."))) > tuple(map(int, newest[family][0].split("."))):
+            newest[family] = (ours, paddles)
+    they = "it" if len(libraries) == 1 else "they"
+    return (
+        f"{', '.join(libraries)} need {', '.join(f'{f}_{o}' for f, (o, _) in newest.items())}, newer than "
+        f"Paddle {floors[0][0]}'s own libraries ({', '.join(f'{f}_{p}' for f, (_, p) in newest.items())}), so "
+        f"{they} will not load on older systems where that Paddle does. Fix: build with a toolchain no newer than "
+        "Paddle's (an older builder base image), or state this minimum to your users"
+    )
 
 
 def check_abi(

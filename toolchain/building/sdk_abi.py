@@ -1,5 +1,5 @@
 """A declared vendor SDK's libraries in the ABI checks: the symbols a plugin takes from them are
-resolved there before the framework's checks see the rest (build/sdk.py provides the SDK and
+resolved there before the framework's checks see the rest (building/sdk.py provides the SDK and
 records where; a later check-abi or verify finds it by the name and version the library embeds)."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class SdkExports:
 
     @staticmethod
     def index_entry(name: str, version: str, target: str) -> Path:
-        """Where a build records the lib dirs of the SDK it provided (build/sdk.py)."""
+        """Where a build records the lib dirs of the SDK it provided (building/sdk.py)."""
         return cache_root() / "sdk-index" / f"{name}-{version}-{target}.json"
 
     @classmethod

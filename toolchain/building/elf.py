@@ -28,6 +28,8 @@ class AbiFinding:
     problem: str
     fix: str
     severity: str = "error"  # "warning": loads into this Paddle, but not everywhere that Paddle runs
+    # a warning's versions: (Paddle version, symbol family, this library's newest, Paddle's newest)
+    floor: tuple[str, str, str, str] | None = None
 
     def line(self) -> str:
         return f"{self.library}: {self.problem}. Fix: {self.fix}"

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from ..build.abi import paddle_root_for, require_abi
-from ..build.artifacts import check_elf_bytes, check_plugin_wheel
-from ..build.bundles import bundle_name as inference_bundle_name
-from ..build.bundles import make_inference_bundle
-from ..build.manylinux import PlatformReport, paddle_framework, tag_manylinux
-from ..build.publish import build_sdist, check_index_ready
-from ..build.sdk import preflight_sdk, provide_sdk, record_sdk_in_wheel, sdk_mounts
+from ..building.abi import paddle_root_for, require_abi
+from ..building.artifacts import check_elf_bytes, check_plugin_wheel
+from ..building.bundles import bundle_name as inference_bundle_name
+from ..building.bundles import make_inference_bundle
+from ..building.manylinux import PlatformReport, paddle_framework, tag_manylinux
+from ..building.publish import build_sdist, check_index_ready
+from ..building.sdk import preflight_sdk, provide_sdk, record_sdk_in_wheel, sdk_mounts
 from ..project.frameworks import PADDLE, TORCH, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
@@ -36,7 +36,7 @@ from ..util.console import err
 from ..util.errors import DevkitError
 from ..util.fsutil import exclusive_lock, publish_file
 from ..util.resources import PAYLOAD_DIR
-from .toolchain import write_toolchain_file
+from .cmake_toolchain import write_toolchain_file
 from .torch_wheel import check_torch_wheel, fetch_torch, require_torch_abi, torch_framework
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
