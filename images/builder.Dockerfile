@@ -4,10 +4,12 @@
 # offline; the suite (bullseye by default) sets the glibc the plugin links against.
 ARG BASE=debian:bullseye
 FROM ${BASE}
+# The cross compilers of every target (recipes/*.toml: cross_compiler), given by devkit.
+ARG CROSS_COMPILERS
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ make ccache file ca-certificates python3 python3-venv python3-pip \
-      g++-aarch64-linux-gnu g++-arm-linux-gnueabihf \
+      ${CROSS_COMPILERS} \
  && rm -rf /var/lib/apt/lists/*
 # CMake and Ninja come from PyPI into the build environment (newer than Debian's).
 ENV HOME=/tmp PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1

@@ -3,11 +3,15 @@ they share one rendered and built STPU project per test session."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +28,38 @@ def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproces
     if check and proc.returncode != 0:
         raise AssertionError(f"devkit {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def json_commands() -> set[str]:
+    """Every devkit command with a --json option ("build", "config show", ...), from the CLI itself."""
+    import typer
+
+    from devkit.cli.app import app
+
+    found: set[str] = set()
+
+    def walk(command: Any, prefix: str) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{prefix} {name}".strip())
+        if any("--json" in getattr(p, "opts", ()) for p in command.params):
+            found.add(prefix)
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+def check_json_output(args: tuple[str, ...] | list[str], payload: object) -> None:
+    """`payload`, what `devkit ARGS --json` printed, against the schema devkit ships for the command."""
+    import jsonschema
+
+    from devkit.util.schema import load_schema
+
+    command = " ".join(args[:2]) if args[0] in {"config", "matrix", "images"} else args[0]
+    schema = load_schema(command.replace(" ", "-"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(payload), key=str)
+    assert not errors, (
+        f"devkit {command} --json does not match its schema: {errors[0].message} at {list(errors[0].path)}"
+    )
 
 
 # The checks `devkit verify` runs on a Paddle plugin before its model (mnist, or a battery model).
@@ -87,6 +123,39 @@ def built_project(tmp_path_factory) -> Path:
     devkit("new-backend", "STPU", "--out", str(project))
     devkit("build", str(project), "--runner", "host", "--json")
     return project
+
+
+@contextlib.contextmanager
+def _engine_lock(root: Path, exclusive: bool) -> Iterator[None]:
+    """Container tests share the engine (a shared lock); a test that stops it or counts every
+    step container takes it to itself (exclusive). Whoever waits for the engine holds the
+    turnstile, so a test waiting for it alone is not starved by shared ones queueing behind it."""
+    flags = os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+    turnstile = os.open(root / "engine-turnstile.lock", flags, 0o600)
+    engine = os.open(root / "engine.lock", flags, 0o600)
+    try:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(engine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(engine)  # closing releases the lock
+        os.close(turnstile)
+
+
+@pytest.fixture(autouse=True)
+def _share_the_engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """For `container` tests: the engine shared, or to itself for `engine_alone` ones. The lock
+    files are in this session's temporary root, which pytest-xdist's workers have in common."""
+    if request.node.get_closest_marker("container") is None:
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with _engine_lock(root, exclusive=request.node.get_closest_marker("engine_alone") is not None):
+        yield
 
 
 # The background `devkit images build` (see below).

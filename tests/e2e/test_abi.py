@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import devkit
 
+from devkit.util.errors import ExitCode
+
 pytestmark = pytest.mark.e2e
 
 
@@ -40,7 +42,7 @@ def test_other_device_ext_version_is_caught(built_project, tmp_path):
     forged = tmp_path / lib.name
     forged.write_bytes(data.replace(b"custom_runtime_version=0.1.1", b"custom_runtime_version=0.9.1"))
     proc = devkit("check-abi", str(forged), "--json", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD_FAILED
     problems = [f["problem"] for f in json.loads(proc.stdout)["findings"] if f["severity"] == "error"]
     assert problems == [
         "was built with device_ext.h 0.9.1, and Paddle 3.3.1 has 0.1.1: Paddle refuses the runtime "
@@ -57,7 +59,7 @@ def test_plugin_without_core_libraries_is_caught(tmp_path):
     lib = tmp_path / "libpaddle-custom-bad.so"
     subprocess.run(["g++", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
     proc = devkit("check-abi", str(lib), "--json", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD_FAILED
     finding = json.loads(proc.stdout)["findings"][0]
     assert (
         "undefined symbol PD_RegisterPhiKernel: defined in libphi_core.so, which it does not link" in finding["problem"]
@@ -68,7 +70,7 @@ def test_plugin_without_core_libraries_is_caught(tmp_path):
 
 def test_plugin_built_against_another_paddle_is_caught(built_project):
     proc = devkit("check-abi", str(wheel_of(built_project)), "--paddle-version", "3.2.2", "--json", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD_FAILED
     findings = json.loads(proc.stdout)["findings"]
     errors = [(f["library"], f["problem"]) for f in findings if f["severity"] == "error"]
     # the plugin proper, not its loader (which links nothing of Paddle's: only glibc warnings)

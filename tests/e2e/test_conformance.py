@@ -14,6 +14,8 @@ import pytest
 from conftest import devkit
 from test_e2e import paddle_python
 
+from devkit.util.errors import ExitCode
+
 pytestmark = pytest.mark.e2e
 
 # A plausible vendor bug: the optimized GEMM path accumulates with a wrong factor.
@@ -89,7 +91,7 @@ def test_test_ops_passes_on_the_generated_backend(built_project):
 
 def test_test_ops_names_the_broken_kernel(broken_project):
     proc = devkit("test-ops", str(broken_project), "--runner", "host", "--dtypes", "float32", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED
     error = proc.stderr.strip().splitlines()[-1]
     assert "op case(s) failed: matmul [float32] (matmul, matmul_grad: out: max |diff|" in error, error
     report = json.loads((broken_project / "reports" / "test-ops-x86_64" / "report.json").read_text())
@@ -154,7 +156,7 @@ def test_verify_fallback_report_shows_ops_on_cpu(built_project, tmp_path):
         text=True,
         env={**os.environ, "STPU_FALLBACK_OPS": "matmul.*", "COLUMNS": "200"},
     )
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
     assert "fell back to CPU: matmul, matmul_grad" in checks["fallback report"]["detail"]
     assert not checks["mnist"]["passed"] and "matmul" in checks["mnist"]["detail"]
@@ -191,7 +193,7 @@ def test_check_kernels_finds_a_stale_signature_at_run_time(tmp_path):
     src.write_text(stale)
     devkit("build", str(project), "--runner", "host")
     proc = devkit("check-kernels", str(project), "--runner", "host", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED
     assert (
         "kernel signatures differ from Paddle 3.3.1: reshape_grad: 1 inputs but Paddle's kernel has 2"
         in proc.stderr.strip().splitlines()[-1]

@@ -13,17 +13,19 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PADDLE_CHECKS, devkit, render_with_opencl_sdk
+from conftest import PADDLE_CHECKS, check_json_output, devkit, render_with_opencl_sdk
 
 from devkit.run.doctor import run_doctor
 from devkit.run.engine import Engine
 from devkit.run.envs import cache_root, container_reference_envs
+from devkit.util.errors import ExitCode
 
 # What every verification runs with: the reference device as unforgiving as hardware.
 CHECK_MODES_SUMMARY = "2 devices, asynchronous streams, opaque device memory"
@@ -70,9 +72,10 @@ def test_engine_commands_print_only_json(tmp_path):
             [sys.executable, "-m", "devkit", *args, "--json"], capture_output=True, text=True, env=env
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
-        assert json.loads(proc.stdout) is not None, args  # stdout is one JSON document and nothing else
+        check_json_output(args, json.loads(proc.stdout))  # stdout is one JSON document and nothing else
 
 
+@pytest.mark.engine_alone  # counts every step container
 def test_x86_64_container_build_matches_host_contract(project):
     summary = json.loads(devkit("build", str(project), "--runner", "docker", "--json").stdout)
     assert summary["runner"].startswith("docker:devkit-builder-bullseye:")
@@ -96,6 +99,7 @@ def test_x86_64_container_verify(project):
     assert_cloned_from_a_clean_reference(summary)
 
 
+@pytest.mark.engine_alone  # counts every step container
 def test_x86_64_container_verify_distributed(project):
     """Two ranks of Paddle's launcher inside one verify container (its /dev/shm holds the
     collectives' files), and the lost-rank runs."""
@@ -174,7 +178,7 @@ def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
     devkit("build", str(project))
     proc = devkit("verify", str(project), "--steps", "20", check=False)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert proc.returncode == 1 and len(errors) == 1, proc.stderr[-2000:]
+    assert proc.returncode == ExitCode.ENVIRONMENT and len(errors) == 1, proc.stderr[-2000:]
     assert (
         ": paddle-custom-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1 "
         "could not be loaded (libOpenCL.so.1: cannot open" in errors[0]
@@ -232,7 +236,7 @@ def test_check_abi_rejects_armhf_library_for_aarch64(project, tmp_path):
         member = next(m for m in tar.getmembers() if m.name.endswith("/tests/test_stpu_device"))
         (tmp_path / "test_stpu_device").write_bytes(tar.extractfile(member).read())
     proc = devkit("check-abi", str(tmp_path / "test_stpu_device"), "--arch", "aarch64", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD_FAILED
     assert "is built for EM_ARM but aarch64 needs EM_AARCH64" in proc.stderr
 
 
@@ -281,9 +285,10 @@ def test_armhf_inference_bundle_carries_the_device_library(project):
 
 def test_armhf_rejects_paddle_version(project):
     proc = devkit("build", str(project), "--arch", "armhf", "--paddle-version", "3.2.2", check=False)
-    assert proc.returncode == 1 and "no PaddlePaddle runtime" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "no PaddlePaddle runtime" in proc.stderr
 
 
+@pytest.mark.engine_alone  # waits for, then counts, every step container
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_interrupt_leaves_no_container_and_no_wheel(tmp_path, sig):
     project = tmp_path / "STPU"
@@ -341,7 +346,7 @@ def test_golden_data_catches_a_broken_armhf_kernel(golden, tmp_path):
     break_gemm(project)
     devkit("build", str(project), "--arch", "armhf")
     proc = devkit("test-ops", str(project), "--arch", "armhf", "--golden", str(golden), check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED
     assert "op case(s) failed: matmul [float32] (gemm: out: max |diff|" in proc.stderr.strip().splitlines()[-1]
     report = json.loads((project / "reports" / "test-ops-armhf-golden" / "report.json").read_text())
     failed = {r["case"] for r in report["results"] if r["status"] == "fail"}
@@ -434,7 +439,7 @@ def test_remote_engine_build_copies_files(tmp_path, tcp_engine):
     again = json.loads(run("build", str(project), "--arch", "aarch64", "--runner", "docker", "--json").stdout)
     assert again["compiled_files"] == 0  # incremental through the copied build tree and the volume cache
     proc = run("verify", str(project), "--arch", "aarch64", "--runner", "docker")
-    assert proc.returncode == 1 and "verifying on a remote container engine" in proc.stderr
+    assert proc.returncode == ExitCode.ENVIRONMENT and "verifying on a remote container engine" in proc.stderr
 
 
 def _stop_engine_and_restart(during: subprocess.Popen) -> tuple[str, str]:
@@ -448,13 +453,14 @@ def _stop_engine_and_restart(during: subprocess.Popen) -> tuple[str, str]:
             time.sleep(0.2)
         return during.communicate(timeout=180)
     finally:
-        with open("/tmp/devkit-test-dockerd.log", "a") as log:
+        with tempfile.NamedTemporaryFile("a", prefix="devkit-test-dockerd.", suffix=".log", delete=False) as log:
             subprocess.Popen(["dockerd"], stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + 60
-        while not Engine.available() and time.monotonic() < deadline:
+        while not Engine.available(fresh=True) and time.monotonic() < deadline:
             time.sleep(0.5)
 
 
+@pytest.mark.engine_alone  # stops the engine
 @pytest.mark.skipif(
     os.geteuid() != 0 or not Path("/var/run/docker.pid").is_file(),
     reason="stopping and restarting the engine needs root and a dockerd started by hand (as in CI)",
@@ -476,10 +482,10 @@ def test_engine_stopping_mid_build_is_one_line_and_leaves_nothing(tmp_path):
     time.sleep(2)
     _, stderr = _stop_engine_and_restart(proc)
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
-    assert proc.returncode == 1, stderr
+    assert proc.returncode == ExitCode.ENVIRONMENT, stderr
     assert len(errors) == 1 and "the container engine stopped answering" in errors[0] and "Fix:" in errors[0], stderr
     assert "Traceback" not in stderr
     assert list(project.glob("dist/*")) == []
-    assert Engine.available(), "the engine did not come back"
-    Engine.connect()  # what the next devkit run does first: remove what the stopped engine left
+    assert Engine.available(fresh=True), "the engine did not come back"
+    Engine.connect(fresh=True)  # what the next devkit run does first: remove what the stopped engine left
     assert devkit_containers() == []

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from conftest import devkit
 
+from devkit.util.errors import ExitCode
+
 KERNEL_CALL = (
     "  STPU_CHECK(stpu_binary(stream_of(ctx), op, dtype_of<T>(), x.data(), &xs, y.data(), &ys, data, &os), name);"
 )
@@ -45,7 +47,7 @@ FAULT_LINE = (
 
 
 def last_error(proc) -> str:
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED, proc.stderr[-2000:]
     return [line for line in proc.stderr.splitlines() if line.startswith("error:")][-1]
 
 
@@ -93,7 +95,7 @@ def test_a_copy_to_the_host_without_waiting_for_the_queue_reads_stale_data(tmp_p
 
 def test_a_mode_verify_does_not_know_is_refused_in_one_line(built_project):
     bad = devkit("verify", str(built_project), "--modes", "sync,devices=17", check=False)
-    assert bad.returncode == 1
+    assert bad.returncode == ExitCode.INPUT
     assert bad.stderr.strip().splitlines()[-1] == (
         "error: --modes: 'devices=17' is not a device mode. Fix: use --modes with sync, host-visible, "
         "devices=N (1-16) or delay=US, comma-separated"

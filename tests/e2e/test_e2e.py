@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,6 +17,7 @@ from conftest import PADDLE_CHECKS, devkit, wheel_name
 
 from devkit.run.envs import cache_root, reference_env
 from devkit.run.step import HostRunner
+from devkit.util.errors import ExitCode
 
 pytestmark = pytest.mark.e2e
 
@@ -66,6 +68,26 @@ def test_plugin_links_paddle_core_libraries(built_project):
     assert [line.split()[-1] for line in exported.splitlines() if " T " in line] == ["InitPlugin"]
 
 
+def test_a_loader_opened_by_a_relative_path_loads_nothing_from_the_working_directory(built_project, tmp_path):
+    """The loader finds the plugin proper next to itself through dladdr, which gives the path it was
+    opened by: from a relative one, dlopen would search the working directory, which may be anyone's.
+    A plugin proper planted there is not loaded; the loader says why in one line, leaves the device
+    type unset (Paddle then skips it) and returns."""
+    loader = next(built_project.glob("build/*/libpaddle-custom-stpu.so"))
+    work = tmp_path / "cwd"
+    (work / "stpu").mkdir(parents=True)
+    shutil.copy(loader, work / loader.name)
+    planted = tmp_path / "planted.c"
+    planted.write_text('#include <stdio.h>\n__attribute__((constructor)) static void run(void) { puts("PLANTED"); }\n')
+    impl = work / "stpu" / "libpaddle-custom-stpu-impl.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", str(planted), "-o", str(impl)], check=True)
+    script = f"import ctypes; ctypes.CDLL('./{loader.name}').InitPlugin(None); print('returned', flush=True)"
+    proc = subprocess.run([sys.executable, "-c", script], cwd=work, capture_output=True, text=True)
+    assert proc.returncode == 0 and "returned" in proc.stdout and "PLANTED" not in proc.stdout, proc
+    lines = [line for line in proc.stderr.splitlines() if "stpu" in line]
+    assert len(lines) == 1 and "cannot tell which directory it was loaded from (dladdr failed)" in lines[0], proc.stderr
+
+
 def test_verify_passes_with_no_fallback(built_project):
     proc = devkit("verify", str(built_project), "--runner", "host", "--json")
     summary = json.loads(proc.stdout)
@@ -113,7 +135,7 @@ def test_stale_kernel_signature_fails_the_build_and_leaves_no_wheel(tmp_path):
     assert old != src.read_text()
     src.write_text(old)
     proc = devkit("build", str(project), "--runner", "host", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD_FAILED
     assert "ReshapeGradKernel does not match phi::ReshapeGradKernel" in proc.stderr
     assert "full log:" in proc.stderr.splitlines()[-1]
     assert list((project / "dist").glob("*.whl")) == []

@@ -14,6 +14,8 @@ import pytest
 from conftest import devkit
 from test_e2e import paddle_python
 
+from devkit.util.errors import ExitCode
+
 pytestmark = pytest.mark.e2e
 
 
@@ -108,7 +110,7 @@ def test_cpp_demo_runs_against_the_given_library_and_fails_loudly_without_one(in
         "--json",
         check=False,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED
     summary = json.loads(proc.stdout)
     cpp = next(c for c in summary["checks"] if c["name"] == "C++ demo")
     assert not cpp["passed"] and "configure C++ demo failed" in cpp["detail"]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import wheel_name
+from conftest import check_json_output, json_commands, wheel_name
 
 pytestmark = pytest.mark.e2e
 
@@ -32,24 +32,6 @@ ELSEWHERE = {
 }
 
 
-def json_commands() -> set[str]:
-    """Every devkit command with a --json option, from the CLI itself."""
-    import typer
-
-    from devkit.cli.app import app
-
-    found: set[str] = set()
-
-    def walk(command, prefix: str) -> None:
-        for name, sub in getattr(command, "commands", {}).items():
-            walk(sub, f"{prefix} {name}".strip())
-        if any("--json" in getattr(p, "opts", ()) for p in command.params):
-            found.add(prefix)
-
-    walk(typer.main.get_command(app), "")
-    return found
-
-
 def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
     """Run devkit with only the given cache; stdout must be one JSON document and nothing else."""
     proc = subprocess.run(
@@ -60,9 +42,11 @@ def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
     )
     assert proc.returncode == returncode, f"devkit {' '.join(args)}: {proc.returncode}\n{proc.stderr[-3000:]}"
     try:
-        return json.loads(proc.stdout)
+        payload = json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise AssertionError(f"devkit {' '.join(args)} --json: stdout is not JSON:\n{proc.stdout[:2000]}") from None
+    check_json_output(args, payload)
+    return payload
 
 
 def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):

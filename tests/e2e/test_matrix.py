@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import devkit, wheel_name
 
+from devkit.util.errors import ExitCode
+
 pytestmark = pytest.mark.e2e
 
 
@@ -26,7 +28,7 @@ def test_build_all_reports_each_entry_and_fails_loudly(tmp_path):
         .replace('x86_64 = ["3.3.1"]', 'x86_64 = ["3.3.1", "2.0.0"]')
     )
     proc = devkit("build", str(project), "--all", "--runner", "host", "--json", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.INPUT
     assert "2 of 4 matrix entries failed: x86_64-train-paddle2.0.0, x86_64-infer-paddle2.0.0" in proc.stderr
     summary = json.loads(proc.stdout)
     results = {e["id"]: e for e in summary["entries"]}

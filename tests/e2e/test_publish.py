@@ -16,13 +16,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import devkit
+from conftest import check_json_output, devkit
 
 from devkit.building.abi import paddle_root_for
 from devkit.building.manylinux import paddle_framework, tag_manylinux
 from devkit.project.recipes import find_recipe
 from devkit.run.envs import clone_env, reference_env, site_package
 from devkit.run.step import HostRunner
+from devkit.util.errors import ExitCode
 
 pytestmark = pytest.mark.e2e
 SECRET = "s3cret-devkit-token-0451"
@@ -104,6 +105,7 @@ def test_local_index_round_trip(with_sdist, built_project, local_index, tmp_path
         env=env,
     )
     assert proc.returncode == 0, proc.stderr
+    check_json_output(["publish"], json.loads(proc.stdout))
     uploaded = sorted(Path(f).name for f in json.loads(proc.stdout)["files"])
     assert sorted(p.name for p in packages.iterdir()) == uploaded
     assert Path(with_sdist["wheel"]).name in uploaded and "paddle_custom_stpu-0.1.0.tar.gz" in uploaded
@@ -137,15 +139,19 @@ def test_publish_to_an_unreachable_index_is_one_line(built_project, with_sdist):
     env = {k: v for k, v in os.environ.items() if not k.startswith("TWINE_")}
     argv = [sys.executable, "-m", "devkit", "publish", str(built_project), "--repository-url", url]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env)
-    assert proc.returncode == 1 and "error: no credentials for" in proc.stderr and "TWINE_PASSWORD" in proc.stderr
+    assert (
+        proc.returncode == ExitCode.INPUT
+        and "error: no credentials for" in proc.stderr
+        and "TWINE_PASSWORD" in proc.stderr
+    )
     proc = subprocess.run(
         argv, capture_output=True, text=True, env={**env, "TWINE_USERNAME": "u", "TWINE_PASSWORD": "p"}
     )
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.ENVIRONMENT
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and f"http://127.0.0.1:{port}/: the package index is unreachable" in error[0]
 
 
 def test_publish_refuses_a_url_that_is_not_one(built_project):
     proc = devkit("publish", str(built_project), "--repository-url", "pypi.example.com", check=False)
-    assert proc.returncode == 1 and "is not an http(s) URL" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "is not an http(s) URL" in proc.stderr

@@ -34,6 +34,7 @@ from devkit.run.engine import Engine
 from devkit.run.envs import cache_root, reference_env
 from devkit.run.images import builder_spec, ensure_image
 from devkit.run.step import HostRunner, Step
+from devkit.util.errors import ExitCode
 
 
 def debian_prefix() -> Path:
@@ -119,7 +120,7 @@ def test_check_abi_of_the_wheel_finds_the_sdk_the_build_provided(sdk_project, tm
     # a machine where no build provided the SDK (another cache: the shared one is other tests')
     monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "empty-cache"))
     proc = devkit("check-abi", str(wheel), check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD_FAILED
     assert (
         "was built against the opencl SDK 3.0, which devkit has not provided for x86_64 on this machine" in proc.stderr
     )
@@ -145,7 +146,7 @@ def test_the_abi_check_resolves_symbols_against_the_sdk_and_names_what_it_lacks(
 def test_a_header_the_sdk_lacks_stops_the_configure_in_one_line(tmp_path):
     project = render_with_opencl_sdk(tmp_path, "no-header", headers='"CL/cl.h", "CL/cl_vendor_ext.h"')
     proc = devkit("build", str(project), "--runner", "host", check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD_FAILED
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, proc.stderr[-2000:]
     assert re.search(
@@ -158,7 +159,7 @@ def test_a_package_apt_cannot_find_is_named(tmp_path):
     project = render_with_opencl_sdk(tmp_path, "no-package", packages=OPENCL_PACKAGES + ', "opencl-vendor-sdk"')
     proc = devkit("build", str(project), "--runner", "host", check=False)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert proc.returncode == 1 and len(errors) == 1, proc.stderr[-2000:]
+    assert proc.returncode == ExitCode.INPUT and len(errors) == 1, proc.stderr[-2000:]
     assert "tool.devkit.sdk.build.x86_64.debian has opencl-vendor-sdk, which apt cannot find" in errors[0]
     assert not list((project / "dist").glob("*.whl"))
 
@@ -342,7 +343,7 @@ def test_an_sdk_from_pip_is_installed_for_the_target(tmp_path):
         )
     wrong = devkit("build", str(project), "--runner", "host", check=False)
     errors = [line for line in wrong.stderr.splitlines() if line.startswith("error:")]
-    assert wrong.returncode == 1 and len(errors) == 1, wrong.stderr[-2000:]
+    assert wrong.returncode == ExitCode.INPUT and len(errors) == 1, wrong.stderr[-2000:]
     assert "tool.devkit.sdk.build.x86_64.hashes do not match what pip downloaded for pybind11==3.1.0" in errors[0]
     assert not list((project / "dist").glob("*.whl"))
     pyproject.write_text(pyproject.read_text().replace("0" * 64, PYBIND11_SHA256))

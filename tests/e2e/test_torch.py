@@ -19,6 +19,7 @@ import pytest
 from conftest import collective_cases, devkit, verify_distributed
 
 from devkit.run.envs import cache_root, clone_env
+from devkit.util.errors import ExitCode
 
 TORCH = "2.13.0"
 WHEEL = r"torch_stpu-0\.1\.0-py3-none-manylinux_2_\d+_x86_64\.whl"
@@ -282,14 +283,14 @@ def test_wrong_framework_wheels_are_refused_in_one_line(torch_build, built_proje
     ):
         proc = devkit("verify", "--wheel", wheel, "--framework", framework, "--runner", "host", check=False)
         errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-        assert proc.returncode == 1 and len(errors) == 1 and message in errors[0], proc.stderr
+        assert proc.returncode == ExitCode.INPUT and len(errors) == 1 and message in errors[0], proc.stderr
 
 
 def test_check_abi_and_kernels(torch_project, torch_build):
     abi = json.loads(devkit("check-abi", torch_build["wheel"], "--json").stdout)
     assert abi["ok"] and abi["framework"] == "torch" and abi["torch_version"] == TORCH
     wrong_arch = devkit("check-abi", torch_build["wheel"], "--arch", "aarch64", "--json", check=False)
-    assert wrong_arch.returncode == 1 and "EM_X86_64" in wrong_arch.stdout
+    assert wrong_arch.returncode == ExitCode.BUILD_FAILED and "EM_X86_64" in wrong_arch.stdout
     kernels = json.loads(
         devkit("check-kernels", str(torch_project), "--framework", "torch", "--runner", "host", "--json").stdout
     )
@@ -458,7 +459,9 @@ def test_fresh_names_are_refused_in_one_line_or_work_in_both_frameworks(torch_en
             continue
         assert torch_says.startswith("taken"), f"{context}: torch takes {name.lower()!r}, devkit refused it"
         errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-        assert proc.returncode == 1 and len(errors) == 1 and "PyTorch" in errors[0], f"{context}: {proc.stderr}"
+        assert proc.returncode == ExitCode.INPUT and len(errors) == 1 and "PyTorch" in errors[0], (
+            f"{context}: {proc.stderr}"
+        )
         assert "Fix: pass --device-type " in errors[0] and not project.exists()
     # The accepted name: both adapters build and pass verify (registered, ops vs CPU, LeNet trains).
     project = tmp_path / names["mixed"]

@@ -16,7 +16,7 @@ from test_bad_input import run_cli, snapshot
 
 from devkit.payload import archive_io
 from devkit.util.archives import extract_tar, extract_zip
-from devkit.util.errors import DevkitError
+from devkit.util.errors import DevkitError, ExitCode
 
 
 def _tar(path: Path, members: list[tuple[str, str, str | bytes]]) -> Path:
@@ -177,7 +177,9 @@ def test_cli_refuses_the_cve_bundle_with_one_line(tmp_path, monkeypatch):
     before = snapshot(tmp_path)
     code, _, err = run_cli(["verify", str(project), "--arch", "armhf"])
     errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert code == 1 and len(errors) == 1 and "is unsafe to unpack" in errors[0] and "Fix:" in errors[0], err
+    assert code == ExitCode.INPUT and len(errors) == 1 and "is unsafe to unpack" in errors[0] and "Fix:" in errors[0], (
+        err
+    )
     assert "Traceback" not in err
     assert (work_parent / "flag").read_text() == "original" and not (work_parent / "newfile").exists()
     written = [k for k in snapshot(tmp_path) if k not in before and not Path(k).is_dir()]

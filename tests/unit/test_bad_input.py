@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from devkit import cli
+from devkit.util.errors import ExitCode
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Case:
     id: str
     args: Callable[[Inputs], list[str]]  # the command line, given the prepared inputs
     message: str  # part of the one error line
-    code: int = 1
+    code: int = ExitCode.INPUT  # the exit code of the error's kind
     env: tuple[tuple[str, str], ...] = ()  # set for the run
 
 
@@ -67,7 +68,7 @@ class Inputs:
             "bad-target", lambda t: t.replace('targets = ["x86_64", "aarch64", "armhf"]', 'targets = ["riscv64"]')
         )
         self.negative_steps = self._project_with("neg-steps", lambda t: t.replace("steps = 200", "steps = -1"))
-        self.text_tolerance = self._project_with("text-tol", lambda t: t.replace("op-rtol = 1e-4", 'op-rtol = "x"'))
+        self.text_tolerance = self._project_with("text-tol", lambda t: t.replace("op-rtol = 0.0001", 'op-rtol = "x"'))
         self.unknown_key = self._project_with(
             "unknown-key", lambda t: t.replace('runner = "auto"', 'runner = "auto"\ncolour = "red"')
         )
@@ -361,6 +362,7 @@ CASES = [
         "sdk-debian-on-a-remote-engine",
         lambda i: ["build", str(i.sdk_debian), "--runner", "docker"],
         "tool.devkit.sdk.build.x86_64 is a debian SDK, which a remote container engine (files copied) cannot",
+        ExitCode.ENVIRONMENT,
         env=(("DEVKIT_ENGINE_FILES", "copy"),),
     ),
     Case("config-target", lambda i: ["config", "show", str(i.bad_target)], "tool.devkit.targets has 'riscv64'"),
@@ -530,11 +532,21 @@ CASES = [
     Case("test-ops-no-paddle-arch", lambda i: ["test-ops", P(i), "--arch", "armhf"], "has no Paddle runtime"),
     # CI
     Case("ci-unknown-provider", lambda i: ["ci", "--provider", "jenkins", P(i)], "unknown CI provider 'jenkins'"),
+    # the machine, not the input (exit 5)
+    Case(
+        "engine-unreachable",
+        lambda i: ["build", P(i), "--runner", "docker"],
+        "no container engine answers",
+        ExitCode.ENVIRONMENT,
+        env=(("DOCKER_HOST", "unix:///nonexistent/devkit-test.sock"),),
+    ),
     Case("matrix-unknown-entry", lambda i: ["matrix", "run", "riscv-train", P(i)], "no matrix entry 'riscv-train'"),
     # runners and usage (exit 2: the command line itself is wrong)
-    Case("runner-unknown", lambda i: ["build", P(i), "--runner", "cloud"], "Invalid value for '--runner'", 2),
-    Case("jobs-zero", lambda i: ["build", P(i), "--all", "--jobs", "0"], "Invalid value for '--jobs'", 2),
-    Case("unknown-option", lambda i: ["build", P(i), "--frobnicate"], "No such option: --frobnicate", 2),
+    Case(
+        "runner-unknown", lambda i: ["build", P(i), "--runner", "cloud"], "Invalid value for '--runner'", ExitCode.USAGE
+    ),
+    Case("jobs-zero", lambda i: ["build", P(i), "--all", "--jobs", "0"], "Invalid value for '--jobs'", ExitCode.USAGE),
+    Case("unknown-option", lambda i: ["build", P(i), "--frobnicate"], "No such option: --frobnicate", ExitCode.USAGE),
     Case(
         "unknown-framework",
         lambda i: ["build", P(i), "--framework", "tensorflow"],
@@ -580,8 +592,8 @@ CASES = [
         lambda i: ["verify", P(i), "--framework", "torch"],
         "no x86_64 PyTorch wheel in",
     ),
-    Case("unknown-command", lambda i: ["buld", P(i)], "No such command 'buld'", 2),
-    Case("missing-argument", lambda i: ["new-backend"], "Missing argument", 2),
+    Case("unknown-command", lambda i: ["buld", P(i)], "No such command 'buld'", ExitCode.USAGE),
+    Case("missing-argument", lambda i: ["new-backend"], "Missing argument", ExitCode.USAGE),
 ]
 
 

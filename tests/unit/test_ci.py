@@ -13,6 +13,8 @@ import pytest
 import yaml
 from conftest import devkit
 
+from devkit.util.errors import ExitCode
+
 SCHEMAS = {"github": "vendor.github-workflows", "gitlab": "vendor.gitlab-ci"}
 
 
@@ -112,10 +114,13 @@ def test_ci_config_changes_the_workflow(project, tmp_path):
 
 def test_unknown_provider_and_entry_are_one_line_errors(project):
     proc = devkit("ci", "--provider", "jenkins", str(project), check=False)
-    assert proc.returncode == 1 and "unknown CI provider 'jenkins'. Fix: use --provider github | gitlab" in proc.stderr
+    assert (
+        proc.returncode == ExitCode.INPUT
+        and "unknown CI provider 'jenkins'. Fix: use --provider github | gitlab" in proc.stderr
+    )
     proc = devkit("matrix", "run", "riscv-train", str(project), check=False)
     assert (
-        proc.returncode == 1
+        proc.returncode == ExitCode.INPUT
         and "no matrix entry 'riscv-train'" in proc.stderr
         and "x86_64-train-paddle3.3.1" in proc.stderr
     )

@@ -5,6 +5,8 @@ import json
 import pytest
 from conftest import devkit
 
+from devkit.util.errors import ExitCode
+
 
 def test_version():
     proc = devkit("--version")
@@ -28,7 +30,7 @@ def test_help_on_every_command(command):
 )
 def test_bad_names_fail_with_one_line(tmp_path, args, message):
     proc = devkit(*args, "--out", str(tmp_path / "out"), check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.INPUT
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0] and "Fix:" in lines[0]
     assert "Traceback" not in proc.stderr
@@ -40,7 +42,7 @@ def test_existing_output_dir_needs_force(tmp_path):
     out.mkdir()
     (out / "keep").write_text("1")
     proc = devkit("new-backend", "STPU", "--out", str(out), check=False)
-    assert proc.returncode == 1 and "--force" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "--force" in proc.stderr
     assert (out / "keep").exists()
     devkit("new-backend", "STPU", "--out", str(out), "--force")
     assert not (out / "keep").exists()
@@ -54,30 +56,30 @@ def test_new_backend_json(tmp_path):
 
 def test_build_rejects_non_project(tmp_path):
     proc = devkit("build", str(tmp_path), check=False)
-    assert proc.returncode == 1 and "not a backend project" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "not a backend project" in proc.stderr
 
 
 def test_build_rejects_unknown_arch(tmp_path):
     devkit("new-backend", "STPU", "--out", str(tmp_path / "p"))
     proc = devkit("build", str(tmp_path / "p"), "--arch", "sparc", check=False)
-    assert proc.returncode == 1 and "unknown target architecture 'sparc'" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "unknown target architecture 'sparc'" in proc.stderr
 
 
 def test_build_rejects_bad_paddle_version(tmp_path):
     devkit("new-backend", "STPU", "--out", str(tmp_path / "p"))
     proc = devkit("build", str(tmp_path / "p"), "--paddle-version", "latest", check=False)
-    assert proc.returncode == 1 and "is not a version" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "is not a version" in proc.stderr
 
 
 def test_verify_without_wheel_says_build_first(tmp_path):
     devkit("new-backend", "STPU", "--out", str(tmp_path / "p"))
     proc = devkit("verify", str(tmp_path / "p"), check=False)
-    assert proc.returncode == 1 and "devkit build" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "devkit build" in proc.stderr
 
 
 def test_debug_shows_traceback(tmp_path):
     proc = devkit("--debug", "new-backend", "int", "--out", str(tmp_path / "o"), check=False)
-    assert proc.returncode == 1 and "Traceback" in proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "Traceback" in proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -95,7 +97,7 @@ def test_usage_errors_print_usage_and_one_error_line(args, usage, message):
     """Through the installed console script, with the typer a fresh install resolves (no click of its own)."""
     proc = devkit(*args, check=False)
     lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2, proc.stderr
+    assert proc.returncode == ExitCode.USAGE, proc.stderr
     assert len(lines) == 2 and lines[0].startswith(usage), proc.stderr
     assert lines[1].startswith("error: ") and message in lines[1] and "Fix: see `devkit" in lines[1]
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr

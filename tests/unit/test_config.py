@@ -8,13 +8,14 @@ import re
 import subprocess
 import sys
 import tomllib
+from dataclasses import asdict
 
 import pytest
 from conftest import devkit
 
 from devkit.matrix.entries import matrix_entries
-from devkit.project.config import DevkitConfig, parse_config
-from devkit.util.errors import DevkitError
+from devkit.project.config import DevkitConfig, VerifySettings, parse_config
+from devkit.util.errors import DevkitError, ExitCode
 
 
 def parse(table: dict) -> DevkitConfig:
@@ -153,7 +154,7 @@ def test_config_show_and_errors_through_the_cli(tmp_path):
     pyproject.write_text(pyproject.read_text().replace("emulated-steps = 100", "emulated-step = 100"))
     for args in (["config", "show", str(project)], ["build", str(project)], ["matrix", "list", str(project)]):
         proc = devkit(*args, check=False)
-        assert proc.returncode == 1
+        assert proc.returncode == ExitCode.INPUT
         assert re.search(
             r"error: pyproject.toml: tool.devkit.verify.emulated-step is not a devkit setting\. Fix: ", proc.stderr
         ), proc.stderr
@@ -171,7 +172,7 @@ def test_flags_override_config(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "devkit", "build", str(project)], capture_output=True, text=True, env=env
     )
-    assert proc.returncode == 1 and "no container engine answers" in proc.stderr, proc.stderr
+    assert proc.returncode == ExitCode.ENVIRONMENT and "no container engine answers" in proc.stderr, proc.stderr
     # the flag overrides it: the host build starts (and is not what this test is about: stop at arg handling)
     proc = subprocess.run(
         [
@@ -189,4 +190,30 @@ def test_flags_override_config(tmp_path):
         text=True,
         env=env,
     )
-    assert proc.returncode == 1 and "--paddle-version 'not-a-version' is not a version" in proc.stderr, proc.stderr
+    assert proc.returncode == ExitCode.INPUT and "--paddle-version 'not-a-version' is not a version" in proc.stderr, (
+        proc.stderr
+    )
+
+
+def test_each_default_is_written_once_and_the_project_and_readme_come_from_it(tmp_path):
+    """The generated [tool.devkit] sections and the README's table hold the model's values (parsed
+    back, not compared as text), and what the verify steps use unset is the model's default."""
+    from pathlib import Path
+
+    from devkit.project.config import SETTINGS_SECTIONS, settings_markdown
+    from devkit.verify.infer import InferOptions
+    from devkit.verify.session import VerifyOptions
+
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    rendered = tomllib.loads((project / "pyproject.toml").read_text())["tool"]["devkit"]
+    for section, model in SETTINGS_SECTIONS.items():
+        expected = {k.replace("_", "-"): list(v) if isinstance(v, tuple) else v for k, v in asdict(model()).items()}
+        assert rendered[section] == expected, section
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert settings_markdown() in readme, "README's settings table differs from the model: paste settings_markdown()"
+    verify = VerifySettings()
+    options = VerifyOptions(recipe=None)  # type: ignore[arg-type]
+    infer = InferOptions()
+    assert (options.model, options.steps) == (verify.train_model, verify.steps)
+    assert (infer.models, infer.warmup, infer.repeats) == (verify.infer_models, verify.warmup, verify.repeats)

@@ -4,12 +4,14 @@ names (two writers of one file never clash)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
 import threading
 from pathlib import Path
 
 import pytest
+from conftest import _engine_lock
 
 from devkit.run import images
 from devkit.util.errors import DevkitError
@@ -103,3 +105,39 @@ def test_atomic_writes_keep_the_usual_permissions(tmp_path):
         assert write_atomic(tmp_path / "r.json", "{}").stat().st_mode & 0o777 == 0o644
     finally:
         os.umask(old)
+
+
+def test_the_engine_lock_lets_a_test_have_the_engine_alone_without_starving_it(tmp_path):
+    """tests/conftest.py's engine lock: a test that needs the engine alone waits for the shared
+    holders, and a shared request arriving after it waits behind it (no starvation)."""
+    events: list[str] = []
+
+    def enter(exclusive: bool) -> None:
+        with _engine_lock(tmp_path, exclusive):
+            events.append("alone" if exclusive else "shared")
+
+    def turnstile_held() -> bool:
+        fd = os.open(tmp_path / "engine-turnstile.lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+
+    with _engine_lock(tmp_path, exclusive=False):
+        alone = threading.Thread(target=enter, args=(True,))
+        alone.start()
+        for _ in range(500):  # until the exclusive request holds the turnstile, waiting for the engine
+            if turnstile_held():
+                break
+            threading.Event().wait(0.01)
+        assert turnstile_held()
+        later = threading.Thread(target=enter, args=(False,))
+        later.start()
+        later.join(0.5)
+        assert events == [] and later.is_alive()  # both wait while the first shared holder runs
+    alone.join(10)
+    later.join(10)
+    assert events == ["alone", "shared"]

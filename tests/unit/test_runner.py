@@ -279,3 +279,32 @@ def test_one_caller_builds_an_image_the_others_wait_for_it(tmp_path, monkeypatch
         tags = list(pool.map(lambda _: images.ensure_image(engine, spec, tmp_path / "images.log"), range(3)))
     assert len(set(tags)) == 1 and engine.builds == tags[:1]
     assert (tmp_path / "devkit" / "locks" / "image-verify-x86_64.lock").exists()
+
+
+def test_the_engine_is_asked_once_per_process(monkeypatch):
+    """Every step decides where it runs; the engine is pinged on the first ask only (a stub client:
+    what is counted is devkit's asking, not the engine)."""
+    from types import SimpleNamespace
+
+    from devkit.run import engine as engine_module
+    from devkit.run.select import build_cache, use_container
+
+    pings = []
+
+    class Client:
+        api = SimpleNamespace(timeout=0)
+        containers = SimpleNamespace(list=lambda **filters: [])
+
+        def ping(self) -> bool:
+            pings.append(1)
+            return True
+
+    monkeypatch.setattr(engine_module.docker, "from_env", lambda timeout: Client())
+    monkeypatch.setattr(engine_module, "_connected", {})
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/devkit-once.sock")
+    for _ in range(4):
+        assert use_container("docker") and use_container("auto")
+        build_cache("docker")
+    assert len(pings) == 1
+    engine_module.Engine.connect(fresh=True)  # asked again only when told to
+    assert len(pings) == 2

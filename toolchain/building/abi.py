@@ -12,17 +12,19 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
 from rich.markup import escape
 
+from ..payload.build_plugin import Problem
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
 from ..util.archives import validate_wheel, zip_archive
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure, DevkitError, EnvironmentProblem, InputError
 from ..util.fsutil import write_atomic
 from .elf import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, newest_versions, read_library
 from .sdk_abi import SdkExports, resolve_sdk_symbols
@@ -157,24 +159,24 @@ def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_ver
     return findings
 
 
-def _cxx11(symbols) -> bool:
+def _cxx11(symbols: Iterable[str]) -> bool:
     """Whether mangled names use the C++11 std::string ABI."""
     return any("__cxx11" in s for s in symbols)
 
 
 def libraries_in(path: Path) -> list[tuple[str, bytes]]:
     if not path.is_file():
-        raise DevkitError(f"{path} does not exist", "pass a plugin wheel or shared library")
+        raise InputError(f"{path} does not exist", "pass a plugin wheel or shared library")
     if path.suffix == ".whl":
         validate_wheel(path, "plugin wheel")
         with zip_archive(path, "plugin wheel", "pass a plugin wheel built by devkit") as zf:
             libs = [(n, zf.read(n)) for n in zf.namelist() if n.endswith(".so")]
         if not libs:
-            raise DevkitError(f"{path.name} contains no shared library", "pass a plugin wheel built by devkit")
+            raise InputError(f"{path.name} contains no shared library", "pass a plugin wheel built by devkit")
         return libs
     data = path.read_bytes()
     if data[:4] != b"\x7fELF":
-        raise DevkitError(f"{path} is neither a wheel nor an ELF library", "pass a .whl or a .so")
+        raise InputError(f"{path} is neither a wheel nor an ELF library", "pass a .whl or a .so")
     return [(path.name, data)]
 
 
@@ -185,7 +187,7 @@ def read_libraries(path: Path) -> list[tuple[LibraryAbi, bytes]]:
         try:
             libraries.append((read_library(data, name), data))
         except Exception as exc:  # pyelftools raises many kinds on a damaged file
-            raise DevkitError(
+            raise InputError(
                 f"{name} in {path} is not a readable ELF library ({type(exc).__name__}: {exc})",
                 "rebuild it; a truncated or edited library cannot be checked or loaded",
             ) from None
@@ -194,7 +196,7 @@ def read_libraries(path: Path) -> list[tuple[LibraryAbi, bytes]]:
 
 def paddle_root_for(recipe: Recipe, version: str) -> Path:
     """The target's paddle package directory: from devkit's caches, else downloaded."""
-    from ..payload.build_plugin import UNPACKED_MARKER, Problem, target_paddle
+    from ..payload.build_plugin import UNPACKED_MARKER, target_paddle
     from ..run.images import builder_spec
     from ..run.select import host_recipe
 
@@ -210,7 +212,7 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
                 if (candidate / "libs").is_dir():
                     return candidate
     if not recipe.paddle_wheel_platform:
-        raise DevkitError(
+        raise InputError(
             f"{recipe.name} has no paddlepaddle wheel to check against", "use --arch with a Paddle runtime"
         )
     cache = cached[0].parents[2] if cached else root / "host"
@@ -218,12 +220,19 @@ def paddle_root_for(recipe: Recipe, version: str) -> Path:
     try:
         return target_paddle(cache, Path(sys.executable), version, recipe.paddle_wheel_platform)
     except Problem as exc:
-        raise DevkitError(f"cannot get paddlepaddle=={version} for {recipe.name}: {exc.text}", exc.fix) from None
+        raise runtime_problem(exc, f"paddlepaddle=={version}", recipe) from None
     except Exception as exc:
-        raise DevkitError(
+        raise EnvironmentProblem(
             f"cannot get paddlepaddle=={version} for {recipe.name} ({exc})",
             "check the package index, or the version exists for that platform",
         ) from None
+
+
+def runtime_problem(exc: Problem, pin: str, recipe: Recipe) -> DevkitError:
+    """The error for a framework runtime pip could not get: the machine's when the index is
+    unreachable, the input's when no such version exists for the target."""
+    kind = EnvironmentProblem if exc.kind == "environment" else InputError
+    return kind(f"cannot get {pin} for {recipe.name}: {exc.text}", exc.fix)
 
 
 def require_abi(
@@ -243,7 +252,7 @@ def require_findings(path: Path, findings: list[AbiFinding], say_warnings: bool 
     them; verify, which checks the same wheel again, passes say_warnings=False) and return them."""
     errors = [f for f in findings if f.severity == "error"]
     if errors:
-        raise DevkitError(
+        raise BuildFailure(
             f"ABI check of {path.name} failed: {errors[0].problem}",
             errors[0].fix,
             details="\n".join(f.line() for f in findings),

@@ -11,17 +11,17 @@ from packaging.utils import parse_wheel_filename
 
 from ..project.recipes import Recipe
 from ..util.archives import wheel_metadata, zip_archive
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure
 
 
 def elf_machine(data: bytes) -> str:
-    return ELFFile(io.BytesIO(data))["e_machine"]
+    return str(ELFFile(io.BytesIO(data))["e_machine"])
 
 
 def check_elf_bytes(data: bytes, what: str, recipe: Recipe) -> None:
     machine = elf_machine(data)
     if machine != recipe.elf_machine:
-        raise DevkitError(
+        raise BuildFailure(
             f"{what} is built for {machine}, not {recipe.elf_machine} ({recipe.name})",
             f"rebuild with devkit build --arch {recipe.name}",
         )
@@ -48,7 +48,7 @@ def check_wheel_libraries(
     with zip_archive(wheel, "wheel", rebuild) as zf:
         libs = [n for n in zf.namelist() if n.startswith(f"{package}/") and n.endswith(".so")]
         if not libs:
-            raise DevkitError(f"{wheel.name} contains no {package}/*.so, so {framework} would load nothing", fix)
+            raise BuildFailure(f"{wheel.name} contains no {package}/*.so, so {framework} would load nothing", fix)
         for lib in libs:
             check_elf_bytes(zf.read(lib), f"{lib} in {wheel.name}", recipe)
     return libs
@@ -61,7 +61,7 @@ def fitting_tag(wheel: Path, recipe: Recipe, pyproject: str) -> str:
         str(t) for t in tags if (t.interpreter, t.abi) == ("py3", "none") and recipe.is_wheel_platform(t.platform)
     ]
     if not fitting:
-        raise DevkitError(
+        raise BuildFailure(
             f"{wheel.name} has tags {', '.join(sorted(map(str, tags)))}, expected py3-none-manylinux_X_Y_"
             f"{recipe.wheel_arch} (or {recipe.wheel_tag})",
             f'keep wheel.py-api = "py3" in {pyproject} and build for the right target',
@@ -84,7 +84,7 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
     paddle_pins = paddle_requirements(wheel)
     if not paddle_pins or str(paddle_pins[0].specifier) != f"=={paddle_version}":
         found = ", ".join(str(r) for r in paddle_pins) or "no paddlepaddle"
-        raise DevkitError(
+        raise BuildFailure(
             f"{wheel.name} requires {found}, expected paddlepaddle=={paddle_version}",
             "keep the paddle_pin dynamic-metadata provider in the project's pyproject.toml",
         )

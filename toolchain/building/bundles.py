@@ -22,7 +22,7 @@ from .. import __version__
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..util.archives import extract_tar, sha256_file, validate_wheel, write_tar_gz, zip_archive
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure, InputError
 from ..util.fsutil import publish_file
 
 
@@ -54,7 +54,7 @@ def make_inference_bundle(
                         target.write_bytes(zf.read(member))
             libs = list((build_tree / "device").glob(f"lib{project.device_type}_device.a"))
             if not libs:
-                raise DevkitError(
+                raise BuildFailure(
                     f"the build tree {build_tree} holds no device/lib{project.device_type}_device.a for the bundle",
                     "keep the device library target in device/CMakeLists.txt and rebuild with --clean",
                 )
@@ -70,7 +70,7 @@ def make_inference_bundle(
                     shutil.copytree(device_root / sub, root / sub, dirs_exist_ok=True)
         demo = project.root / "inference"
         if not (demo / "demo").is_dir():
-            raise DevkitError(
+            raise InputError(
                 f"{demo}/demo is missing from the project",
                 "restore inference/ from a freshly rendered project (devkit new-backend)",
             )

@@ -26,6 +26,11 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 """
 
 
+def toolchain_file_path(recipe: Recipe, build_root: Path) -> Path:
+    """Under the project's build/, which every runner sees."""
+    return build_root / f"toolchain-{recipe.name}.cmake"
+
+
 def write_toolchain_file(recipe: Recipe, build_root: Path) -> Path:
-    """Write it under the project's build/ (which every runner sees) and return its path."""
-    return write_atomic(build_root / f"toolchain-{recipe.name}.cmake", cmake_toolchain(recipe))
+    """Write it (at toolchain_file_path) and return its path."""
+    return write_atomic(toolchain_file_path(recipe, build_root), cmake_toolchain(recipe))

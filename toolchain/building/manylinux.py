@@ -22,7 +22,7 @@ from packaging.utils import parse_wheel_filename
 from ..building.abi import libraries_in, paddle_libraries
 from ..building.elf import SYSTEM_FAMILIES, LibraryAbi, newest_versions, read_library, symbol_version
 from ..util.archives import zip_archive
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure, DevkitError
 from ..util.tools import run_module
 
 # Oldest releases of common distributions with their glibc and libstdc++ (GLIBCXX) versions,
@@ -157,7 +157,7 @@ def tag_manylinux(
             raise _repair_failure(wheel, libraries, output, log)
         made = sorted(Path(scratch).glob("*.whl"))
         if len(made) != 1:
-            raise DevkitError(f"auditwheel wrote {len(made)} wheels for {wheel.name}", "inspect the log", log=log)
+            raise BuildFailure(f"auditwheel wrote {len(made)} wheels for {wheel.name}", "inspect the log", log=log)
         out_dir.mkdir(parents=True, exist_ok=True)
         repaired = [Path(shutil.move(made[0], out_dir / made[0].name))]
     tags = parse_wheel_filename(repaired[0].name)[3]
@@ -180,7 +180,7 @@ def _repair_failure(wheel: Path, libraries: list[LibraryAbi], output: str, log: 
     missing = _MISSING_LIBRARY.search(output)
     if missing:
         needer = next((lib.name for lib in libraries if missing[1] in lib.needed), wheel.name)
-        return DevkitError(
+        return BuildFailure(
             f"{needer} links {missing[1]}, which no manylinux policy allows and auditwheel cannot find to graft",
             "link that library statically into the device library, or install it where the build runs so it is "
             "grafted into the wheel",
@@ -188,13 +188,13 @@ def _repair_failure(wheel: Path, libraries: list[LibraryAbi], output: str, log: 
         )
     if "too-recent versioned symbols" in output or "is not compliant" in output or "cannot repair" in output.lower():
         newest = _newest_symbol(libraries, "GLIBC") or _newest_symbol(libraries, "GLIBCXX")
-        return DevkitError(
+        return BuildFailure(
             f"{wheel.name} fits no manylinux policy ({newest or 'see the log'})",
             'build on an older builder base ([tool.devkit] builder-base = "bullseye") or avoid that symbol',
             log=log,
         )
     last = next((line for line in reversed(output.splitlines()) if line.strip()), "no output")
-    return DevkitError(f"auditwheel could not tag {wheel.name}: {last.strip()}", "inspect the log", log=log)
+    return BuildFailure(f"auditwheel could not tag {wheel.name}: {last.strip()}", "inspect the log", log=log)
 
 
 def paddle_framework(paddle_root: Path) -> tuple[set[str], SystemFloor]:

@@ -7,7 +7,6 @@ the artifact and publishes it to PROJECT/dist/.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -18,29 +17,27 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from ..building.abi import paddle_root_for, require_abi
-from ..building.artifacts import check_elf_bytes, check_plugin_wheel
+from ..building.artifacts import check_elf_bytes
 from ..building.bundles import bundle_name as inference_bundle_name
 from ..building.bundles import make_inference_bundle
-from ..building.manylinux import PlatformReport, paddle_framework, tag_manylinux
+from ..building.manylinux import PlatformReport, tag_manylinux
 from ..building.publish import build_sdist, check_index_ready
 from ..building.sdk import preflight_sdk, provide_sdk, record_sdk_in_wheel, sdk_mounts
-from ..project.frameworks import PADDLE, TORCH, Framework
+from ..project.frameworks import PADDLE, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.envs import reference_env, site_package
-from ..run.select import BuildPlace, build_cache, build_place
+from ..run.select import BuildPlace, build_cache, build_place, use_container
 from ..run.step import Runner, Step
 from ..util.archives import sha256_file, tar_archive
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure, EnvironmentProblem, InputError
 from ..util.fsutil import exclusive_lock, publish_file
-from ..util.resources import PAYLOAD_DIR
+from .adapters import build_adapter
 from .cmake_toolchain import write_toolchain_file
-from .torch_wheel import check_torch_wheel, fetch_torch, require_torch_abi, torch_framework
+from .plan import build_log, plan_build
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
-PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
 
 
 @dataclass(frozen=True)
@@ -98,7 +95,7 @@ def resolve_runtime_version(recipe: Recipe, requested: str | None, framework: Fr
     pinned = framework.version(recipe)
     if pinned is None:
         if requested:
-            raise DevkitError(
+            raise InputError(
                 f"target {recipe.name} has no {framework.label} runtime, so {flag} does not apply",
                 f"drop {flag} for --arch {recipe.name}",
             )
@@ -107,8 +104,58 @@ def resolve_runtime_version(recipe: Recipe, requested: str | None, framework: Fr
     try:
         Version(version or "")
     except InvalidVersion:
-        raise DevkitError(f"{flag} {version!r} is not a version", f"use e.g. {flag} {pinned}") from None
+        raise InputError(f"{flag} {version!r} is not a version", f"use e.g. {flag} {pinned}") from None
     return version
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """A build as asked for, by the command line or a matrix entry; `options` checks it against
+    the project and the target, the one place those checks live."""
+
+    recipe: Recipe
+    framework: Framework = PADDLE
+    version: str | None = None  # --<framework>-version; None: the recipe's pin
+    clean: bool = False
+    runner: str = "auto"
+    infer: bool = False
+    inference_dir: Path | None = None
+    sdist: bool = False
+
+    def options(self, project: Project) -> BuildOptions:
+        framework, recipe = self.framework, self.recipe
+        if ("infer" not in framework.modes and (self.infer or self.inference_dir)) or (
+            self.sdist and not framework.sdist
+        ):
+            raise InputError(
+                f"--infer, --sdist and --paddle-inference-dir apply to the Paddle plugin, not the {framework.label} "
+                "adapter",
+                "drop them, or build with --framework paddle",
+            )
+        if self.inference_dir is not None:
+            if not self.infer:
+                raise InputError("--paddle-inference-dir applies to inference builds", "add --infer")
+            if not (self.inference_dir / "paddle" / "lib" / "libpaddle_inference.so").is_file():
+                raise InputError(
+                    f"{self.inference_dir} has no paddle/lib/libpaddle_inference.so",
+                    "point --paddle-inference-dir at an unpacked Paddle Inference release",
+                )
+        version = resolve_runtime_version(recipe, self.version, framework)
+        if self.sdist and version is None:
+            raise InputError(
+                f"{recipe.name} builds no plugin wheel, so there is no sdist to go with it", "drop --sdist"
+            )
+        return BuildOptions(
+            recipe=recipe,
+            runtime_version=version,
+            framework=framework,
+            index_url=project.config.index_url(framework),
+            clean=self.clean,
+            runner=self.runner,
+            infer=self.infer,
+            inference_dir=self.inference_dir.resolve() if self.inference_dir else None,
+            sdist=self.sdist,
+        )
 
 
 def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
@@ -127,15 +174,17 @@ def device_bundle_path(project: Project, recipe: Recipe) -> Path:
 def build(project: Project, options: BuildOptions) -> BuildResult:
     """Build one target; a second devkit building the same target of the project waits its turn,
     so dist/ never holds a mix of two builds."""
-    # torch: the target's wheel, fetched by the host into the build's cache before anything is
-    # written to the project (a torch that cannot be had is a one-line error that leaves nothing)
+    # Where it runs is asked first (the engine answers once per process): a missing engine, like
+    # an SDK or a torch that cannot be had, is a one-line error before anything is written to the
+    # project. torch: the target's wheel is fetched by the host into the build's cache.
+    use_container(options.runner)
     preflight_sdk(project.config.sdk, options.recipe, options.runner)
-    torch_root = None
-    if options.framework is TORCH and options.runtime_version:
-        torch_root = fetch_torch(
+    prefetched = None
+    if options.runtime_version:
+        prefetched = build_adapter(options.framework).prefetch_runtime(
             build_cache(options.runner), options.recipe, options.runtime_version, options.index_url
         )
-    lock = project.root / "build" / f".devkit-{options.recipe.name}{_framework_suffix(options.framework)}.lock"
+    lock = project.root / "build" / f".devkit-{options.recipe.name}{options.framework.tree_suffix}.lock"
     with exclusive_lock(
         lock,
         lambda holder: err.print(
@@ -143,20 +192,13 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
             "waiting for it to finish"
         ),
     ):
-        return _build(project, options, torch_root)
+        return _build(project, options, prefetched)
 
 
-def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> BuildResult:
+def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> BuildResult:
     recipe, framework, version = options.recipe, options.framework, options.runtime_version
     start = time.monotonic()
-    # One build tree and log per (framework, target, runtime version, mode): matrix entries never share one.
-    other_version = version and version != framework.version(recipe)
-    variant = (
-        _framework_suffix(framework)
-        + (f"-{framework.name}{version}" if other_version else "")
-        + ("-infer" if options.infer else "")
-    )
-    log = project.log_dir / f"build-{recipe.name}{variant}.log"
+    log = build_log(project, options)
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     device_only = version is None
@@ -175,10 +217,6 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
         *([project.dist_dir / f"{project.wheel_prefix}{project.version}.tar.gz"] if options.sdist else []),
     ):
         stale.unlink(missing_ok=True)
-    build_dir = f"build/{recipe.name + '-device' if device_only else recipe.wheel_tag}{variant}"
-    index_url = options.index_url if framework is TORCH else ""
-    if options.clean:
-        shutil.rmtree(project.root / build_dir, ignore_errors=True)
 
     with tempfile.TemporaryDirectory(prefix="devkit-out-") as tmp:
         out = Path(tmp)
@@ -188,91 +226,34 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
         place: BuildPlace = build_place(options.runner, recipe, project, out, log, inputs)
         runner: Runner = place.runner
         sdk = provide_sdk(sdk_settings, recipe, runner, place.cache, log) if sdk_settings else None
-        cross = not place.machine_recipe.matches(recipe.name)
-        argv = [
-            runner.python,
-            runner.path(PAYLOAD),
-            "--project",
-            runner.path(project.root),
-            "--out",
-            runner.path(out),
-            "--cache",
-            runner.path(place.cache),
-            "--env-key",
-            runner.key,
-            "--build-dir",
-            build_dir,
-            "--target",
-            recipe.name,
-            "--framework",
-            framework.name,
-            "--source",
-            framework.source_dir,
-            "--runtime-version",
-            version or "",
-            "--index-url",
-            index_url,
-        ]
-        if not (cross or device_only or framework.unpacked_runtime) and runner.key == "host":
-            # The reference env verify clones holds the same runtime: one install serves both.
-            reference = _reference_and_tools(runner, argv, version or "", log, framework)
-            argv += ["--runtime-root", runner.path(site_package(reference, framework.package))]
-        if cross:
-            argv += ["--toolchain-file", runner.path(write_toolchain_file(recipe, project.root / "build"))]
-        if not device_only and (cross or framework.unpacked_runtime):
-            argv += ["--runtime-platform", framework.wheel_platform(recipe)]
-        if cross and not device_only:
-            argv += ["--wheel-tag", recipe.wheel_tag]
-        if device_only:
-            argv += ["--device-only", "--bundle-name", device_bundle_name(project, recipe)]
-        what = "device library" if device_only else f"{framework.name} plugin wheel ({framework.name} {version})"
-        output = runner.run(
-            Step(
-                title=f"build {project.name} {what} for {recipe.name}"
-                + (" (cross)" if cross else "")
-                + (" with ON_INFER" if options.infer else ""),
-                argv=argv,
-                log=log,
-                cwd=Path(runner.path(project.root)),
-                env={
-                    "CCACHE_DIR": runner.path(place.cache / "ccache"),
-                    # Paths below the project are hashed as relative ones, so a second checkout or a new
-                    # project rendered from the same templates compiles from the cache (measured: a cold
-                    # build of a second project 32 s -> 2.6 s).
-                    "CCACHE_BASEDIR": runner.path(project.root),
-                    "ON_INFER": "ON" if options.infer else "OFF",
-                    "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
-                    "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else "",
-                    **(sdk.build_env(runner) if sdk else {}),
-                },
-            )
-        )
+        plan = plan_build(project, options, place, out, sdk, device_bundle_name(project, recipe))
+        if options.clean:
+            shutil.rmtree(project.root / plan.build_dir, ignore_errors=True)
+        if plan.toolchain_file is not None:
+            write_toolchain_file(recipe, plan.toolchain_file.parent)
+        runtime_root = None
+        if plan.reference_runtime:
+            reference = _reference_and_tools(runner, plan.step(), version or "", framework)
+            runtime_root = runner.path(site_package(reference, framework.package))
+        output = runner.run(plan.step(runtime_root))
         artifacts = [p for p in out.iterdir() if p.is_file()]
         if len(artifacts) != 1:
-            raise DevkitError(f"the build produced {len(artifacts)} artifacts, expected 1", "inspect the log", log=log)
+            raise BuildFailure(f"the build produced {len(artifacts)} artifacts, expected 1", "inspect the log", log=log)
         artifact = artifacts[0]
         platform = sdist = None
         if device_only:
             check_device_bundle(artifact, recipe)
-        elif torch_root is not None:
-            require_torch_abi(artifact, recipe, version or "", torch_root, sdk.exports() if sdk else None)
-            artifact, platform = tag_manylinux(
-                artifact, out / "tagged", *torch_framework(torch_root), log, *(sdk.wheel_rules() if sdk else ())
-            )
-            if sdk:
-                record_sdk_in_wheel(artifact, sdk.settings)
-            check_torch_wheel(artifact, recipe, version or "", wheel_prefix)
-            err.print(f"[green]✓[/] {platform.summary()}")
         else:
             version = version or ""
-            paddle_root = paddle_root_for(recipe, version)  # once: a cached target wheel is re-hashed on each lookup
-            require_abi(artifact, recipe, version, paddle_root, sdk.exports() if sdk else None)
+            adapter = build_adapter(framework)
+            root = adapter.runtime_root(recipe, version, prefetched)
+            adapter.require_abi(artifact, recipe, version, root, sdk.exports() if sdk else None, True)
             artifact, platform = tag_manylinux(
-                artifact, out / "tagged", *paddle_framework(paddle_root), log, *(sdk.wheel_rules() if sdk else ())
+                artifact, out / "tagged", *adapter.provided_libraries(root), log, *(sdk.wheel_rules() if sdk else ())
             )
             if sdk:
                 record_sdk_in_wheel(artifact, sdk.settings)
-            check_plugin_wheel(artifact, recipe, version)
+            adapter.check_wheel(artifact, recipe, version, wheel_prefix)
             err.print(f"[green]✓[/] {platform.summary()}")
             if options.sdist:
                 sdist = build_sdist(project.root, out / "sdist", version, log)
@@ -285,7 +266,7 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
         bundle = make_inference_bundle(
             project,
             recipe,
-            project.root / build_dir,
+            project.root / plan.build_dir,
             None if device_only else final,
             final if device_only else None,
             version,
@@ -306,11 +287,12 @@ def _build(project: Project, options: BuildOptions, torch_root: Path | None) -> 
     )
 
 
-def _reference_and_tools(runner: Runner, argv: list[str], version: str, log: Path, framework: Framework) -> Path:
+def _reference_and_tools(runner: Runner, build: Step, version: str, framework: Framework) -> Path:
     """The host's reference env (the runtime, a ~200 MB pip install) and the payload's build tools
     env (CMake, ninja, scikit-build-core), made side by side on first use: both mostly wait on
     downloads and unpacking (measured: 26.5 s and 8.5 s one after the other)."""
-    tools = Step(title="build tools environment", argv=[*argv, "--tools-only"], log=log)
+    log = build.log
+    tools = Step("build tools environment", [*build.argv, "--tools-only"], log, fails_as=EnvironmentProblem)
     with ThreadPoolExecutor(max_workers=1) as pool:
         made = pool.submit(runner.run, tools)  # a worker thread: no live display of its own
         reference = reference_env(runner, version, log.with_name(log.stem + "-reference-env.log"), framework)
@@ -319,17 +301,12 @@ def _reference_and_tools(runner: Runner, argv: list[str], version: str, log: Pat
     return reference
 
 
-def _framework_suffix(framework: Framework) -> str:
-    """Paddle's build trees, logs and locks keep their names; other frameworks' are suffixed."""
-    return "" if framework is PADDLE else f"-{framework.name}"
-
-
 def check_device_bundle(archive: Path, recipe: Recipe) -> None:
     """Every binary in a device bundle is built for the target."""
     with tar_archive(archive, "device bundle", "rebuild it with devkit build --clean") as tar:
         members = [m for m in tar.getmembers() if m.isfile() and "/tests/" in m.name]
         if not members:
-            raise DevkitError(f"{archive.name} holds no test binaries", "check the device library build log")
+            raise BuildFailure(f"{archive.name} holds no test binaries", "check the device library build log")
         for member in members:
             data = tar.extractfile(member).read()  # type: ignore[union-attr]
             check_elf_bytes(data, f"{archive.name}:{member.name}", recipe)

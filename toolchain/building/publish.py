@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from ..payload.build_plugin import INDEX_FIX, index_unreachable
 from ..util.archives import tar_archive, wheel_metadata, zip_archive
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure, EnvironmentProblem, InputError
 from ..util.tools import run_module
 
 _LEVEL = re.compile(r"^(ERROR|WARNING|FAILED)\s+")
@@ -33,12 +33,12 @@ def check_wheel_consistency(wheel: Path) -> None:
         metadata = wheel_metadata(zf, wheel, "wheel", fix)
         wheel_files = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/WHEEL")]
         if len(wheel_files) != 1:
-            raise DevkitError(f"{wheel.name} has {len(wheel_files)} *.dist-info/WHEEL files, not 1", fix)
+            raise BuildFailure(f"{wheel.name} has {len(wheel_files)} *.dist-info/WHEEL files, not 1", fix)
         wheel_file = Parser().parsestr(zf.read(wheel_files[0]).decode())
     _check_release(wheel, "METADATA", metadata, name, version, fix)
     declared = {tag.strip() for tag in wheel_file.get_all("Tag") or []}
     if declared != {str(t) for t in tags}:
-        raise DevkitError(
+        raise BuildFailure(
             f"{wheel.name}: its WHEEL file declares {', '.join(sorted(declared)) or 'no tags'}, the file name "
             f"{', '.join(sorted(str(t) for t in tags))}",
             fix,
@@ -52,7 +52,7 @@ def check_sdist_consistency(sdist: Path) -> None:
         stem = sdist.name.removesuffix(".tar.gz")
         member = tar.extractfile(f"{stem}/PKG-INFO") if f"{stem}/PKG-INFO" in tar.getnames() else None
         if member is None:
-            raise DevkitError(f"{sdist.name} has no {stem}/PKG-INFO", fix)
+            raise BuildFailure(f"{sdist.name} has no {stem}/PKG-INFO", fix)
         pkg_info = Parser().parsestr(member.read().decode())
     _check_release(sdist, "PKG-INFO", pkg_info, name, version, fix)
 
@@ -60,7 +60,7 @@ def check_sdist_consistency(sdist: Path) -> None:
 def _check_release(path: Path, source: str, fields: Message, name: str, version: Version, fix: str) -> None:
     """The name and version in a file's name agree with its core metadata."""
     if canonicalize_name(fields.get("Name", "")) != name or Version(fields.get("Version", "0")) != version:
-        raise DevkitError(
+        raise BuildFailure(
             f"{path.name} names {name} {version} but its {source} says {fields.get('Name')} {fields.get('Version')}",
             fix,
         )
@@ -70,7 +70,7 @@ def twine_check(files: list[Path], log: Path | None) -> None:
     """`twine check --strict`: the metadata and long description render as PyPI would show them."""
     code, output = run_module("twine", ["check", "--strict", *map(str, files)], log)
     if code != 0:
-        raise DevkitError(
+        raise BuildFailure(
             f"twine check refuses {', '.join(f.name for f in files)}: {_first_problem(output)}",
             "fix the project's README.md or pyproject.toml [project] metadata",
             log=log,
@@ -97,7 +97,7 @@ def build_sdist(project_root: Path, out_dir: Path, paddle_version: str, log: Pat
     )
     sdists = sorted(out_dir.glob("*.tar.gz"))
     if code != 0 or len(sdists) != 1:
-        raise DevkitError(f"building the sdist failed: {_first_problem(output)}", "inspect the log", log=log)
+        raise BuildFailure(f"building the sdist failed: {_first_problem(output)}", "inspect the log", log=log)
     return sdists[0]
 
 
@@ -112,16 +112,16 @@ def upload(files: list[Path], repository_url: str, log: Path | None) -> None:
     )
     unreachable = index_unreachable(output)
     if code != 0 and "Credential not found" in output:
-        raise DevkitError(
+        raise InputError(
             f"no credentials for {repository_url}",
             "set TWINE_USERNAME and TWINE_PASSWORD (an API token: TWINE_USERNAME=__token__) or store them in the "
             "keyring; devkit never takes them on the command line",
             log=log,
         )
     if code != 0 and unreachable:
-        raise DevkitError(f"{repository_url}: {unreachable}", INDEX_FIX, log=log)
+        raise EnvironmentProblem(f"{repository_url}: {unreachable}", INDEX_FIX, log=log)
     if code != 0:
-        raise DevkitError(
+        raise EnvironmentProblem(
             f"uploading to {repository_url} failed: {_first_problem(output)}",
             "check the URL and TWINE_USERNAME / TWINE_PASSWORD (or your keyring); a file already on the index "
             "cannot be uploaded again",

@@ -34,7 +34,7 @@ from ..run.envs import cache_root
 from ..run.select import use_container
 from ..run.step import Runner, Step
 from ..util.archives import extract_tar, open_regular, sha256_file
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, EnvironmentProblem, InputError
 from ..util.fsutil import exclusive_lock, staging_dir, write_atomic
 from .sdk_abi import SdkExports, shared_libraries
 
@@ -86,7 +86,7 @@ class ProvidedSdk:
         present = {p.name for p in self.library_files()}
         for lib in self.settings.runtime_libs:
             if lib not in present:
-                raise DevkitError(
+                raise InputError(
                     f"pyproject.toml: tool.devkit.sdk.runtime-libs names {lib}, which the {self.settings.name} SDK "
                     f"for {self.recipe.name} does not contain (looked in {', '.join(map(str, self.lib_dirs))})",
                     "fix the name (the file name the plugin's DT_NEEDED says, e.g. libOpenCL.so.1) or lib-dirs",
@@ -102,7 +102,7 @@ def preflight_sdk(settings: SdkSettings | None, recipe: Recipe, runner_choice: s
     source = settings.build_source(recipe)
     if source.kind != "dir" and engine_files_mode() == "copy" and use_container(runner_choice):
         # provided into devkit's cache on this machine, which a remote engine's containers do not see
-        raise DevkitError(
+        raise EnvironmentProblem(
             f"pyproject.toml: tool.devkit.sdk.{source.key} is a {source.kind} SDK, which a remote container engine "
             f"(files copied) cannot be given: only a dir SDK is copied to it",
             f'unpack the {settings.name} SDK into a directory and declare {recipe.name} = {{ dir = "..." }}, '
@@ -123,7 +123,7 @@ def sdk_mounts(settings: SdkSettings | None, recipe: Recipe) -> list[Path]:
         return []
     root = Path(source.path).expanduser()
     if not root.is_dir():
-        raise DevkitError(
+        raise InputError(
             f"pyproject.toml: tool.devkit.sdk.{source.key}.dir = {source.path!r} does not exist on this machine",
             f"install the {settings.name} SDK {settings.version} there, or point dir at where it is",
         )
@@ -132,13 +132,13 @@ def sdk_mounts(settings: SdkSettings | None, recipe: Recipe) -> list[Path]:
 
 def _check_archive(archive: Path, source: SdkSource, settings: SdkSettings, local: bool) -> None:
     if not archive.is_file():
-        raise DevkitError(
+        raise InputError(
             f"pyproject.toml: tool.devkit.sdk.{source.key}.archive = {source.path!r} does not exist on this machine",
             f"download the {settings.name} SDK {settings.version} archive there, or point archive at it",
         )
     digest = local_archive_digest(archive, source.sha256) if local else sha256_file(archive)
     if digest != source.sha256:
-        raise DevkitError(
+        raise InputError(
             f"the {settings.name} SDK archive {source.path} has sha256 {digest}, and "
             f"tool.devkit.sdk.{source.key}.sha256 says {source.sha256}",
             "download it again (it may be truncated or replaced), or correct sha256 if this archive is the one you want",
@@ -214,7 +214,9 @@ def _unpack_archive(
                 with urllib.request.urlopen(source.path, timeout=60) as response, download.open("wb") as f:
                     shutil.copyfileobj(response, f)
             except OSError as exc:
-                raise DevkitError(f"cannot download the {settings.name} SDK from {source.path}: {exc}", fix) from None
+                raise EnvironmentProblem(
+                    f"cannot download the {settings.name} SDK from {source.path}: {exc}", fix
+                ) from None
             archive = download
         else:
             archive = Path(source.path).expanduser()
@@ -223,7 +225,7 @@ def _unpack_archive(
             digest = local_archive_digest(archive, source.sha256, f) if archive != download else sha256_file(f)
             if digest != source.sha256:
                 _check_archive(archive, source, settings, local=archive != download)  # names the mismatch
-                raise DevkitError(f"{what} {source.path} changed while it was read", "run the build again")
+                raise EnvironmentProblem(f"{what} {source.path} changed while it was read", "run the build again")
             f.seek(0)
             extract_tar(archive, stage, what, fix, fileobj=f)
     finally:
@@ -263,6 +265,7 @@ def _debian(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Ru
                     "DEVKIT_APT_ARCHES": " ".join(f"-o APT::Architectures::={a}" for a in foreign),
                     "DEVKIT_APT_UPDATE": "" if system_lists else "1",
                 },
+                fails_as=EnvironmentProblem,
             )
         )
     except DevkitError as exc:
@@ -272,7 +275,7 @@ def _debian(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Ru
         if not missing:
             raise
         package = missing.group(1) or missing.group(2)
-        raise DevkitError(
+        raise InputError(
             f"pyproject.toml: tool.devkit.sdk.{source.key}.debian has {package}, which apt cannot find for "
             f"{recipe.name} on {runner.name}",
             f"check the name with `apt-cache policy {package}`",
@@ -305,12 +308,13 @@ def _pip(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runne
                     *(("--require-hashes", "-r", runner.path(requirements)) if hashed else ("--", *source.packages)),
                 ],
                 log=log,
+                fails_as=EnvironmentProblem,
             )
         )
     except DevkitError as exc:
         if "DO NOT MATCH THE HASHES" not in exc.details:
             raise
-        raise DevkitError(
+        raise InputError(
             f"pyproject.toml: tool.devkit.sdk.{source.key}.hashes do not match what pip downloaded for "
             f"{' '.join(source.packages)}",
             "check the hashes (pip download NAME==VERSION --no-deps, then sha256sum the file): a file that "

@@ -26,8 +26,8 @@ from ..project.frameworks import TORCH
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
 from ..util.archives import validate_wheel, zip_archive
-from ..util.errors import DevkitError
-from .abi import read_libraries, require_findings
+from ..util.errors import BuildFailure
+from .abi import read_libraries, require_findings, runtime_problem
 from .artifacts import check_wheel_libraries, fitting_tag, requirements_on
 from .elf import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, symbol_version
 from .manylinux import SystemFloor
@@ -62,7 +62,7 @@ def fetch_torch(cache: Path, recipe: Recipe, version: str, index_url: str = "") 
             cache, Path(sys.executable), RUNTIMES["torch"], version, TORCH.wheel_platform(recipe), index_url
         )
     except Problem as exc:
-        raise DevkitError(f"cannot get torch=={version} for {recipe.name}: {exc.text}", exc.fix) from None
+        raise runtime_problem(exc, f"torch=={version}", recipe) from None
 
 
 def _torch_libraries(torch_root: Path) -> list[Path]:
@@ -201,9 +201,14 @@ def check_torch_abi(
 
 
 def require_torch_abi(
-    path: Path, recipe: Recipe, version: str, torch_root: Path | None = None, sdk: SdkExports | None = None
+    path: Path,
+    recipe: Recipe,
+    version: str,
+    torch_root: Path | None = None,
+    sdk: SdkExports | None = None,
+    say_warnings: bool = True,
 ) -> None:
-    require_findings(path, check_torch_abi(path, recipe, version, torch_root, sdk))
+    require_findings(path, check_torch_abi(path, recipe, version, torch_root, sdk), say_warnings)
 
 
 def torch_requirements(wheel: Path) -> list[Requirement]:
@@ -230,7 +235,7 @@ def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) ->
     validate_wheel(wheel, "PyTorch adapter wheel")
     name = parse_wheel_filename(wheel.name)[0]
     if not wheel.name.startswith(prefix):
-        raise DevkitError(f"{wheel.name} is not named {prefix}*", "build it from the project's pytorch/ directory")
+        raise BuildFailure(f"{wheel.name} is not named {prefix}*", "build it from the project's pytorch/ directory")
     tag = fitting_tag(wheel, recipe, "pytorch/pyproject.toml")
     package = str(name).replace("-", "_")
     libs = check_wheel_libraries(
@@ -244,12 +249,12 @@ def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) ->
     pins = torch_requirements(wheel)
     if not pins or str(pins[0].specifier) != f"=={version}":
         found = ", ".join(map(str, pins)) or "no torch"
-        raise DevkitError(
+        raise BuildFailure(
             f"{wheel.name} requires {found}, expected torch=={version}",
             "keep the torch_pin dynamic-metadata provider in pytorch/pyproject.toml",
         )
     if not is_torch_wheel(wheel):
-        raise DevkitError(
+        raise BuildFailure(
             f"{wheel.name} declares no torch.backends entry point, so `import torch` would not load it",
             'keep [project.entry-points."torch.backends"] in pytorch/pyproject.toml',
         )

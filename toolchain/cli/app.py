@@ -11,6 +11,7 @@ import errno
 import signal
 import sys
 import traceback
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -18,7 +19,7 @@ from rich.markup import escape
 
 from .. import __version__
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, ExitCode
 from . import build, images, matrix, publish, scaffold, verify
 
 # Help texts are plain text: "[tool.devkit]" must not be read as rich markup (it vanished).
@@ -77,7 +78,7 @@ def main_options(
     _state["debug"] = debug
 
 
-def _terminate(signum, frame) -> None:
+def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # SIGTERM (a cancelled CI job) cleans up like Ctrl-C: no container, no partial artifact
 
 
@@ -121,12 +122,12 @@ def main() -> None:
         err.print(f"[red]error:[/] {escape(exc.one_line())}", markup=True)
         if _state["debug"]:
             traceback.print_exc()
-        sys.exit(1)
+        sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err.print("[red]error:[/] interrupted; no partial output was kept")
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except typer.TyperException as exc:  # usage errors (typer >= 0.29 carries its own click)
         _usage_error(exc)
         sys.exit(exc.exit_code)
@@ -134,9 +135,9 @@ def main() -> None:
         if _state["debug"]:
             traceback.print_exc()
         err.print(f"[red]error:[/] {escape(_os_problem(exc))}", highlight=False)
-        sys.exit(1)
+        sys.exit(ExitCode.ENVIRONMENT)
     except Exception as exc:
         if _state["debug"]:
             traceback.print_exc()
         err.print(f"[red]error:[/] internal error: {exc}. Fix: rerun with --debug and report the traceback")
-        sys.exit(3)
+        sys.exit(ExitCode.INTERNAL)

@@ -8,12 +8,10 @@ from typing import Annotated
 
 import typer
 
-from ..building.plugin import BuildOptions, build, resolve_runtime_version
-from ..project.frameworks import PADDLE
+from ..building.plugin import BuildRequest, build
 from ..project.project import Project, load_project
-from ..project.recipes import find_recipe
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from . import views
 from .options import (
     ArchOpt,
@@ -26,12 +24,13 @@ from .options import (
     TorchVersionOpt,
     emit_json,
     runner_name,
+    target_recipe,
 )
 
 
 def build_command(
     project_dir: ProjectArg = Path("."),
-    arch: ArchOpt = "x86_64",
+    arch: ArchOpt = None,
     framework: FrameworkOpt = None,
     paddle_version: PaddleVersionOpt = None,
     torch_version: TorchVersionOpt = None,
@@ -63,39 +62,23 @@ def build_command(
     if all_entries:
         return build_matrix(project, runner_choice, jobs, as_json)
     adapter = project.framework(framework)
-    recipe = find_recipe(arch)
-    other = paddle_version if adapter is not PADDLE else torch_version
+    recipe = target_recipe(arch)
+    versions = {"paddle": paddle_version, "torch": torch_version}  # each framework's --<name>-version
+    other = [name for name, value in versions.items() if value and name != adapter.name]
     if other:
-        raise DevkitError(
-            f"--{'paddle' if adapter is not PADDLE else 'torch'}-version does not apply to a {adapter.label} build",
-            f"use --{adapter.name}-version",
+        raise InputError(
+            f"--{other[0]}-version does not apply to a {adapter.label} build", f"use --{adapter.name}-version"
         )
-    if adapter is not PADDLE and (infer or sdist or paddle_inference_dir):
-        raise DevkitError(
-            f"--infer, --sdist and --paddle-inference-dir apply to the Paddle plugin, not the {adapter.label} adapter",
-            "drop them, or build with --framework paddle",
-        )
-    if paddle_inference_dir is not None:
-        if not infer:
-            raise DevkitError("--paddle-inference-dir applies to inference builds", "add --infer")
-        if not (paddle_inference_dir / "paddle" / "lib" / "libpaddle_inference.so").is_file():
-            raise DevkitError(
-                f"{paddle_inference_dir} has no paddle/lib/libpaddle_inference.so",
-                "point --paddle-inference-dir at an unpacked Paddle Inference release",
-            )
-    options = BuildOptions(
+    options = BuildRequest(
         recipe=recipe,
-        runtime_version=resolve_runtime_version(recipe, paddle_version or torch_version, adapter),
         framework=adapter,
-        index_url=project.config.torch.index_url,
+        version=versions.get(adapter.name),
         clean=clean,
         runner=runner_choice,
         infer=infer,
-        inference_dir=paddle_inference_dir.resolve() if paddle_inference_dir else None,
+        inference_dir=paddle_inference_dir,
         sdist=sdist,
-    )
-    if sdist and options.runtime_version is None:
-        raise DevkitError(f"{recipe.name} builds no plugin wheel, so there is no sdist to go with it", "drop --sdist")
+    ).options(project)
     result = build(project, options)
     if as_json:
         emit_json(result.as_dict())
@@ -104,7 +87,7 @@ def build_command(
 
 
 def build_matrix(project: Project, runner_choice: str, jobs: int | None, as_json: bool) -> None:
-    from ..matrix.entries import build_all, default_jobs, matrix_entries, write_reports
+    from ..matrix.entries import build_all, default_jobs, failure_of, matrix_entries, write_reports
 
     entries = matrix_entries(project.config)
     jobs = jobs or project.config.jobs or default_jobs()
@@ -130,7 +113,8 @@ def build_matrix(project: Project, runner_choice: str, jobs: int | None, as_json
         err.print(f"reports: {json_path}  {junit_path}")
     failed = [o.entry.id for o in outcomes if not o.passed]
     if failed:
-        raise DevkitError(
+        raise failure_of(
+            outcomes,
             f"{len(failed)} of {len(outcomes)} matrix entries failed: {', '.join(failed)}",
             f"see {json_path} and each entry's log",
         )

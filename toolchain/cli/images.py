@@ -10,9 +10,9 @@ import typer
 from ..project.config import BUILDER_BASES, DEFAULT_BUILDER_BASE, VERIFY_SUITE
 from ..project.recipes import all_recipes, find_recipe
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import EnvironmentProblem
 from . import views
-from .options import JsonOpt, emit_json
+from .options import JsonOpt, emit_json, target_recipe
 
 SuiteOpt = Annotated[
     str, typer.Option("--suite", help=f"Debian release: {', '.join(BUILDER_BASES)} (verify images use bookworm).")
@@ -20,7 +20,9 @@ SuiteOpt = Annotated[
 
 
 def images_bootstrap(
-    arch: Annotated[str, typer.Option("--arch", help="Target whose Debian base to make.")] = "x86_64",
+    arch: Annotated[
+        str | None, typer.Option("--arch", help="Target whose Debian base to make (default: this machine's).")
+    ] = None,
     suite: SuiteOpt = VERIFY_SUITE,
     as_json: JsonOpt = False,
 ) -> None:
@@ -29,7 +31,7 @@ def images_bootstrap(
     from ..run.envs import cache_root
     from ..run.images import bootstrap_base, check_suite
 
-    recipe = find_recipe(arch)
+    recipe = target_recipe(arch)
     check_suite(suite)
     start = time.monotonic()
     info = bootstrap_base(
@@ -110,4 +112,4 @@ def doctor(as_json: JsonOpt = False) -> None:
     else:
         views.show_doctor(checks)
     if any(c.required and not c.ok for c in checks):
-        raise DevkitError("some required pieces are missing", "apply the fixes listed above")
+        raise EnvironmentProblem("some required pieces are missing", "apply the fixes listed above")

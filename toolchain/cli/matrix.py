@@ -9,7 +9,6 @@ import typer
 
 from ..project.project import load_project
 from ..util.console import err
-from ..util.errors import DevkitError
 from . import views
 from .options import JsonOpt, ProjectArg, RunnerOpt, emit_json, runner_name
 
@@ -34,7 +33,7 @@ def matrix_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Build and verify one matrix entry: what each CI job runs. Reports go to reports/ENTRY/."""
-    from ..matrix.entries import find_entry
+    from ..matrix.entries import failure_of, find_entry
     from ..matrix.run import run_entry
 
     project = load_project(project_dir)
@@ -60,7 +59,7 @@ def matrix_run(
         )
     failed = [o for o in run.outcomes if not o.passed]
     if failed:
-        raise DevkitError(f"matrix entry {entry.id} failed: {failed[0].error}", f"see {run.report}")
+        raise failure_of(run.outcomes, f"matrix entry {entry.id} failed: {failed[0].error}", f"see {run.report}")
     err.print(f"[green]✓[/] {entry.id}: built and verified; reports in {report_dir}")
 
 

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ..project.project import Project, load_project
+from ..project.recipes import Recipe, find_recipe
 from ..util.console import json_stream, reserve_stdout_for_json
 
 
@@ -26,7 +27,12 @@ ArtifactProjectArg = Annotated[
 ]
 WheelOpt = Annotated[Path | None, typer.Option("--wheel", help="Use this wheel instead of a project's.")]
 ArchOpt = Annotated[
-    str, typer.Option("--arch", help="Target architecture: a recipe name or alias (x86_64, armv8, armhf, ...).")
+    str | None,
+    typer.Option(
+        "--arch",
+        help="Target architecture: a recipe name or alias (x86_64, armv8, armhf, ...). Default: this machine's.",
+        show_default=False,
+    ),
 ]
 RunnerOpt = Annotated[
     RunnerChoice | None,
@@ -85,3 +91,10 @@ def emit_json(payload: object) -> None:
     out = json_stream()
     out.write(json.dumps(payload, indent=2, default=str) + "\n")
     out.flush()
+
+
+def target_recipe(arch: str | None) -> Recipe:
+    """The recipe --arch names; without --arch, this machine's."""
+    from ..run.select import host_recipe
+
+    return find_recipe(arch) if arch is not None else host_recipe()

@@ -9,7 +9,7 @@ import typer
 
 from ..project.project import load_project
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from .options import JsonOpt, ProjectArg, emit_json
 
 
@@ -29,7 +29,7 @@ def publish(
     from ..building.publish import upload
 
     if not repository_url.startswith(("http://", "https://")):
-        raise DevkitError(
+        raise InputError(
             f"--repository-url {repository_url!r} is not an http(s) URL" if repository_url else "no --repository-url",
             "pass your index's upload URL, e.g. --repository-url https://pypi.example.com/legacy/",
         )
@@ -37,7 +37,7 @@ def publish(
     stem = f"{project.wheel_prefix}{project.version}"
     files = sorted(project.dist_dir.glob(f"{stem}-*.whl")) + sorted(project.dist_dir.glob(f"{stem}.tar.gz"))
     if not files:
-        raise DevkitError(
+        raise InputError(
             f"no wheel of {project.distribution} {project.version} in {project.dist_dir}",
             f"run `devkit build {project.root}` (add --sdist for the source distribution) first",
         )

@@ -9,11 +9,12 @@ import typer
 from rich.markup import escape
 
 from ..building.plugin import resolve_paddle_version
+from ..project.config import VerifySettings
 from ..project.frameworks import PADDLE
-from ..project.recipes import find_recipe
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure, InputError, VerificationFailure
 from ..verify.modes import MODES_HELP, DeviceModes
+from ..verify.report import Check
 from ..verify.request import VerifyRequest, framework_for, reports_root, run_verification, verify_options
 from ..verify.session import VerifyResult, wheel_to_check
 from ..verify.torch_verify import run_torch_checks
@@ -39,13 +40,16 @@ from .options import (
     emit_json,
     project_unless_wheel,
     runner_name,
+    target_recipe,
 )
+
+_VERIFY = VerifySettings()  # the defaults the help states
 
 
 def verify(
     project_dir: ArtifactProjectArg = None,
     wheel: WheelOpt = None,
-    arch: ArchOpt = "x86_64",
+    arch: ArchOpt = None,
     framework: FrameworkOpt = None,
     model: Annotated[
         str | None,
@@ -55,7 +59,10 @@ def verify(
         ),
     ] = None,
     steps: Annotated[
-        int | None, typer.Option("--steps", help="Training steps (default 200 native, 100 emulated).")
+        int | None,
+        typer.Option(
+            "--steps", help=f"Training steps (default {_VERIFY.steps} native, {_VERIFY.emulated_steps} emulated)."
+        ),
     ] = None,
     data: Annotated[Path | None, typer.Option("--data", help="Directory with MNIST idx files.")] = None,
     report_dir: ReportDirOpt = None,
@@ -67,9 +74,11 @@ def verify(
         Path | None, typer.Option("--model-dir", help="With --infer: a user's exported model.")
     ] = None,
     warmup: Annotated[
-        int | None, typer.Option("--warmup", help="With --infer: runs before timing (default 10).")
+        int | None, typer.Option("--warmup", help=f"With --infer: runs before timing (default {_VERIFY.warmup}).")
     ] = None,
-    repeats: Annotated[int | None, typer.Option("--repeats", help="With --infer: timed runs (default 30).")] = None,
+    repeats: Annotated[
+        int | None, typer.Option("--repeats", help=f"With --infer: timed runs (default {_VERIFY.repeats}).")
+    ] = None,
     paddle_inference_dir: PaddleInferenceDirOpt = None,
     modes: Annotated[str, typer.Option("--modes", help=MODES_HELP)] = "",
     distributed: Annotated[
@@ -84,7 +93,7 @@ def verify(
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
-    recipe = find_recipe(arch)
+    recipe = target_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     request = VerifyRequest(
         model=model,
@@ -112,7 +121,7 @@ def verify(
     else:
         views.show_verify(result, recipe)
     if not result.passed:
-        raise DevkitError(
+        raise VerificationFailure(
             f"verification failed: {', '.join(c.name for c in result.report.failed)}", f"see {result.report_path}"
         )
 
@@ -120,7 +129,7 @@ def verify(
 def test_ops(
     project_dir: ArtifactProjectArg = None,
     wheel: WheelOpt = None,
-    arch: ArchOpt = "x86_64",
+    arch: ArchOpt = None,
     framework: FrameworkOpt = None,
     ops: Annotated[
         str,
@@ -158,11 +167,11 @@ def test_ops(
     from ..verify.ops import parse_selection, run_torch_opinfo
 
     if gen_golden and golden:
-        raise DevkitError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
+        raise InputError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
     if gen_golden:
         version = resolve_paddle_version(host_recipe(), paddle_version)
         if version is None:
-            raise DevkitError(
+            raise InputError(
                 f"{host_recipe().name} has no Paddle runtime to record golden data with",
                 "record golden data on a machine with a Paddle runtime (x86_64)",
             )
@@ -180,12 +189,12 @@ def test_ops(
                 f"CPU into {summary['golden_dir']}"
             )
         return
-    recipe = find_recipe(arch)
+    recipe = target_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     adapter = framework_for(project, wheel, framework)
     if adapter is not PADDLE:
         if golden:
-            raise DevkitError("--golden checks the device library, whichever framework", "drop --framework")
+            raise InputError("--golden checks the device library, whichever framework", "drop --framework")
         options = verify_options(project, recipe, runner_name(runner), adapter)
         mode = "opinfo-all" if all_ops else "opinfo"
         report_dir = (report_dir or reports_root(project) / f"test-ops-{recipe.name}-{adapter.name}").resolve()
@@ -193,7 +202,7 @@ def test_ops(
         result = run_torch_opinfo(wheel_to_check(project, wheel, recipe, adapter), options, ops, all_ops, report_dir)
     else:
         if all_ops:
-            raise DevkitError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
+            raise InputError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
         ops, dtype_list = parse_selection(ops, dtypes)
         result = _paddle_test_ops(project, wheel, recipe, runner, golden, ops, dtype_list, report_dir)
         mode = "golden" if golden else "ops"
@@ -220,11 +229,11 @@ def _paddle_test_ops(
     ).resolve()
     if golden:
         if project is None:
-            raise DevkitError("--golden checks a project's device library bundle", "pass the project directory")
+            raise InputError("--golden checks a project's device library bundle", "pass the project directory")
         result = run_golden(device_bundle_path(project, recipe), golden, options, report_dir)
     else:
         if not recipe.has_paddle_runtime:
-            raise DevkitError(
+            raise InputError(
                 f"{recipe.name} has no Paddle runtime to compare with",
                 f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {recipe.name} --golden DIR",
             )
@@ -253,7 +262,7 @@ def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Projec
         views.show_test_ops(report, recipe, mode, report_dir)
     if not report.passed:
         name = project.name if project else "NAME"
-        raise DevkitError(
+        raise VerificationFailure(
             f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
             f"see {report_dir / 'report.md'}; isolate a kernel with {name}_FALLBACK_OPS or {name}_AUTOCOMPARE=1",
         )
@@ -263,7 +272,7 @@ def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Projec
 def check_kernels(
     project_dir: ArtifactProjectArg = None,
     wheel: WheelOpt = None,
-    arch: ArchOpt = "x86_64",
+    arch: ArchOpt = None,
     framework: FrameworkOpt = None,
     runner: RunnerOpt = None,
     as_json: JsonOpt = False,
@@ -271,7 +280,7 @@ def check_kernels(
     """Load the plugin into its framework and check each registered kernel's signature against the framework's."""
     from ..verify.train import run_check_kernels
 
-    recipe = find_recipe(arch)
+    recipe = target_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     adapter = framework_for(project, wheel, framework)
     if adapter is not PADDLE:
@@ -285,7 +294,10 @@ def check_kernels(
     options = verify_options(project, recipe, runner_name(runner))
     report_dir = reports_root(project) / f"check-kernels-{recipe.name}"
     result = run_check_kernels(wheel_to_check(project, wheel, recipe), options, report_dir.resolve())
-    check = result.report.check("kernel signatures") or result.report.checks[-1]
+    # (absent when the payload stopped before comparing: its first failed check says why)
+    check = result.report.check("kernel signatures") or next(
+        iter(result.report.failed), Check("kernel signatures", False, "no checks ran")
+    )
     mismatched = list(check.data.get("mismatched", []))
     if as_json:
         emit_json(
@@ -300,7 +312,7 @@ def check_kernels(
     elif result.passed:
         err.print(f"[green]✓[/] {escape(check.detail)}")
     if not result.passed:
-        raise DevkitError(
+        raise VerificationFailure(
             f"kernel signatures differ from Paddle {result.report.paddle_version}: "
             + ("; ".join(mismatched) or check.detail),
             "update each named kernel to the declaration in paddle/phi/kernels/ of that Paddle "
@@ -310,35 +322,27 @@ def check_kernels(
 
 def check_abi(
     path: Annotated[Path, typer.Argument(help="A plugin wheel or shared library.")],
-    arch: ArchOpt = "x86_64",
+    arch: ArchOpt = None,
     framework: FrameworkOpt = None,
     paddle_version: PaddleVersionOpt = None,
     torch_version: TorchVersionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check, without loading it, that a plugin links, and matches the target's machine and framework."""
-    from ..building.abi import check_abi as run_check_abi
-    from ..building.torch_wheel import check_torch_abi, pinned_torch
-    from ..verify.session import pinned_paddle
+    from ..building.adapters import build_adapter
 
-    recipe = find_recipe(arch)
+    recipe = target_recipe(arch)
     adapter = framework_for(None, path, framework)
+    checks = build_adapter(adapter)
     is_wheel = path.suffix == ".whl" and path.is_file()
-    if adapter is PADDLE:
-        label = "Paddle"
-        version = paddle_version or (pinned_paddle(path) if is_wheel else None) or recipe.paddle_version
-    else:
-        label = "torch"
-        version = torch_version or (pinned_torch(path) if is_wheel else None) or adapter.version(recipe)
+    requested = {"paddle": paddle_version, "torch": torch_version}.get(adapter.name)
+    version = requested or (checks.pinned_in(path) if is_wheel else None) or adapter.version(recipe)
     if not version:
-        raise DevkitError(
+        raise InputError(
             f"{recipe.name} has no {adapter.label} runtime to check against",
             f"pass --arch with a {adapter.label} runtime",
         )
-    if adapter is PADDLE:
-        findings = run_check_abi(path, recipe, version)
-    else:
-        findings = check_torch_abi(path, recipe, version)
+    findings = checks.check_abi(path, recipe, version)
     errors = [f for f in findings if f.severity == "error"]
     if as_json:
         emit_json(
@@ -354,12 +358,14 @@ def check_abi(
             }
         )
     elif not errors:
-        what = "build info, device_ext.h" if adapter is PADDLE else "torch version, C++11 ABI"
-        err.print(f"[green]✓[/] {path.name}: loads into {label} {version} on {recipe.name} (machine, symbols, {what})")
+        err.print(
+            f"[green]✓[/] {path.name}: loads into {checks.label} {version} on {recipe.name} "
+            f"(machine, symbols, {checks.abi_checks})"
+        )
     for f in findings:
         err.print(f"{'[red]✗' if f.severity == 'error' else '[yellow]!'}[/] {escape(f.line())}", markup=True)
     if errors:
-        raise DevkitError(f"{len(errors)} ABI problem(s) in {path.name}: {errors[0].problem}", errors[0].fix)
+        raise BuildFailure(f"{len(errors)} ABI problem(s) in {path.name}: {errors[0].problem}", errors[0].fix)
 
 
 def _finish_torch_checks(result: VerifyResult, as_json: bool, what: str) -> None:
@@ -377,7 +383,7 @@ def _finish_torch_checks(result: VerifyResult, as_json: bool, what: str) -> None
         err.print(f"{mark} {check.name}: {escape(check.detail)}")
     if not result.passed:
         failed = result.report.failed[0] if result.report.failed else None
-        raise DevkitError(
+        raise VerificationFailure(
             f"{what}: {failed.detail if failed else 'no checks ran'}",
             f"see {result.report_path}; isolate a kernel with <NAME>_FALLBACK_OPS or <NAME>_AUTOCOMPARE=1",
         )

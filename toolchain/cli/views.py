@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..building.plugin import BuildResult
+from ..project.frameworks import find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..util.console import err
@@ -23,7 +24,7 @@ _OP_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]E
 def show_build(result: BuildResult) -> None:
     # Unity builds compile several source files per compiler run: the count is of compiler runs.
     what = "nothing recompiled" if result.compiled_files == 0 else f"{result.compiled_files} compiler runs"
-    runtime = "paddlepaddle" if result.framework == "paddle" else result.framework
+    runtime = find_framework(result.framework).runtime
     pin = f", {runtime}=={result.runtime_version}" if result.runtime_version else ""
     err.print(
         f"[green]✓[/] built {result.artifact} ({result.arch}{pin}; {what}; {result.seconds:.1f} s on {result.runner})"

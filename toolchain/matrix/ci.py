@@ -7,6 +7,7 @@ and uploads the entry's wheel / bundle (dist/matrix/ID) and reports (reports/ID)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -14,7 +15,7 @@ from ..matrix.entries import Entry, matrix_entries
 from ..project.config import CI_PROVIDERS
 from ..project.project import Project
 from ..project.recipes import find_recipe
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from ..util.fsutil import write_atomic
 
 # The hosted runners both providers offer by default (ubuntu-24.04, saas-linux-*-amd64).
@@ -35,7 +36,7 @@ def _artifact_paths(entry_id: str) -> list[str]:
     return [f"dist/matrix/{entry_id}/", f"reports/{entry_id}/"]
 
 
-def github_workflow(project: Project) -> dict:
+def github_workflow(project: Project) -> dict[str, Any]:
     config = project.config
     include = [
         {"id": e.id, "target": e.recipe.name, "mode": e.mode, "qemu": _qemu_platform(e)} for e in matrix_entries(config)
@@ -77,11 +78,11 @@ def github_workflow(project: Project) -> dict:
     }
 
 
-def gitlab_pipeline(project: Project) -> dict:
+def gitlab_pipeline(project: Project) -> dict[str, Any]:
     """Jobs run in a Python image next to a docker:dind service: a remote engine
     (DOCKER_HOST=tcp://docker:2375), for which devkit copies files instead of bind-mounting."""
     config = project.config
-    pipeline: dict = {
+    pipeline: dict[str, Any] = {
         "stages": ["matrix"],
         "variables": {"DOCKER_HOST": "tcp://docker:2375", "DOCKER_TLS_CERTDIR": ""},
         ".devkit": {
@@ -120,7 +121,7 @@ _Dumper.add_representer(
 
 def write_ci(project: Project, provider: str, out: Path | None) -> Path:
     if provider not in CI_PROVIDERS:
-        raise DevkitError(f"unknown CI provider {provider!r}", f"use --provider {' | '.join(CI_PROVIDERS)}")
+        raise InputError(f"unknown CI provider {provider!r}", f"use --provider {' | '.join(CI_PROVIDERS)}")
     document = github_workflow(project) if provider == "github" else gitlab_pipeline(project)
     path = (out or project.root / DEFAULT_PATHS[provider]).resolve()
     text = HEADER.format(provider=provider) + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=120)

@@ -18,7 +18,7 @@ from ..project.config import DevkitConfig
 from ..project.frameworks import PADDLE, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe, find_recipe
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.fsutil import publish_file, write_atomic
 from ..verify.distributed import runs_distributed
 from ..verify.junit import Case, write_junit
@@ -36,8 +36,7 @@ class Entry:
         """x86_64-train-paddle3.3.1 (Paddle's ids predate the framework axis), x86_64-torch-train-torch2.13.0."""
         if self.version is None:
             return f"{self.recipe.name}-device"
-        axis = "" if self.framework is PADDLE else f"{self.framework.name}-"
-        return f"{self.recipe.name}-{axis}{self.mode}-{self.framework.name}{self.version}"
+        return f"{self.recipe.name}{self.framework.tree_suffix}-{self.mode}-{self.framework.name}{self.version}"
 
     @property
     def paddle_version(self) -> str | None:
@@ -82,7 +81,7 @@ def find_entry(config: DevkitConfig, entry_id: str) -> Entry:
     for entry in entries:
         if entry.id == entry_id:
             return entry
-    raise DevkitError(
+    raise InputError(
         f"no matrix entry {entry_id!r} in this project",
         f"use one of: {', '.join(e.id for e in entries)} (see `devkit matrix list`)",
     )
@@ -97,6 +96,7 @@ class EntryOutcome:
     artifacts: list[Path] = field(default_factory=list)
     error: str = ""
     log: Path | None = None
+    failed_as: type[DevkitError] | None = None  # the kind of the failure (the exit code it gives)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -106,6 +106,7 @@ class EntryOutcome:
             "seconds": round(self.seconds, 1),
             "artifacts": [str(a) for a in self.artifacts],
             "error": self.error,
+            "exit_code": int(self.failed_as.exit_code) if self.failed_as else 0,
             "log": str(self.log) if self.log else None,
         }
 
@@ -113,30 +114,20 @@ class EntryOutcome:
 def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
     """Build one entry; its artifacts are copied to dist/matrix/ID/ (entries of one target
     share dist/, where the next entry replaces them)."""
-    from ..building.plugin import BuildOptions, build
+    from ..building.plugin import BuildRequest, build
 
     outcome = EntryOutcome(entry)
     start = time.monotonic()
     try:
-        result = build(
-            project,
-            BuildOptions(
-                recipe=entry.recipe,
-                runtime_version=entry.version,
-                framework=entry.framework,
-                runner=runner,
-                infer=entry.infer,
-                index_url=project.config.torch.index_url,
-            ),
-        )
+        request = BuildRequest(entry.recipe, entry.framework, entry.version, runner=runner, infer=entry.infer)
+        result = build(project, request.options(project))
         outcome.log = result.log
         target = project.dist_dir / "matrix" / entry.id
         shutil.rmtree(target, ignore_errors=True)
         outcome.artifacts = [publish_file(p, target) for p in (result.artifact, result.bundle) if p]
         outcome.passed = True
     except DevkitError as exc:
-        outcome.error = exc.one_line()
-        outcome.log = exc.log
+        outcome.error, outcome.log, outcome.failed_as = exc.one_line(), exc.log, type(exc)
     outcome.seconds = time.monotonic() - start
     return outcome
 
@@ -196,3 +187,10 @@ def write_reports(outcomes: list[EntryOutcome], report_dir: Path, suite: str) ->
         ],
     )
     return json_path, junit_path
+
+
+def failure_of(outcomes: list[EntryOutcome], problem: str, fix: str) -> DevkitError:
+    """One error for failed entries, of the first failure's kind (so `build --all` and
+    `matrix run` exit as that entry's own command would)."""
+    kinds = [o.failed_as for o in outcomes if not o.passed and o.failed_as]
+    return (kinds[0] if kinds else VerificationFailure)(problem, fix)

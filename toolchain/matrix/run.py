@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..project.project import Project
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, VerificationFailure
 from ..verify.request import VerifyRequest, run_verification
 from ..verify.session import VerifyResult
 from .entries import Entry, EntryOutcome, build_entry, write_reports
@@ -59,9 +59,10 @@ def run_entry(
                 verified(result)
                 check.passed = result.passed
                 check.error = "" if result.passed else f"verification failed; see {result.report_path}"
+                check.failed_as = None if result.passed else VerificationFailure
                 check.artifacts = [result.report_path]
             except DevkitError as exc:
-                check.error, check.log = exc.one_line(), exc.log
+                check.error, check.log, check.failed_as = exc.one_line(), exc.log, type(exc)
             check.seconds = time.monotonic() - start
             outcomes.append(check)
     json_path, junit_path = write_reports(outcomes, report_dir, f"devkit matrix run {entry.id}")

@@ -26,6 +26,7 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 try:
     from .archive_io import UnsafeArchive, extract_zip, sha256_file, write_tar_gz  # imported by devkit (check-abi)
@@ -40,7 +41,7 @@ except ImportError:
 BUILD_TOOLS = ["scikit-build-core>=1.1,<2", "cmake>=3.18", "ninja"]
 
 
-def run(argv: list[str], **kwargs) -> None:
+def run(argv: list[str], **kwargs: Any) -> None:
     print("$ " + " ".join(argv), flush=True)
     subprocess.run(argv, check=True, **kwargs)
 
@@ -48,14 +49,16 @@ def run(argv: list[str], **kwargs) -> None:
 class Problem(SystemExit):
     """A failure devkit reports as its one-line error (see run/step.py: failure)."""
 
-    def __init__(self, text: str, fix: str) -> None:
+    def __init__(self, text: str, fix: str, kind: str = "") -> None:
         super().__init__(1)
-        self.text, self.fix = text, fix
+        self.text, self.fix, self.kind = text, fix, kind
 
 
-def problem(text: str, fix: str) -> Problem:
-    print(f"devkit-problem: {text} | {fix}", flush=True)
-    return Problem(text, fix)
+def problem(text: str, fix: str, kind: str = "") -> Problem:
+    """`kind` ("input", "environment"): what devkit's error is when it is not the step's own
+    failure (run/step.py: PROBLEM_KINDS)."""
+    print(f"devkit-problem: {text} | {fix}" + (f" | {kind}" if kind else ""), flush=True)
+    return Problem(text, fix, kind)
 
 
 # What pip prints when it cannot reach the package index (refused, no route, no DNS, proxy, TLS).
@@ -87,7 +90,7 @@ def run_pip(argv: list[str]) -> None:
     if proc.wait() != 0:
         unreachable = index_unreachable("".join(seen))
         if unreachable:
-            raise problem(unreachable, INDEX_FIX)
+            raise problem(unreachable, INDEX_FIX, "environment")
         raise subprocess.CalledProcessError(proc.returncode, argv)
 
 
@@ -127,6 +130,7 @@ def pip_runtime(argv: list[str], runtime: Runtime, version: str, platform: str) 
             f"choose a version pip lists, in [tool.devkit.{runtime.short}-versions] or with "
             f"--{runtime.short}-version"
             + ("; or set [tool.devkit.torch] index-url" if runtime.short == "torch" else ""),
+            "input",
         ) from None
 
 
@@ -182,11 +186,14 @@ def target_runtime(
                 f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
                 f"({recorded['sha256'][:16]}...)",
                 f"delete {root} to download it again",
+                "environment",
             )
         for name, size in recorded["files"].items():
             if not (root / name).is_file() or (root / name).stat().st_size != size:
                 raise problem(
-                    f"the cached {root / name} differs from {wheel.name}", f"delete {root} to unpack it again"
+                    f"the cached {root / name} differs from {wheel.name}",
+                    f"delete {root} to unpack it again",
+                    "environment",
                 )
         return root / runtime.package
     shutil.rmtree(root, ignore_errors=True)
@@ -220,7 +227,9 @@ def target_runtime(
             members = [i for i in zf.infolist() if i.filename.startswith(wanted) and not i.is_dir()]
             extract_zip(zf, root, [i.filename for i in members])
     except (zipfile.BadZipFile, UnsafeArchive) as exc:
-        raise problem(f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry") from None
+        raise problem(
+            f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry", "environment"
+        ) from None
     marker.write_text(
         json.dumps(
             {"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {i.filename: i.file_size for i in members}}

@@ -6,21 +6,23 @@ names the key (`tool.devkit.verify.steps`), so a typo never silently means "defa
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from .. import DISTRIBUTION, __version__
-from ..project.frameworks import FRAMEWORKS, Framework
+from ..project.frameworks import FRAMEWORKS, PADDLE, Framework
 from ..project.recipes import all_recipes, find_recipe
 from ..project.sdk import SdkSettings, parse_sdk
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, InputError
+from ..util.schema import DRAFT, dataclass_schema
 
 MODES = ("train", "infer", "distributed")  # distributed: opt-in, native targets only
 RUNNERS = ("auto", "docker", "host")
-TRAIN_MODELS = ("mnist", "resnet_bn", "transformer")  # plugin_checks.py: LeNet, then the model battery
+TRAIN_MODELS = PADDLE.train_models  # every model some adapter trains (plugin_checks.py: LeNet, the battery)
 INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
 CI_PROVIDERS = ("github", "gitlab")
 # Debian releases the builder image can be based on, with what they bring. The base decides
@@ -36,35 +38,43 @@ def default_targets() -> tuple[str, ...]:
     return tuple(sorted(names, key=lambda n: n != "x86_64"))
 
 
+def setting(default: Any, doc: str) -> Any:
+    """A [tool.devkit] setting: its default and what it means, written once here. The generated
+    project's pyproject.toml and the README's settings table are produced from these."""
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True)
 class Tolerances:
-    op_rtol: float = 1e-4  # forward op results vs Paddle CPU
-    op_atol: float = 1e-5
-    grad_rtol: float = 1e-3  # gradients vs Paddle CPU
-    grad_atol: float = 1e-4
-    min_loss_drop: float = 0.5  # MNIST: mean of the last 10 losses <= (1 - this) x the first 10
-    min_accuracy: float = 0.85  # MNIST held-out accuracy
-    max_curve_diff: float = 0.05  # MNIST per-step |loss_device - loss_cpu|
-    infer_rtol: float = 1e-4  # inference outputs vs Paddle CPU
-    infer_atol: float = 1e-5
+    op_rtol: float = setting(1e-4, "forward op results vs the framework's CPU kernels")
+    op_atol: float = setting(1e-5, "and absolute")
+    grad_rtol: float = setting(1e-3, "gradients vs the CPU")
+    grad_atol: float = setting(1e-4, "and absolute")
+    min_loss_drop: float = setting(0.5, "MNIST: last 10 losses' mean <= (1 - this) x the first 10's")
+    min_accuracy: float = setting(0.85, "MNIST held-out accuracy")
+    max_curve_diff: float = setting(0.05, "MNIST: per-step difference of the loss on the device from the CPU's")
+    infer_rtol: float = setting(1e-4, "inference outputs vs Paddle on the CPU")
+    infer_atol: float = setting(1e-5, "and absolute")
 
 
 @dataclass(frozen=True)
 class VerifySettings:
-    train_model: str = "mnist"
-    steps: int = 200  # native targets
-    emulated_steps: int = 100  # targets run under qemu (about 10x slower)
-    infer_models: tuple[str, ...] = ("mnist",)
-    warmup: int = 10
-    repeats: int = 30
+    train_model: str = setting("mnist", " | ".join(TRAIN_MODELS))
+    steps: int = setting(200, "MNIST steps on native targets")
+    emulated_steps: int = setting(100, "and under qemu (about 10x slower)")
+    infer_models: tuple[str, ...] = setting(("mnist",), " | ".join(INFER_MODELS))
+    warmup: int = setting(10, "inference runs before timing")
+    repeats: int = setting(30, "timed inference runs")
 
 
 @dataclass(frozen=True)
 class CiSettings:
-    # What the CI job pip-installs to get devkit: this devkit (the version that wrote the
-    # workflow) by default; a version on your index, a git URL or a path otherwise.
-    devkit_requirement: str = f"{DISTRIBUTION}=={__version__}"
-    python: str = "3.11"
+    devkit_requirement: str = setting(
+        f"{DISTRIBUTION}=={__version__}",
+        "what CI jobs pip-install to get devkit: the devkit that rendered the project, or a version on "
+        "your index, a git URL or a wheel path",
+    )
+    python: str = setting("3.11", "the jobs' Python")
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,10 @@ class DevkitConfig:
     torch: TorchSettings = TorchSettings()
     sdk: SdkSettings | None = None  # [tool.devkit.sdk]: the vendor SDK the device library links (project/sdk.py)
 
+    def index_url(self, framework: Framework) -> str:
+        """Where pip gets the framework's runtime: its section's index-url ([tool.devkit.torch]), else pip's own."""
+        return str(getattr(getattr(self, framework.name, None), "index_url", ""))
+
     def versions(self, framework: Framework) -> dict[str, tuple[str, ...]]:
         """[tool.devkit.<framework>-versions]: recipe name -> versions."""
         return dict(getattr(self, f"{framework.name}_versions"))
@@ -104,10 +118,10 @@ class DevkitConfig:
 
 
 def _fail(key: str, problem: str, fix: str) -> DevkitError:
-    return DevkitError(f"pyproject.toml: tool.devkit.{key} {problem}", fix)
+    return InputError(f"pyproject.toml: tool.devkit.{key} {problem}", fix)
 
 
-def _check_keys(table: dict, known: set[str], prefix: str) -> None:
+def _check_keys(table: dict[str, Any], known: set[str], prefix: str) -> None:
     for key in table:
         if key not in known:
             where = f"{prefix}.{key}" if prefix else key
@@ -195,7 +209,7 @@ def _runtime_versions(table: Any, framework: Framework) -> dict[str, tuple[str, 
     return resolved
 
 
-def parse_config(devkit: dict, *, name: str, device_type: str, root: Path | None = None) -> DevkitConfig:
+def parse_config(devkit: dict[str, Any], *, name: str, device_type: str, root: Path | None = None) -> DevkitConfig:
     """`devkit` is the [tool.devkit] table (name/device-type already read by the caller); `root`,
     the project directory, is what relative SDK paths are taken from."""
     sections = {"verify", "tolerances", "ci", "torch", "sdk", *(f"{f}-versions" for f in FRAMEWORKS)}
@@ -245,3 +259,55 @@ def parse_config(devkit: dict, *, name: str, device_type: str, root: Path | None
     if "sdk" in devkit:
         values["sdk"] = parse_sdk(devkit["sdk"], root)
     return DevkitConfig(**values)
+
+
+# The [tool.devkit.<section>] tables whose every key is a plain setting of one dataclass.
+SETTINGS_SECTIONS: dict[str, type] = {"verify": VerifySettings, "tolerances": Tolerances, "ci": CiSettings}
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    return repr(value)
+
+
+def settings_rows(section: str) -> list[tuple[str, str, str]]:
+    """(key, default as TOML, what it means) of each setting of [tool.devkit.<section>]."""
+    return [(_kebab(f.name), toml_value(f.default), f.metadata["doc"]) for f in fields(SETTINGS_SECTIONS[section])]
+
+
+def settings_toml(section: str) -> str:
+    """The section as the generated pyproject.toml writes it: every key at its default, explained
+    (a long explanation on the line above its key)."""
+    rows = [(f"{key} = {value}", doc) for key, value, doc in settings_rows(section)]
+    width = max(len(line) for line, doc in rows if len(doc) <= 60) + 2
+    lines = [f"[tool.devkit.{section}]"]
+    for line, doc in rows:
+        if len(doc) > 60:
+            lines += [f"# {doc}", line]
+        else:
+            lines.append(f"{line.ljust(width)}# {doc}" if doc else line)
+    return "\n".join(lines) + "\n"
+
+
+def settings_markdown() -> str:
+    """The README's table of these settings (a unit test holds the README to it)."""
+    lines = ["| setting | default | meaning |", "|---|---|---|"]
+    for section in SETTINGS_SECTIONS:
+        for key, value, doc in settings_rows(section):
+            lines.append(f"| `{section}.{key}` | `{value}` | {doc.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines) + "\n"
+
+
+def config_show_schema() -> dict[str, Any]:
+    """The schema of `devkit config show --json`: the settings model, generated from it."""
+    schema = dataclass_schema(DevkitConfig)
+    schema["properties"]["matrix"] = {
+        "description": "the matrix entries' ids",
+        "type": "array",
+        "items": {"type": "string"},
+    }
+    schema["required"].append("matrix")
+    return {"$schema": DRAFT, "title": "devkit config show --json", **schema}

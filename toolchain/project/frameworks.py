@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from .recipes import Recipe
 
 
@@ -33,6 +33,11 @@ class Framework:
     # them once when it is made, so their bytecode is written there (pip writes none).
     verify_imports: tuple[str, ...] = ("numpy",)
     plugin_glob: str = ""  # a venv path pattern that exists once a plugin of this framework is installed
+    sdist: bool = False  # `devkit build --sdist` writes the adapter's source distribution
+    wheel_label: str = ""  # what its wheel is called in messages
+    train_models: tuple[str, ...] = ("mnist",)  # what `verify` can train (the first: the default)
+    # In the names of build trees, logs and locks (Paddle's, the first adapter, are unsuffixed).
+    tree_suffix: str = ""
 
     def version(self, recipe: Recipe) -> str | None:
         """The runtime version the recipe pins; None when the target has no runtime."""
@@ -54,6 +59,9 @@ PADDLE = Framework(
     "paddle",
     "paddle",
     plugin_glob="lib/python3*/site-packages/paddle_custom_device",
+    sdist=True,
+    wheel_label="Paddle plugin wheel",
+    train_models=("mnist", "resnet_bn", "transformer"),  # LeNet, then the model battery
 )
 TORCH = Framework(
     "torch",
@@ -67,6 +75,8 @@ TORCH = Framework(
     verify_extras=("numpy",),  # torch does not require it; the checks compare with it
     verify_imports=("numpy", "torch.utils.data", "torch.profiler"),
     plugin_glob="lib/python3*/site-packages/torch_*/_build_info.py",
+    tree_suffix="-torch",
+    wheel_label="PyTorch adapter wheel",
 )
 FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (PADDLE, TORCH)}
 
@@ -75,4 +85,4 @@ def find_framework(name: str) -> Framework:
     try:
         return FRAMEWORKS[name.lower()]
     except KeyError:
-        raise DevkitError(f"unknown framework {name!r}", f"use --framework {' | '.join(FRAMEWORKS)}") from None
+        raise InputError(f"unknown framework {name!r}", f"use --framework {' | '.join(FRAMEWORKS)}") from None

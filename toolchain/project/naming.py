@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 
 MAX_NAME_LENGTH = 32
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")  # always fullmatch: `$` lets a final "\n" through
@@ -189,24 +189,24 @@ class BackendName:
 
 def _check_identifier(value: str, what: str, flag: str) -> None:
     if not value:
-        raise DevkitError(f"the {what} is empty", f"pass a name such as STPU{flag}")
+        raise InputError(f"the {what} is empty", f"pass a name such as STPU{flag}")
     if len(value) > MAX_NAME_LENGTH:
-        raise DevkitError(
+        raise InputError(
             f"the {what} {value!r} has {len(value)} characters, more than {MAX_NAME_LENGTH}",
             f"choose a shorter name{flag}",
         )
     if not _NAME_RE.fullmatch(value):
-        raise DevkitError(
+        raise InputError(
             f"the {what} {value!r} is invalid: it must start with a letter and contain only letters, digits or _",
             f"rename it, e.g. {re.sub(r'[^A-Za-z0-9_]', '_', value).lstrip('0123456789_') or 'STPU'}{flag}",
         )
     if value in CXX_KEYWORDS or value.lower() in CXX_KEYWORDS:
-        raise DevkitError(
+        raise InputError(
             f"the {what} {value!r} is a C/C++ keyword and cannot name generated code",
             f"choose another name, e.g. {value.upper()}_NPU{flag}",
         )
     if value.lower() in PADDLE_RESERVED:
-        raise DevkitError(
+        raise InputError(
             f"the {what} {value!r} is already used by Paddle for a built-in device",
             f"choose a name of your own, e.g. {value.upper()}X{flag}",
         )
@@ -227,24 +227,24 @@ def _check_device_type(device_type: str, origin: str = "") -> None:
     fix = f"pass --device-type {_suggest(device_type)} (or another name)"
     what = f"device type {device_type!r}{origin}"
     if "__" in device_type or device_type.endswith("_"):
-        raise DevkitError(
+        raise InputError(
             f"the {what} would give C names with a double underscore ({device_type}_malloc), which C and C++ reserve",
             fix,
         )
     if "cuda" in device_type:
-        raise DevkitError(
+        raise InputError(
             f"the {what} contains 'cuda', which Paddle's set_device rewrites to 'gpu' (\"{device_type}:0\" would "
             f'become "{device_type.replace("cuda", "gpu")}:0")',
             fix,
         )
     if not _TORCH_DEVICE_TYPE_RE.fullmatch(device_type):
-        raise DevkitError(
+        raise InputError(
             f"the {what} cannot name a PyTorch device: torch.device() takes only letters and _ "
             "in a device type (Paddle also takes digits; the generated project serves both)",
             fix,
         )
     if device_type in torch_reserved():
-        raise DevkitError(
+        raise InputError(
             f"the {what} is already used by PyTorch (a device type, or an attribute of torch, "
             f"Tensor or Module that the backend's torch.{device_type} and tensor.{device_type}() would replace)",
             fix,
@@ -257,7 +257,7 @@ def parse_backend_name(name: str, device_type: str | None = None) -> BackendName
     if device_type is not None:
         _check_identifier(device_type, "device type", " with --device-type")
         if device_type != device_type.lower():
-            raise DevkitError(
+            raise InputError(
                 f"the device type {device_type!r} has upper-case letters; Paddle and PyTorch device types are "
                 "lower case",
                 f"use --device-type {device_type.lower()}",

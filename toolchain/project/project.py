@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..project.config import DevkitConfig, parse_config
 from ..project.frameworks import Framework, find_framework
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 
 # devkit's logs, below the build tree; written on the host only (never sent to a container)
 LOG_DIR_NAME = "devkit-logs"
@@ -47,7 +47,7 @@ class Project:
         try:
             name = tomllib.loads(pyproject.read_text())["project"]["name"]
         except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, UnicodeDecodeError):
-            raise DevkitError(
+            raise InputError(
                 f"{pyproject} is missing or has no [project] name, so the {framework.label} adapter cannot be built",
                 f"restore {framework.source_dir}/ from a freshly rendered project (devkit new-backend NAME --out /tmp/x)",
             ) from None
@@ -60,7 +60,7 @@ class Project:
         """--framework NAME, checked against [tool.devkit] frameworks; None: the first one declared."""
         framework = find_framework(name or self.config.frameworks[0])
         if framework.name not in self.config.frameworks:
-            raise DevkitError(
+            raise InputError(
                 f"{self.name} does not declare the {framework.label} adapter "
                 f"([tool.devkit] frameworks = {list(self.config.frameworks)})",
                 f'add "{framework.name}" to frameworks in {self.root / "pyproject.toml"} '
@@ -73,32 +73,32 @@ def load_project(path: Path) -> Project:
     root = path.resolve()
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file() or not (root / "CMakeLists.txt").is_file():
-        raise DevkitError(
+        raise InputError(
             f"{root} is not a backend project (no pyproject.toml and CMakeLists.txt)",
             "pass the directory made by `devkit new-backend`, or create one with it",
         )
     try:
         data = tomllib.loads(pyproject.read_text())
     except tomllib.TOMLDecodeError as exc:
-        raise DevkitError(f"{pyproject} is not valid TOML: {exc}", "fix its syntax") from None
+        raise InputError(f"{pyproject} is not valid TOML: {exc}", "fix its syntax") from None
     except UnicodeDecodeError:
-        raise DevkitError(f"{pyproject} is not UTF-8 text", "restore it from a freshly rendered project") from None
+        raise InputError(f"{pyproject} is not UTF-8 text", "restore it from a freshly rendered project") from None
     restore = "restore them from a freshly rendered project (devkit new-backend NAME --out /tmp/x)"
     project, tool = data.get("project"), data.get("tool", {})
     devkit = tool.get("devkit") if isinstance(tool, dict) else None
     if not isinstance(project, dict) or not isinstance(devkit, dict):
-        raise DevkitError(f"{pyproject} has no [project] or [tool.devkit] table", restore)
+        raise InputError(f"{pyproject} has no [project] or [tool.devkit] table", restore)
     for table, key in (("project", "name"), ("project", "version"), ("tool.devkit", "device-type")):
         value = (project if table == "project" else devkit).get(key)
         if not isinstance(value, str) or not value:
-            raise DevkitError(
+            raise InputError(
                 f"{pyproject}: {table}.{key} is {'missing' if value is None else repr(value)}, not a non-empty string",
                 restore,
             )
     device_type = devkit["device-type"]
     name = devkit.get("name", device_type.upper())
     if not isinstance(name, str) or not name:
-        raise DevkitError(f"{pyproject}: tool.devkit.name = {name!r} must be a non-empty string", restore)
+        raise InputError(f"{pyproject}: tool.devkit.name = {name!r} must be a non-empty string", restore)
     return Project(
         root=root,
         distribution=project["name"],

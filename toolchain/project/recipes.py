@@ -5,11 +5,12 @@ Adding a target is adding a file; no code branches on architecture names.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from ..util.resources import resource_dir
 
 
@@ -26,6 +27,8 @@ class Recipe:
     torch_version: str | None = None  # the PyTorch reference runtime (None: no torch wheel for the target)
     torch_wheel_platform: str = ""
     cmake_system_processor: str = ""  # for the CMake toolchain file of a cross build
+    cross_compiler: str = ""  # Debian package of its cross g++ on an x86_64 build machine ("": native there)
+    qemu_handler: str = ""  # binfmt_misc handler that runs its binaries on x86_64 ("": native there)
     aliases: tuple[str, ...] = ()
     supports: dict[str, bool] = field(default_factory=dict)
 
@@ -69,6 +72,8 @@ _TYPES: dict[str, type] = {
     "torch_version": str,
     "torch_wheel_platform": str,
     "cmake_system_processor": str,
+    "cross_compiler": str,
+    "qemu_handler": str,
     "aliases": list,
     "supports": dict,
 }
@@ -89,18 +94,18 @@ def _load(path: Path) -> Recipe:
     try:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
-        raise DevkitError(f"recipe {path} is not valid TOML: {exc}", "fix the file's syntax") from None
+        raise InputError(f"recipe {path} is not valid TOML: {exc}", "fix the file's syntax") from None
     except UnicodeDecodeError:
-        raise DevkitError(f"recipe {path} is not UTF-8 text", "restore the file") from None
+        raise InputError(f"recipe {path} is not UTF-8 text", "restore the file") from None
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
-        raise DevkitError(f"recipe {path} lacks {', '.join(missing)}", "add the missing keys")
+        raise InputError(f"recipe {path} lacks {', '.join(missing)}", "add the missing keys")
     unknown = sorted(set(data) - set(_TYPES))
     if unknown:
-        raise DevkitError(f"recipe {path} has unknown keys {', '.join(unknown)}", "remove or rename them")
+        raise InputError(f"recipe {path} has unknown keys {', '.join(unknown)}", "remove or rename them")
     for key, value in data.items():
         if not _has_type(value, _TYPES[key]):
-            raise DevkitError(
+            raise InputError(
                 f"recipe {path}: {key} = {value!r} must be {_EXPECTED[_TYPES[key]]}", f"fix {key} in {path.name}"
             )
     return Recipe(
@@ -115,13 +120,17 @@ def _load(path: Path) -> Recipe:
         torch_version=data.get("torch_version") or None,
         torch_wheel_platform=data.get("torch_wheel_platform", ""),
         cmake_system_processor=data.get("cmake_system_processor", ""),
+        cross_compiler=data.get("cross_compiler", ""),
+        qemu_handler=data.get("qemu_handler", ""),
         aliases=tuple(data.get("aliases", ())),
         supports=dict(data.get("supports", {})),
     )
 
 
-def all_recipes() -> list[Recipe]:
-    return [_load(p) for p in sorted(resource_dir("recipes").glob("*.toml"))]
+@functools.cache
+def all_recipes() -> tuple[Recipe, ...]:
+    """Every target, each file read once per process (callers ask for recipes at every step)."""
+    return tuple(_load(p) for p in sorted(resource_dir("recipes").glob("*.toml")))
 
 
 def find_recipe(arch: str) -> Recipe:
@@ -131,4 +140,4 @@ def find_recipe(arch: str) -> Recipe:
         if recipe.matches(arch):
             return recipe
     names = ", ".join(sorted(n for r in recipes for n in (r.name, *r.aliases)))
-    raise DevkitError(f"unknown target architecture {arch!r}", f"use one of: {names}")
+    raise InputError(f"unknown target architecture {arch!r}", f"use one of: {names}")

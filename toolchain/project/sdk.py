@@ -35,7 +35,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, InputError
 from .recipes import Recipe, find_recipe
 
 SOURCE_KINDS = ("dir", "archive", "debian", "pip")
@@ -107,7 +107,7 @@ class SdkSettings:
 
     def build_source(self, recipe: Recipe) -> SdkSource:
         if recipe.name not in self.build:
-            raise DevkitError(
+            raise InputError(
                 f"pyproject.toml: tool.devkit.sdk.build has no entry for {recipe.name}, so the {self.name} SDK "
                 f"cannot be provided for it",
                 f'add e.g. {recipe.name} = {{ dir = "/opt/{self.name}-{self.version}" }} under [tool.devkit.sdk.build]',
@@ -123,7 +123,7 @@ def _normalised(name: str) -> str:
 
 
 def _fail(key: str, problem: str, fix: str) -> DevkitError:
-    return DevkitError(f"pyproject.toml: tool.devkit.sdk{'.' + key if key else ''} {problem}", fix)
+    return InputError(f"pyproject.toml: tool.devkit.sdk{'.' + key if key else ''} {problem}", fix)
 
 
 def _strings(value: Any, key: str, pattern: re.Pattern[str] | None = None, *, what: str = "") -> tuple[str, ...]:

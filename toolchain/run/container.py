@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import IO
 
 import docker.errors
+from docker.models.containers import Container
 
 from ..project.project import LOG_DIR_NAME
 from ..run.engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
 from ..run.step import Step, outcome
 from ..util.archives import extract_tar
 from ..util.console import status
-from ..util.errors import DevkitError
+from ..util.errors import EnvironmentProblem, InternalError
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ class ContainerRunner:
             if best is None or len(m.host.parts) > len(best[0].host.parts):
                 best = (m, rel)
         if best is None:
-            raise DevkitError(f"{host} is not mounted into the container", "this is a devkit bug; report it")
+            raise InternalError(f"{host} is not mounted into the container", "this is a devkit bug; report it")
         m, rel = best
         return m.target if str(rel) == "." else f"{m.target}/{rel.as_posix()}"
 
@@ -172,13 +173,13 @@ class ContainerRunner:
                 if copy:
                     self._copy_back(container, step)
         except docker.errors.APIError as exc:
-            raise DevkitError(
+            raise EnvironmentProblem(
                 f"{step.title}: the container engine refused the step ({exc.explanation or exc})",
                 "check the image and the engine with `devkit doctor`",
                 log=step.log,
             ) from None
         except ENGINE_ERRORS as exc:
-            raise DevkitError(
+            raise EnvironmentProblem(
                 f"{step.title}: the container engine stopped answering ({type(exc).__name__})",
                 "start the engine again (`devkit doctor` checks it) and rerun: the build tree is kept, "
                 "and the next devkit run removes the container left behind",
@@ -196,7 +197,7 @@ class ContainerRunner:
     def _copied(self) -> list[Mount]:
         return [m for m in self.mounts if not m.cache]
 
-    def _put_inputs(self, container) -> None:
+    def _put_inputs(self, container: Container) -> None:
         """The non-cache mounts into the step's container, streamed from anonymous temporary files
         (never whole in memory: a vendor SDK directory is gigabytes). The read-only ones (the
         project, the payload, a dir SDK) are tarred once per runner, which is once per build; the
@@ -232,7 +233,7 @@ class ContainerRunner:
                         continue
                     tar.add(str(path), arcname=inner.lstrip("/"), recursive=False)
 
-    def _copy_back(self, container, step: Step) -> None:
+    def _copy_back(self, container: Container, step: Step) -> None:
         """Bring writable mounts' contents back (build tree, artifacts, reports)."""
         for m in self._copied():
             if m.read_only:

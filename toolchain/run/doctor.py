@@ -15,8 +15,6 @@ from ..run.select import host_recipe
 
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 MIN_FREE_GB = 10
-# qemu handler names by the ELF machine of the targets that need them
-QEMU_HANDLER = {"EM_AARCH64": "qemu-aarch64", "EM_ARM": "qemu-arm"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,9 @@ def check_binfmt() -> list[DoctorCheck]:
     for recipe in all_recipes():
         if recipe.name == host.name:
             continue
-        handler = QEMU_HANDLER.get(recipe.elf_machine, "")
+        handler = recipe.qemu_handler
+        if not handler:  # a target the host runs natively, though it is not the host's (recipes: qemu_handler)
+            continue
         entry = BINFMT / handler
         fix = (
             "apt-get install qemu-user-static binfmt-support && mount -t binfmt_misc binfmt_misc "

@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import docker.errors
 import requests
 import urllib3
 
-from ..util.errors import DevkitError
+from ..util.errors import EnvironmentProblem, InputError
 
 # What the SDK raises when the engine refuses a call, or stops answering in the middle of one
 # (a stream cut by a stopped engine surfaces from urllib3 or requests, not as a DockerException).
@@ -57,19 +58,31 @@ class ImageInfo:
     labels: dict[str, str]
 
 
+PING_TIMEOUT_S = 10
+STEP_TIMEOUT_S = 600
+
+
 class Engine:
     def __init__(self, client: docker.DockerClient) -> None:
         self.client = client
 
     @classmethod
-    def connect(cls) -> Engine:
-        try:
-            client = docker.from_env(timeout=600)
-            client.ping()
-        except Exception as exc:  # the SDK raises several types for "no engine"
-            raise DevkitError(f"no container engine answers ({_short(exc)})", ENGINE_FIX) from None
-        engine = cls(client)
-        engine.remove_orphans()
+    def connect(cls, fresh: bool = False) -> Engine:
+        """The engine DOCKER_HOST names, asked once per process: the first ask pings it (and
+        removes what a killed devkit left there); every later step of the run reuses the answer.
+        `fresh`: ask again (an engine that stopped answering may be back)."""
+        key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("DOCKER_")))
+        engine = None if fresh else _connected.get(key)
+        if engine is None:
+            _connected.pop(key, None)
+            try:
+                client = docker.from_env(timeout=PING_TIMEOUT_S)
+                client.ping()
+            except Exception as exc:  # the SDK raises several types for "no engine"
+                raise EnvironmentProblem(f"no container engine answers ({_short(exc)})", ENGINE_FIX) from None
+            client.api.timeout = STEP_TIMEOUT_S  # image builds and copies take minutes; a ping does not
+            engine = _connected[key] = cls(client)
+            engine.remove_orphans()
         return engine
 
     def remove_orphans(self) -> list[str]:
@@ -93,11 +106,11 @@ class Engine:
         return engine_files_mode()
 
     @staticmethod
-    def available() -> bool:
+    def available(fresh: bool = False) -> bool:
         try:
-            docker.from_env(timeout=5).ping()
+            Engine.connect(fresh)
             return True
-        except Exception:
+        except EnvironmentProblem:
             return False
 
     def install_binfmt(self, platforms: list[str], image: str = BINFMT_IMAGE) -> str:
@@ -106,7 +119,7 @@ class Engine:
         try:
             out = self.client.containers.run(image, ["--install", ",".join(platforms)], privileged=True, remove=True)
         except docker.errors.DockerException as exc:
-            raise DevkitError(
+            raise EnvironmentProblem(
                 f"installing qemu handlers with {image} failed ({_short(exc)})",
                 "run it where the engine can pull images, or install qemu-user-static + "
                 "binfmt-support on the engine's machine",
@@ -160,7 +173,7 @@ class Engine:
         buildargs: dict[str, str],
         labels: dict[str, str],
         log: Path,
-        on_line=None,
+        on_line: Callable[[str], object] | None = None,
     ) -> ImageInfo:
         """Build from an in-memory tar context (classic builder: no buildx needed)."""
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +204,7 @@ class Engine:
             except docker.errors.APIError as exc:
                 error = _short(exc)
         if error:
-            raise DevkitError(
+            raise EnvironmentProblem(
                 f"building image {tag} failed: {error.strip()}",
                 "read the image build log; check network access to the Debian mirror",
                 log=log,
@@ -241,7 +254,11 @@ def engine_files_mode() -> str:
     forced = os.environ.get("DEVKIT_ENGINE_FILES", "")
     if forced:
         if forced not in ("bind", "copy"):
-            raise DevkitError(f"DEVKIT_ENGINE_FILES={forced!r} is not bind or copy", "unset it or use bind | copy")
+            raise InputError(f"DEVKIT_ENGINE_FILES={forced!r} is not bind or copy", "unset it or use bind | copy")
         return forced
     host = os.environ.get("DOCKER_HOST", "")
     return "bind" if not host or host.startswith(("unix://", "npipe://")) else "copy"
+
+
+# Engines answered in this process, by the DOCKER_* variables that chose them.
+_connected: dict[tuple[tuple[str, str], ...], Engine] = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..project.frameworks import PADDLE, Framework
 from ..run.step import Runner, Step
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, EnvironmentProblem
 from ..util.fsutil import exclusive_lock
 
 
@@ -32,7 +32,14 @@ def create_env(
     thousands of modules, minutes under qemu) and importing those modules once writes it for
     what they load, which is what a verification imports."""
     venv = runner.path(root)
-    runner.run(Step(title=f"{title}: create venv", argv=[runner.python, "-m", "venv", venv], log=log))
+    runner.run(
+        Step(
+            title=f"{title}: create venv",
+            argv=[runner.python, "-m", "venv", venv],
+            log=log,
+            fails_as=EnvironmentProblem,
+        )
+    )
     python = f"{venv}/bin/python"
     compile_flag = ["--no-compile"] if warm_imports else []
     runner.run(
@@ -42,6 +49,7 @@ def create_env(
             + compile_flag
             + packages,
             log=log,
+            fails_as=EnvironmentProblem,
         )
     )
     if warm_imports:
@@ -50,6 +58,7 @@ def create_env(
                 title=f"{title}: bytecode of what {', '.join(warm_imports)} import",
                 argv=[python, "-c", "; ".join(f"import {m}" for m in warm_imports)],
                 log=log,
+                fails_as=EnvironmentProblem,
             )
         )
     return python
@@ -100,7 +109,7 @@ def reference_env(
             )
             marker.write_text(json.dumps({framework.runtime: version}))
     if any(root.glob(framework.plugin_glob)):
-        raise DevkitError(
+        raise EnvironmentProblem(
             f"the cached reference environment {root} holds a plugin, so verifications would see it",
             f"delete {root}; devkit makes it again",
         )
@@ -122,7 +131,7 @@ def site_package(venv: Path, package: str) -> Path:
     """An installed package's directory in a venv create_env made (the runtime's headers and libraries)."""
     found = sorted(venv.glob(f"lib/python3*/site-packages/{package}"))
     if not found:
-        raise DevkitError(f"{venv} has no {package} package", f"delete {venv}; devkit makes it again")
+        raise EnvironmentProblem(f"{venv} has no {package} package", f"delete {venv}; devkit makes it again")
     return found[0]
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from ..project.config import BUILDER_BASES as SUITES
 from ..project.config import DEFAULT_BUILDER_BASE, VERIFY_SUITE
-from ..project.recipes import Recipe, find_recipe
+from ..project.recipes import Recipe, all_recipes, find_recipe
 from ..run.engine import Engine, ImageInfo, tar_context
 from ..run.envs import cache_root
 from ..run.step import HostRunner, Step
 from ..util.console import err, status
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, EnvironmentProblem, InputError
 from ..util.fsutil import exclusive_lock, private_dir
 from ..util.resources import resource_dir
 
@@ -50,7 +50,7 @@ def base_tag(recipe: Recipe, suite: str = VERIFY_SUITE) -> str:
 
 def check_suite(suite: str) -> str:
     if suite not in SUITES:
-        raise DevkitError(
+        raise InputError(
             f"{suite!r} is not a builder base devkit knows",
             f"use one of: {', '.join(f'{name} ({what})' for name, what in SUITES.items())}",
         )
@@ -68,10 +68,18 @@ class ImageSpec:
     def platform(self) -> str:
         return self.recipe.oci_platform
 
+    def buildargs(self) -> dict[str, str]:
+        """The Dockerfile's arguments: its base, and for the builder the cross compilers the
+        recipes name (adding a target adds its compiler to the next builder image)."""
+        args = {"BASE": base_tag(self.recipe, self.suite)}
+        if self.kind.startswith("builder"):
+            args["CROSS_COMPILERS"] = " ".join(sorted(r.cross_compiler for r in all_recipes() if r.cross_compiler))
+        return args
+
     def tag(self, engine: Engine) -> str:
         base = engine.image(base_tag(self.recipe, self.suite))
         if base is None:
-            raise DevkitError(
+            raise EnvironmentProblem(
                 f"base image {base_tag(self.recipe, self.suite)} is missing",
                 f"run `devkit images bootstrap --arch {self.recipe.name} --suite {self.suite}` (or set "
                 "DEVKIT_BASE_IMAGE='debian:{suite}' where a registry is reachable)",
@@ -80,6 +88,7 @@ class ImageSpec:
         digest.update((resource_dir("images") / self.dockerfile).read_bytes())
         digest.update(base.id.encode())
         digest.update(self.platform.encode())
+        digest.update(repr(sorted(self.buildargs().items())).encode())
         return f"devkit-{self.kind}:{digest.hexdigest()[:12]}"
 
 
@@ -116,7 +125,7 @@ def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ..
                         log=log,
                     )
             except DevkitError as exc:
-                raise DevkitError(
+                raise InputError(
                     f"pyproject.toml: tool.devkit.sdk.{key}.debian: apt could not install {' '.join(packages)} "
                     f"in the {recipe.name} verify image ({exc.problem})",
                     "check each name with `apt-cache policy NAME` on Debian bookworm for that architecture",
@@ -162,7 +171,7 @@ def _build_image(engine: Engine, spec: ImageSpec, log: Path) -> str:
             tar_context({"Dockerfile": dockerfile}),
             tag=tag,
             platform=spec.platform,
-            buildargs={"BASE": base_tag(spec.recipe, spec.suite)},
+            buildargs=spec.buildargs(),
             labels={LABEL: spec.kind},
             log=log,
             on_line=lambda line: live.update(f"[bold]building image {tag}[/] [dim]{line[:90]}[/]"),
@@ -176,7 +185,7 @@ def bootstrap_base(engine: Engine, recipe: Recipe, log: Path, suite: str = VERIF
     import it with a FROM scratch build so the image records the target's platform."""
     tag = bootstrapped_tag(recipe, check_suite(suite))
     if shutil.which("debootstrap") is None:
-        raise DevkitError(
+        raise EnvironmentProblem(
             "debootstrap is not installed, so no base image can be made offline",
             "apt-get install debootstrap (or set DEVKIT_BASE_IMAGE='debian:{suite}' with registry access)",
         )
@@ -199,6 +208,7 @@ def bootstrap_base(engine: Engine, recipe: Recipe, log: Path, suite: str = VERIF
                     debian_mirror(),
                 ],
                 log=log,
+                fails_as=EnvironmentProblem,
             )
         )
         archive = Path(tmp) / "rootfs.tar"

@@ -20,7 +20,7 @@ from ..run.engine import Engine
 from ..run.envs import cache_root, container_reference_envs
 from ..run.images import builder_spec, ensure_image, ensure_runtime_image, verify_spec
 from ..run.step import HostRunner, Runner
-from ..util.errors import DevkitError
+from ..util.errors import EnvironmentProblem, InputError
 from ..util.resources import PAYLOAD_DIR
 
 
@@ -29,13 +29,18 @@ def host_recipe() -> Recipe:
     for recipe in all_recipes():
         if recipe.matches(machine):
             return recipe
-    raise DevkitError(f"no recipe describes this host ({machine})", "add one under recipes/ or use a container runner")
+    raise EnvironmentProblem(
+        f"no recipe describes this host ({machine})", "add one under recipes/ or use a container runner"
+    )
 
 
 def use_container(choice: str) -> bool:
     if choice not in RUNNERS:
-        raise DevkitError(f"unknown runner {choice!r}", f"use --runner {' | '.join(RUNNERS)}")
-    return choice == "docker" or (choice == "auto" and Engine.available())
+        raise InputError(f"unknown runner {choice!r}", f"use --runner {' | '.join(RUNNERS)}")
+    if choice == "docker":
+        Engine.connect()  # a missing engine is named before anything is written
+        return True
+    return choice == "auto" and Engine.available()
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,19 @@ def build_cache(choice: str) -> Path:
     return cache_root() / ("container" if use_container(choice) else "host")
 
 
+def build_mounts(project: Project, out: Path, cache: Path, inputs: list[Path]) -> list[Mount]:
+    """What a build container sees: the project read-only but its build/, the artifact directory,
+    the build cache, devkit's payload and the build's inputs (an SDK, a Paddle Inference release)."""
+    return [
+        Mount(project.root, "/src"),
+        Mount(project.root / "build", "/src/build", read_only=False),
+        Mount(out, "/out", read_only=False),
+        Mount(cache, "/cache", read_only=False, cache=True),
+        Mount(PAYLOAD_DIR, "/devkit/payload"),
+        *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)),
+    ]
+
+
 def build_place(
     choice: str, recipe: Recipe, project: Project, out: Path, log: Path, inputs: list[Path] | None = None
 ) -> BuildPlace:
@@ -59,29 +77,21 @@ def build_place(
         spec = builder_spec(project.config.builder_base)
         image = ensure_image(engine, spec, log)
         cache = build_cache(choice)
-        mounts = [
-            Mount(project.root, "/src"),
-            Mount(project.root / "build", "/src/build", read_only=False),
-            Mount(out, "/out", read_only=False),
-            Mount(cache, "/cache", read_only=False, cache=True),
-            Mount(PAYLOAD_DIR, "/devkit/payload"),
-            *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs or [])),
-        ]
         runner = ContainerRunner(
             engine,
             image,
             spec.platform,
-            mounts,
+            build_mounts(project, out, cache, inputs or []),
             env={"PIP_CACHE_DIR": "/cache/pip"},
             fix_hint="read the compiler lines above; fix the source and rebuild",
         )
         return BuildPlace(runner, spec.recipe, cache)
     machine = host_recipe()
     if not machine.matches(recipe.name) and shutil.which(f"{recipe.triple}-g++") is None:
-        raise DevkitError(
+        raise EnvironmentProblem(
             f"cross-building for {recipe.name} on the host needs {recipe.triple}-g++, which is not installed",
             f"use the container runner (start a Docker Engine; see `devkit doctor`) or apt-get install "
-            f"g++-{recipe.triple}",
+            f"{recipe.cross_compiler or f'g++-{recipe.triple}'}",
         )
     return BuildPlace(HostRunner(), machine, build_cache(choice))
 
@@ -95,7 +105,7 @@ def verify_runner(
     if use_container(choice):
         engine = Engine.connect()
         if engine.files_mode == "copy":
-            raise DevkitError(
+            raise EnvironmentProblem(
                 f"verifying on a remote container engine ({os.environ.get('DOCKER_HOST', 'DEVKIT_ENGINE_FILES=copy')}) "
                 "is not supported: each check step shares a large environment that would cross the network",
                 f"run devkit verify on a {recipe.name} machine with --runner host, or unset DOCKER_HOST for a local "
@@ -107,7 +117,7 @@ def verify_runner(
         elif sdk_runtime.kind == "debian":
             image = ensure_runtime_image(engine, recipe, sdk_runtime.packages, sdk_runtime.key, log)
         else:
-            raise DevkitError(
+            raise InputError(
                 f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key} is a {sdk_runtime.kind}; verify images take an SDK "
                 "runtime from Debian packages only",
                 f"declare {recipe.name} = {{ debian = [...] }} under [tool.devkit.sdk.runtime], or verify with --runner host "
@@ -131,7 +141,7 @@ def verify_runner(
             fix_hint="see the verify log; for emulated targets check `devkit doctor`",
         )
     if not host_recipe().matches(recipe.name):
-        raise DevkitError(
+        raise EnvironmentProblem(
             f"verifying {recipe.name} needs a {recipe.name} environment, and the host is {platform.machine()}",
             "start a Docker Engine with qemu binfmt handlers (see `devkit doctor`) or run on a native machine",
         )

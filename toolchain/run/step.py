@@ -20,9 +20,11 @@ from typing import Protocol
 
 from ..payload.build_plugin import INDEX_FIX, index_unreachable
 from ..util.console import status
-from ..util.errors import DevkitError
+from ..util.errors import BuildFailure, DevkitError, EnvironmentProblem, InputError
 
 PROBLEM_PREFIX = "devkit-problem: "
+# The kind a payload's `devkit-problem: TEXT | FIX | KIND` line names (else the step's own).
+PROBLEM_KINDS: dict[str, type[DevkitError]] = {"input": InputError, "environment": EnvironmentProblem}
 # Lines worth showing when a step fails: compiler and CMake diagnostics.
 _DIAGNOSTIC = re.compile(r"(error:|Error|FAILED:|fatal|undefined reference|CMake Error|ERROR:|Traceback)")
 # pip's words for a requirement no distribution satisfies, and the versions it would take.
@@ -62,6 +64,9 @@ class Step:
     log: Path
     cwd: Path | None = None
     env: Mapping[str, str | None] = field(default_factory=dict)  # None: remove the variable
+    # What a failure of the command itself is (failures of the machine are EnvironmentProblem
+    # whatever the step): a compile is a build failure, a check on the device a verification failure.
+    fails_as: type[DevkitError] = BuildFailure
 
 
 class Runner(Protocol):
@@ -103,7 +108,7 @@ def outcome(step: Step, returncode: int, output: str, fix: str) -> str:
         raise failure(step, returncode, output, fix)
     unavailable = _DEVICE_UNAVAILABLE.search(output)
     if unavailable:
-        raise DevkitError(f"{step.title}: {unavailable.group(0).strip()}", _RUNTIME_FIX, log=step.log)
+        raise EnvironmentProblem(f"{step.title}: {unavailable.group(0).strip()}", _RUNTIME_FIX, log=step.log)
     return output
 
 
@@ -115,9 +120,9 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
     context = diagnostic_lines(lines) or lines[-25:]
     unreachable = index_unreachable(output)
     if unreachable:
-        return DevkitError(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details="\n".join(context))
+        return EnvironmentProblem(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details="\n".join(context))
     if "No space left on device" in output:
-        return DevkitError(
+        return EnvironmentProblem(
             f"{step.title}: the disk filled up (No space left on device)",
             "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
             "rerun: the build continues where it stopped",
@@ -127,13 +132,18 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
     reported = [line for line in lines if line.startswith(PROBLEM_PREFIX)]
     if reported:
         text, _, own_fix = reported[-1][len(PROBLEM_PREFIX) :].partition(" | ")
-        return DevkitError(
-            f"{step.title}: {text.strip()}", own_fix.strip() or fix, log=step.log, details="\n".join(context)
+        rest, _, kind_name = own_fix.rpartition(" | ")
+        kind = PROBLEM_KINDS.get(kind_name.strip())
+        return (kind or step.fails_as)(
+            f"{step.title}: {text.strip()}",
+            (rest if kind else own_fix).strip() or fix,
+            log=step.log,
+            details="\n".join(context),
         )
     died = _signal_of(returncode)
     said = [line for line in lines if _DEVICE_LINE.match(line)]
     if died and said:  # the device library's last words (a host access to device memory, ...)
-        return DevkitError(
+        return step.fails_as(
             f"{step.title} died ({died}) after the device library printed: {said[-1].strip()}",
             "fix what that line names (the verify log has the whole output)",
             log=step.log,
@@ -141,7 +151,7 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
         )
     unloadable = _PLUGIN_LOAD.search(output)
     if unloadable:  # `import paddle` raises when a plugin does not load
-        return DevkitError(
+        return EnvironmentProblem(
             f"{step.title}: import paddle fails: {Path(unloadable.group(1)).name} cannot be loaded "
             f"({unloadable.group(2).strip()})",
             _RUNTIME_FIX,
@@ -153,14 +163,14 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
         offered = _OFFERED.search(output)
         versions = [v.strip() for v in offered.group(1).split(",")] if offered else []
         shown = ", ".join(versions[-8:]) if versions and versions != ["none"] else "none"
-        return DevkitError(
+        return InputError(
             f"{step.title}: {missing.group(1)} cannot be installed for Python there (pip offers: {shown})",
             "choose a version pip offers ([tool.devkit] paddle-versions / torch-versions, or --paddle-version / "
             "--torch-version), or check the package index (pip config list)",
             log=step.log,
             details="\n".join(context),
         )
-    return DevkitError(
+    return step.fails_as(
         f"{step.title} failed (exit code {returncode})",
         fix,
         log=step.log,

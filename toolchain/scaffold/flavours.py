@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from ..util.resources import resource_dir
 
 FRAMEWORKS = ("paddle", "torch")
@@ -51,7 +51,7 @@ def load_flavour(name: str | None) -> Flavour:
     if not name:
         return host_backed()
     if name not in available():
-        raise DevkitError(
+        raise InputError(
             f"--sdk {name!r} is not a device library devkit can render",
             f"choose one of: {', '.join(available())} (or leave --sdk out for the host-backed device)",
         )

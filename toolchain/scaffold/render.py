@@ -10,10 +10,10 @@ from pathlib import Path
 import jinja2
 
 from .. import DISTRIBUTION, __version__
-from ..project.config import default_targets
+from ..project.config import default_targets, settings_toml
 from ..project.naming import BackendName
 from ..project.recipes import find_recipe
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from ..util.fsutil import staging_dir
 from ..util.resources import resource_dir
 from .flavours import Flavour, host_backed
@@ -42,14 +42,15 @@ def template_context(backend: BackendName, flavour: Flavour | None = None) -> di
         "devkit_version": __version__,
         "devkit_distribution": DISTRIBUTION,
         "recipes": [find_recipe(name) for name in default_targets()],
+        "settings_toml": settings_toml,  # [tool.devkit] sections written from the settings model
     }
 
 
 def _check_destination(out_dir: Path, force: bool) -> None:
     if out_dir.exists() and not out_dir.is_dir():
-        raise DevkitError(f"{out_dir} exists and is not a directory", "choose another --out")
+        raise InputError(f"{out_dir} exists and is not a directory", "choose another --out")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
-        raise DevkitError(
+        raise InputError(
             f"output directory {out_dir} already exists and is not empty",
             "pass --force to replace it, or choose another --out",
         )

@@ -29,7 +29,7 @@ from ..payload.archive_io import (
     sha256_file,
     write_tar_gz,
 )
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 
 __all__ = [
     "extract_tar",
@@ -48,9 +48,9 @@ _CORRUPT = (zipfile.BadZipFile, tarfile.TarError, zlib.error, EOFError, UnicodeD
 
 def _require_file(path: Path, what: str, fix: str) -> None:
     if not path.exists():
-        raise DevkitError(f"{what} {path} does not exist", fix)
+        raise InputError(f"{what} {path} does not exist", fix)
     if not path.is_file():
-        raise DevkitError(f"{what} {path} is not a file", fix)
+        raise InputError(f"{what} {path} is not a file", fix)
 
 
 @contextlib.contextmanager
@@ -65,9 +65,9 @@ def _opened(
         with opener(path) as archive:
             yield archive
     except UnsafeArchive as exc:
-        raise DevkitError(f"{what} {path} is unsafe to unpack: {exc}", fix) from None
+        raise InputError(f"{what} {path} is unsafe to unpack: {exc}", fix) from None
     except (*_CORRUPT, gzip.BadGzipFile) as exc:
-        raise DevkitError(
+        raise InputError(
             f"{what} {path} is damaged or not a {kind} archive ({exc or type(exc).__name__})", fix
         ) from None
 
@@ -100,10 +100,10 @@ def open_regular(path: Path, what: str, fix: str) -> Iterator[BinaryIO]:
     try:
         fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        raise DevkitError(f"{what} {path} cannot be opened: {exc.strerror}", fix) from None
+        raise InputError(f"{what} {path} cannot be opened: {exc.strerror}", fix) from None
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise DevkitError(f"{what} {path} is not a file", fix)
+            raise InputError(f"{what} {path} is not a file", fix)
         yield f
 
 
@@ -114,11 +114,11 @@ def validate_wheel(path: Path, what: str = "wheel") -> None:
     try:
         parse_wheel_filename(path.name)
     except InvalidWheelFilename as exc:
-        raise DevkitError(f"{what} {path} is not named like a wheel ({exc})", fix) from None
+        raise InputError(f"{what} {path} is not named like a wheel ({exc})", fix) from None
     with zip_archive(path, what, fix) as zf:
         damaged = zf.testzip()
         if damaged:
-            raise DevkitError(f"{what} {path} is damaged: {damaged} fails its CRC check", fix)
+            raise InputError(f"{what} {path} is damaged: {damaged} fails its CRC check", fix)
         check_zip_members(zf.infolist())  # its member names become paths (bundles, target runtimes)
         wheel_metadata(zf, path, what, fix)
 
@@ -127,5 +127,5 @@ def wheel_metadata(zf: zipfile.ZipFile, path: Path, what: str, fix: str) -> Mess
     """The wheel's one top-level `<name>.dist-info/METADATA`, parsed."""
     metadata = [n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
     if len(metadata) != 1:
-        raise DevkitError(f"{what} {path} has no .dist-info/METADATA, so it is not a wheel", fix)
+        raise InputError(f"{what} {path} has no .dist-info/METADATA, so it is not a wheel", fix)
     return Parser().parsestr(zf.read(metadata[0]).decode())

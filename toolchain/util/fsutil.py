@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import DevkitError
+from .errors import EnvironmentProblem
 
 
 @contextlib.contextmanager
@@ -94,11 +94,13 @@ def private_dir(path: Path) -> Path:
     info = os.lstat(path)
     fix = f"remove {path} (check first what is in it) and run again"
     if not stat.S_ISDIR(info.st_mode):
-        raise DevkitError(f"{path} is a link or a file, not devkit's private directory", fix)
+        raise EnvironmentProblem(f"{path} is a link or a file, not devkit's private directory", fix)
     if info.st_uid != os.getuid():
-        raise DevkitError(f"{path} belongs to uid {info.st_uid}, not to you (uid {os.getuid()})", fix)
+        raise EnvironmentProblem(f"{path} belongs to uid {info.st_uid}, not to you (uid {os.getuid()})", fix)
     if info.st_mode & 0o077:
-        raise DevkitError(f"{path} has mode {info.st_mode & 0o777:04o}; devkit's private directory must be 0700", fix)
+        raise EnvironmentProblem(
+            f"{path} has mode {info.st_mode & 0o777:04o}; devkit's private directory must be 0700", fix
+        )
     return path
 
 
@@ -117,11 +119,11 @@ def exclusive_lock(path: Path, on_wait: Callable[[str], None]) -> Iterator[None]
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
-        raise DevkitError(f"the lock file {path} is a symbolic link", fix) from None
+        raise EnvironmentProblem(f"the lock file {path} is a symbolic link", fix) from None
     with os.fdopen(fd, "r+") as f:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            raise DevkitError(f"the lock file {path} is not a regular file of yours", fix)
+            raise EnvironmentProblem(f"the lock file {path} is not a regular file of yours", fix)
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

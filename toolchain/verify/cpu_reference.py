@@ -18,10 +18,10 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from ..building.torch_wheel import torch_wheel_dir
-from ..project.frameworks import TORCH
+from ..building.adapters import build_adapter
 from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
+from ..util.errors import VerificationFailure
 from ..util.resources import PAYLOAD_DIR
 from .datasets import Dataset
 from .session import VerifyOptions, fresh_env, work_dir
@@ -37,7 +37,7 @@ def native_cpu_reference(options: VerifyOptions, dataset: Dataset, log: Path, ou
     version = framework.version(native)
     if native.matches(options.recipe.name) or version is None:
         return False
-    links = torch_wheel_dir(native, version, options.index_url) if framework is TORCH else None
+    links = build_adapter(framework).find_links(native, version, options.index_url)
     with work_dir() as work:
         runner = verify_runner(options.runner, native, work, [links] if links else [], log)
         python = fresh_env(runner, work, None, version, log, replace(options, recipe=native), links)
@@ -54,6 +54,7 @@ def native_cpu_reference(options: VerifyOptions, dataset: Dataset, log: Path, ou
                 log=log,
                 cwd=Path(runner.path(work)),
                 env={**options.check_env, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+                fails_as=VerificationFailure,
             )
         )
         reference = json.loads((work / "reference.json").read_text())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 
 MNIST_FILES = {
     "x_train": "train-images-idx3-ubyte",
@@ -63,19 +63,19 @@ def _read_idx(path: Path) -> np.ndarray:
         else:
             raw = path.read_bytes()
     except (OSError, EOFError) as exc:
-        raise DevkitError(f"{path} cannot be read ({exc})", fix) from None
+        raise InputError(f"{path} cannot be read ({exc})", fix) from None
     magic = int.from_bytes(raw[:4], "big") if len(raw) >= 4 else -1
     if magic not in (2049, 2051):
-        raise DevkitError(f"{path} is not an MNIST idx file (magic {magic})", fix)
+        raise InputError(f"{path} is not an MNIST idx file (magic {magic})", fix)
     ndim = magic & 0xFF
     header = 4 + 4 * ndim
     dims = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     if len(raw) < header or len(raw) != header + math.prod(dims):
-        raise DevkitError(
+        raise InputError(
             f"{path} is truncated: its header says {dims} values, it holds {max(len(raw) - header, 0)}", fix
         )
     if ndim == 3 and dims[1:] != [28, 28]:
-        raise DevkitError(f"{path} holds {dims[1]}x{dims[2]} images, not 28x28", fix)
+        raise InputError(f"{path} holds {dims[1]}x{dims[2]} images, not 28x28", fix)
     return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
 
 
@@ -90,7 +90,7 @@ def load_mnist(directory: Path) -> Dataset | None:
             or arrays[labels_key].ndim != 1
             or len(arrays[images_key]) != len(arrays[labels_key])
         ):
-            raise DevkitError(
+            raise InputError(
                 f"{paths[images_key]} and {paths[labels_key]} do not pair up "
                 f"({arrays[images_key].shape} images, {arrays[labels_key].shape} labels)",
                 "pass the four original MNIST files, images and labels of the same split",
@@ -133,10 +133,10 @@ def load_digits_28x28(seed: int = 0) -> Dataset:
 def load_dataset(data_dir: Path | None) -> Dataset:
     if data_dir is not None:
         if not data_dir.is_dir():
-            raise DevkitError(f"--data {data_dir} is not a directory", "pass the directory holding the MNIST idx files")
+            raise InputError(f"--data {data_dir} is not a directory", "pass the directory holding the MNIST idx files")
         found = load_mnist(data_dir)
         if found is None:
-            raise DevkitError(
+            raise InputError(
                 f"--data {data_dir} does not contain the four MNIST idx files ({', '.join(MNIST_FILES.values())})",
                 "point --data at the directory holding them (optionally .gz), or omit --data",
             )

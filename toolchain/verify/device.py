@@ -12,18 +12,18 @@ from ..project.recipes import Recipe
 from ..run.select import verify_runner
 from ..run.step import Step
 from ..util.archives import extract_tar
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, InputError, VerificationFailure
 from .session import VerifyOptions, VerifyResult, finish, fresh_log, work_dir
 
 
 def unpack_device_bundle(bundle: Path, work: Path, recipe: Recipe) -> Path:
     """Unpack a device bundle into `work`; return its tests/ directory."""
     if not bundle.is_file():
-        raise DevkitError(f"device bundle {bundle} does not exist", f"run `devkit build --arch {recipe.name}`")
+        raise InputError(f"device bundle {bundle} does not exist", f"run `devkit build --arch {recipe.name}`")
     extract_tar(bundle, work, "device bundle", f"rebuild it with devkit build --arch {recipe.name}")
     tests = next(iter(work.glob("*/tests")), None)
     if tests is None or not any(tests.iterdir()):
-        raise DevkitError(f"{bundle.name} holds no test binaries", f"rebuild it with devkit build --arch {recipe.name}")
+        raise InputError(f"{bundle.name} holds no test binaries", f"rebuild it with devkit build --arch {recipe.name}")
     return tests
 
 
@@ -46,6 +46,7 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
                         log=log,
                         # the tests leave out what qemu-user cannot emulate (a queued SIGBUS)
                         env={**options.modes_env, **({} if native else {"DEVKIT_EMULATED": "1"})},
+                        fails_as=VerificationFailure,
                     )
                 )
                 passed = True

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..project.frameworks import TORCH
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .datasets import load_dataset
 from .session import VerifyOptions, VerifyResult, finish, plugin_session
@@ -27,19 +27,17 @@ def runs_distributed(recipe: Recipe) -> bool:
 def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
     """What --distributed refuses, before any wheel is looked for."""
     if infer:
-        raise DevkitError("--distributed verifies training; --infer is one process", "drop one of them")
+        raise InputError("--distributed verifies training; --infer is one process", "drop one of them")
     if not 2 <= ranks <= MAX_RANKS:
-        raise DevkitError(
-            f"--distributed {ranks}: data parallelism needs 2 to {MAX_RANKS} ranks", "use --distributed 2"
-        )
+        raise InputError(f"--distributed {ranks}: data parallelism needs 2 to {MAX_RANKS} ranks", "use --distributed 2")
     if not runs_distributed(options.recipe):
-        raise DevkitError(
+        raise InputError(
             f"--distributed trains {ranks} processes, which emulation of {options.recipe.name} makes too slow to "
             "finish (the collectives themselves are tested across processes by its device tests)",
             "verify --distributed on x86_64 (host or container runner)",
         )
     if options.model != "mnist":
-        raise DevkitError(f"--distributed trains LeNet on MNIST, not {options.model}", "use --model mnist")
+        raise InputError(f"--distributed trains LeNet on MNIST, not {options.model}", "use --model mnist")
     options.require_training_steps()
 
 

@@ -6,24 +6,25 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..project.config import INFER_MODELS
 from ..run.select import host_recipe
 from ..run.step import HostRunner, Step
 from ..util.archives import extract_tar
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.resources import PAYLOAD_DIR
-from .session import VerifyOptions, VerifyResult, finish, plugin_session
+from .session import VERIFY_DEFAULTS, VerifyOptions, VerifyResult, finish, plugin_session
 
 INFER_PAYLOAD = PAYLOAD_DIR / "infer_checks.py"
 
 
 @dataclass(frozen=True)
 class InferOptions:
-    models: tuple[str, ...] = ("mnist",)
+    models: tuple[str, ...] = VERIFY_DEFAULTS.infer_models
     model_dir: Path | None = None
-    warmup: int = 10
-    repeats: int = 30
+    warmup: int = VERIFY_DEFAULTS.warmup
+    repeats: int = VERIFY_DEFAULTS.repeats
     inference_dir: Path | None = None
     bundle: Path | None = None  # the project's inference bundle, whose C++ demo runs
 
@@ -32,11 +33,14 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
     """paddle.inference on the device vs CPU for each model: outputs, kernel placement, latency."""
     unknown = [m for m in infer.models if m not in INFER_MODELS]
     if unknown and infer.model_dir is None:
-        raise DevkitError(
+        raise InputError(
             f"unknown inference model {unknown[0]!r}", f"use --model {' | '.join(INFER_MODELS)} or --model-dir"
         )
     if infer.warmup < 0 or infer.repeats < 1:
-        raise DevkitError("--warmup must be >= 0 and --repeats >= 1", "e.g. --warmup 10 --repeats 30")
+        raise InputError(
+            "--warmup must be >= 0 and --repeats >= 1",
+            f"e.g. --warmup {VERIFY_DEFAULTS.warmup} --repeats {VERIFY_DEFAULTS.repeats}",
+        )
     if infer.model_dir is not None:
         _model_prefix(infer.model_dir)  # before a verify environment is made for it
     checks = []
@@ -82,7 +86,7 @@ def _model_prefix(model_dir: Path) -> str:
     """The exported model in a user's --model-dir: a program (.json, or .pdmodel) and its .pdiparams."""
     fix = "pass the directory of <name>.json (or .pdmodel) + <name>.pdiparams, as paddle.jit.save writes them"
     if not model_dir.is_dir():
-        raise DevkitError(f"--model-dir {model_dir} is not a directory", fix)
+        raise InputError(f"--model-dir {model_dir} is not a directory", fix)
     for program in sorted([*model_dir.glob("*.json"), *model_dir.glob("*.pdmodel")]):
         params = program.with_suffix(".pdiparams")
         if not params.is_file():
@@ -91,16 +95,16 @@ def _model_prefix(model_dir: Path) -> str:
             try:
                 json.loads(program.read_bytes())
             except ValueError as exc:
-                raise DevkitError(f"{program} is not a valid Paddle program (JSON: {exc})", fix) from None
+                raise InputError(f"{program} is not a valid Paddle program (JSON: {exc})", fix) from None
         elif program.stat().st_size == 0:
-            raise DevkitError(f"{program} is empty", fix)
+            raise InputError(f"{program} is empty", fix)
         if params.stat().st_size == 0:
-            raise DevkitError(f"{params} is empty", fix)
+            raise InputError(f"{params} is empty", fix)
         return str(program.with_suffix(""))
-    raise DevkitError(f"{model_dir} holds no exported model", fix)
+    raise InputError(f"{model_dir} holds no exported model", fix)
 
 
-def cpp_demo(infer: InferOptions, options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict:
+def cpp_demo(infer: InferOptions, options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict[str, Any]:
     """Build the bundle's C++ demo against the given Paddle Inference and run it on the device."""
     why = None
     if infer.inference_dir is None:
@@ -119,7 +123,7 @@ def cpp_demo(infer: InferOptions, options: VerifyOptions, models: list[str], wor
     return _run_cpp_demo(infer, models, work, log)
 
 
-def _run_cpp_demo(infer: InferOptions, models: list[str], work: Path, log: Path) -> dict:
+def _run_cpp_demo(infer: InferOptions, models: list[str], work: Path, log: Path) -> dict[str, Any]:
     # On the host only: the demo links the host's Paddle Inference release.
     runner = HostRunner(fix_hint="see the C++ demo lines in the verify log")
     assert infer.bundle is not None  # cpp_demo runs this only with a bundle
@@ -141,9 +145,18 @@ def _run_cpp_demo(infer: InferOptions, models: list[str], work: Path, log: Path)
                 ],
                 log=log,
                 env=env,
+                fails_as=VerificationFailure,
             )
         )
-        runner.run(Step("build C++ demo", ["cmake", "--build", str(demo / "build")], log=log, env=env))
+        runner.run(
+            Step(
+                "build C++ demo",
+                ["cmake", "--build", str(demo / "build")],
+                log=log,
+                env=env,
+                fails_as=VerificationFailure,
+            )
+        )
         binary = next((demo / "build").glob("*_infer_demo"))
         outputs = [
             runner.run(
@@ -152,6 +165,7 @@ def _run_cpp_demo(infer: InferOptions, models: list[str], work: Path, log: Path)
                     [str(binary), m, str(infer.warmup), str(infer.repeats)],
                     log=log,
                     env=env,
+                    fails_as=VerificationFailure,
                 )
             )
             for m in models

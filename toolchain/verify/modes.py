@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 
 MODES_HELP = (
     "Change the reference device's modes for debugging, comma-separated: sync (streams run work "
@@ -62,7 +62,7 @@ class DeviceModes:
                 if key == "delay" and number <= 1_000_000:
                     modes = replace(modes, stream_delay_us=number)
                     continue
-            raise DevkitError(f"--modes: {item!r} is not a device mode", fix)
+            raise InputError(f"--modes: {item!r} is not a device mode", fix)
         return modes
 
     def as_json(self) -> dict[str, object]:

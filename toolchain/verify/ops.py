@@ -22,7 +22,7 @@ from ..project.config import Tolerances
 from ..run.envs import create_env
 from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
-from ..util.errors import DevkitError
+from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.fsutil import staging_dir, write_atomic
 from ..util.resources import PAYLOAD_DIR
 from ..verify.junit import Case, write_junit
@@ -49,11 +49,11 @@ def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
     try:
         re.compile(ops)
     except re.error as exc:
-        raise DevkitError(f"--ops {ops!r} is not a regular expression ({exc})", "e.g. --ops 'matmul|conv2d'") from None
+        raise InputError(f"--ops {ops!r} is not a regular expression ({exc})", "e.g. --ops 'matmul|conv2d'") from None
     chosen = [d.strip() for d in dtypes.split(",") if d.strip()]
     unknown = [d for d in chosen if d not in DTYPES]
     if unknown or not chosen:
-        raise DevkitError(f"--dtypes {dtypes!r} names unknown dtypes {unknown}", f"use a subset of {','.join(DTYPES)}")
+        raise InputError(f"--dtypes {dtypes!r} names unknown dtypes {unknown}", f"use a subset of {','.join(DTYPES)}")
     return ops, chosen
 
 
@@ -83,7 +83,7 @@ def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: boo
 
 
 def _publish_session_report(
-    report: dict, wheel: Path, options: VerifyOptions, session: PluginSession, report_dir: Path
+    report: dict[str, Any], wheel: Path, options: VerifyOptions, session: PluginSession, report_dir: Path
 ) -> OpsResult:
     """The payload's report with where and how long it ran, published."""
     report.update(
@@ -96,7 +96,7 @@ def _publish_session_report(
     return _publish(report, report_dir)
 
 
-def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: Path) -> dict:
+def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: Path) -> dict[str, Any]:
     """Record golden data with Paddle CPU on this machine; out_dir appears only when complete."""
     recipe = host_recipe()
     log = fresh_log(log_dir)
@@ -122,6 +122,7 @@ def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: 
                     runner.path(work / "golden.json"),
                 ],
                 env={"DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))},
+                fails_as=VerificationFailure,
             )
         )
         summary = json.loads((work / "golden.json").read_text())
@@ -140,13 +141,13 @@ def validate_golden(golden: Path) -> int:
     fix = "record it again with `devkit test-ops --gen-golden DIR`"
     manifest = golden / "manifest.txt"
     if not golden.is_dir():
-        raise DevkitError(f"golden directory {golden} does not exist", fix)
+        raise InputError(f"golden directory {golden} does not exist", fix)
     if not manifest.is_file():
-        raise DevkitError(f"{golden} has no manifest.txt", "make it with `devkit test-ops --gen-golden DIR`")
+        raise InputError(f"{golden} has no manifest.txt", "make it with `devkit test-ops --gen-golden DIR`")
     try:
         lines = manifest.read_text().splitlines()
     except UnicodeDecodeError:
-        raise DevkitError(f"{manifest} is not a text file", fix) from None
+        raise InputError(f"{manifest} is not a text file", fix) from None
     cases = 0
     for number, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("#"):
@@ -154,27 +155,27 @@ def validate_golden(golden: Path) -> int:
         fields = line.split()
         where = f"{manifest}:{number}"
         if len(fields) < 3 or not all("=" in f for f in fields[2:]):
-            raise DevkitError(f"{where} is not `ID OP key=value ...`", fix)
+            raise InputError(f"{where} is not `ID OP key=value ...`", fix)
         for key, value in (f.split("=", 1) for f in fields[2:]):
             if ".bin:" not in value:
                 continue
             name, dims = value.split(":", 1)
             if "/" in name or name.startswith("."):
-                raise DevkitError(f"{where}: {key} names {name!r}, outside the golden directory", fix)
+                raise InputError(f"{where}: {key} names {name!r}, outside the golden directory", fix)
             try:
                 numel = math.prod(int(d) for d in dims.split(",")) if dims != "-" else 1
             except ValueError:
-                raise DevkitError(f"{where}: {key} has the shape {dims!r}, not comma-separated integers", fix) from None
+                raise InputError(f"{where}: {key} has the shape {dims!r}, not comma-separated integers", fix) from None
             data = golden / name
             if not data.is_file():
-                raise DevkitError(f"{where}: {key} names {name}, which is missing", fix)
+                raise InputError(f"{where}: {key} names {name}, which is missing", fix)
             if data.stat().st_size != 4 * numel:
-                raise DevkitError(
+                raise InputError(
                     f"{data} holds {data.stat().st_size} bytes, but its shape {dims} needs {4 * numel} (float32)", fix
                 )
         cases += 1
     if not cases:
-        raise DevkitError(f"{manifest} lists no cases", fix)
+        raise InputError(f"{manifest} lists no cases", fix)
     return cases
 
 
@@ -186,7 +187,7 @@ def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: P
         checker = next(iter(unpack_device_bundle(bundle, work, options.recipe).glob("golden_*")), None)
         log = fresh_log(report_dir)
         if checker is None:
-            raise DevkitError(
+            raise InputError(
                 f"{bundle.name} has no golden checker (tests/golden_*)",
                 "re-render the project with this devkit and rebuild",
             )
@@ -198,6 +199,7 @@ def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: P
                     title=f"golden checks on {options.recipe.name}",
                     log=log,
                     argv=[runner.path(checker), runner.path(golden.resolve())],
+                    fails_as=VerificationFailure,
                 )
             )
         except DevkitError as exc:  # failing cases exit non-zero; their lines are in the log
@@ -245,16 +247,16 @@ def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: P
 
 def _detail(r: Mapping[str, Any]) -> str:
     if r.get("error"):
-        return r["error"]
+        return str(r["error"])
     if r.get("mismatch"):
         return "; ".join(r["mismatch"])
     if r.get("detail"):
-        return r["detail"]
+        return str(r["detail"])
     diffs = r.get("max_abs_diff") or {}
     return ", ".join(f"{k} {v:.2g}" for k, v in diffs.items())
 
 
-def _publish(report: dict, report_dir: Path) -> OpsResult:
+def _publish(report: dict[str, Any], report_dir: Path) -> OpsResult:
     report_dir.mkdir(parents=True, exist_ok=True)
     results = report["results"]
     report["passed"] = bool(results) and not any(r["status"] in FAILED_STATUSES for r in results)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..util.errors import DevkitError
+from ..util.errors import InternalError
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Check:
                 data=dict(raw),
             )
         except (KeyError, TypeError) as exc:
-            raise DevkitError(
+            raise InternalError(
                 f"a check in the payload's report lacks {exc}", "this is a devkit bug; report it"
             ) from None
 
@@ -73,6 +73,17 @@ class Report:
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.failed]
+
+
+def merge_checks(
+    checks: list[dict[str, Any]], extra: list[dict[str, Any]], before: str | None = None
+) -> list[dict[str, Any]]:
+    """`checks` (a payload's, as JSON) with the checks of `extra` whose names it lacks, placed
+    before the check named `before` (at the end without one): merged by name, never by position."""
+    names = {c["name"] for c in checks}
+    new = [c for c in extra if c["name"] not in names]
+    at = next((i for i, c in enumerate(checks) if before is not None and c["name"] == before), len(checks))
+    return [*checks[:at], *new, *checks[at:]]
 
 
 FAILED_STATUSES = ("fail", "error")

@@ -5,19 +5,21 @@ Shared by the `verify` command and `devkit matrix run` (the CI job's command).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..building.adapters import BUILD_ADAPTERS
 from ..building.bundles import bundle_name as inference_bundle_name
 from ..building.plugin import device_bundle_path
-from ..building.torch_wheel import is_torch_wheel
 from ..project.config import DevkitConfig
-from ..project.frameworks import PADDLE, TORCH, Framework, find_framework
+from ..project.frameworks import FRAMEWORKS, PADDLE, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.console import err
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from .device import run_device_tests
 from .distributed import check_request as check_distributed_request
 from .distributed import run_distributed_verify
@@ -67,13 +69,15 @@ def framework_for(project: Project | None, wheel: Path | None, requested: str | 
         return project.framework(requested)
     if requested:
         return find_framework(requested)
-    return (
-        TORCH if wheel is not None and wheel.suffix == ".whl" and wheel.is_file() and is_torch_wheel(wheel) else PADDLE
-    )
+    if wheel is not None and wheel.suffix == ".whl" and wheel.is_file():
+        pinning = [name for name, adapter in BUILD_ADAPTERS.items() if adapter.pinned_in(wheel)]
+        if pinning:
+            return FRAMEWORKS[pinning[0]]
+    return PADDLE  # what a wheel without a pin is checked as (and refused for)
 
 
 def verify_options(
-    project: Project | None, recipe: Recipe, runner: str | None, framework: Framework = PADDLE, **fields
+    project: Project | None, recipe: Recipe, runner: str | None, framework: Framework = PADDLE, **fields: Any
 ) -> VerifyOptions:
     """Options for running checks of `recipe`'s plugin: the command line's runner, else [tool.devkit]'s."""
     config = project_config(project)
@@ -90,6 +94,18 @@ def verify_options(
     )
 
 
+# Each adapter's training verification (the model, its checks, the CPU reference), by framework name.
+TRAINERS: dict[str, Callable[[Path, VerifyOptions, Path], VerifyResult]] = {
+    "paddle": run_verify,
+    "torch": run_torch_verify,
+}
+
+
+def _default_model(configured: str, framework: Framework) -> str:
+    """[tool.devkit.verify] train-model where the adapter trains it, else the adapter's first model."""
+    return configured if configured in framework.train_models else framework.train_models[0]
+
+
 def run_verification(
     project: Project | None,
     wheel: Path | None,
@@ -100,7 +116,7 @@ def run_verification(
 ) -> VerifyResult:
     config = project_config(project)
     framework = framework_for(project, wheel, request.framework)
-    suffix = ("" if framework is PADDLE else f"-{framework.name}") + ("-distributed" if request.distributed else "")
+    suffix = framework.tree_suffix + ("-distributed" if request.distributed else "")
     if project is not None:
         report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{suffix}{'-infer' if infer else ''}"
     report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}{suffix}").resolve()
@@ -111,7 +127,7 @@ def run_verification(
         recipe,
         request.runner,
         framework,
-        model=request.model or (config.verify.train_model if framework is PADDLE else "mnist"),
+        model=request.model or _default_model(config.verify.train_model, framework),
         steps=steps,
         data_dir=request.data,
         modes=request.modes,
@@ -120,21 +136,19 @@ def run_verification(
         check_distributed_request(request.distributed, options, infer)
         wheel = wheel_to_check(project, wheel, recipe, framework)
         return run_distributed_verify(wheel, options, report_dir, request.distributed)
-    if framework is not PADDLE:
+    if infer and "infer" not in framework.modes:
+        raise InputError(
+            f"--infer verifies Paddle Inference; the {framework.label} adapter has no inference mode",
+            "drop --infer, or use --framework paddle",
+        )
+    if framework.version(recipe) is None:
         if infer:
-            raise DevkitError(
-                f"--infer verifies Paddle Inference; the {framework.label} adapter has no inference mode",
-                "drop --infer, or use --framework paddle",
-            )
-        if framework.version(recipe) is None:
-            return _device_tests(project, recipe, options, report_dir, framework)
-        return run_torch_verify(wheel_to_check(project, wheel, recipe, framework), options, report_dir)
-    if infer:
-        if not recipe.has_paddle_runtime:
-            raise DevkitError(
+            raise InputError(
                 f"{recipe.name} has no Paddle runtime, so there is no inference to verify",
                 f"run `devkit verify PROJECT --arch {recipe.name}` for its device library tests",
             )
+        return _device_tests(project, recipe, options, report_dir, framework)
+    if infer:
         models = (request.model,) if request.model else config.verify.infer_models
         inference_dir = request.inference_dir.resolve() if request.inference_dir else None
         return run_infer_verify(
@@ -150,9 +164,7 @@ def run_verification(
             ),
             report_dir,
         )
-    if not recipe.has_paddle_runtime:
-        return _device_tests(project, recipe, options, report_dir, framework)
-    return run_verify(wheel_to_check(project, wheel, recipe), options, report_dir)
+    return TRAINERS[framework.name](wheel_to_check(project, wheel, recipe, framework), options, report_dir)
 
 
 def _device_tests(
@@ -160,7 +172,7 @@ def _device_tests(
 ) -> VerifyResult:
     """A target without the framework's runtime: the device library's own tests, on the target."""
     if project is None:
-        raise DevkitError(
+        raise InputError(
             f"{recipe.name} has no {framework.label} runtime; its device tests come from a project",
             f"pass the project directory: devkit verify PROJECT --arch {recipe.name}",
         )

@@ -12,12 +12,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from ..building.abi import require_abi
-from ..building.artifacts import check_plugin_wheel, paddle_requirements
-from ..building.torch_wheel import check_torch_wheel, pinned_torch, require_torch_abi, torch_wheel_dir
-from ..project.config import Tolerances
-from ..project.frameworks import PADDLE, TORCH, Framework
+from ..building.adapters import BUILD_ADAPTERS, build_adapter
+from ..project.config import Tolerances, VerifySettings
+from ..project.frameworks import FRAMEWORKS, PADDLE, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..project.sdk import SdkSource
@@ -25,12 +24,13 @@ from ..run.envs import clone_env, create_env, reference_env, runtime_requirement
 from ..run.select import verify_runner
 from ..run.step import Runner, Step
 from ..util.archives import validate_wheel
-from ..util.errors import DevkitError
+from ..util.errors import InputError, VerificationFailure
 from ..util.fsutil import write_atomic
 from .modes import CHECK_MODES, DeviceModes
 from .report import Report
 
 MIN_TRAINING_STEPS = 20
+VERIFY_DEFAULTS = VerifySettings()  # [tool.devkit.verify] defaults: the one place they are written
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class VerifyOptions:
     recipe: Recipe
     framework: Framework = PADDLE
     index_url: str = ""  # where pip gets torch ([tool.devkit.torch] index-url)
-    model: str = "mnist"
-    steps: int = 200
+    model: str = VERIFY_DEFAULTS.train_model
+    steps: int = VERIFY_DEFAULTS.steps
     data_dir: Path | None = None
     device_type: str | None = None
     runner: str = "auto"
@@ -58,7 +58,7 @@ class VerifyOptions:
     def require_training_steps(self) -> None:
         """Training verdicts (loss drop, held-out accuracy) need this many steps at least."""
         if self.steps < MIN_TRAINING_STEPS:
-            raise DevkitError(
+            raise InputError(
                 f"--steps {self.steps} is too few to judge training", f"use --steps {MIN_TRAINING_STEPS} or more"
             )
 
@@ -83,7 +83,7 @@ def wheel_to_check(project: Project | None, wheel: Path | None, recipe: Recipe, 
     if wheel is not None:
         return wheel.resolve()
     if project is None:
-        raise DevkitError("no wheel and no project given", "pass a project directory or --wheel")
+        raise InputError("no wheel and no project given", "pass a project directory or --wheel")
     return find_wheel(project, recipe, framework).resolve()
 
 
@@ -91,47 +91,40 @@ def find_wheel(project: Project, recipe: Recipe, framework: Framework = PADDLE) 
     prefix = project.wheel_prefix_of(framework)
     wheels = sorted(project.dist_dir.glob(recipe.wheel_glob(prefix)), key=lambda p: p.stat().st_mtime)
     if not wheels:
-        flag = "" if framework is PADDLE else f" --framework {framework.name}"
-        raise DevkitError(
+        flag = "" if framework is project.framework(None) else f" --framework {framework.name}"
+        raise InputError(
             f"no {recipe.name} {framework.label} wheel in {project.dist_dir}",
             f"run `devkit build {project.root}{flag} --arch {recipe.name}` first, or pass --wheel",
         )
     return wheels[-1]
 
 
-def pinned_paddle(wheel: Path) -> str:
-    for req in paddle_requirements(wheel):
-        if str(req.specifier).startswith("=="):
-            return str(req.specifier)[2:]
-    raise DevkitError(
-        f"{wheel.name} does not pin paddlepaddle==<version>",
-        "rebuild it with `devkit build` (the plugin must name the Paddle it was compiled against)",
-    )
-
-
 def check_wheel(wheel: Path, options: VerifyOptions) -> str:
-    """The wheel fits the framework and target and will load (ELF checks only); returns its runtime's version."""
+    """The wheel is the framework's, fits the target and will load (ELF checks only, before
+    anything is installed); returns the runtime version it pins."""
     validate_wheel(wheel, "plugin wheel")
-    torch_version = pinned_torch(wheel)
-    if options.framework is TORCH:
-        if torch_version is None:
-            raise DevkitError(
-                f"{wheel.name} is not a PyTorch adapter wheel (it does not require torch==<version>)",
-                "pass the torch_<type>-*.whl that `devkit build --framework torch` wrote, or drop --framework torch",
-            )
-        check_torch_wheel(wheel, options.recipe, torch_version, wheel.name.split("-")[0] + "-")
-        require_torch_abi(wheel, options.recipe, torch_version)
-        return torch_version
-    if torch_version is not None:
-        raise DevkitError(
-            f"{wheel.name} is a PyTorch adapter wheel (it requires torch=={torch_version}), not a Paddle plugin",
-            "verify it with --framework torch",
+    framework = options.framework
+    pins = {name: adapter.pinned_in(wheel) for name, adapter in BUILD_ADAPTERS.items()}
+    version = pins[framework.name]
+    if version is None:
+        other = next((FRAMEWORKS[name] for name, pin in pins.items() if pin), None)
+        raise InputError(
+            f"{wheel.name} is not a {framework.wheel_label}"
+            + (
+                f": it is a {other.wheel_label} (it requires {other.runtime}=={pins[other.name]})"
+                if other
+                else f" (it does not require {framework.runtime}==<version>)"
+            ),
+            f"verify it with --framework {other.name}"
+            if other
+            else f"pass the wheel `devkit build --framework {framework.name}` wrote (it pins the runtime it was "
+            "compiled against)",
         )
-    paddle_version = pinned_paddle(wheel)
-    check_plugin_wheel(wheel, options.recipe, paddle_version)
-    # before installing anything; the portability warnings are the build's to say
-    require_abi(wheel, options.recipe, paddle_version, say_warnings=False)
-    return paddle_version
+    adapter = build_adapter(framework)
+    adapter.check_wheel(wheel, options.recipe, version, wheel.name.split("-")[0] + "-")
+    # the portability warnings are the build's to say
+    adapter.require_abi(wheel, options.recipe, version, None, None, False)
+    return version
 
 
 def fresh_env(
@@ -161,6 +154,7 @@ def fresh_env(
             title=f"fresh environment (clone of {framework.runtime} {version}): install {wheel.name}",
             argv=[python, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", runner.path(wheel)],
             log=log,
+            fails_as=VerificationFailure,
         )
     )
     return python
@@ -191,7 +185,7 @@ class PluginSession:
         *,
         device: str | None = None,
         env: dict[str, str | None] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Run `payload ARGS --out WORK/OUT_NAME [--device TYPE]` and return the JSON it wrote."""
         argv = [self.python, self.runner.path(payload), *args, "--out", self.runner.path(self.work / out_name)]
         device = device or self.options.device_type
@@ -206,7 +200,7 @@ class PluginSession:
                 env=self.options.check_env if env is None else env,
             )
         )
-        return json.loads((self.work / out_name).read_text())
+        return dict(json.loads((self.work / out_name).read_text()))
 
 
 @contextlib.contextmanager
@@ -215,9 +209,7 @@ def plugin_session(
 ) -> Iterator[PluginSession]:
     """Check the wheel (before installing anything), then install it in a fresh env on the target."""
     version = check_wheel(wheel, options)
-    # torch: the wheel the build compiled against, from the host's pip (which knows where the CPU
-    # builds are); a container's pip alone would take PyPI's CUDA build
-    links = torch_wheel_dir(options.recipe, version, options.index_url) if options.framework is TORCH else None
+    links = build_adapter(options.framework).find_links(options.recipe, version, options.index_url)
     start = time.monotonic()
     log = fresh_log(report_dir)
     with work_dir() as work:
@@ -243,7 +235,7 @@ def work_dir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def finish(report: dict, options: VerifyOptions, report_dir: Path, start: float, log: Path) -> VerifyResult:
+def finish(report: dict[str, Any], options: VerifyOptions, report_dir: Path, start: float, log: Path) -> VerifyResult:
     report.update(
         arch=options.recipe.name,
         model=options.model,
@@ -256,7 +248,7 @@ def finish(report: dict, options: VerifyOptions, report_dir: Path, start: float,
     return VerifyResult(report=Report.from_json(report), report_path=report_path, plot_path=plot)
 
 
-def plot_losses(report: dict, path: Path) -> Path | None:
+def plot_losses(report: dict[str, Any], path: Path) -> Path | None:
     """The loss curves of the report's training check: device vs CPU, or (--distributed) N
     processes vs one."""
     checks = report.get("checks", [])
@@ -276,7 +268,7 @@ def plot_losses(report: dict, path: Path) -> Path | None:
             f"held-out acc {parallel['data_parallel']['heldout_accuracy']:.3f}"
         )
     elif mnist is not None:
-        cpu_label = "PyTorch CPU" if report.get("framework") == "torch" else "Paddle CPU"
+        cpu_label = f"{FRAMEWORKS[report.get('framework', 'paddle')].label} CPU"
         cpu_label = mnist["cpu"].get("trained", {}).get("where", cpu_label)
         curves = [(cpu_label, mnist["cpu"]["losses"]), (f"{report['device']}:0", mnist["device"]["losses"])]
         title = (

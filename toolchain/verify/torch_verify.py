@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
+from .report import merge_checks
 from .session import PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
 
 PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
@@ -38,7 +39,7 @@ def with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
 
 def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     if options.model != "mnist":
-        raise DevkitError(
+        raise InputError(
             f"--model {options.model} is a Paddle model battery entry; the PyTorch adapter trains LeNet on MNIST",
             "use --model mnist with --framework torch",
         )
@@ -66,7 +67,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
                 "fallback.json",
                 env=torch_env(options, session, strict=False),
             )
-            report["checks"].extend(fallback["checks"][1:])
+            report["checks"] = merge_checks(report["checks"], fallback["checks"])
         report["passed"] = all(c["passed"] for c in report["checks"])
     report.update(wheel=str(wheel), runner=session.runner.name, framework="torch")
     return finish(report, options, report_dir, session.start, session.log)

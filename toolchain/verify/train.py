@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..project.config import TRAIN_MODELS
-from ..util.errors import DevkitError
+from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
+from .report import merge_checks
 from .session import VerifyOptions, VerifyResult, finish, plugin_session
 
 PAYLOAD = PAYLOAD_DIR / "plugin_checks.py"
@@ -18,7 +19,7 @@ FALLBACK_PAYLOAD = PAYLOAD_DIR / "fallback_report.py"
 
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     if options.model not in TRAIN_MODELS:
-        raise DevkitError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
+        raise InputError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
     options.require_training_steps()
     dataset = load_dataset(options.data_dir)
     battery = options.model != "mnist"
@@ -46,21 +47,19 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
             "report.json",
         )
         if battery:
-            model_check = len(report["checks"]) - (report["checks"][-1].get("name") == options.model)
-            report["checks"].insert(model_check, fallback)
+            report["checks"] = merge_checks(report["checks"], [fallback], before=options.model)
             report["passed"] = all(c["passed"] for c in report["checks"])
         elif report.get("device"):
             # With CPU fallback on (Paddle's default): which kernels the model ran on the device, which on CPU.
-            report["checks"].append(
-                session.run_payload(
-                    f"fallback report on {options.recipe.name}",
-                    FALLBACK_PAYLOAD,
-                    ["--data", data],
-                    "fallback.json",
-                    device=report["device"],
-                    env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"},
-                )
+            fallback = session.run_payload(
+                f"fallback report on {options.recipe.name}",
+                FALLBACK_PAYLOAD,
+                ["--data", data],
+                "fallback.json",
+                device=report["device"],
+                env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"},
             )
+            report["checks"] = merge_checks(report["checks"], [fallback])
             report["passed"] = all(c["passed"] for c in report["checks"])
     report.update(wheel=str(wheel), runner=session.runner.name)
     return finish(report, options, report_dir, session.start, session.log)

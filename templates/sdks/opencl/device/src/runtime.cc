@@ -12,6 +12,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "opencl_device.h"
@@ -557,12 +559,25 @@ struct HostCall {
   cl_event done;  // a user event the stream's later work waits for
 };
 
-void CL_CALLBACK run_host_call(cl_event, cl_int, void* data) {
-  auto* call = static_cast<HostCall*>(data);
+void complete_host_call(HostCall* call) {
   call->fn(call->user_data);
   clSetUserEventStatus(call->done, CL_COMPLETE);
   clReleaseEvent(call->done);
   delete call;
+}
+
+// OpenCL runs an event's callback at once, in the thread that sets it, when the event is already
+// complete (pocl does when the stream was idle): fn would then run inside launch_host_func, which
+// must return at once (a host function that waits for what its caller does next would never
+// return). So each call runs on a thread of its own; one stream's calls still run in order (the
+// next call's marker waits for the barrier on this one's `done`).
+void CL_CALLBACK run_host_call(cl_event, cl_int, void* data) {
+  auto* call = static_cast<HostCall*>(data);
+  try {
+    std::thread(complete_host_call, call).detach();
+  } catch (const std::system_error&) {
+    complete_host_call(call);  // no thread to be had: here, late rather than never
+  }
 }
 
 }  // namespace

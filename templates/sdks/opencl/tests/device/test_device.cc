@@ -201,13 +201,22 @@ bool a_failed_host_function_does_not_block_the_stream() {
   return true;
 }
 
+std::atomic<bool> g_released{false};
+void wait_until_released(void*) {
+  while (!g_released.load()) usleep(1000);
+}
+
 // A query of a busy stream answers NOT_READY within about a millisecond, also when every
-// core is busy (it is asked in a loop: a count of sleeps there would take a tick each).
+// core is busy (it is asked in a loop: a count of sleeps there would take a tick each). The
+// stream stays busy until the queries are done, however long a loaded machine takes for them;
+// launching the host function on the idle stream returns at once (were it run inside the launch,
+// as OpenCL runs the callback of a complete event, this test would never get past it: the alarm).
 bool stream_query_is_quick_under_load() {
-  static int ms = 400;
   {{ p }}_stream_t s = nullptr;
   OK({{ p }}_stream_create(0, &s));
-  OK({{ p }}_launch_host_func(s, sleep_ms, &ms));
+  g_released = false;
+  alarm(60);
+  OK({{ p }}_launch_host_func(s, wait_until_released, nullptr));
   std::atomic<bool> stop{false};
   std::vector<std::thread> load;
   for (unsigned i = 0; i < 2 * std::max(1u, std::thread::hardware_concurrency()); ++i)
@@ -215,19 +224,39 @@ bool stream_query_is_quick_under_load() {
       while (!stop.load()) {
       }
     });
-  std::vector<double> took;
-  bool busy = true;
+  // What the load alone does to a millisecond: spinning until it has passed, timed the same way.
+  // A query is judged against this (a preempted thread takes longer whatever it runs), so the
+  // test catches a query that sleeps or yields (a scheduler tick each) and not a busy machine.
+  std::vector<double> spin;
   for (int i = 0; i < 10; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    busy = busy && {{ p }}_stream_query(s) == {{ NAME }}_ERROR_NOT_READY;
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1)) {
+    }
+    spin.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::vector<double> took;
+  {{ p }}_status_t answer = {{ NAME }}_ERROR_NOT_READY;  // the first other answer, if any
+  for (int i = 0; i < 10; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const {{ p }}_status_t status = {{ p }}_stream_query(s);
     took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (answer == {{ NAME }}_ERROR_NOT_READY) answer = status;
   }
   stop = true;
+  g_released = true;
+  alarm(0);
   for (std::thread& t : load) t.join();
   std::sort(took.begin(), took.end());
-  if (took[5] >= 3.0) std::printf("  stream_query took %.1f ms (median) under load\n", took[5]);
-  EXPECT(busy);
-  EXPECT(took[5] < 3.0);
+  std::sort(spin.begin(), spin.end());
+  // (pocl's own threads, which a query's enqueue and flush wait on, are preempted too: measured
+  // 1-3.3 ms with twice as many spinning threads as cores; polling by sleeps took 20 ms)
+  const double limit = std::max(10.0, 2.0 * spin[5]);
+  if (took[5] >= limit)
+    std::printf("  stream_query took %.1f ms (median) under load, a 1 ms spin %.1f ms\n", took[5], spin[5]);
+  if (answer != {{ NAME }}_ERROR_NOT_READY)
+    std::printf("  stream_query of a busy stream answered %s\n", {{ p }}_status_string(answer));
+  EXPECT(answer == {{ NAME }}_ERROR_NOT_READY);
+  EXPECT(took[5] < limit);
   OK({{ p }}_stream_synchronize(s));
   OK({{ p }}_stream_destroy(s));
   return true;
