@@ -200,7 +200,7 @@ def test_each_default_is_written_once_and_the_project_and_readme_come_from_it(tm
     back, not compared as text), and what the verify steps use unset is the model's default."""
     from pathlib import Path
 
-    from devkit.project.config import SETTINGS_SECTIONS, settings_markdown
+    from devkit.project.config import SETTINGS_SECTIONS, TOP_LEVEL_SETTINGS, settings_markdown
     from devkit.verify.infer import InferOptions
     from devkit.verify.session import VerifyOptions
 
@@ -210,6 +210,10 @@ def test_each_default_is_written_once_and_the_project_and_readme_come_from_it(tm
     for section, model in SETTINGS_SECTIONS.items():
         expected = {k.replace("_", "-"): list(v) if isinstance(v, tuple) else v for k, v in asdict(model()).items()}
         assert rendered[section] == expected, section
+    defaults = DevkitConfig(name="STPU", device_type="stpu")
+    for name in TOP_LEVEL_SETTINGS:
+        value = getattr(defaults, name)
+        assert rendered[name.replace("_", "-")] == (list(value) if isinstance(value, tuple) else value), name
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert settings_markdown() in readme, "README's settings table differs from the model: paste settings_markdown()"
     verify = VerifySettings()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +12,6 @@ from rich.markup import escape
 
 from ..building.plugin import resolve_paddle_version
 from ..project.config import VerifySettings
-from ..project.frameworks import PADDLE
 from ..util.console import err
 from ..util.errors import BuildFailure, InputError, VerificationFailure
 from ..verify.modes import MODES_HELP, DeviceModes
@@ -21,6 +22,7 @@ from ..verify.torch_verify import run_torch_checks
 from . import views
 
 if TYPE_CHECKING:
+    from ..project.frameworks import Framework
     from ..project.project import Project
     from ..project.recipes import Recipe
     from ..verify.ops import OpsResult
@@ -164,7 +166,6 @@ def test_ops(
     or golden data for targets without Paddle."""
     from ..run.select import host_recipe
     from ..verify.ops import gen_golden as record_golden
-    from ..verify.ops import parse_selection, run_torch_opinfo
 
     if gen_golden and golden:
         raise InputError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
@@ -192,53 +193,70 @@ def test_ops(
     recipe = target_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     adapter = framework_for(project, wheel, framework)
-    if adapter is not PADDLE:
-        if golden:
-            raise InputError("--golden checks the device library, whichever framework", "drop --framework")
-        options = verify_options(project, recipe, runner_name(runner), adapter)
-        mode = "opinfo-all" if all_ops else "opinfo"
-        report_dir = (report_dir or reports_root(project) / f"test-ops-{recipe.name}-{adapter.name}").resolve()
-        parse_selection(ops, "float32")
-        result = run_torch_opinfo(wheel_to_check(project, wheel, recipe, adapter), options, ops, all_ops, report_dir)
-    else:
-        if all_ops:
-            raise InputError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
-        ops, dtype_list = parse_selection(ops, dtypes)
-        result = _paddle_test_ops(project, wheel, recipe, runner, golden, ops, dtype_list, report_dir)
-        mode = "golden" if golden else "ops"
-        report_dir = result.report_dir
+    request = OpsRequest(project, wheel, recipe, adapter, runner, golden, ops, dtypes, all_ops, report_dir)
+    result, mode = TEST_OPS[adapter.name](request)
     _show_test_ops(result, recipe, mode, project, as_json)
 
 
-def _paddle_test_ops(
-    project: Project | None,
-    wheel: Path | None,
-    recipe: Recipe,
-    runner: RunnerChoice | None,
-    golden: Path | None,
-    ops: str,
-    dtype_list: list[str],
-    report_dir: Path | None,
-) -> OpsResult:
-    from ..building.plugin import device_bundle_path
-    from ..verify.ops import run_golden, run_test_ops
+@dataclass(frozen=True)
+class OpsRequest:
+    """What `test-ops` was asked, for the framework's own op checks."""
 
-    options = verify_options(project, recipe, runner_name(runner))
+    project: Project | None
+    wheel: Path | None
+    recipe: Recipe
+    framework: Framework
+    runner: RunnerChoice | None
+    golden: Path | None
+    ops: str
+    dtypes: str
+    all_ops: bool
+    report_dir: Path | None
+
+
+def _paddle_test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
+    """Paddle's op cases vs Paddle CPU, or the device library against golden data."""
+    from ..building.plugin import device_bundle_path
+    from ..verify.ops import parse_selection, run_golden, run_test_ops
+
+    if r.all_ops:
+        raise InputError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
+    ops, dtype_list = parse_selection(r.ops, r.dtypes)
+    options = verify_options(r.project, r.recipe, runner_name(r.runner))
     report_dir = (
-        report_dir or reports_root(project) / f"test-ops-{recipe.name}{'-golden' if golden else ''}"
+        r.report_dir or reports_root(r.project) / f"test-ops-{r.recipe.name}{'-golden' if r.golden else ''}"
     ).resolve()
-    if golden:
-        if project is None:
+    if r.golden:
+        if r.project is None:
             raise InputError("--golden checks a project's device library bundle", "pass the project directory")
-        result = run_golden(device_bundle_path(project, recipe), golden, options, report_dir)
-    else:
-        if not recipe.has_paddle_runtime:
-            raise InputError(
-                f"{recipe.name} has no Paddle runtime to compare with",
-                f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {recipe.name} --golden DIR",
-            )
-        result = run_test_ops(wheel_to_check(project, wheel, recipe), options, ops, dtype_list, report_dir)
-    return result
+        return run_golden(device_bundle_path(r.project, r.recipe), r.golden, options, report_dir), "golden"
+    if not r.recipe.has_paddle_runtime:
+        raise InputError(
+            f"{r.recipe.name} has no Paddle runtime to compare with",
+            f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {r.recipe.name} --golden DIR",
+        )
+    result = run_test_ops(wheel_to_check(r.project, r.wheel, r.recipe), options, ops, dtype_list, report_dir)
+    return result, "ops"
+
+
+def _torch_test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
+    """PyTorch's OpInfo samples vs torch CPU (with --all, every OpInfo)."""
+    from ..verify.ops import parse_selection, run_torch_opinfo
+
+    if r.golden:
+        raise InputError("--golden checks the device library, whichever framework", "drop --framework")
+    options = verify_options(r.project, r.recipe, runner_name(r.runner), r.framework)
+    report_dir = (r.report_dir or reports_root(r.project) / f"test-ops-{r.recipe.name}-{r.framework.name}").resolve()
+    parse_selection(r.ops, "float32")
+    wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.framework)
+    return run_torch_opinfo(wheel, options, r.ops, r.all_ops, report_dir), "opinfo-all" if r.all_ops else "opinfo"
+
+
+# Each framework's op checks, by name.
+TEST_OPS: dict[str, Callable[[OpsRequest], tuple[OpsResult, str]]] = {
+    "paddle": _paddle_test_ops,
+    "torch": _torch_test_ops,
+}
 
 
 def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Project | None, as_json: bool) -> None:
@@ -278,20 +296,18 @@ def check_kernels(
     as_json: JsonOpt = False,
 ) -> None:
     """Load the plugin into its framework and check each registered kernel's signature against the framework's."""
-    from ..verify.train import run_check_kernels
-
     recipe = target_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     adapter = framework_for(project, wheel, framework)
-    if adapter is not PADDLE:
-        result = run_torch_checks(
-            wheel_to_check(project, wheel, recipe, adapter),
-            verify_options(project, recipe, runner_name(runner), adapter),
-            (reports_root(project) / f"check-kernels-{recipe.name}-{adapter.name}").resolve(),
-            "kernels",
-        )
-        return _finish_torch_checks(result, as_json, "kernel check failed")
-    options = verify_options(project, recipe, runner_name(runner))
+    KERNEL_CHECKS[adapter.name](project, wheel, recipe, adapter, runner_name(runner), as_json)
+
+
+def _paddle_check_kernels(
+    project: Project | None, wheel: Path | None, recipe: Recipe, framework: Framework, runner: str | None, as_json: bool
+) -> None:
+    from ..verify.train import run_check_kernels
+
+    options = verify_options(project, recipe, runner)
     report_dir = reports_root(project) / f"check-kernels-{recipe.name}"
     result = run_check_kernels(wheel_to_check(project, wheel, recipe), options, report_dir.resolve())
     # (absent when the payload stopped before comparing: its first failed check says why)
@@ -318,6 +334,25 @@ def check_kernels(
             "update each named kernel to the declaration in paddle/phi/kernels/ of that Paddle "
             "and rebuild (the build's signature checks then hold)",
         )
+
+
+def _torch_check_kernels(
+    project: Project | None, wheel: Path | None, recipe: Recipe, framework: Framework, runner: str | None, as_json: bool
+) -> None:
+    result = run_torch_checks(
+        wheel_to_check(project, wheel, recipe, framework),
+        verify_options(project, recipe, runner, framework),
+        (reports_root(project) / f"check-kernels-{recipe.name}-{framework.name}").resolve(),
+        "kernels",
+    )
+    _finish_torch_checks(result, as_json, "kernel check failed")
+
+
+# Each framework's kernel check, by name.
+KERNEL_CHECKS: dict[str, Callable[[Project | None, Path | None, Recipe, Framework, str | None, bool], None]] = {
+    "paddle": _paddle_check_kernels,
+    "torch": _torch_check_kernels,
+}
 
 
 def check_abi(

@@ -90,15 +90,22 @@ class DevkitConfig:
     name: str
     device_type: str
     targets: tuple[str, ...] = field(default_factory=lambda: default_targets())
-    modes: tuple[str, ...] = ("train", "infer")
+    modes: tuple[str, ...] = setting(
+        ("train", "infer"), "train | infer | distributed (2-process data parallel, x86_64); PyTorch has no infer"
+    )
     # Adapters the project has; commands without --framework act on the first. A project without
     # the key predates the PyTorch adapter: Paddle only.
     frameworks: tuple[str, ...] = ("paddle",)
     paddle_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # recipe name -> versions
     torch_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    runner: str = "auto"
-    builder_base: str = DEFAULT_BUILDER_BASE  # Debian release of the builder image (container builds)
-    jobs: int = 0  # parallel matrix lanes; 0: one per 2 CPUs
+    runner: str = setting("auto", " | ".join(RUNNERS))
+    builder_base: str = setting(
+        DEFAULT_BUILDER_BASE,
+        "the builder image's Debian: "
+        + " | ".join(f"{name} ({what})" for name, what in BUILDER_BASES.items())
+        + "; the older links plugins that load on more systems (a lower manylinux tag)",
+    )
+    jobs: int = setting(0, "parallel matrix lanes (one per target); 0: one per 2 CPUs")
     verify: VerifySettings = VerifySettings()
     tolerances: Tolerances = Tolerances()
     ci: CiSettings = CiSettings()
@@ -278,6 +285,24 @@ def settings_rows(section: str) -> list[tuple[str, str, str]]:
     return [(_kebab(f.name), toml_value(f.default), f.metadata["doc"]) for f in fields(SETTINGS_SECTIONS[section])]
 
 
+TOP_LEVEL_SETTINGS = ("modes", "runner", "builder_base", "jobs")  # [tool.devkit] keys with a plain default
+
+
+def top_level_rows() -> list[tuple[str, str, str]]:
+    defaults = {f.name: f for f in fields(DevkitConfig)}
+    return [
+        (_kebab(name), toml_value(defaults[name].default), defaults[name].metadata["doc"])
+        for name in TOP_LEVEL_SETTINGS
+    ]
+
+
+def setting_line(name: str) -> str:
+    """One top-level [tool.devkit] key at its default, explained, as the generated project writes it."""
+    key, value, doc = next(row for row in top_level_rows() if row[0] == _kebab(name))
+    line = f"{key} = {value}"
+    return f"# {doc}\n{line}" if len(doc) > 60 else f"{line}  # {doc}"
+
+
 def settings_toml(section: str) -> str:
     """The section as the generated pyproject.toml writes it: every key at its default, explained
     (a long explanation on the line above its key)."""
@@ -295,6 +320,8 @@ def settings_toml(section: str) -> str:
 def settings_markdown() -> str:
     """The README's table of these settings (a unit test holds the README to it)."""
     lines = ["| setting | default | meaning |", "|---|---|---|"]
+    for key, value, doc in top_level_rows():
+        lines.append(f"| `{key}` | `{value}` | {doc.replace('|', chr(92) + '|')} |")
     for section in SETTINGS_SECTIONS:
         for key, value, doc in settings_rows(section):
             lines.append(f"| `{section}.{key}` | `{value}` | {doc.replace('|', chr(92) + '|')} |")

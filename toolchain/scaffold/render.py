@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 
 from .. import DISTRIBUTION, __version__
-from ..project.config import default_targets, settings_toml
+from ..project.config import default_targets, setting_line, settings_toml
 from ..project.naming import BackendName
 from ..project.recipes import find_recipe
 from ..util.errors import InputError
@@ -42,7 +42,9 @@ def template_context(backend: BackendName, flavour: Flavour | None = None) -> di
         "devkit_version": __version__,
         "devkit_distribution": DISTRIBUTION,
         "recipes": [find_recipe(name) for name in default_targets()],
-        "settings_toml": settings_toml,  # [tool.devkit] sections written from the settings model
+        # [tool.devkit] keys and sections written from the settings model
+        "settings_toml": settings_toml,
+        "setting_line": setting_line,
     }
 
 

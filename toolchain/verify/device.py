@@ -15,6 +15,17 @@ from ..util.archives import extract_tar
 from ..util.errors import DevkitError, InputError, VerificationFailure
 from .session import VerifyOptions, VerifyResult, finish, fresh_log, work_dir
 
+# "PASS name" / "FAIL name", or "FAIL name: detail" (names may have spaces: the flavours' harnesses)
+_CASE = re.compile(r"^(PASS|FAIL) (.+?)(?:: (.+))?$", re.M)
+
+
+def device_test_cases(output: str) -> list[dict[str, object]]:
+    """The cases a device test binary reported, in order."""
+    return [
+        {"case": name, "passed": verdict == "PASS", **({"detail": detail} if detail else {})}
+        for verdict, name, detail in _CASE.findall(output)
+    ]
+
 
 def unpack_device_bundle(bundle: Path, work: Path, recipe: Recipe) -> Path:
     """Unpack a device bundle into `work`; return its tests/ directory."""
@@ -52,7 +63,6 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
                 passed = True
             except DevkitError as exc:
                 output, passed = exc.details, False
-            cases = re.findall(r"^(PASS|FAIL) (\S+)$", output, re.M)
             summary = re.findall(r"^(\d+) passed, (\d+) failed$", output, re.M)
             detail = f"{summary[-1][0]} passed, {summary[-1][1]} failed" if summary else "no summary line"
             checks.append(
@@ -60,7 +70,7 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
                     "name": test.name,
                     "passed": passed and bool(summary) and summary[-1][1] == "0",
                     "detail": detail,
-                    "cases": [{"case": c, "passed": r == "PASS"} for r, c in cases],
+                    "cases": device_test_cases(output),
                 }
             )
     report = {

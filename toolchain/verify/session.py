@@ -198,6 +198,7 @@ class PluginSession:
                 log=self.log,
                 cwd=Path(self.runner.path(self.work)),
                 env=self.options.check_env if env is None else env,
+                fails_as=VerificationFailure,
             )
         )
         return dict(json.loads((self.work / out_name).read_text()))

@@ -34,10 +34,12 @@ extern "C" cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int type,
 namespace {
 
 int g_passed = 0, g_failed = 0;
+std::string g_detail;  // what the device library said of the failing call, when a call failed
 
 void run(const char* name, const std::function<bool()>& test) {
+  g_detail.clear();
   const bool ok = test();
-  std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name, ok ? "" : ": ", ok ? "" : {{ p }}_error_detail());
+  std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name, g_detail.empty() ? "" : ": ", g_detail.c_str());
   (ok ? g_passed : g_failed)++;
 }
 
@@ -48,7 +50,16 @@ void run(const char* name, const std::function<bool()>& test) {
       return false;                                                   \
     }                                                                 \
   } while (0)
-#define OK(call) EXPECT((call) == {{ NAME }}_OK)
+// A failed call adds the library's detail to the FAIL line (not an earlier call's, which a
+// failed EXPECT would otherwise show).
+#define OK(call)                                                              \
+  do {                                                                        \
+    if ((call) != {{ NAME }}_OK) {                                            \
+      g_detail = {{ p }}_error_detail();                                      \
+      std::printf("  %s:%d: %s failed\n", __FILE__, __LINE__, #call);        \
+      return false;                                                           \
+    }                                                                         \
+  } while (0)
 
 // A device allocation holding n values of T, freed at scope exit.
 template <typename T>
