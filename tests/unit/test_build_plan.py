@@ -72,6 +72,7 @@ def test_native_host_build_compiles_against_the_reference_runtime(projects, tmp_
     assert p.env["ON_INFER"] == "OFF" and p.env["CCACHE_BASEDIR"] == str(project.root)
     assert p.env["CCACHE_DIR"] == str((tmp_path / "cache" / "ccache").resolve())
     assert p.title == "build STPU paddle plugin wheel (paddle 3.3.1) for x86_64"
+    assert p.says_portability  # the host's toolchain: the container's oldest base is the fix
     runtime = p.step("/venv/site-packages/paddle").argv[-2:]
     assert runtime == ["--runtime-root", "/venv/site-packages/paddle"]
 
@@ -98,6 +99,7 @@ def test_native_container_build_installs_its_runtime_itself(projects, tmp_path):
     )
     assert not p.cross and not p.reference_runtime  # the container's own environment, not the host's
     assert flag(p, "--env-key") == "devkit-builder-bullseye-0123"
+    assert not p.says_portability  # the oldest builder base: nothing older to suggest
     assert "--toolchain-file" not in p.argv and "--wheel-tag" not in p.argv
 
 

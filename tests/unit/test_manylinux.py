@@ -160,8 +160,30 @@ def test_portability_warnings_are_one_line_said_by_the_build_only(capsys):
     assert lines == [
         "! libpaddle-custom-stpu-impl.so, libpaddle-custom-stpu.so need GLIBC_2.34, GLIBCXX_3.4.26, newer than "
         "Paddle 3.3.1's own libraries (GLIBC_2.28, GLIBCXX_3.4.22), so they will not load on older systems where "
-        "that Paddle does. Fix: build with a toolchain no newer than Paddle's (an older builder base image), or "
-        "state this minimum to your users"
+        "that Paddle does. Fix: build in devkit's builder container on its oldest base (--runner docker, "
+        'builder-base = "bullseye"), or state this minimum to your users'
     ]
     require_findings(Path("plugin.whl"), warnings, say_warnings=False)
     assert capsys.readouterr().err == ""
+
+
+def test_the_summary_says_where_the_wheel_needs_more_than_the_framework():
+    """On the oldest builder base there is no portability warning to act on: the summary line
+    carries the fact (Ubuntu 20.04 and newer, where Paddle itself also loads on RHEL 8)."""
+    from devkit.building.manylinux import PlatformReport, SystemFloor
+
+    def report(glibc: tuple[int, ...]) -> PlatformReport:
+        floor = SystemFloor({"GLIBC": glibc, "GLIBCXX": (3, 4, 26)})
+        paddle = SystemFloor({"GLIBC": (2, 28), "GLIBCXX": (3, 4, 22)})
+        return PlatformReport("py3-none-manylinux_2_31_x86_64", "manylinux_2_31_x86_64", floor, paddle, (), ())
+
+    assert report((2, 29)).summary() == (
+        "manylinux_2_31_x86_64: needs glibc 2.29, libstdc++ GLIBCXX_3.4.26; loads on Ubuntu 20.04 and newer; "
+        "beyond the framework's own libraries: GLIBC_2.29 > GLIBC_2.28, GLIBCXX_3.4.26 > GLIBCXX_3.4.22"
+    )
+    assert (
+        "beyond"
+        not in PlatformReport(
+            "t", "manylinux_2_28_x86_64", SystemFloor({"GLIBC": (2, 28)}), SystemFloor({"GLIBC": (2, 28)}), (), ()
+        ).summary()
+    )

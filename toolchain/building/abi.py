@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from ..payload.build_plugin import Problem
+from ..project.config import DEFAULT_BUILDER_BASE
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
 from ..util.archives import validate_wheel, zip_archive
@@ -277,8 +278,9 @@ def portability_line(warnings: list[AbiFinding]) -> str:
     return (
         f"{', '.join(libraries)} need {', '.join(f'{f}_{o}' for f, (o, _) in newest.items())}, newer than "
         f"Paddle {floors[0][0]}'s own libraries ({', '.join(f'{f}_{p}' for f, (_, p) in newest.items())}), so "
-        f"{they} will not load on older systems where that Paddle does. Fix: build with a toolchain no newer than "
-        "Paddle's (an older builder base image), or state this minimum to your users"
+        f"{they} will not load on older systems where that Paddle does. Fix: build in devkit's builder container on "
+        f'its oldest base (--runner docker, builder-base = "{DEFAULT_BUILDER_BASE}"), or state this minimum to your '
+        "users"
     )
 
 

@@ -85,6 +85,9 @@ class PlatformReport:
             f"{self.policy}: needs glibc {self.floor.get('GLIBC') or '-'}, libstdc++ GLIBCXX_"
             f"{self.floor.get('GLIBCXX') or '-'}; loads on {self.oldest_distro()} and newer"
         )
+        exceeds = self.exceeds_framework()
+        if exceeds:  # where the framework itself loads and this wheel does not
+            text += f"; beyond the framework's own libraries: {', '.join(exceeds)}"
         if self.grafted:
             text += f"; grafted {', '.join(self.grafted)}"
         return text

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..project.config import DEFAULT_BUILDER_BASE
 from ..project.project import Project
 from ..run.step import Step
 from ..util.resources import PAYLOAD_DIR
@@ -42,6 +43,9 @@ class BuildPlan:
     # A native host build compiles against the runtime of the reference environment verify clones
     # (one install serves both): the caller makes that environment and passes --runtime-root.
     reference_runtime: bool = False
+    # Whether the wheel's portability findings are worth a line: not for a build on the oldest
+    # builder base, where nothing older is on offer (the build's summary states the wheel's reach).
+    says_portability: bool = True
 
     def step(self, runtime_root: str | None = None) -> Step:
         extra = ("--runtime-root", runtime_root) if runtime_root else ()
@@ -128,4 +132,5 @@ def plan_build(
         cross=cross,
         toolchain_file=toolchain,
         reference_runtime=not (cross or device_only or framework.unpacked_runtime) and runner.key == "host",
+        says_portability=runner.key == "host" or project.config.builder_base != DEFAULT_BUILDER_BASE,
     )

@@ -247,7 +247,7 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
             version = version or ""
             adapter = build_adapter(framework)
             root = adapter.runtime_root(recipe, version, prefetched)
-            adapter.require_abi(artifact, recipe, version, root, sdk.exports() if sdk else None, True)
+            adapter.require_abi(artifact, recipe, version, root, sdk.exports() if sdk else None, plan.says_portability)
             artifact, platform = tag_manylinux(
                 artifact, out / "tagged", *adapter.provided_libraries(root), log, *(sdk.wheel_rules() if sdk else ())
             )
