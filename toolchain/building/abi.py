@@ -27,7 +27,17 @@ from ..util.archives import validate_wheel, zip_archive
 from ..util.console import err
 from ..util.errors import BuildFailure, DevkitError, EnvironmentProblem, InputError
 from ..util.fsutil import write_atomic
-from .elf import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, newest_versions, read_library
+from .elf import (
+    SYSTEM_FAMILIES,
+    AbiFinding,
+    LibraryAbi,
+    newest_versions,
+    read_library,
+    shown_symbols,
+    unlinked_finding,
+    unresolved_symbols,
+    wrong_machine,
+)
 from .sdk_abi import SdkExports, resolve_sdk_symbols
 
 
@@ -95,15 +105,12 @@ def system_findings(lib: LibraryAbi, paddle_root: Path, paddle_version: str) -> 
 
 
 def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_version: str) -> list[AbiFinding]:
+    elsewhere = wrong_machine(
+        lib, recipe.elf_machine, recipe.name, f"rebuild it with devkit build --arch {recipe.name}"
+    )
+    if elsewhere:
+        return elsewhere
     findings = []
-    if lib.machine != recipe.elf_machine:
-        return [
-            AbiFinding(
-                lib.name,
-                f"is built for {lib.machine} but {recipe.name} needs {recipe.elf_machine}",
-                f"rebuild it with devkit build --arch {recipe.name}",
-            )
-        ]
     built = lib.build_info.get("paddle_version")
     if built and built != paddle_version:
         findings.append(
@@ -129,30 +136,22 @@ def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_ver
     exports = paddle_exports(paddle_root)
     linked = {name: syms for name, syms in exports.items() if name in lib.needed}
     paddle_cxx11 = _cxx11(exports.get("libphi_core.so", ()))
-    unresolved: dict[str, list[str]] = {}
-    for symbol, version in sorted(lib.undefined.items()):
-        if version and SYSTEM_VERSION.match(version):
-            continue
+
+    def locate(symbol: str) -> str | None:
         if any(symbol in syms for syms in linked.values()):
-            continue
-        owner = next((name for name, syms in exports.items() if symbol in syms), None)
-        unresolved.setdefault(owner or "", []).append(symbol)
-    for owner, symbols in unresolved.items():
-        shown = ", ".join(symbols[:3]) + (f" and {len(symbols) - 3} more" if len(symbols) > 3 else "")
+            return None
+        return next((name for name, syms in exports.items() if symbol in syms), "")
+
+    for owner, symbols in unresolved_symbols(lib, locate).items():
         if owner:
-            findings.append(
-                AbiFinding(
-                    lib.name,
-                    f"undefined symbol {shown}: defined in {owner}, which it does not link",
-                    f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so and libcommon.so)",
-                )
-            )
+            fix = f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so and libcommon.so)"
+            findings.append(unlinked_finding(lib, symbols, owner, fix))
         else:
             abi_hint = " or with a different _GLIBCXX_USE_CXX11_ABI" if _cxx11(symbols) != paddle_cxx11 else ""
             findings.append(
                 AbiFinding(
                     lib.name,
-                    f"undefined symbol {shown} is exported by no library of Paddle "
+                    f"undefined symbol {shown_symbols(symbols)} is exported by no library of Paddle "
                     f"{paddle_version}: it was built against another Paddle{abi_hint}",
                     f"rebuild against paddlepaddle=={paddle_version}",
                 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from elftools.elf.dynamic import DynamicSection
@@ -44,6 +45,38 @@ class LibraryAbi:
     defined: set[str] = field(default_factory=set)
     build_info: dict[str, str] = field(default_factory=dict)
     sdk: tuple[str, str] | None = None  # (name, version) of the vendor SDK it was built against
+
+
+def unresolved_symbols(lib: LibraryAbi, locate: Callable[[str], str | None]) -> dict[str, list[str]]:
+    """The library's undefined symbols (the system's versioned ones left to the system) that no
+    library it links resolves, by the framework library defining each ("": none does).
+    `locate(symbol)`: None when a linked library resolves it, else the defining library or ""."""
+    grouped: dict[str, list[str]] = {}
+    for symbol, version in sorted(lib.undefined.items()):
+        if version and SYSTEM_VERSION.match(version):
+            continue
+        owner = locate(symbol)
+        if owner is not None:
+            grouped.setdefault(owner, []).append(symbol)
+    return grouped
+
+
+def shown_symbols(symbols: list[str]) -> str:
+    return ", ".join(symbols[:3]) + (f" and {len(symbols) - 3} more" if len(symbols) > 3 else "")
+
+
+def unlinked_finding(lib: LibraryAbi, symbols: list[str], owner: str, fix: str) -> AbiFinding:
+    return AbiFinding(
+        lib.name, f"undefined symbol {shown_symbols(symbols)}: defined in {owner}, which it does not link", fix
+    )
+
+
+def wrong_machine(lib: LibraryAbi, expected: str, target: str, fix: str) -> list[AbiFinding]:
+    """The one finding of a library built for another machine than the target's (nothing else
+    about it matters), or none."""
+    if lib.machine == expected:
+        return []
+    return [AbiFinding(lib.name, f"is built for {lib.machine} but {target} needs {expected}", fix)]
 
 
 def read_library(data: bytes, name: str) -> LibraryAbi:

@@ -29,7 +29,16 @@ from ..util.archives import validate_wheel, zip_archive
 from ..util.errors import BuildFailure
 from .abi import read_libraries, require_findings, runtime_problem
 from .artifacts import check_wheel_libraries, fitting_tag, requirements_on
-from .elf import SYSTEM_FAMILIES, SYSTEM_VERSION, AbiFinding, LibraryAbi, symbol_version
+from .elf import (
+    SYSTEM_FAMILIES,
+    AbiFinding,
+    LibraryAbi,
+    shown_symbols,
+    symbol_version,
+    unlinked_finding,
+    unresolved_symbols,
+    wrong_machine,
+)
 from .manylinux import SystemFloor
 from .sdk_abi import SdkExports, resolve_sdk_symbols
 
@@ -110,14 +119,10 @@ def _uses_cxx11_abi(torch_root: Path) -> bool:
 def check_torch_library(
     lib: LibraryAbi, data: bytes, recipe: Recipe, version: str, torch_root: Path
 ) -> list[AbiFinding]:
-    if lib.machine != recipe.elf_machine:
-        return [
-            AbiFinding(
-                lib.name,
-                f"is built for {lib.machine} but {recipe.name} needs {recipe.elf_machine}",
-                f"rebuild it with devkit build --framework torch --arch {recipe.name}",
-            )
-        ]
+    fix = f"rebuild it with devkit build --framework torch --arch {recipe.name}"
+    elsewhere = wrong_machine(lib, recipe.elf_machine, recipe.name, fix)
+    if elsewhere:
+        return elsewhere
     findings = []
     info = build_info(data)
     rebuild = f"rebuild with devkit build --framework torch --torch-version {version}"
@@ -143,28 +148,19 @@ def check_torch_library(
                 )
             )
     tables = _hash_tables(torch_root)
-    unresolved: dict[str, list[str]] = {}
-    for symbol, symver in sorted(lib.undefined.items()):
-        if symver and SYSTEM_VERSION.match(symver):
-            continue
-        owner = next((name for name, table in tables.items() if table.get_symbol(symbol) is not None), None)
-        if owner is None or owner not in lib.needed:
-            unresolved.setdefault(owner or "", []).append(symbol)
-    for owner, symbols in unresolved.items():
-        shown = ", ".join(symbols[:3]) + (f" and {len(symbols) - 3} more" if len(symbols) > 3 else "")
+
+    def locate(symbol: str) -> str | None:
+        owner = next((name for name, table in tables.items() if table.get_symbol(symbol) is not None), "")
+        return None if owner in lib.needed else owner
+
+    for owner, symbols in unresolved_symbols(lib, locate).items():
         if owner:
-            findings.append(
-                AbiFinding(
-                    lib.name,
-                    f"undefined symbol {shown}: defined in {owner}, which it does not link",
-                    "link ${TORCH_LIBRARIES} in pytorch/CMakeLists.txt",
-                )
-            )
+            findings.append(unlinked_finding(lib, symbols, owner, "link ${TORCH_LIBRARIES} in pytorch/CMakeLists.txt"))
         else:
             findings.append(
                 AbiFinding(
                     lib.name,
-                    f"undefined symbol {shown} is exported by no library of torch {version}: it was built "
+                    f"undefined symbol {shown_symbols(symbols)} is exported by no library of torch {version}: it was built "
                     "against another torch (or another C++11 ABI)",
                     rebuild,
                 )

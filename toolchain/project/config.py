@@ -280,51 +280,56 @@ def toml_value(value: Any) -> str:
     return repr(value)
 
 
+def _rows(model: type, names: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
+    """(key, default as TOML, what it means) of the model's settings (`names`: those only)."""
+    chosen = [f for f in fields(model) if names is None or f.name in names]
+    return [(_kebab(f.name), toml_value(f.default), f.metadata["doc"]) for f in chosen]
+
+
 def settings_rows(section: str) -> list[tuple[str, str, str]]:
-    """(key, default as TOML, what it means) of each setting of [tool.devkit.<section>]."""
-    return [(_kebab(f.name), toml_value(f.default), f.metadata["doc"]) for f in fields(SETTINGS_SECTIONS[section])]
+    """The settings of [tool.devkit.<section>]."""
+    return _rows(SETTINGS_SECTIONS[section])
 
 
 TOP_LEVEL_SETTINGS = ("modes", "runner", "builder_base", "jobs")  # [tool.devkit] keys with a plain default
 
 
 def top_level_rows() -> list[tuple[str, str, str]]:
-    defaults = {f.name: f for f in fields(DevkitConfig)}
-    return [
-        (_kebab(name), toml_value(defaults[name].default), defaults[name].metadata["doc"])
-        for name in TOP_LEVEL_SETTINGS
-    ]
+    return _rows(DevkitConfig, TOP_LEVEL_SETTINGS)
+
+
+def _explained(line: str, doc: str, width: int) -> list[str]:
+    """A key's line with its meaning: after it, at `width`; a long one on a line of its own above."""
+    if len(doc) > 60:
+        return [f"# {doc}", line]
+    return [f"{line.ljust(width)}# {doc}" if doc else line]
 
 
 def setting_line(name: str) -> str:
     """One top-level [tool.devkit] key at its default, explained, as the generated project writes it."""
     key, value, doc = next(row for row in top_level_rows() if row[0] == _kebab(name))
     line = f"{key} = {value}"
-    return f"# {doc}\n{line}" if len(doc) > 60 else f"{line}  # {doc}"
+    return "\n".join(_explained(line, doc, len(line) + 2))
 
 
 def settings_toml(section: str) -> str:
     """The section as the generated pyproject.toml writes it: every key at its default, explained
-    (a long explanation on the line above its key)."""
+    (the short explanations aligned)."""
     rows = [(f"{key} = {value}", doc) for key, value, doc in settings_rows(section)]
     width = max(len(line) for line, doc in rows if len(doc) <= 60) + 2
     lines = [f"[tool.devkit.{section}]"]
     for line, doc in rows:
-        if len(doc) > 60:
-            lines += [f"# {doc}", line]
-        else:
-            lines.append(f"{line.ljust(width)}# {doc}" if doc else line)
+        lines += _explained(line, doc, width)
     return "\n".join(lines) + "\n"
 
 
 def settings_markdown() -> str:
     """The README's table of these settings (a unit test holds the README to it)."""
+    rows = [("", row) for row in top_level_rows()]
+    rows += [(f"{section}.", row) for section in SETTINGS_SECTIONS for row in settings_rows(section)]
     lines = ["| setting | default | meaning |", "|---|---|---|"]
-    for key, value, doc in top_level_rows():
-        lines.append(f"| `{key}` | `{value}` | {doc.replace('|', chr(92) + '|')} |")
-    for section in SETTINGS_SECTIONS:
-        for key, value, doc in settings_rows(section):
-            lines.append(f"| `{section}.{key}` | `{value}` | {doc.replace('|', chr(92) + '|')} |")
+    for prefix, (key, value, doc) in rows:
+        lines.append(f"| `{prefix}{key}` | `{value}` | {doc.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 
 
