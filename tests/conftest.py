@@ -3,7 +3,6 @@ they share one rendered and built STPU project per test session."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -14,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from devkit.run.engine import Engine
+from devkit.run.envs import container_reference_envs
 
 
 def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -117,6 +119,38 @@ def wheel_name(arch: str, policy: str = r"manylinux_2_\d+") -> str:
     return rf"paddle_custom_stpu-0\.1\.0-py3-none-{policy}_{arch}\.whl"
 
 
+# What every verification runs with: the reference device as unforgiving as hardware.
+CHECK_MODES_SUMMARY = "2 devices, asynchronous streams, opaque device memory"
+
+# The marks of every container test file (test_containers.py, test_emulated_*.py).
+CONTAINER_MARKS = [
+    pytest.mark.container,
+    # A machine without an engine skips (a capability, not a feature); CI sets
+    # DEVKIT_REQUIRE_CONTAINERS=1 so a missing engine fails there instead.
+    pytest.mark.skipif(
+        not Engine.available() and not os.environ.get("DEVKIT_REQUIRE_CONTAINERS"),
+        reason="needs a Docker Engine and qemu binfmt handlers (.ci/run sets them up)",
+    ),
+]
+
+
+def devkit_containers() -> list[str]:
+    """Names of devkit's step containers (from the list call alone: the SDK's containers.list
+    inspects each one after, and fails on a container removed in between)."""
+    engine = Engine.connect()
+    listed = engine.client.api.containers(all=True, filters={"label": "org.devkit.step"})
+    return [c["Names"][0].lstrip("/") for c in listed]
+
+
+def assert_cloned_from_a_clean_reference(summary: dict) -> None:
+    """The verify env was a clone of the image's cached reference env, which holds no plugin."""
+    log = Path(json.loads(Path(summary["report"]).read_text())["log"]).read_text()
+    assert "/work/venv/bin/python -m pip install --no-deps" in log  # only the wheel: Paddle came with the clone
+    assert "-m venv /work/venv" not in log
+    references = list(container_reference_envs().glob("devkit-verify-*-paddle-*"))
+    assert references and not any(any(r.glob("lib/python3*/site-packages/paddle_custom_device")) for r in references)
+
+
 @pytest.fixture(scope="session")
 def built_project(tmp_path_factory) -> Path:
     project = tmp_path_factory.mktemp("e2e") / "STPU"
@@ -125,74 +159,123 @@ def built_project(tmp_path_factory) -> Path:
     return project
 
 
-@contextlib.contextmanager
-def _engine_lock(root: Path, exclusive: bool) -> Iterator[None]:
+def _engine_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the engine's lock files are: this session's temporary root, which pytest-xdist's
+    workers have in common."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _take_engine(root: Path, exclusive: bool) -> int:
     """Container tests share the engine (a shared lock); a test that stops it or counts every
     step container takes it to itself (exclusive). Whoever waits for the engine holds the
-    turnstile, so a test waiting for it alone is not starved by shared ones queueing behind it."""
+    turnstile, so a test waiting for it alone is not starved by shared ones queueing behind it.
+    Returns the locked file; closing it (in every process that has it) lets the engine go."""
     flags = os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
     turnstile = os.open(root / "engine-turnstile.lock", flags, 0o600)
     engine = os.open(root / "engine.lock", flags, 0o600)
     try:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(engine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        finally:
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
-        yield
+        fcntl.flock(engine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    except BaseException:
+        os.close(engine)
+        raise
     finally:
-        os.close(engine)  # closing releases the lock
         os.close(turnstile)
+    return engine
 
 
 @pytest.fixture(autouse=True)
 def _share_the_engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """For `container` tests: the engine shared, or to itself for `engine_alone` ones. The lock
-    files are in this session's temporary root, which pytest-xdist's workers have in common."""
+    """For `container` tests: the engine shared, or to itself for `engine_alone` ones."""
     if request.node.get_closest_marker("container") is None:
         yield
         return
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    with _engine_lock(root, exclusive=request.node.get_closest_marker("engine_alone") is not None):
+    engine = _take_engine(_engine_root(tmp_path_factory), request.node.get_closest_marker("engine_alone") is not None)
+    try:
         yield
-
-
-# The background `devkit images build` (see below).
-_IMAGES = pytest.StashKey[subprocess.Popen]()
+    finally:
+        os.close(engine)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Where the container tests go. Making their images on a fresh machine (Debian bootstrapped,
-    packages installed under qemu) takes about 12 minutes, mostly on one emulated core, and the
-    aarch64 verifies under qemu as long again; the other core has the host tests to run.
-    - Under pytest-xdist (`-n 2 --dist loadfile`, as .ci/run runs): nothing to do here. xdist
-      hands out whole files, largest first; test_containers.py goes to one worker within a
-      minute (after the unit files with more tests), which then makes the images itself.
-    - In one process: container tests last, and `devkit images build` starts in the
-      background at once (devkit's image lock makes a test that needs an image wait for it
-      instead of building it twice)."""
-    containers = [item for item in items if item.get_closest_marker("container")]
-    if not containers or len(containers) == len(items) or os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    host = [item for item in items if not item.get_closest_marker("container")]
-    items[:] = host + containers
-    if config.option.collectonly or os.environ.get("DEVKIT_NO_BACKGROUND_IMAGES"):
-        return
-    from devkit.run.engine import Engine
+    """The order tests (under pytest-xdist: whole files) are handed out in. The container tests
+    need images, which take about 12 minutes to make on a fresh machine (Debian bootstrapped,
+    packages installed under qemu), mostly on one emulated core: they come after the host tests,
+    and `devkit images build` starts in the background as the run starts (below). Under xdist
+    (.ci/run: `-n 2 --dist loadfile --no-loadscope-reorder`, files in this order) the unit files
+    come last, so a worker done with its long files takes short ones while the other finishes."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER") is not None
 
-    if Engine.available():
-        log = Path(config.rootpath) / ".pytest_cache" / "images-background.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("container"):
+            return 1
+        return 2 if workers and item.path.parent.name == "unit" else 0
+
+    items.sort(key=rank)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _images_in_the_background(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """`devkit images build` in the background while the host tests run (one process: this one, or
+    xdist's first worker). It holds the engine shared, so a test that stops the engine waits for it;
+    devkit's image lock makes a container test that needs an image wait for it instead of building
+    it twice. A run that ends first (-x, Ctrl-C) does not leave it behind."""
+    items = request.session.items
+    containers = sum(1 for item in items if item.get_closest_marker("container"))
+    first = os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
+    if not first or not containers or containers == len(items) or os.environ.get("DEVKIT_NO_BACKGROUND_IMAGES"):
+        yield
+        return
+    if not Engine.available():
+        yield
+        return
+    log = Path(request.config.rootpath) / ".pytest_cache" / "images-background.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    engine = _take_engine(_engine_root(tmp_path_factory), exclusive=False)
+    try:
         with log.open("w") as out:
-            config.stash[_IMAGES] = subprocess.Popen(
-                [sys.executable, "-m", "devkit", "images", "build", "--json"], stdout=out, stderr=subprocess.STDOUT
+            images = subprocess.Popen(
+                [sys.executable, "-m", "devkit", "images", "build", "--json"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                pass_fds=(engine,),  # the child holds the engine's lock until it exits
             )
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """A run that ends before the container tests (-x, Ctrl-C) does not leave the build behind."""
-    images = config.stash.get(_IMAGES, None)
-    if images is not None and images.poll() is None:
+    finally:
+        os.close(engine)
+    yield
+    if images.poll() is None:
         images.terminate()
         images.wait()
+
+
+# Where the wall time of a run goes, per worker and per test file (printed after pytest's summary;
+# .ci/run's note figures come from it). Reports reach the controller with the worker they ran on.
+_spans: dict[str, list[float]] = {}  # worker -> [first start, last stop, busy seconds]
+_file_spans: dict[str, tuple[str, list[float]]] = {}  # test file -> (worker, [start, stop, busy])
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    node = getattr(report, "node", None)
+    worker = node.gateway.id if node is not None else "main"
+    path = report.nodeid.split("::")[0]
+    for span in (
+        _spans.setdefault(worker, [report.start, report.stop, 0.0]),
+        _file_spans.setdefault(path, (worker, [report.start, report.stop, 0.0]))[1],
+    ):
+        span[0], span[1] = min(span[0], report.start), max(span[1], report.stop)
+        span[2] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _spans:
+        return
+    start = min(span[0] for span in _spans.values())
+    write = terminalreporter.write_line
+    write("where the time went (seconds from the first test):")
+    for worker, (first, last, busy) in sorted(_spans.items()):
+        write(f"  {worker}: tests from {first - start:.0f} to {last - start:.0f}, busy {busy:.0f}")
+    for path, (worker, (first, last, busy)) in sorted(_file_spans.items(), key=lambda item: -item[1][1][2])[:16]:
+        write(f"  {busy:6.0f} busy  {worker} {first - start:5.0f} to {last - start:5.0f}  {path}")

@@ -1,0 +1,99 @@
+"""The Paddle plugin for aarch64: cross-compiled in the builder container (also against a declared
+SDK), verified and served for inference in the aarch64 verify image under qemu."""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import (
+    CHECK_MODES_SUMMARY,
+    CONTAINER_MARKS,
+    assert_cloned_from_a_clean_reference,
+    devkit,
+    render_with_opencl_sdk,
+)
+
+from devkit.run.envs import cache_root
+
+pytestmark = CONTAINER_MARKS
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("containers") / "STPU"
+    devkit("new-backend", "STPU", "--out", str(path))
+    return path
+
+
+def test_aarch64_cross_build(project):
+    summary = json.loads(devkit("build", str(project), "--arch", "armv8", "--json").stdout)
+    wheel = Path(summary["wheel"])
+    assert wheel.name == "paddle_custom_stpu-0.1.0-py3-none-manylinux_2_31_aarch64.whl"
+    assert summary["platform"]["exceeds_framework"] == ["GLIBC_2.29 > GLIBC_2.27", "GLIBCXX_3.4.26 > GLIBCXX_3.4.22"]
+    assert summary["paddle_version"] == "3.2.2"
+    with zipfile.ZipFile(wheel) as zf:
+        lib = zf.read("paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so")
+        meta = zf.read("paddle_custom_stpu-0.1.0.dist-info/METADATA").decode()
+    assert int.from_bytes(lib[18:20], "little") == 183  # EM_AARCH64
+    assert "Requires-Dist: paddlepaddle==3.2.2" in meta
+
+
+def test_aarch64_verify_under_emulation(project):
+    summary = json.loads(devkit("verify", str(project), "--arch", "aarch64", "--json").stdout)
+    assert summary["passed"], summary
+    report = json.loads(Path(summary["report"]).read_text())
+    assert report["paddle_version"] == "3.2.2" and report["runner"].startswith("docker:devkit-verify-aarch64")
+    mnist = next(c for c in report["checks"] if c["name"] == "mnist")
+    assert mnist["steps"] == 100 and mnist["cpu_reference"] == "paddle 3.3.1 CPU on x86_64 (native)"
+    assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
+    assert_cloned_from_a_clean_reference(summary)
+
+
+def test_aarch64_cross_build_against_a_declared_sdk(tmp_path):
+    """[tool.devkit.sdk] with Debian's arm64 OpenCL packages: fetched in the builder container
+    (its Debian release, arm64 added there), linked by the cross g++, left out of the wheel."""
+    project = render_with_opencl_sdk(tmp_path, "opencl-backend")
+    summary = json.loads(devkit("build", str(project), "--arch", "aarch64", "--json").stdout)
+    assert "libOpenCL.so.1" in summary["platform"]["excluded"] and summary["platform"]["grafted"] == []
+    with zipfile.ZipFile(summary["wheel"]) as zf:
+        assert not [n for n in zf.namelist() if "libOpenCL" in n]
+        assert b"stpu-sdk-build: opencl=3.0" in zf.read("paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so")
+    log = Path(summary["log"]).read_text()
+    (lib_dir,) = json.loads((cache_root() / "sdk-index" / "opencl-3.0-aarch64.json").read_text())["lib_dirs"]
+    assert (Path(lib_dir) / "libOpenCL.so.1").read_bytes()[18] == 183  # the target's library (EM_AARCH64)
+    assert re.search(
+        r"opencl SDK 3\.0 at /cache/sdk/opencl-3\.0-aarch64-\w+ \(\S+/usr/lib/aarch64-linux-gnu/libOpenCL\.so\)", log
+    )
+    devkit("check-abi", summary["wheel"], "--arch", "aarch64")  # OPENCL_1.0 symbols resolved by the arm64 libOpenCL
+
+
+def test_aarch64_inference_under_emulation(project):
+    devkit("build", str(project), "--arch", "aarch64", "--infer")
+    bundle = project / "dist" / "paddle-custom-stpu-inference-0.1.0-aarch64.tar.gz"
+    with tarfile.open(bundle) as tar:
+        lib = tar.extractfile(
+            "paddle-custom-stpu-inference-0.1.0-aarch64/lib/stpu/libpaddle-custom-stpu-impl.so"
+        ).read()
+    assert int.from_bytes(lib[18:20], "little") == 183
+    summary = json.loads(
+        devkit(
+            "verify",
+            str(project),
+            "--arch",
+            "aarch64",
+            "--infer",
+            "--model",
+            "mnist",
+            "--warmup",
+            "2",
+            "--repeats",
+            "5",
+            "--json",
+        ).stdout
+    )
+    assert summary["passed"], summary

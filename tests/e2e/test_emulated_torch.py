@@ -1,0 +1,51 @@
+"""The PyTorch adapter for aarch64: cross-compiled against the aarch64 torch wheel, verified under qemu."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import (
+    CHECK_MODES_SUMMARY,
+    CONTAINER_MARKS,
+    devkit,
+)
+
+pytestmark = CONTAINER_MARKS
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("containers") / "STPU"
+    devkit("new-backend", "STPU", "--out", str(path))
+    return path
+
+
+def test_aarch64_torch_cross_build(project):
+    """The PyTorch adapter cross-compiled by the builder's aarch64 g++ against the aarch64 torch wheel."""
+    summary = json.loads(devkit("build", str(project), "--framework", "torch", "--arch", "aarch64", "--json").stdout)
+    wheel = Path(summary["wheel"])
+    assert re.fullmatch(r"torch_stpu-0\.1\.0-py3-none-manylinux_2_\d+_aarch64\.whl", wheel.name), wheel.name
+    assert summary["runner"].startswith("docker:devkit-builder-bullseye:") and summary["torch_version"] == "2.9.1"
+    assert "libtorch_cpu.so" in summary["platform"]["excluded"] and summary["platform"]["grafted"] == []
+    with zipfile.ZipFile(wheel) as zf:
+        (lib,) = [n for n in zf.namelist() if n.endswith(".so")]
+        assert zf.read(lib)[18] == 183  # e_machine EM_AARCH64
+    log = Path(summary["log"]).read_text()
+    assert "aarch64-linux-gnu-g++" in log and "qemu" not in log.lower()
+
+
+def test_aarch64_torch_verify_under_emulation(project):
+    summary = json.loads(devkit("verify", str(project), "--framework", "torch", "--arch", "aarch64", "--json").stdout)
+    assert summary["passed"], summary
+    report = json.loads(Path(summary["report"]).read_text())
+    assert report["torch_version"].startswith("2.9.1") and report["runner"].startswith("docker:devkit-verify-aarch64")
+    mnist = next(c for c in report["checks"] if c["name"] == "mnist")
+    assert mnist["fallbacks"] == {} and mnist["steps"] == 100
+    # the CPU curve trained natively by the host's torch, not for ten minutes under qemu
+    assert re.fullmatch(r"torch 2\.13\.0\S* CPU on x86_64 \(native\)", mnist["cpu_reference"]), mnist["cpu_reference"]
+    assert "cpu_reference.py --framework torch" in Path(report["log"]).read_text()
+    assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
