@@ -3,6 +3,7 @@ they share one rendered and built STPU project per test session."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -185,17 +186,23 @@ def _take_engine(root: Path, exclusive: bool) -> int:
     return engine
 
 
+@contextlib.contextmanager
+def _engine_lock(root: Path, exclusive: bool) -> Iterator[None]:
+    engine = _take_engine(root, exclusive)
+    try:
+        yield
+    finally:
+        os.close(engine)
+
+
 @pytest.fixture(autouse=True)
 def _share_the_engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """For `container` tests: the engine shared, or to itself for `engine_alone` ones."""
     if request.node.get_closest_marker("container") is None:
         yield
         return
-    engine = _take_engine(_engine_root(tmp_path_factory), request.node.get_closest_marker("engine_alone") is not None)
-    try:
+    with _engine_lock(_engine_root(tmp_path_factory), request.node.get_closest_marker("engine_alone") is not None):
         yield
-    finally:
-        os.close(engine)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -23,7 +23,7 @@ from ..building.bundles import make_inference_bundle
 from ..building.manylinux import PlatformReport, tag_manylinux
 from ..building.publish import build_sdist, check_index_ready
 from ..building.sdk import preflight_sdk, provide_sdk, record_sdk_in_wheel, sdk_mounts
-from ..project.frameworks import PADDLE, Framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.envs import reference_env, site_package
@@ -44,7 +44,7 @@ _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
 class BuildOptions:
     recipe: Recipe
     runtime_version: str | None  # the framework's; None: the target has no runtime (device library only)
-    framework: Framework = PADDLE
+    framework: Framework = DEFAULT_FRAMEWORK
     clean: bool = False
     runner: str = "auto"
     infer: bool = False  # ON_INFER build plus an inference bundle
@@ -89,7 +89,9 @@ class BuildResult:
         }
 
 
-def resolve_runtime_version(recipe: Recipe, requested: str | None, framework: Framework = PADDLE) -> str | None:
+def resolve_runtime_version(
+    recipe: Recipe, requested: str | None, framework: Framework = DEFAULT_FRAMEWORK
+) -> str | None:
     """--<framework>-version, else the recipe's pin; None when the target has no such runtime."""
     flag = f"--{framework.name}-version"
     pinned = framework.version(recipe)
@@ -114,7 +116,7 @@ class BuildRequest:
     the project and the target, the one place those checks live."""
 
     recipe: Recipe
-    framework: Framework = PADDLE
+    framework: Framework = DEFAULT_FRAMEWORK
     version: str | None = None  # --<framework>-version; None: the recipe's pin
     clean: bool = False
     runner: str = "auto"
@@ -156,10 +158,6 @@ class BuildRequest:
             inference_dir=self.inference_dir.resolve() if self.inference_dir else None,
             sdist=self.sdist,
         )
-
-
-def resolve_paddle_version(recipe: Recipe, requested: str | None) -> str | None:
-    return resolve_runtime_version(recipe, requested, PADDLE)
 
 
 def device_bundle_name(project: Project, recipe: Recipe) -> str:

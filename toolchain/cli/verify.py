@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from ..building.plugin import resolve_paddle_version
 from ..project.config import VerifySettings
 from ..util.console import err
 from ..util.errors import BuildFailure, InputError, VerificationFailure
+from ..verify.adapters import verify_adapter
 from ..verify.modes import MODES_HELP, DeviceModes
-from ..verify.report import Check
+from ..verify.ops import OpsRequest
 from ..verify.request import VerifyRequest, framework_for, reports_root, run_verification, verify_options
-from ..verify.session import VerifyResult, wheel_to_check
-from ..verify.torch_verify import run_torch_checks
+from ..verify.session import wheel_to_check
 from . import views
 
 if TYPE_CHECKING:
-    from ..project.frameworks import Framework
     from ..project.project import Project
     from ..project.recipes import Recipe
     from ..verify.ops import OpsResult
-    from .options import RunnerChoice
 
 from .options import (
     ArchOpt,
@@ -164,21 +159,15 @@ def test_ops(
 ) -> None:
     """Every registered kernel vs Paddle CPU over shapes and dtypes (torch: torch's OpInfo samples vs torch CPU);
     or golden data for targets without Paddle."""
-    from ..run.select import host_recipe
     from ..verify.ops import gen_golden as record_golden
+    from ..verify.paddle_verify import golden_version
 
     if gen_golden and golden:
         raise InputError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
     if gen_golden:
-        version = resolve_paddle_version(host_recipe(), paddle_version)
-        if version is None:
-            raise InputError(
-                f"{host_recipe().name} has no Paddle runtime to record golden data with",
-                "record golden data on a machine with a Paddle runtime (x86_64)",
-            )
         summary = record_golden(
             gen_golden,
-            version,
+            golden_version(paddle_version),
             runner_name(runner) or "auto",
             (report_dir or gen_golden.resolve().parent / f".{gen_golden.name}-log"),
         )
@@ -193,70 +182,22 @@ def test_ops(
     recipe = target_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     adapter = framework_for(project, wheel, framework)
-    request = OpsRequest(project, wheel, recipe, adapter, runner, golden, ops, dtypes, all_ops, report_dir)
-    result, mode = TEST_OPS[adapter.name](request)
+    request = OpsRequest(
+        project,
+        wheel,
+        recipe,
+        verify_options(project, recipe, runner_name(runner), adapter),
+        (
+            report_dir
+            or reports_root(project) / f"test-ops-{recipe.name}{adapter.tree_suffix}{'-golden' if golden else ''}"
+        ).resolve(),
+        golden,
+        ops,
+        dtypes,
+        all_ops,
+    )
+    result, mode = verify_adapter(adapter).test_ops(request)
     _show_test_ops(result, recipe, mode, project, as_json)
-
-
-@dataclass(frozen=True)
-class OpsRequest:
-    """What `test-ops` was asked, for the framework's own op checks."""
-
-    project: Project | None
-    wheel: Path | None
-    recipe: Recipe
-    framework: Framework
-    runner: RunnerChoice | None
-    golden: Path | None
-    ops: str
-    dtypes: str
-    all_ops: bool
-    report_dir: Path | None
-
-
-def _paddle_test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
-    """Paddle's op cases vs Paddle CPU, or the device library against golden data."""
-    from ..building.plugin import device_bundle_path
-    from ..verify.ops import parse_selection, run_golden, run_test_ops
-
-    if r.all_ops:
-        raise InputError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
-    ops, dtype_list = parse_selection(r.ops, r.dtypes)
-    options = verify_options(r.project, r.recipe, runner_name(r.runner))
-    report_dir = (
-        r.report_dir or reports_root(r.project) / f"test-ops-{r.recipe.name}{'-golden' if r.golden else ''}"
-    ).resolve()
-    if r.golden:
-        if r.project is None:
-            raise InputError("--golden checks a project's device library bundle", "pass the project directory")
-        return run_golden(device_bundle_path(r.project, r.recipe), r.golden, options, report_dir), "golden"
-    if not r.recipe.has_paddle_runtime:
-        raise InputError(
-            f"{r.recipe.name} has no Paddle runtime to compare with",
-            f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {r.recipe.name} --golden DIR",
-        )
-    result = run_test_ops(wheel_to_check(r.project, r.wheel, r.recipe), options, ops, dtype_list, report_dir)
-    return result, "ops"
-
-
-def _torch_test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
-    """PyTorch's OpInfo samples vs torch CPU (with --all, every OpInfo)."""
-    from ..verify.ops import parse_selection, run_torch_opinfo
-
-    if r.golden:
-        raise InputError("--golden checks the device library, whichever framework", "drop --framework")
-    options = verify_options(r.project, r.recipe, runner_name(r.runner), r.framework)
-    report_dir = (r.report_dir or reports_root(r.project) / f"test-ops-{r.recipe.name}-{r.framework.name}").resolve()
-    parse_selection(r.ops, "float32")
-    wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.framework)
-    return run_torch_opinfo(wheel, options, r.ops, r.all_ops, report_dir), "opinfo-all" if r.all_ops else "opinfo"
-
-
-# Each framework's op checks, by name.
-TEST_OPS: dict[str, Callable[[OpsRequest], tuple[OpsResult, str]]] = {
-    "paddle": _paddle_test_ops,
-    "torch": _torch_test_ops,
-}
 
 
 def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Project | None, as_json: bool) -> None:
@@ -299,60 +240,17 @@ def check_kernels(
     recipe = target_recipe(arch)
     project = project_unless_wheel(project_dir, wheel)
     adapter = framework_for(project, wheel, framework)
-    KERNEL_CHECKS[adapter.name](project, wheel, recipe, adapter, runner_name(runner), as_json)
-
-
-def _paddle_check_kernels(
-    project: Project | None, wheel: Path | None, recipe: Recipe, framework: Framework, runner: str | None, as_json: bool
-) -> None:
-    from ..verify.train import run_check_kernels
-
-    options = verify_options(project, recipe, runner)
-    report_dir = reports_root(project) / f"check-kernels-{recipe.name}"
-    result = run_check_kernels(wheel_to_check(project, wheel, recipe), options, report_dir.resolve())
-    # (absent when the payload stopped before comparing: its first failed check says why)
-    check = result.report.check("kernel signatures") or next(
-        iter(result.report.failed), Check("kernel signatures", False, "no checks ran")
+    checked = verify_adapter(adapter).check_kernels(
+        wheel_to_check(project, wheel, recipe, adapter),
+        verify_options(project, recipe, runner_name(runner), adapter),
+        (reports_root(project) / f"check-kernels-{recipe.name}{adapter.tree_suffix}").resolve(),
     )
-    mismatched = list(check.data.get("mismatched", []))
     if as_json:
-        emit_json(
-            {
-                "passed": result.passed,
-                "report": str(result.report_path),
-                "detail": check.detail,
-                "mismatched": mismatched,
-                "kernels": len(check.data.get("kernels", {})),
-            }
-        )
-    elif result.passed:
-        err.print(f"[green]✓[/] {escape(check.detail)}")
-    if not result.passed:
-        raise VerificationFailure(
-            f"kernel signatures differ from Paddle {result.report.paddle_version}: "
-            + ("; ".join(mismatched) or check.detail),
-            "update each named kernel to the declaration in paddle/phi/kernels/ of that Paddle "
-            "and rebuild (the build's signature checks then hold)",
-        )
-
-
-def _torch_check_kernels(
-    project: Project | None, wheel: Path | None, recipe: Recipe, framework: Framework, runner: str | None, as_json: bool
-) -> None:
-    result = run_torch_checks(
-        wheel_to_check(project, wheel, recipe, framework),
-        verify_options(project, recipe, runner, framework),
-        (reports_root(project) / f"check-kernels-{recipe.name}-{framework.name}").resolve(),
-        "kernels",
-    )
-    _finish_torch_checks(result, as_json, "kernel check failed")
-
-
-# Each framework's kernel check, by name.
-KERNEL_CHECKS: dict[str, Callable[[Project | None, Path | None, Recipe, Framework, str | None, bool], None]] = {
-    "paddle": _paddle_check_kernels,
-    "torch": _torch_check_kernels,
-}
+        emit_json(checked.summary)
+    for passed, line in checked.lines:
+        err.print(f"{'[green]✓' if passed else '[red]✗'}[/] {escape(line)}")
+    if not checked.result.passed:
+        raise VerificationFailure(checked.problem, checked.fix)
 
 
 def check_abi(
@@ -401,24 +299,3 @@ def check_abi(
         err.print(f"{'[red]✗' if f.severity == 'error' else '[yellow]!'}[/] {escape(f.line())}", markup=True)
     if errors:
         raise BuildFailure(f"{len(errors)} ABI problem(s) in {path.name}: {errors[0].problem}", errors[0].fix)
-
-
-def _finish_torch_checks(result: VerifyResult, as_json: bool, what: str) -> None:
-    """Show a torch test-ops / check-kernels result; fail with the failing checks named."""
-    if as_json:
-        emit_json(
-            {
-                "passed": result.passed,
-                "report": str(result.report_path),
-                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in result.report.checks],
-            }
-        )
-    for check in result.report.checks:
-        mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
-        err.print(f"{mark} {check.name}: {escape(check.detail)}")
-    if not result.passed:
-        failed = result.report.failed[0] if result.report.failed else None
-        raise VerificationFailure(
-            f"{what}: {failed.detail if failed else 'no checks ran'}",
-            f"see {result.report_path}; isolate a kernel with <NAME>_FALLBACK_OPS or <NAME>_AUTOCOMPARE=1",
-        )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..project.config import DevkitConfig
-from ..project.frameworks import PADDLE, Framework, find_framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe, find_recipe
 from ..util.errors import DevkitError, InputError, VerificationFailure
@@ -29,7 +29,7 @@ class Entry:
     recipe: Recipe
     mode: str  # train | infer | distributed | device (targets without a framework runtime)
     version: str | None  # the framework runtime's
-    framework: Framework = PADDLE
+    framework: Framework = DEFAULT_FRAMEWORK
 
     @property
     def id(self) -> str:
@@ -37,10 +37,6 @@ class Entry:
         if self.version is None:
             return f"{self.recipe.name}-device"
         return f"{self.recipe.name}{self.framework.tree_suffix}-{self.mode}-{self.framework.name}{self.version}"
-
-    @property
-    def paddle_version(self) -> str | None:
-        return self.version if self.framework is PADDLE else None
 
     @property
     def infer(self) -> bool:
@@ -53,7 +49,6 @@ class Entry:
             "mode": self.mode,
             "framework": self.framework.name,
             "version": self.version,
-            "paddle_version": self.paddle_version,
             "oci_platform": self.recipe.oci_platform,
             "command": f"devkit matrix run {self.id}",
         }

@@ -7,8 +7,10 @@ from __future__ import annotations
 import time
 import traceback
 
-from check_common import _TOL, F, _first_line, log, nn, np, paddle
+from check_common import _TOL, F, Tensor, _first_line, log, nn, np, paddle
 from op_helpers import rng
+from records import BatteryCriteria, BatteryRun, BatteryVerdict, CheckRecord
+from training_verdict import Dataset, require_data
 
 #
 # Models beyond LeNet, each trained on the device and on the CPU from the same
@@ -26,7 +28,7 @@ from op_helpers import rng
 # in the "ops" cases.
 
 BATTERY = ("resnet_bn", "transformer")
-BATTERY_CRITERIA = {
+BATTERY_CRITERIA: BatteryCriteria = {
     "max_curve_abs_diff": _TOL["max_curve_diff"],  # per-step |loss_device - loss_cpu|
     "max_eval_abs_diff": _TOL["max_curve_diff"],  # held-out loss, eval mode, device vs cpu
     "loss_must_drop": True,  # mean of the last steps < mean of the first
@@ -44,7 +46,7 @@ class BasicBlock(nn.Layer):
         if stride != 1 or cin != cout:
             self.shortcut = nn.Sequential(nn.Conv2D(cin, cout, 1, stride=stride, bias_attr=False), nn.BatchNorm2D(cout))
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
         return F.relu(y + (self.shortcut(x) if self.shortcut is not None else x))
 
@@ -60,7 +62,7 @@ class ResNetBN(nn.Layer):
         self.block2 = BasicBlock(8, 16, 2)
         self.fc = nn.Linear(16, 10)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         x = F.max_pool2d(F.relu(self.bn(self.stem(x))), 2, 2)
         x = self.block2(self.block1(x))
         return self.fc(paddle.flatten(F.adaptive_avg_pool2d(x, 1), 1))
@@ -75,7 +77,7 @@ class EncoderLayer(nn.Layer):
         self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.ff1, self.ff2 = nn.Linear(d, ff), nn.Linear(ff, d)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         b, n, d = x.shape
         h = self.norm1(x)
         q, k, v = paddle.split(self.qkv(h), 3, axis=-1)  # split_with_num (views)
@@ -109,7 +111,7 @@ class TinyTransformer(nn.Layer):
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(2 * d, classes)
 
-    def forward(self, tokens):
+    def forward(self, tokens: Tensor) -> Tensor:
         n = tokens.shape[1]
         positions = paddle.to_tensor(np.arange(n, dtype=np.int64))
         x = F.embedding(tokens, self.tok.weight, padding_idx=0) + paddle.gather(self.pos, positions)
@@ -120,7 +122,7 @@ class TinyTransformer(nn.Layer):
         return self.head(pooled)
 
 
-def majority_tokens(count: int, seed: int, vocab: int = 12, seq: int = 12, classes: int = 8) -> dict:
+def majority_tokens(count: int, seed: int, vocab: int = 12, seq: int = 12, classes: int = 8) -> dict[str, np.ndarray]:
     """Synthetic, deterministic: tokens 1..classes (0 = padding at the end); label = the most
     frequent token (ties: the smallest), minus one."""
     r = rng(seed)
@@ -132,7 +134,8 @@ def majority_tokens(count: int, seed: int, vocab: int = 12, seq: int = 12, class
     return {"x": tokens, "y": labels[:, None]}
 
 
-def battery_data(model: str, data: dict | None, seed: int) -> dict:
+def battery_data(model: str, data: Dataset | None, seed: int) -> Dataset | None:
+    """The data set `model` trains on: its own (transformer), or `data`, the digits'."""
     if model == "transformer":
         train, test = majority_tokens(4096, seed), majority_tokens(512, seed + 1)
         return {
@@ -149,7 +152,7 @@ def build_model(model: str) -> nn.Layer:
     return ResNetBN() if model == "resnet_bn" else TinyTransformer()
 
 
-def battery_initial_state(model: str, seed: int) -> dict:
+def battery_initial_state(model: str, seed: int) -> dict[str, np.ndarray]:
     """Paddle's default initialization, drawn once on the CPU, for both places."""
     saved = paddle.get_device()
     paddle.set_device("cpu")
@@ -160,15 +163,23 @@ def battery_initial_state(model: str, seed: int) -> dict:
 
 
 def train_model(
-    model: str, place: str, data: dict, steps: int, batch: int, seed: int, state: dict | None = None
-) -> dict:
-    """Train `model` on `place` (same weights, same batches, same dropout seeds), then evaluate."""
+    model: str,
+    place: str,
+    data: Dataset | None,
+    steps: int,
+    batch: int,
+    seed: int,
+    state: dict[str, np.ndarray] | None = None,
+) -> BatteryRun:
+    """Train `model` on `place` (same weights, same batches, same dropout seeds), then evaluate.
+    Without `data` (no --data), it fails where it needs it."""
     state = state if state is not None else battery_initial_state(model, seed)
     paddle.set_device(place)
     net = build_model(model)
     net.set_state_dict({k: paddle.to_tensor(v) for k, v in state.items()})
     net.train()
     opt = paddle.optimizer.Adam(learning_rate=3e-3, parameters=net.parameters())
+    data = require_data(data, model)
     x_train, y_train = data["x_train"], data["y_train"]
     order = rng(seed).permutation(len(x_train))
     program = paddle.static.default_main_program()
@@ -198,7 +209,9 @@ def train_model(
     return {"losses": losses, "eval_loss": eval_loss, "heldout_accuracy": accuracy, "train_seconds": train_seconds}
 
 
-def check_battery(model: str, device: str, data: dict | None, steps: int, batch: int, seed: int) -> dict:
+def check_battery(
+    model: str, device: str, data: Dataset | None, steps: int, batch: int, seed: int
+) -> BatteryVerdict | CheckRecord:
     try:
         data = battery_data(model, data, seed)
         if data is None:

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 
+from records import RunSettings
 from training_verdict import load_data, trained_natively
 
 
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
+    run: RunSettings
     data, run = load_data(args.data), {"steps": args.steps, "batch_size": args.batch_size, "seed": args.seed}
     if args.framework == "torch":
         import torch

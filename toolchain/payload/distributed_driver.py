@@ -18,8 +18,19 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
+from records import (
+    CheckRecord,
+    CollectivesVerdict,
+    LostRankResult,
+    LostRankVerdict,
+    ParallelVerdict,
+    RankResult,
+    TrainingRun,
+    VerifyReport,
+)
 from training_verdict import collectives_verdict, lost_rank_verdict, parallel_verdict, timed
 
 STALL_TIMEOUT_S = 5  # <NAME>_CCL_TIMEOUT_S of the stalled-rank run
@@ -52,10 +63,10 @@ def train_worker_args(args: argparse.Namespace, out_dir: Path) -> list[str]:
 def drive(
     args: argparse.Namespace,
     script: str,
-    report: dict,
-    launch: Callable[[Path], dict],
-    single: Callable[[], dict],
-    rank_envs: Callable[[], list[dict]],
+    report: VerifyReport,
+    launch: Callable[[Path], dict[int, RankResult]],
+    single: Callable[[], TrainingRun],
+    rank_envs: Callable[[], list[dict[str, str]]],
     reference: str,
     max_curve_diff: float,
     log: Callable[[str], None],
@@ -66,18 +77,18 @@ def drive(
     the whole batch; `rank_envs` gives each rank's environment for the lost-rank runs (what the
     launcher would set)."""
     work = Path(args.out).resolve().parent
-    ranks: dict = {}
+    ranks: dict[int, RankResult] = {}
 
-    def collectives() -> dict:
+    def collectives() -> CollectivesVerdict:
         ranks.update(launch(work / "ranks"))
         cases = {r: result["collectives"] for r, result in ranks.items()}
         return collectives_verdict(cases, ranks[0]["backend"], reference)
 
-    def data_parallel() -> dict:
+    def data_parallel() -> ParallelVerdict:
         parallel, one = ranks[0]["train"], single()
         return parallel_verdict(parallel, one, args.ranks, args.steps, args.batch_size, max_curve_diff)
 
-    def lost(how: str) -> dict:
+    def lost(how: str) -> LostRankVerdict:
         argv = [sys.executable, script, "--worker", how, "--out-dir", str(work / how), "--device", args.device]
         return lost_rank(how, argv, rank_envs(), work / how, args.device)
 
@@ -85,7 +96,7 @@ def drive(
     if ranks:
         run_check(report["checks"], "data parallel", data_parallel, log)
     for how in LOST_RANK_HOW:
-        run_check(report["checks"], f"{how} rank", lambda how=how: lost(how), log)
+        run_check(report["checks"], f"{how} rank", partial(lost, how), log)
     report["passed"] = all(c["passed"] for c in report["checks"])
     Path(args.out).write_text(json.dumps(report, indent=2, default=float))
     log("all checks passed" if report["passed"] else "some checks failed")
@@ -94,10 +105,13 @@ def drive(
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def run_check(checks: list[dict], name: str, check: Callable[[], dict], log: Callable[[str], None]) -> None:
+def run_check(
+    checks: list[CheckRecord], name: str, check: Callable[[], CheckRecord], log: Callable[[str], None]
+) -> None:
     """Append the check's timed result, or a failed check naming the exception."""
     log(f"check {name}")
     try:
@@ -107,7 +121,9 @@ def run_check(checks: list[dict], name: str, check: Callable[[], dict], log: Cal
         checks.append({"name": name, "passed": False, "detail": detail, "traceback": traceback.format_exc()[-3000:]})
 
 
-def lost_rank(how: str, argv: list[str], rank_envs: list[dict], out_dir: Path, device_type: str) -> dict:
+def lost_rank(
+    how: str, argv: list[str], rank_envs: list[dict[str, str]], out_dir: Path, device_type: str
+) -> LostRankVerdict:
     """Run the ranks (`argv` with `rank_envs[r]` for rank r) through a lost rank; the verdict."""
     out_dir.mkdir(parents=True, exist_ok=True)
     last = len(rank_envs) - 1
@@ -129,7 +145,7 @@ def lost_rank(how: str, argv: list[str], rank_envs: list[dict], out_dir: Path, d
             procs[last].wait()
         (out_dir / "go").write_text("")
         procs[0].wait(timeout=STALL_TIMEOUT_S + 120)  # bounded: a hang fails the check
-        result = json.loads((out_dir / "rank-0.json").read_text())
+        result: LostRankResult = json.loads((out_dir / "rank-0.json").read_text())
         # Paddle's exception carries an error code only; its runtime logs the device's reason
         said = [line.strip() for line in (out_dir / "rank-0.log").read_text().splitlines() if "ccl_" in line]
         if result["error"] and "ccl_" not in result["error"] and said:
@@ -159,6 +175,6 @@ def lost_rank_worker(rank: int, world: int, out_dir: Path, all_reduce: Callable[
     except Exception as exc:
         error = " ".join(str(exc).split())  # Paddle's messages span lines
         error = error[max(0, error.find("ccl_")) :][:600]  # from the device library's op on
-    result = {"rank": rank, "error": error, "seconds": round(time.perf_counter() - start, 2)}
+    result: LostRankResult = {"rank": rank, "error": error, "seconds": round(time.perf_counter() - start, 2)}
     Path(out_dir, f"rank-{rank}.json").write_text(json.dumps(result))
     os._exit(0)  # a peer is gone: nothing to tear down with it

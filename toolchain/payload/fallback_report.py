@@ -24,8 +24,8 @@ KERNEL = re.compile(r"\] (\w+) kernel: [{\[]")
 MISSING = re.compile(r"\] missing (\w+) kernel: (\w+),")
 
 
-def parse(lines: list[str], device: str) -> dict[str, collections.Counter]:
-    placements: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+def parse(lines: list[str], device: str) -> dict[str, collections.Counter[str]]:
+    placements: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     key_backend, fell_back = None, None
     for line in lines:
         if m := KEY.search(line):
@@ -71,6 +71,7 @@ def main() -> int:
     import check_common as common
     import mnist
     from plugin_exports import by_design, unimplemented_kernels
+    from records import FallbackReportCheck
     from training_verdict import load_data
 
     if not args.device:
@@ -97,7 +98,7 @@ def main() -> int:
     designed = by_design(fell_back, unimplemented_kernels(args.device))
     fallback = [k for k in fell_back if k not in designed]
     on_device = sorted(k for k, c in placements.items() if c["device"] and not c["cpu_fallback"])
-    report = {
+    report: FallbackReportCheck = {
         "name": "fallback report",
         "passed": bool(placements) and not fallback and not error,
         "detail": (

@@ -18,11 +18,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import IO, TYPE_CHECKING, Any, TypedDict, cast
+
+if TYPE_CHECKING:  # types only (numpy is imported where it is used, records is not needed to run)
+    import numpy as np
+    from records import InferenceCheck, InferMeasurement, KernelPlacement
 
 os.environ.setdefault("GLOG_minloglevel", "2")
 
-MODELS = {  # name -> (input shape, builder)
+MODELS: dict[str, tuple[list[int], Callable[[ModuleType], Any]]] = {  # name -> (input shape, builder)
     "mnist": ([1, 1, 28, 28], lambda vision: vision.models.LeNet()),
     "mobilenet_v1": ([1, 3, 224, 224], lambda vision: vision.models.mobilenet_v1(pretrained=False)),
     "resnet50": ([1, 3, 224, 224], lambda vision: vision.models.resnet50(pretrained=False)),
@@ -62,7 +69,8 @@ def find_prefix(model_dir: Path) -> str:
     raise SystemExit(f"{model_dir} holds no exported model (<name>.json or .pdmodel with .pdiparams)")
 
 
-def predictor(prefix: str, device: str):
+def predictor(prefix: str, device: str) -> Any:
+    """A paddle.inference predictor (Paddle's objects are Any here)."""
     from paddle import inference
 
     config = inference.Config(*model_files(prefix))
@@ -73,27 +81,42 @@ def predictor(prefix: str, device: str):
     return inference.create_predictor(config)
 
 
-def run_once(pred, x):
+def run_once(pred: Any, x: np.ndarray) -> np.ndarray:
     handle = pred.get_input_handle(pred.get_input_names()[0])
     handle.reshape(list(x.shape))
     handle.copy_from_cpu(x)
     pred.run()
-    return pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu()
+    out: np.ndarray = pred.get_output_handle(pred.get_output_names()[0]).copy_to_cpu()
+    return out
 
 
-def timed(prefix: str, device: str, x, warmup: int, repeats: int) -> dict:
+class Timing(TypedDict):
+    output: np.ndarray  # the last run's
+    avg_ms: float
+    min_ms: float
+    max_ms: float
+
+
+def timed(prefix: str, device: str, x: np.ndarray, warmup: int, repeats: int) -> Timing:
     pred = predictor(prefix, device)
     for _ in range(warmup):
         run_once(pred, x)
-    times, out = [], None
+    times: list[float] = []
+    out = None
     for _ in range(repeats):
         start = time.perf_counter()
         out = run_once(pred, x)
         times.append((time.perf_counter() - start) * 1000)
-    return {"output": out, "avg_ms": sum(times) / len(times), "min_ms": min(times), "max_ms": max(times)}
+    # (out is set: without repeats, the mean divides by zero first)
+    return {
+        "output": cast("np.ndarray", out),
+        "avg_ms": sum(times) / len(times),
+        "min_ms": min(times),
+        "max_ms": max(times),
+    }
 
 
-def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> dict:
+def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> KernelPlacement:
     """Where Paddle placed each op's kernel: run one prediction in a child with
     the kernel-selection pass logging, and read its choices."""
     env = {**os.environ, "GLOG_vmodule": "pd_op_to_kernel_pass=6", "GLOG_minloglevel": "0", "GLOG_logtostderr": "1"}
@@ -117,7 +140,9 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> dict:
     if proc.returncode != 0:
         tail = [ln for ln in text.splitlines() if "Error" in ln][-3:]
         return {"error": " | ".join(tail) or text[-500:]}
-    on_device, host_shape_ops, fallback = {}, {}, {}
+    on_device: dict[str, int] = {}
+    host_shape_ops: dict[str, int] = {}
+    fallback: dict[str, int] = {}
     for op, place, dtype in _SELECTED.findall(text):
         if place == device:
             on_device[op] = on_device.get(op, 0) + 1
@@ -128,13 +153,15 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> dict:
     return {"on_device": on_device, "host_integer_ops": host_shape_ops, "cpu_fallback": fallback}
 
 
-def topk(values, k):
+def topk(values: np.ndarray, k: int) -> set[int]:
     import numpy as np
 
     return set(np.argsort(-values.reshape(-1))[:k].tolist())
 
 
-def child(*args: str, env: dict | None = None, log=None) -> subprocess.CompletedProcess:
+def child(
+    *args: str, env: dict[str, str] | None = None, log: IO[str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """Run a phase in a fresh interpreter. The orchestrating process never imports
     Paddle: a process started from one that has (its threads and signal state)
     can hang in Paddle's start-up."""
@@ -206,7 +233,7 @@ def main() -> int:
         raise SystemExit("running the model failed (see the lines above)")
     from plugin_exports import by_design
 
-    report = json.loads(measured.read_text())
+    report: InferenceCheck = json.loads(measured.read_text())  # the measurement, completed below
     placement = kernel_placement(prefix, args.device, report["input_shape"])
     # ops whose kernels the device library lacks run on the CPU by design; any other must not
     fell_back = placement.get("cpu_fallback", {})
@@ -219,7 +246,7 @@ def main() -> int:
     unexpected = {op: n for op, n in fell_back.items() if op not in designed and op not in beside}
     placement["cpu_by_design"] = {**designed, **beside}
     passed = bool(report["outputs_agree"] and "error" not in placement and not unexpected)
-    report.update(name="inference", model=name, passed=passed, placement=placement)
+    report.update({"name": "inference", "model": name, "passed": passed, "placement": placement})
     report["detail"] += "; " + (
         f"CPU fallback: {unexpected}" if unexpected else placement.get("error", "every float op on the device")
     )
@@ -261,7 +288,7 @@ def run_phase(args: argparse.Namespace) -> int:
     top5 = len(topk(dev["output"], 5) & topk(cpu["output"], 5)) / 5
     from plugin_exports import unimplemented_kernels
 
-    report = {
+    report: InferMeasurement = {
         "input_shape": shape,
         "unimplemented_kernels": unimplemented_kernels(args.device),
         "registered_kernels": sorted(
@@ -278,7 +305,7 @@ def run_phase(args: argparse.Namespace) -> int:
         "top5_overlap": top5,
         "outputs_agree": bool(max_abs <= RTOL * scale + ATOL and top1),
         "latency_ms": {
-            place: {k: round(r[k], 3) for k in ("avg_ms", "min_ms", "max_ms")}
+            place: {"avg_ms": round(r["avg_ms"], 3), "min_ms": round(r["min_ms"], 3), "max_ms": round(r["max_ms"], 3)}
             for place, r in ((args.device, dev), ("cpu", cpu))
         },
         "warmup": args.warmup,

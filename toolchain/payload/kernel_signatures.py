@@ -7,6 +7,7 @@ import re
 
 from check_common import paddle
 from plugin_exports import plugin_function
+from records import KernelSignature, KernelSignaturesCheck
 
 ATTRIBUTE_TYPES = (
     "undefined",
@@ -31,14 +32,14 @@ ATTRIBUTE_TYPES = (
 )  # phi::AttributeType, in order
 
 
-def _parse_args_def(text: str) -> dict:
+def _parse_args_def(text: str) -> dict[str, list[str]]:
     parts = {}
     for kind, _count, items in re.findall(r"(inputs|attributes|outputs) (\d+) \[([^\]]*)\]", text):
         parts[kind] = [i for i in items.split(",") if i]
     return parts
 
 
-def _describe_difference(ours: dict, paddles: dict) -> str:
+def _describe_difference(ours: dict[str, list[str]], paddles: dict[str, list[str]]) -> str:
     diffs = []
     for kind in ("inputs", "attributes", "outputs"):
         a, b = ours.get(kind, []), paddles.get(kind, [])
@@ -59,7 +60,7 @@ def _describe_difference(ours: dict, paddles: dict) -> str:
     return "; ".join(diffs)
 
 
-def check_kernel_signatures(device: str) -> dict:
+def check_kernel_signatures(device: str) -> KernelSignaturesCheck:
     """Each registered kernel's inputs, attributes and outputs vs the installed Paddle's CPU kernel."""
     path, report_fn = plugin_function(device, "kernel_report")
     if report_fn is None:
@@ -71,7 +72,9 @@ def check_kernel_signatures(device: str) -> dict:
     import ctypes
 
     report_fn.restype = ctypes.c_char_p
-    mismatched, unmatched, kernels = [], [], {}
+    mismatched: list[str] = []
+    unmatched: list[str] = []
+    kernels: dict[str, KernelSignature] = {}
     for line in report_fn().decode().splitlines():
         name, ours, paddles = line.split("\t")
         kernels[name] = {"plugin": ours, "paddle": paddles}

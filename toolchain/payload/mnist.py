@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 import traceback
 
-from check_common import MNIST_CRITERIA, F, _first_line, log, nn, np, paddle
+from check_common import MNIST_CRITERIA, F, Tensor, _first_line, log, nn, np, paddle
 from op_helpers import rng
-from training_verdict import cpu_reference, training_verdict
+from records import CheckRecord, TrainingRun, TrainingVerdict
+from training_verdict import Dataset, cpu_reference, require_data, training_verdict
 
 
 class LeNet(nn.Layer):
@@ -20,14 +21,14 @@ class LeNet(nn.Layer):
         self.fc2 = nn.Linear(120, 84)
         self.fc3 = nn.Linear(84, 10)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         x = self.pool(F.relu(self.conv1(x)))
         x = self.pool(F.relu(self.conv2(x)))
         x = paddle.flatten(x, 1)
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
-def initial_state(model: nn.Layer, seed: int) -> dict:
+def initial_state(model: nn.Layer, seed: int) -> dict[str, np.ndarray]:
     """Identical initial weights for both places (fan-in uniform), from NumPy."""
     r = rng(seed)
     state = {}
@@ -41,9 +42,10 @@ def initial_state(model: nn.Layer, seed: int) -> dict:
     return state
 
 
-def train(place: str, data: dict, steps: int, batch: int, seed: int, world: int = 1) -> dict:
+def train(place: str, data: Dataset | None, steps: int, batch: int, seed: int, world: int = 1) -> TrainingRun:
     """With world > 1, in a paddle.distributed job: this rank's share of every batch, the model
-    in paddle.DataParallel, and the loss of the whole batch (the mean over the ranks)."""
+    in paddle.DataParallel, and the loss of the whole batch (the mean over the ranks). Without
+    `data` (no --data), it fails where it needs it."""
     import paddle.distributed as dist
 
     paddle.set_device(place)
@@ -51,6 +53,7 @@ def train(place: str, data: dict, steps: int, batch: int, seed: int, world: int 
     model.set_state_dict({k: paddle.to_tensor(v) for k, v in initial_state(model, seed).items()})
     net = paddle.DataParallel(model) if world > 1 else model
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+    data = require_data(data, "mnist")
     x_train, y_train = data["x_train"], data["y_train"]
     order = rng(seed).permutation(len(x_train))
     share, first = batch // world, (dist.get_rank() if world > 1 else 0) * (batch // world)
@@ -72,7 +75,7 @@ def train(place: str, data: dict, steps: int, batch: int, seed: int, world: int 
             log(f"  mnist {place} step {step}: loss {losses[-1]:.4f}")
     train_seconds = time.perf_counter() - start
     model.eval()
-    correct = 0
+    correct: float = 0
     x_test, y_test = data["x_test"], data["y_test"]
     with paddle.no_grad():
         for i in range(0, len(x_test), 256):
@@ -87,7 +90,9 @@ def train(place: str, data: dict, steps: int, batch: int, seed: int, world: int 
     }
 
 
-def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int, reference: str | None = None) -> dict:
+def check_mnist(
+    device: str, data: Dataset | None, steps: int, batch: int, seed: int, reference: str | None = None
+) -> TrainingVerdict | CheckRecord:
     """`reference`: the CPU curve trained natively (an emulated target's), else trained here."""
     try:
         dev = train(device, data, steps, batch, seed)
@@ -104,4 +109,4 @@ def check_mnist(device: str, data: dict, steps: int, batch: int, seed: int, refe
             "detail": _first_line(exc),
             "traceback": traceback.format_exc()[-3000:],
         }
-    return training_verdict("mnist", dev, cpu, MNIST_CRITERIA, data, steps, batch, seed)
+    return training_verdict("mnist", dev, cpu, MNIST_CRITERIA, require_data(data, "mnist"), steps, batch, seed)

@@ -5,10 +5,20 @@ more than code, which is why it is long."""
 from __future__ import annotations
 
 from check_common import F, np, paddle
-from op_helpers import DENSE_KERNELS, STRIDE_KERNELS, _bn, _dropout, _split_concat, _write_through_view, rng, uniform
+from op_helpers import (
+    DENSE_KERNELS,
+    STRIDE_KERNELS,
+    OpCase,
+    _bn,
+    _dropout,
+    _split_concat,
+    _write_through_view,
+    rng,
+    uniform,
+)
 
 
-def op_cases() -> list[tuple]:
+def op_cases() -> list[OpCase]:
     """(case, kernels exercised, function, inputs, check gradients[, Paddle flags for the case])."""
     r = rng(0)
     u = uniform(r)

@@ -17,26 +17,30 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypedDict, cast
 
 sys.path.insert(0, str(Path(__file__).parent))
 import check_common as common  # noqa: E402
 import op_cases  # noqa: E402
 import op_helpers  # noqa: E402
 import plugin_checks as checks  # noqa: E402  (sets FLAGS_enable_api_kernel_fallback=0, imports paddle)
+from op_helpers import Inputs, OpCase  # noqa: E402
+from records import GoldenSummary, OpResult, OpTestsReport, Tolerance  # noqa: E402
 
 np, paddle, F = common.np, common.paddle, common.F
 
 FLOATS = ("float32", "float64")
 # (forward, backward) tolerances per dtype; float32 comes from [tool.devkit.tolerances].
-TOLERANCES = {
+TOLERANCES: dict[str, tuple[Tolerance, Tolerance]] = {
     "float32": (common.FORWARD_TOL, common.BACKWARD_TOL),
     "float64": ({"rtol": 1e-9, "atol": 1e-12}, {"rtol": 1e-8, "atol": 1e-10}),
 }
-EXACT = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
+EXACT: tuple[Tolerance, Tolerance] = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
 
 
-def shape_cases() -> list[tuple]:
+def shape_cases() -> list[OpCase]:
     """Empty, 0-d and two-sided broadcasting shapes, where the ops allow them."""
     u = op_helpers.uniform(op_helpers.rng(1))
 
@@ -106,12 +110,12 @@ def shape_cases() -> list[tuple]:
     ]
 
 
-def case_dtype(inputs: dict) -> str:
+def case_dtype(inputs: Inputs) -> str:
     floats = [a.dtype.name for a in inputs.values() if a.dtype.kind == "f"]
     return floats[0] if floats else next(iter(inputs.values())).dtype.name
 
 
-def in_dtype(inputs: dict, dtype: str) -> dict | None:
+def in_dtype(inputs: Inputs, dtype: str) -> Inputs | None:
     """The case's inputs in `dtype`, or None when the case does not come in it."""
     base = case_dtype(inputs)
     if base == dtype:
@@ -121,12 +125,12 @@ def in_dtype(inputs: dict, dtype: str) -> dict | None:
     return None
 
 
-def as_integers(fn, inputs: dict, dtype: str) -> dict | None:
+def as_integers(fn: Callable[..., Any], inputs: Inputs, dtype: str) -> Inputs | None:
     """A float case's inputs as `dtype` integers (never 0: no division by zero) or booleans, for the
     kernels registered for them; None when Paddle's CPU kernels do not take them either."""
     if case_dtype(inputs) not in FLOATS or dtype in FLOATS:
         return None
-    converted = {}
+    converted: Inputs = {}
     for key, a in inputs.items():
         if a.dtype.kind != "f":
             converted[key] = a
@@ -142,14 +146,26 @@ def as_integers(fn, inputs: dict, dtype: str) -> dict | None:
     return converted
 
 
-def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad: bool, flags: dict, dtype: str) -> dict:
-    entry = {
-        "case": case,
-        "dtype": dtype,
-        "kernels": kernels,
-        "shapes": {k: list(a.shape) for k, a in inputs.items()},
-        "max_abs_diff": {},
-    }
+def run_case(
+    device: str,
+    case: str,
+    kernels: list[str],
+    fn: Callable[..., Any],
+    inputs: Inputs,
+    grad: bool,
+    flags: dict[str, bool],
+    dtype: str,
+) -> OpResult:
+    entry = cast(  # (its status comes below, on every path)
+        OpResult,
+        {
+            "case": case,
+            "dtype": dtype,
+            "kernels": kernels,
+            "shapes": {k: list(a.shape) for k, a in inputs.items()},
+            "max_abs_diff": {},
+        },
+    )
     forward_tol, backward_tol = TOLERANCES.get(dtype, EXACT)
     saved = paddle.get_flags(list(flags)) if flags else {}
     try:
@@ -173,7 +189,7 @@ def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad:
             ok &= same
         entry["status"] = "pass" if ok else "fail"
     except Exception as exc:  # a missing or failing kernel raises: report it by name
-        entry.update(status="error", error=common._first_line(exc))
+        entry.update({"status": "error", "error": common._first_line(exc)})
     finally:
         if saved:
             paddle.set_flags(saved)
@@ -181,10 +197,10 @@ def run_case(device: str, case: str, kernels: list[str], fn, inputs: dict, grad:
     return entry
 
 
-def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
+def run_tests(device: str, ops: str, dtypes: list[str]) -> OpTestsReport:
     pattern = re.compile(ops) if ops else None
     registered = checks.registered_dtypes(device)
-    results = []
+    results: list[OpResult] = []
     cases = op_cases.op_cases() + shape_cases()
     for case, kernels, fn, inputs, grad, *flags in cases:
         if pattern and not (pattern.search(case) or any(pattern.search(k) for k in kernels)):
@@ -215,11 +231,17 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
             results.append(entry)
     if "float32" in dtypes:
         for extra in (checks.check_optimizers, checks.check_random, checks.check_dropout_random):
-            entry = extra(device)
-            if pattern and not any(pattern.search(k) for k in entry["kernels"]) and not pattern.search(entry["case"]):
+            case_entry = extra(device)
+            if (
+                pattern
+                and not any(pattern.search(k) for k in case_entry["kernels"])
+                and not pattern.search(case_entry["case"])
+            ):
                 continue
-            entry.update(dtype="float32", status="pass" if entry.pop("passed") else "fail")
-            results.append(entry)
+            # the verify case as a result: its passed becomes a status (the other keys are a result's)
+            result = cast(OpResult, {k: v for k, v in case_entry.items() if k != "passed"})
+            result.update({"dtype": "float32", "status": "pass" if case_entry["passed"] else "fail"})
+            results.append(result)
     ran = [r for r in results if r["status"] in ("pass", "fail", "error")]
     exercised = {k for r in ran for k in r["kernels"]}
     selected = {k for k in registered if not pattern or pattern.search(k)}
@@ -241,11 +263,19 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> dict:
 # ------------------------------------------------------------------ golden data
 
 
-def golden_cases() -> list[dict]:
+class GoldenCase(TypedDict):
+    id: str
+    op: str
+    attrs: dict[str, str | float]
+    inputs: Inputs
+    fn: Callable[..., Any]
+
+
+def golden_cases() -> list[GoldenCase]:
     """Cases the device library's golden checker understands: op, attributes, inputs, Paddle op."""
     u = op_helpers.uniform(op_helpers.rng(11))
 
-    cases = []
+    cases: list[GoldenCase] = []
     for name, fn in (
         ("add", paddle.add),
         ("subtract", paddle.subtract),
@@ -379,7 +409,7 @@ def golden_cases() -> list[dict]:
     return cases
 
 
-def gen_golden(out_dir: Path) -> dict:
+def gen_golden(out_dir: Path) -> GoldenSummary:
     """Inputs and Paddle CPU outputs as raw little-endian float32, plus a line-based
     manifest the C++ checker parses: `id op key=value ... x=file:d0,d1 ... expected=file:d0,..`."""
     paddle.set_device("cpu")
@@ -406,6 +436,7 @@ def main() -> int:
     p.add_argument("--gen-golden", type=Path)
     p.add_argument("--out", required=True)
     args = p.parse_args()
+    report: GoldenSummary | OpTestsReport
     if args.gen_golden:
         report = gen_golden(args.gen_golden)
     else:

@@ -4,9 +4,10 @@ two devices with a copy between them and training on the second."""
 from __future__ import annotations
 
 from check_common import np, paddle
+from records import CheckRecord, PaddleRegistrationCheck
 
 
-def check_registration(device: str) -> dict:
+def check_registration(device: str) -> PaddleRegistrationCheck:
     types = paddle.device.get_all_custom_device_type() or []
     return {
         "name": "registration",
@@ -16,7 +17,7 @@ def check_registration(device: str) -> dict:
     }
 
 
-def check_tensor(device: str) -> dict:
+def check_tensor(device: str) -> CheckRecord:
     paddle.set_device(device)
     x_int = paddle.to_tensor([1, 2, 3], dtype="int64")
     x_float = paddle.to_tensor([0.5, -1.25, 3.0], dtype="float32")
@@ -38,7 +39,7 @@ def check_tensor(device: str) -> dict:
     }
 
 
-def check_devices(device: str) -> dict:
+def check_devices(device: str) -> CheckRecord:
     """Several cards, as a real box has them: Paddle lists <type>:0 and <type>:1, a tensor goes
     :0 -> :1 -> :0 (the runtime's peer copy), and a small model trains a few SGD steps on :1,
     fed by a DataLoader, with the losses of the CPU."""

@@ -15,12 +15,17 @@ Run as the driver in the verify environment; it starts the ranks itself:
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from distributed_driver import drive, free_port, lost_rank_worker, parse_args, train_worker_args
+from records import CollectiveCase, RankResult, VerifyReport
 from training_verdict import load_data
 
 DTYPES = ("float32", "float64", "int32", "int64")
@@ -28,10 +33,14 @@ DTYPES = ("float32", "float64", "int32", "int64")
 REDUCE_OPS = ("SUM", "PROD", "MAX", "MIN")
 
 
-def collective_cases(paddle, dist, np, rank: int, world: int) -> list[dict]:
-    cases = []
+def collective_cases(
+    paddle: ModuleType, dist: ModuleType, np: ModuleType, rank: int, world: int
+) -> list[CollectiveCase]:
+    """Each collective, reduce op and dtype against NumPy. (Its arrays are Any here: `np` is a
+    module passed in.)"""
+    cases: list[CollectiveCase] = []
 
-    def case(name: str, run, *args) -> None:
+    def case(name: str, run: Callable[..., tuple[Any, Any]], *args: object) -> None:
         try:
             got, want = run(*args)
             same = got.dtype == want.dtype and bool(np.allclose(got, want, rtol=1e-6, atol=0))
@@ -39,40 +48,40 @@ def collective_cases(paddle, dist, np, rank: int, world: int) -> list[dict]:
         except Exception as exc:
             cases.append({"case": name, "passed": False, "detail": " ".join(str(exc).split())[:400]})
 
-    def values(dtype: str, r: int, n: int = 6):
+    def values(dtype: str, r: int, n: int = 6) -> Any:
         return (np.arange(n) % 5 + 1 + r).astype(dtype)  # small: PROD stays in range
 
-    def reduce(op: str, dtype: str, n: int = 6):
+    def reduce(op: str, dtype: str, n: int = 6) -> Any:
         parts = np.stack([values(dtype, r, n) for r in range(world)])
         return {"SUM": np.sum, "PROD": np.prod, "MAX": np.max, "MIN": np.min}[op](parts, axis=0).astype(dtype)
 
-    def all_reduce(dtype: str, op: str):
+    def all_reduce(dtype: str, op: str) -> tuple[Any, Any]:
         x = paddle.to_tensor(values(dtype, rank))
         dist.all_reduce(x, op=getattr(dist.ReduceOp, op))
         return x.numpy(), reduce(op, dtype)
 
-    def reduce_to(dtype: str, op: str, root: int):
+    def reduce_to(dtype: str, op: str, root: int) -> tuple[Any, Any]:
         x = paddle.to_tensor(values(dtype, rank))
         dist.reduce(x, dst=root, op=getattr(dist.ReduceOp, op))
         return (x.numpy(), reduce(op, dtype)) if rank == root else (x.numpy(), values(dtype, rank))
 
-    def reduce_scatter(dtype: str, op: str):
+    def reduce_scatter(dtype: str, op: str) -> tuple[Any, Any]:
         blocks = [paddle.to_tensor(values(dtype, rank, 2 * world)[2 * b : 2 * b + 2]) for b in range(world)]
         out = paddle.empty([2], dtype=dtype)
         dist.reduce_scatter(out, blocks, op=getattr(dist.ReduceOp, op))
         return out.numpy(), reduce(op, dtype, 2 * world)[2 * rank : 2 * rank + 2]
 
-    def broadcast(dtype: str, root: int):
+    def broadcast(dtype: str, root: int) -> tuple[Any, Any]:
         x = paddle.to_tensor(values(dtype, rank))
         dist.broadcast(x, src=root)
         return x.numpy(), values(dtype, root)
 
-    def all_gather(dtype: str):
-        gathered: list = []
+    def all_gather(dtype: str) -> tuple[Any, Any]:
+        gathered: list[Any] = []
         dist.all_gather(gathered, paddle.to_tensor(values(dtype, rank)))
         return np.concatenate([t.numpy() for t in gathered]), np.concatenate([values(dtype, r) for r in range(world)])
 
-    def send_recv(dtype: str):
+    def send_recv(dtype: str) -> tuple[Any, Any]:
         got = paddle.empty([5], dtype=dtype)
         to, source = (rank + 1) % world, (rank - 1) % world
         mine = paddle.to_tensor(values(dtype, rank, 5))
@@ -101,7 +110,7 @@ def collective_cases(paddle, dist, np, rank: int, world: int) -> list[dict]:
     return cases
 
 
-def worker(args) -> int:
+def worker(args: argparse.Namespace) -> int:
     from check_common import np, paddle  # first: it sets Paddle's flags
     from mnist import train
 
@@ -110,7 +119,7 @@ def worker(args) -> int:
     rank, world = dist.get_rank(), dist.get_world_size()
     device = paddle.get_device()
     if args.worker == "train":
-        result = {"rank": rank, "device": device, "backend": "xccl runtime slots"}
+        result: RankResult = {"rank": rank, "device": device, "backend": "xccl runtime slots"}
         result["collectives"] = collective_cases(paddle, dist, np, rank, world)
         result["train"] = train(device, load_data(args.data), args.steps, args.batch_size, args.seed, world=world)
         Path(args.out_dir, f"rank-{rank}.json").write_text(json.dumps(result, default=float))
@@ -125,7 +134,7 @@ def worker(args) -> int:
     return 0
 
 
-def launcher_env(device: str, ranks: int) -> list[dict]:
+def launcher_env(device: str, ranks: int) -> list[dict[str, str]]:
     """Each rank's environment as paddle.distributed.launch sets it (one node)."""
     endpoints = [f"127.0.0.1:{free_port()}" for _ in range(ranks)]
     common = {
@@ -152,7 +161,7 @@ def launcher_env(device: str, ranks: int) -> list[dict]:
     ]
 
 
-def run_ranks(args, out_dir: Path) -> dict:
+def run_ranks(args: argparse.Namespace, out_dir: Path) -> dict[int, RankResult]:
     out_dir.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "paddle.distributed.launch", "--devices", ",".join(map(str, range(args.ranks)))]
     argv += ["--log_dir", str(out_dir / "log"), __file__, *train_worker_args(args, out_dir)]
@@ -172,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     from mnist import train
 
     args.device = args.device or (paddle.device.get_all_custom_device_type() or ["(no custom device)"])[0]
-    report: dict = {"framework": "paddle", "device": args.device, "distributed": args.ranks, "checks": []}
+    report: VerifyReport = {"framework": "paddle", "device": args.device, "distributed": args.ranks, "checks": []}
     report["paddle_version"] = paddle.__version__
     data = load_data(args.data)
     drive(

@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sibling check modules, also when imported
 
@@ -28,10 +29,14 @@ from op_cases import op_cases
 from op_helpers import rng, run_case
 from paddle_basics import check_devices, check_registration, check_tensor
 from plugin_exports import by_design, unimplemented_kernels
-from training_verdict import load_data, timed
+from records import CheckRecord, OpCheckCase, PaddleOpsCheck, VerifyReport
+from training_verdict import Dataset, load_data, timed
+
+# What with_fallback_by_design() runs: a check, or a case of the ops check
+Entry = TypeVar("Entry", CheckRecord, OpCheckCase)
 
 
-def check_queued_work(device: str) -> dict:
+def check_queued_work(device: str) -> CheckRecord:
     paddle.set_device(f"{device}:0")
     a = queued_work.chain_input()
     x = paddle.to_tensor(a)
@@ -47,7 +52,7 @@ def check_queued_work(device: str) -> dict:
     return queued_work.verdict(a, chain, tripled)
 
 
-def check_with_kernels_left_out(name: str, check, device: str) -> dict:
+def check_with_kernels_left_out(name: str, check: Callable[[str], CheckRecord], device: str) -> CheckRecord:
     """A check whose ops may lack their kernel (left out with <NAME>_FALLBACK_OPS): the error is
     the check's result, not the payload's end; the current device is <type>:0 again after it."""
     try:
@@ -77,7 +82,7 @@ def registered_kernels(device: str) -> list[str]:
 
 
 @contextmanager
-def cpu_fallback(enabled: bool):
+def cpu_fallback(enabled: bool) -> Iterator[None]:
     """Paddle's CPU fallback on for the block when `enabled` (the checks run with it off, so
     that a missing kernel fails)."""
     saved = paddle.get_flags(["FLAGS_enable_api_kernel_fallback"]) if enabled else {}
@@ -90,7 +95,9 @@ def cpu_fallback(enabled: bool):
             paddle.set_flags(saved)
 
 
-def with_fallback_by_design(check, kernels: list[str], patterns: list[str], *args) -> dict:
+def with_fallback_by_design(
+    check: Callable[..., Entry], kernels: list[str], patterns: list[str], *args: object
+) -> Entry:
     """`check`, with the CPU fallback on when its kernels include one the device library lacks."""
     designed = by_design(kernels, patterns)
     with cpu_fallback(bool(designed)):
@@ -100,10 +107,10 @@ def with_fallback_by_design(check, kernels: list[str], patterns: list[str], *arg
     return entry
 
 
-def check_ops(device: str, registered: list[str], unimplemented: list[str]) -> dict:
-    results = []
-    for case, kernels, fn, inputs, grad, *flags in op_cases():
-        flags = dict(flags[0]) if flags else {}
+def check_ops(device: str, registered: list[str], unimplemented: list[str]) -> PaddleOpsCheck:
+    results: list[OpCheckCase] = []
+    for case, kernels, fn, inputs, grad, *case_flags in op_cases():
+        flags = dict(case_flags[0]) if case_flags else {}
         designed = by_design(kernels, unimplemented)
         if designed:
             flags["FLAGS_enable_api_kernel_fallback"] = True
@@ -113,7 +120,7 @@ def check_ops(device: str, registered: list[str], unimplemented: list[str]) -> d
                 paddle.set_flags(flags)
             dev = run_case(fn, inputs, device, grad)
             cpu = run_case(fn, inputs, "cpu", grad)
-            entry = {"case": case, "kernels": kernels, "passed": True, "max_abs_diff": {}}
+            entry: OpCheckCase = {"case": case, "kernels": kernels, "passed": True, "max_abs_diff": {}}
             if designed:
                 entry["cpu_by_design"] = designed
             for key in cpu:
@@ -148,15 +155,15 @@ def check_ops(device: str, registered: list[str], unimplemented: list[str]) -> d
     }
 
 
-def check_optimizers(device: str) -> dict:
+def check_optimizers(device: str) -> OpCheckCase:
     """Three SGD and three Adam steps on the same parameters and gradients."""
     r = rng(3)
     w0 = r.uniform(-1, 1, (6, 4)).astype(np.float32)
     grads = [r.uniform(-1, 1, (6, 4)).astype(np.float32) for _ in range(3)]
-    entry = {"case": "sgd / adam updates", "kernels": ["sgd", "adam"], "passed": True, "max_abs_diff": {}}
+    entry: OpCheckCase = {"case": "sgd / adam updates", "kernels": ["sgd", "adam"], "passed": True, "max_abs_diff": {}}
     try:
         for opt_name in ("SGD", "Adam"):
-            finals = {}
+            finals: dict[str, np.ndarray] = {}
             for place in (device, "cpu"):
                 paddle.set_device(place)
                 w = paddle.create_parameter([6, 4], "float32")
@@ -171,19 +178,19 @@ def check_optimizers(device: str) -> dict:
             entry["max_abs_diff"][opt_name.lower()] = diff
             entry["passed"] &= ok
     except Exception as exc:
-        entry.update(passed=False, error=_first_line(exc))
+        entry.update({"passed": False, "error": _first_line(exc)})
     log(f"  op sgd/adam: {'pass' if entry['passed'] else 'FAIL'}")
     return entry
 
 
-def check_random(device: str) -> dict:
+def check_random(device: str) -> OpCheckCase:
     """uniform/gaussian cannot match CPU bit for bit: check their statistics."""
     paddle.set_device(device)
-    entry = {"case": "uniform / gaussian statistics", "kernels": ["uniform", "gaussian"], "passed": True}
+    entry: OpCheckCase = {"case": "uniform / gaussian statistics", "kernels": ["uniform", "gaussian"], "passed": True}
     try:
         u = paddle.uniform([20000], min=-2.0, max=2.0).numpy()
         g = paddle.normal(1.0, 2.0, [20000]).numpy()
-        stats = {
+        stats: dict[str, float | bool] = {
             "uniform_min": float(u.min()),
             "uniform_max": float(u.max()),
             "uniform_mean": float(u.mean()),
@@ -199,15 +206,19 @@ def check_random(device: str) -> dict:
             and abs(g.std() - 2.0) < 0.1
         )
     except Exception as exc:
-        entry.update(passed=False, error=_first_line(exc))
+        entry.update({"passed": False, "error": _first_line(exc)})
     log(f"  op uniform/gaussian: {'pass' if entry['passed'] else 'FAIL'}")
     return entry
 
 
-def check_dropout_random(device: str) -> dict:
+def check_dropout_random(device: str) -> OpCheckCase:
     """Dropout without a fixed seed (the device generator): keep rate, scaling, gradient = mask."""
     paddle.set_device(device)
-    entry = {"case": "dropout (device generator) statistics", "kernels": ["dropout", "dropout_grad"], "passed": True}
+    entry: OpCheckCase = {
+        "case": "dropout (device generator) statistics",
+        "kernels": ["dropout", "dropout_grad"],
+        "passed": True,
+    }
     try:
         x = paddle.to_tensor(np.full([20000], 2.0, np.float32), stop_gradient=False)
         y = F.dropout(x, 0.3)
@@ -223,19 +234,19 @@ def check_dropout_random(device: str) -> dict:
             and entry["stats"]["masks_differ"]
         )
     except Exception as exc:
-        entry.update(passed=False, error=_first_line(exc))
+        entry.update({"passed": False, "error": _first_line(exc)})
     log(f"  op dropout statistics: {'pass' if entry['passed'] else 'FAIL'}")
     return entry
 
 
-def check_strided_views(device: str) -> dict:
+def check_strided_views(device: str) -> CheckRecord:
     """With Paddle's default FLAGS_use_stride_kernel, transpose/slice/split return views: an op on
     them needs the device's contiguous kernel, an in-place write its strided_copy."""
-    entry = {"name": "strided views", "passed": False}
+    entry: CheckRecord = {"name": "strided views", "passed": False, "detail": ""}  # (detail: set below)
     try:
         saved = paddle.get_flags(["FLAGS_use_stride_kernel"])
         paddle.set_flags({"FLAGS_use_stride_kernel": True})
-        results = {}
+        results: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, bool]] = {}
         for place in (device, "cpu"):
             paddle.set_device(place)
             x = paddle.to_tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4), stop_gradient=False)
@@ -247,26 +258,34 @@ def check_strided_views(device: str) -> dict:
             paddle.transpose(z, [1, 0]).add_(paddle.to_tensor(np.arange(12, dtype=np.float32).reshape(4, 3)))
             # (an in-place op on a view: computed contiguous, written back into z by strided_copy)
             results[place] = (y.numpy(), x.grad.numpy(), z.numpy(), view_is_strided)
-        results["expected_z"] = np.arange(12, dtype=np.float32).reshape(4, 3).T
+        expected_z = np.arange(12, dtype=np.float32).reshape(4, 3).T
         paddle.set_flags(saved)
         same = all(
             np.allclose(a, b, rtol=1e-5, atol=1e-6)
             for a, b in zip(results[device][:3], results["cpu"][:3], strict=True)
         )
-        same = same and np.array_equal(results[device][2], results["expected_z"])
+        same = same and np.array_equal(results[device][2], expected_z)
         entry.update(
-            passed=bool(same and results[device][3]),
-            detail=(
-                f"transpose view (strided: {results[device][3]}) + op, slice grad and a write into a "
-                f"view match cpu: {same}"
-            ),
+            {
+                "passed": bool(same and results[device][3]),
+                "detail": (
+                    f"transpose view (strided: {results[device][3]}) + op, slice grad and a write into a "
+                    f"view match cpu: {same}"
+                ),
+            }
         )
     except Exception as exc:
         entry["detail"] = _first_line(exc)
     return entry
 
 
-def mnist_with_fallback_by_design(device: str, data, training, reference, unimplemented: list[str]) -> dict:
+def mnist_with_fallback_by_design(
+    device: str,
+    data: Dataset | None,
+    training: tuple[int, int, int],
+    reference: str | None,
+    unimplemented: list[str],
+) -> CheckRecord:
     """LeNet; a device library that lacks some ops trains with Paddle's CPU running them."""
     with cpu_fallback(bool(unimplemented)):
         entry = check_mnist(device, data, *training, reference)
@@ -294,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     paddle.seed(args.seed)
     types = paddle.device.get_all_custom_device_type() or []
     device = args.device or (types[0] if len(types) == 1 else "")
-    report = {
+    report: VerifyReport = {
         "paddle_version": paddle.__version__,
         "device": device,
         "fallback_flag": paddle.get_flags(["FLAGS_enable_api_kernel_fallback"]),
@@ -325,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             report["unimplemented_kernels"] = unimplemented = unimplemented_kernels(device)
             data = load_data(args.data)
             training = (args.steps, args.batch_size, args.seed)
-            checks: list[tuple[str, str, Callable[[], dict]]] = [
+            checks: list[tuple[str, str, Callable[[], CheckRecord]]] = [
                 ("kernel-signatures", "kernel signatures", lambda: check_kernel_signatures(device)),
                 ("tensor", "tensor", lambda: check_tensor(device)),
                 (

@@ -8,9 +8,14 @@ import glob
 import os
 import re
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
 
 
-def plugin_function(device: str, name: str):
+def plugin_function(device: str, name: str) -> tuple[str, CFuncPtr] | tuple[None, None]:
     """(path, function) of the loaded plugin that exports <device>_<name>, found where Paddle
     looks for plugins (CUSTOM_DEVICE_ROOT, site-packages); (None, None) when none does. A
     devkit plugin is two libraries: the loader Paddle opens and, one directory down, the plugin
@@ -38,6 +43,6 @@ def unimplemented_kernels(device: str) -> list[str]:
     return [p for p in query().decode().split(",") if p]
 
 
-def by_design(names, patterns: list[str]) -> list[str]:
+def by_design(names: Iterable[str], patterns: list[str]) -> list[str]:
     """The kernels (or ops) among `names` the plugin leaves to Paddle's CPU by design."""
     return [n for n in names if any(re.fullmatch(p, n) for p in patterns)]

@@ -7,6 +7,7 @@ payloads run the ops and give the results here."""
 from __future__ import annotations
 
 import numpy as np
+from records import CheckRecord
 
 STEPS = 16
 
@@ -16,7 +17,7 @@ def chain_input() -> np.ndarray:
     return (np.random.RandomState(3).rand(128, 128) / 128).astype(np.float32)
 
 
-def verdict(a: np.ndarray, chain: np.ndarray, tripled: np.ndarray) -> dict:
+def verdict(a: np.ndarray, chain: np.ndarray, tripled: np.ndarray) -> CheckRecord:
     want = a.astype(np.float64)
     for _ in range(STEPS):
         want = want @ a + a

@@ -4,13 +4,15 @@ registers the device, the version guard's message, a round trip, torch.save/load
 from __future__ import annotations
 
 import io
+from types import ModuleType
 
 import numpy as np
 import queued_work
+from records import CheckRecord, TorchDevicesCheck
 from torch_common import FORWARD
 
 
-def check_registration(torch, device: str) -> dict:
+def check_registration(torch: ModuleType, device: str) -> CheckRecord:
     module = getattr(torch, device, None)
     name = torch._C._get_privateuse1_backend_name()
     ok = module is not None and name == device and module.is_available() and module.device_count() >= 1
@@ -25,7 +27,7 @@ def check_registration(torch, device: str) -> dict:
     }
 
 
-def check_version_guard(torch, device: str) -> dict:
+def check_version_guard(torch: ModuleType, device: str) -> CheckRecord:
     """The message a user gets when the installed torch is not the one the adapter was built for:
     one RuntimeError naming the package, both torch versions and the fix (not a symbol riddle)."""
     import importlib
@@ -45,7 +47,7 @@ def check_version_guard(torch, device: str) -> dict:
     }
 
 
-def check_tensor(torch, device: str) -> dict:
+def check_tensor(torch: ModuleType, device: str) -> CheckRecord:
     x_int = torch.tensor([1, 2, 3], dtype=torch.int64, device=device)
     x_float = torch.tensor([0.5, -1.25, 3.0], dtype=torch.float32, device=device)
     int_sum, float_sum = (x_int + x_int), (x_float + x_float)
@@ -63,7 +65,7 @@ def check_tensor(torch, device: str) -> dict:
     }
 
 
-def check_save_load(torch, device: str) -> dict:
+def check_save_load(torch: ModuleType, device: str) -> CheckRecord:
     x = torch.arange(12, dtype=torch.float32).reshape(3, 4).to(device)
     buffer = io.BytesIO()
     torch.save({"x": x}, buffer)
@@ -85,7 +87,7 @@ def check_save_load(torch, device: str) -> dict:
     }
 
 
-def check_dataloader(torch, device: str) -> dict:
+def check_dataloader(torch: ModuleType, device: str) -> CheckRecord:
     from torch.utils.data import DataLoader, TensorDataset
 
     r = np.random.RandomState(5)
@@ -102,7 +104,7 @@ def check_dataloader(torch, device: str) -> dict:
     }
 
 
-def check_devices(torch, device: str) -> dict:
+def check_devices(torch: ModuleType, device: str) -> TorchDevicesCheck:
     """Several cards, as a real box has them: the count, the guard switching to :1 and back,
     a tensor moved :0 -> :1 -> :0 (the library's peer copy), a DataLoader feeding :1 and a
     few training steps of a small model on :1 against the CPU."""
@@ -159,7 +161,7 @@ def check_devices(torch, device: str) -> dict:
     }
 
 
-def check_queued_work(torch, device: str) -> dict:
+def check_queued_work(torch: ModuleType, device: str) -> CheckRecord:
     a = queued_work.chain_input()
     x = torch.from_numpy(a).to(f"{device}:0")
     y = x

@@ -18,6 +18,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
+from records import CheckRecord, VerifyReport
 from torch_basics import (
     check_dataloader,
     check_devices,
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
-    report: dict = {"framework": "torch", "device": args.device, "checks": []}
+    report: VerifyReport = {"framework": "torch", "device": args.device, "checks": []}
     try:
         import torch  # loads the adapter through the torch.backends entry point, or raises its message
     except Exception as exc:
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         report["checks"].append(timed(lambda: check_registration(torch, args.device)))
         if report["checks"][-1]["passed"]:
             data = load_data(args.data)
-            checks: dict[str, Callable[[], dict]] = {
+            checks: dict[str, Callable[[], CheckRecord]] = {
                 "version-guard": lambda: check_version_guard(torch, args.device),
                 "tensor": lambda: check_tensor(torch, args.device),
                 "save-load": lambda: check_save_load(torch, args.device),

@@ -6,12 +6,17 @@ import json
 import os
 import re
 import sys
+from typing import Any
 
-TOL = json.loads(os.environ.get("DEVKIT_TOLERANCES") or "{}")
+from records import DevkitTolerances, Tolerance
+
+Tensor = Any  # a torch.Tensor (torch is absent where devkit is type-checked; the checks take it as a ModuleType)
+
+TOL: DevkitTolerances = json.loads(os.environ.get("DEVKIT_TOLERANCES") or "{}")
 if not TOL:
     sys.exit("DEVKIT_TOLERANCES is not set: these checks are run by `devkit verify`, which passes the tolerances")
-FORWARD = {"rtol": TOL["op_rtol"], "atol": TOL["op_atol"]}
-BACKWARD = {"rtol": TOL["grad_rtol"], "atol": TOL["grad_atol"]}
+FORWARD: Tolerance = {"rtol": TOL["op_rtol"], "atol": TOL["op_atol"]}
+BACKWARD: Tolerance = {"rtol": TOL["grad_rtol"], "atol": TOL["grad_atol"]}
 # Registered kernels the op cases reach only from inside other kernels (the dispatcher calls them
 # below a Python dispatch mode), or that every case uses: exempt from the coverage check.
 INFRASTRUCTURE = re.compile(

@@ -17,16 +17,20 @@ Run as the driver in the verify environment; it starts the ranks itself:
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 from distributed_driver import drive, free_port, lost_rank_worker, parse_args, train_worker_args
-from torch_common import TOL, first_line, log
+from records import CollectiveCase, RankResult, VerifyReport
+from torch_common import TOL, Tensor, first_line, log
 from training_verdict import load_data
 
 warnings.filterwarnings("ignore", category=FutureWarning)  # torch 2.10+ renames some collectives
@@ -38,12 +42,12 @@ REDUCE_OPS = ("SUM", "PRODUCT", "MAX", "MIN", "AVG")
 # ---- worker side (one process per rank) -------------------------------------------------
 
 
-def collective_cases(torch, dist, device: str, rank: int, world: int) -> list[dict]:
+def collective_cases(torch: ModuleType, dist: ModuleType, device: str, rank: int, world: int) -> list[CollectiveCase]:
     """(case, passed, detail) for each collective, reduce op and dtype against a gloo group on the CPU."""
     gloo = dist.new_group(backend="gloo")
-    cases = []
+    cases: list[CollectiveCase] = []
 
-    def case(name: str, run, *args) -> None:
+    def case(name: str, run: Callable[..., tuple[np.ndarray, np.ndarray]], *args: object) -> None:
         try:
             got, want = run(*args)
             same = bool(np.allclose(got, want, rtol=1e-6, atol=0)) and got.dtype == want.dtype
@@ -51,11 +55,11 @@ def collective_cases(torch, dist, device: str, rank: int, world: int) -> list[di
         except Exception as exc:
             cases.append({"case": name, "passed": False, "detail": first_line(exc)})
 
-    def data(dtype: str, n: int = 6):
+    def data(dtype: str, n: int = 6) -> Tensor:
         values = (np.arange(n) % 5 + 1 + rank).astype(dtype)  # small: PRODUCT stays in range
         return torch.from_numpy(values)
 
-    def all_reduce(dtype: str, op: str):
+    def all_reduce(dtype: str, op: str) -> tuple[np.ndarray, np.ndarray]:
         x = data(dtype)
         on_device, on_cpu = x.to(device), x.clone()
         dist.all_reduce(on_device, op=getattr(dist.ReduceOp, op))
@@ -63,14 +67,14 @@ def collective_cases(torch, dist, device: str, rank: int, world: int) -> list[di
         want = on_cpu / world if op == "AVG" else on_cpu
         return on_device.cpu().numpy(), want.numpy()
 
-    def broadcast(dtype: str, root: int):
+    def broadcast(dtype: str, root: int) -> tuple[np.ndarray, np.ndarray]:
         x = data(dtype)
         on_device, on_cpu = x.to(device), x.clone()
         dist.broadcast(on_device, src=root)
         dist.broadcast(on_cpu, src=root, group=gloo)
         return on_device.cpu().numpy(), on_cpu.numpy()
 
-    def all_gather(dtype: str, into_tensor: bool):
+    def all_gather(dtype: str, into_tensor: bool) -> tuple[np.ndarray, np.ndarray]:
         x = data(dtype)
         want = [torch.empty_like(x) for _ in range(world)]
         dist.all_gather(want, x, group=gloo)
@@ -82,7 +86,7 @@ def collective_cases(torch, dist, device: str, rank: int, world: int) -> list[di
         dist.all_gather(outs, x.to(device))
         return torch.cat([o.cpu() for o in outs]).numpy(), torch.cat(want).numpy()
 
-    def reduce_scatter(dtype: str, op: str):
+    def reduce_scatter(dtype: str, op: str) -> tuple[np.ndarray, np.ndarray]:
         x = data(dtype, 2 * world)
         out = torch.empty(2, dtype=x.dtype, device=device)
         dist.reduce_scatter_tensor(out, x.to(device), op=getattr(dist.ReduceOp, op))
@@ -91,7 +95,7 @@ def collective_cases(torch, dist, device: str, rank: int, world: int) -> list[di
         want = total[2 * rank : 2 * rank + 2]
         return out.cpu().numpy(), (want / world if op == "AVG" else want).numpy()
 
-    def send_recv(dtype: str):
+    def send_recv(dtype: str) -> tuple[np.ndarray, np.ndarray]:
         x = data(dtype, 5)
         got = torch.empty_like(x, device=device)
         peer_to, peer_from = (rank + 1) % world, (rank - 1) % world
@@ -122,7 +126,7 @@ def collective_cases(torch, dist, device: str, rank: int, world: int) -> list[di
     return cases
 
 
-def worker(args) -> int:
+def worker(args: argparse.Namespace) -> int:
     import torch
     import torch.distributed as dist
 
@@ -130,7 +134,7 @@ def worker(args) -> int:
     getattr(torch, args.device).set_device(int(os.environ["LOCAL_RANK"]))
     device = f"{args.device}:{os.environ['LOCAL_RANK']}"
     dist.init_process_group()  # no backend named: the one registered for the device
-    result: dict = {"rank": rank, "device": device, "backend": f"backend {dist.group.WORLD.name()}"}
+    result: RankResult = {"rank": rank, "device": device, "backend": f"backend {dist.group.WORLD.name()}"}
     if args.worker == "train":
         result["collectives"] = collective_cases(torch, dist, device, rank, world)
         data = load_data(args.data)
@@ -152,7 +156,7 @@ def worker(args) -> int:
 # ---- driver side -------------------------------------------------------------------------
 
 
-def run_ranks(args, out_dir: Path) -> dict:
+def run_ranks(args: argparse.Namespace, out_dir: Path) -> dict[int, RankResult]:
     """torchrun with N ranks of this file; the ranks' results."""
     out_dir.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={args.ranks}"]
@@ -164,7 +168,7 @@ def run_ranks(args, out_dir: Path) -> dict:
     return {r: json.loads((out_dir / f"rank-{r}.json").read_text()) for r in range(args.ranks)}
 
 
-def rank_envs(args) -> list[dict]:
+def rank_envs(args: argparse.Namespace) -> list[dict[str, str]]:
     env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(args.ranks)}
     return [{**env, "RANK": str(r), "LOCAL_RANK": str(r)} for r in range(args.ranks)]
 
@@ -176,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch  # the adapter loads with it: a broken one fails here, before any rank starts
     from torch_training import train
 
-    report: dict = {"framework": "torch", "device": args.device, "distributed": args.ranks, "checks": []}
-    report.update(torch_version=torch.__version__, paddle_version=None)
+    report: VerifyReport = {"framework": "torch", "device": args.device, "distributed": args.ranks, "checks": []}
+    report.update({"torch_version": torch.__version__, "paddle_version": None})
     data = load_data(args.data)
     drive(
         args,

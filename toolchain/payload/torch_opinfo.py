@@ -22,6 +22,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:  # (types only: this file imports none of its siblings when it runs)
+    from records import OpInfoReport, OpInfoRun, OpResult, OpStatus
 
 DEVICE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
 ALL_DTYPES = (*DEVICE_DTYPES, "float16", "bfloat16", "complex64", "complex128")
@@ -51,30 +57,48 @@ INFRASTRUCTURE = {
 }
 
 
-def op_label(op) -> str:
-    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+# The worker's lines besides the results (an OpInfo, its samples and torch's tensors are Any here)
 
 
-def emit(record: dict) -> None:
+class OpStart(TypedDict):
+    op: int  # its index
+    name: str
+
+
+class SampleStart(TypedDict):
+    at: str  # the op
+    dtype: str
+    sample: int
+    summary: str
+
+
+def op_label(op: Any) -> str:
+    label: str = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+    return label
+
+
+def emit(record: Mapping[str, object]) -> None:
     sys.stdout.write(json.dumps(record, default=float) + "\n")
     sys.stdout.flush()
 
 
-def registered_kernels(torch) -> set[str]:
+def registered_kernels(torch: ModuleType) -> set[str]:
     names = torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1")
     found = {n.removeprefix("aten::").split(".")[0] for n in names if n.startswith("aten::")} - INFRASTRUCTURE
     # at::convolution reaches the backend as convolution_overrideable
     return found | {k.removesuffix("_overrideable") for k in found if k.endswith("_overrideable")}
 
 
-def reached_kernels(torch, fn) -> set[str]:
+def reached_kernels(torch: ModuleType, fn: Callable[[], object]) -> set[str]:
     """The aten ops a call reaches below autograd (where backend kernels sit)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     seen: set[str] = set()
 
     class Mode(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+        ) -> Any:
             seen.add(func._schema.name.removeprefix("aten::"))
             return func(*args, **(kwargs or {}))
 
@@ -83,7 +107,7 @@ def reached_kernels(torch, fn) -> set[str]:
     return seen
 
 
-def compare(torch, got, want, dtype, values: bool, tol: dict) -> float:
+def compare(torch: ModuleType, got: Any, want: Any, dtype: Any, values: bool, tol: dict[str, Any]) -> float:
     """Max |diff| of the outputs; raises AssertionError naming the first difference."""
     from torch.utils._pytree import tree_flatten
 
@@ -110,7 +134,15 @@ def compare(torch, got, want, dtype, values: bool, tol: dict) -> float:
     return worst
 
 
-def run_op(torch, op, device: str, dtypes: list[str], implemented_only: bool, samples: int, tol: dict) -> None:
+def run_op(
+    torch: ModuleType,
+    op: Any,
+    device: str,
+    dtypes: list[str],
+    implemented_only: bool,
+    samples: int,
+    tol: dict[str, Any],
+) -> None:
     kernels = registered_kernels(torch)
     wanted = [d for d in dtypes if getattr(torch, d) in op.supported_dtypes("cpu")]
     label = op_label(op)
@@ -130,7 +162,7 @@ def run_op(torch, op, device: str, dtypes: list[str], implemented_only: bool, sa
     values = not UNCHECKED_VALUES.search(op.name)
     for dtype_name in wanted:
         dtype = getattr(torch, dtype_name)
-        result = {"case": label, "dtype": dtype_name, "kernels": [], "status": "pass", "samples": 0}
+        result: OpResult = {"case": label, "dtype": dtype_name, "kernels": [], "status": "pass", "samples": 0}
         worst = 0.0
         reached_device: set[str] = set()
         try:
@@ -149,26 +181,28 @@ def run_op(torch, op, device: str, dtypes: list[str], implemented_only: bool, sa
             try:
                 got = None
 
-                def call(s=on_device):
+                def call(s: Any = on_device) -> None:
                     nonlocal got
                     got = op(s.input, *s.args, **s.kwargs)
 
                 reached_device |= reached_kernels(torch, call)
                 worst = max(worst, compare(torch, got, want, dtype, values, tol))
             except AssertionError as exc:
-                result.update(status="fail", mismatch=[f"sample {index} ({summarize(sample)}): {first_line(exc)}"])
+                result.update(
+                    {"status": "fail", "mismatch": [f"sample {index} ({summarize(sample)}): {first_line(exc)}"]}
+                )
                 break
             except Exception as exc:
                 # a layout the adapter does not have (sparse, quantized) is a clean refusal, not a wrong op
-                status = "not registered" if NO_BACKEND.search(str(exc)) else "error"
-                result.update(status=status, error=f"sample {index} ({summarize(sample)}): {first_line(exc)}")
+                status: OpStatus = "not registered" if NO_BACKEND.search(str(exc)) else "error"
+                result.update({"status": status, "error": f"sample {index} ({summarize(sample)}): {first_line(exc)}"})
                 break
         result["kernels"] = sorted(reached_device & kernels)
         result["max_abs_diff"] = {"out": worst}
         emit(result if result["samples"] else {**result, "status": "skipped", "detail": "no sample the CPU runs"})
 
 
-def to_device(torch, t, device: str):
+def to_device(torch: ModuleType, t: Any, device: str) -> Any:
     """t on the device as the same view of a copy of its whole storage: ops such as as_strided
     read elements outside the view."""
     if not isinstance(t, torch.Tensor):
@@ -180,8 +214,8 @@ def to_device(torch, t, device: str):
     return flat.clone().to(device).as_strided(t.shape, t.stride(), t.storage_offset())
 
 
-def summarize(sample) -> str:
-    def one(x) -> str:
+def summarize(sample: Any) -> str:
+    def one(x: Any) -> str:
         shape = getattr(x, "shape", None)
         if shape is not None:
             flags = "".join(f for f, on in (("conj", x.is_conj()), ("neg", x.is_neg())) if on)
@@ -197,14 +231,14 @@ def first_line(exc: BaseException) -> str:
     return (text.splitlines() or [type(exc).__name__])[0][:300]
 
 
-def selected_ops(op_db, pattern: str) -> list:
+def selected_ops(op_db: Iterable[Any], pattern: str) -> list[Any]:
     if not pattern:
         return list(op_db)
     wanted = [re.compile(n.strip()) for n in pattern.split(",") if n.strip()]
     return [op for op in op_db if any(w.fullmatch(op.name) or w.fullmatch(op_label(op)) for w in wanted)]
 
 
-def worker(args) -> int:
+def worker(args: argparse.Namespace) -> int:
     import torch
 
     try:
@@ -216,7 +250,8 @@ def worker(args) -> int:
         sys.modules["expecttest"] = types.SimpleNamespace(TestCase=unittest.TestCase)  # type: ignore[assignment]
     from torch.testing._internal.common_methods_invocations import op_db
 
-    tol = json.loads(os.environ.get("DEVKIT_TOLERANCES") or "{}") or {"op_rtol": 1e-4, "op_atol": 1e-5}
+    # DEVKIT_TOLERANCES, and (rtol, atol) by dtype name
+    tol: dict[str, Any] = json.loads(os.environ.get("DEVKIT_TOLERANCES") or "{}") or {"op_rtol": 1e-4, "op_atol": 1e-5}
     tol.setdefault("float16", (1e-3, 1e-3))
     tol.setdefault("bfloat16", (1.6e-2, 1e-2))
     torch.manual_seed(0)
@@ -228,7 +263,7 @@ def worker(args) -> int:
     return 0
 
 
-def crash_result(name: str, last: dict | None, why: str) -> dict:
+def crash_result(name: str, last: SampleStart | None, why: str) -> OpResult:
     where = f"sample {last['sample']} ({last['summary']})" if last else "before its first sample"
     return {
         "case": name,
@@ -239,9 +274,9 @@ def crash_result(name: str, last: dict | None, why: str) -> dict:
     }
 
 
-def supervise(args) -> dict:
+def supervise(args: argparse.Namespace) -> OpInfoRun:
     """Run workers until every op has reported; each crash or timeout becomes that op's result."""
-    results: list[dict] = []
+    results: list[OpResult] = []
     start, restarts = 0, 0
     argv = [sys.executable, __file__, "--worker", "--device", args.device, "--dtypes", args.dtypes]
     argv += [
@@ -253,6 +288,8 @@ def supervise(args) -> dict:
     while True:
         proc = subprocess.Popen([*argv, "--start", str(start), "--out", "-"], stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None
+        current: OpStart | None
+        last: SampleStart | None
         current, last, done, timed_out = None, None, False, False
         deadline = time.monotonic() + args.timeout
         buffer = ""
@@ -321,16 +358,17 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     import torch
 
-    report = supervise(args)
-    report.update(
-        mode="opinfo-all" if args.all else "opinfo",
-        framework="torch",
-        device=args.device,
-        torch_version=torch.__version__,
-        reference=f"torch {torch.__version__} CPU",
-        dtypes=args.dtypes.split(","),
-        seconds_in_env=round(time.monotonic() - began, 1),
-    )
+    run = supervise(args)
+    report: OpInfoReport = {
+        **run,
+        "mode": "opinfo-all" if args.all else "opinfo",
+        "framework": "torch",
+        "device": args.device,
+        "torch_version": torch.__version__,
+        "reference": f"torch {torch.__version__} CPU",
+        "dtypes": args.dtypes.split(","),
+        "seconds_in_env": round(time.monotonic() - began, 1),
+    }
     with open(args.out, "w") as f:
         json.dump(report, f, indent=2, default=float)
     return 0

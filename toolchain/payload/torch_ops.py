@@ -5,21 +5,29 @@ registered kernels the cases reach."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, TypeVar
 
 import numpy as np
-from torch_common import BACKWARD, FORWARD, INFRASTRUCTURE, first_line
+from records import Tolerance, TorchOpCase, TorchOpsCheck
+from torch_common import BACKWARD, FORWARD, INFRASTRUCTURE, Tensor, first_line
+
+# (name, fn, inputs, differentiable): inputs are NumPy arrays, fn takes tensors
+OpCase = tuple[str, Callable[..., Any], list[np.ndarray], bool]
+R = TypeVar("R")
 
 
-def op_cases(torch) -> list[tuple]:
+def op_cases(torch: ModuleType) -> list[OpCase]:
     """(name, fn, inputs, differentiable): inputs are NumPy arrays, fn takes tensors."""
     F = torch.nn.functional
     r = np.random.RandomState(0)
 
-    def u(*shape, low=-1.0, high=1.0):
+    def u(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
         return r.uniform(low, high, shape).astype(np.float32)
 
     labels = r.randint(0, 5, 6).astype(np.int64)
-    cases = [
+    cases: list[OpCase] = [
         ("add broadcast", lambda a, b: a + b, [u(3, 4), u(4)], True),
         ("add alpha", lambda a, b: torch.add(a, b, alpha=2.5), [u(2, 3), u(2, 1)], True),
         ("add scalar", lambda a: a + 1.5, [u(4, 5)], True),
@@ -99,7 +107,7 @@ def op_cases(torch) -> list[tuple]:
     return cases
 
 
-def _optimizer_step(torch, name: str, param, grad, foreach: bool):
+def _optimizer_step(torch: ModuleType, name: str, param: Tensor, grad: Tensor, foreach: bool) -> Tensor:
     """Two optimizer steps on `param` with gradient `grad` (both on the device under test)."""
     p = torch.nn.Parameter(param.detach().clone())
     opt = {
@@ -117,7 +125,7 @@ class _Recorder:
     mode), and op names (the profiler, which also sees what kernels call inside: convolution ->
     convolution_overrideable, add -> add.out)."""
 
-    def __init__(self, torch) -> None:
+    def __init__(self, torch: ModuleType) -> None:
         from torch.utils._python_dispatch import TorchDispatchMode
 
         self.torch = torch
@@ -126,14 +134,16 @@ class _Recorder:
         seen = self.overloads
 
         class Mode(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            def __torch_dispatch__(
+                self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+            ) -> Any:
                 overload = func._overloadname
                 seen.add(func._schema.name + ("" if overload == "default" else f".{overload}"))
                 return func(*args, **(kwargs or {}))
 
         self.mode = Mode()
 
-    def run(self, fn, *args):
+    def run(self, fn: Callable[..., R], *args: Any) -> R:
         with self.torch.autograd.profiler.profile() as prof, self.mode:
             result = fn(*args)
         self.names.update(e.name for e in prof.function_events)
@@ -143,7 +153,9 @@ class _Recorder:
         return kernel in self.overloads or kernel.split(".")[0] in self.names
 
 
-def run_case(torch, fn, inputs: list, device: str, grad: bool) -> tuple[list, list]:
+def run_case(
+    torch: ModuleType, fn: Callable[..., Any], inputs: list[np.ndarray], device: str, grad: bool
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
     tensors = []
     for a in inputs:
         t = torch.from_numpy(np.ascontiguousarray(a)).to(device)
@@ -163,7 +175,7 @@ def run_case(torch, fn, inputs: list, device: str, grad: bool) -> tuple[list, li
     return [o.detach().cpu().numpy() for o in outs], grads
 
 
-def compare(got: list, want: list, tol: dict) -> tuple[bool, float]:
+def compare(got: list[np.ndarray], want: list[np.ndarray], tol: Tolerance) -> tuple[bool, float]:
     worst = 0.0
     for g, w in zip(got, want, strict=False):
         if g.shape != w.shape or g.dtype != w.dtype:
@@ -176,10 +188,10 @@ def compare(got: list, want: list, tol: dict) -> tuple[bool, float]:
     return len(got) == len(want), worst
 
 
-def check_ops(torch, device: str, pattern: str = "") -> dict:
+def check_ops(torch: ModuleType, device: str, pattern: str = "") -> TorchOpsCheck:
     selected = re.compile(pattern) if pattern else None
     recorder = _Recorder(torch)
-    results = []
+    results: list[TorchOpCase] = []
     for name, fn, inputs, grad in op_cases(torch):
         if selected and not selected.search(name):
             continue
@@ -224,12 +236,12 @@ def check_ops(torch, device: str, pattern: str = "") -> dict:
     }
 
 
-def check_random(torch, device: str) -> dict:
+def check_random(torch: ModuleType, device: str) -> TorchOpCase:
     """normal_ / uniform_ on the device: seeded (torch.manual_seed repeats them), the right moments.
     The device has its own generator, so its values are not CPU's: these are compared with theory."""
     n = 20000
 
-    def draw():
+    def draw() -> tuple[np.ndarray, np.ndarray]:
         torch.manual_seed(123)
         return (
             torch.empty(n, device=device).normal_(1.0, 2.0).cpu().numpy(),

@@ -6,16 +6,27 @@ from __future__ import annotations
 import re
 import time
 import traceback
+from types import ModuleType
+from typing import Any
 
 import numpy as np
-from torch_common import FORWARD, TOL, first_line, log
-from training_verdict import cpu_reference, training_verdict
+from records import (
+    CheckRecord,
+    TorchFallbackCheck,
+    TorchKernelsCheck,
+    TorchTrainingVerdict,
+    TrainingCriteria,
+    TrainingRun,
+)
+from torch_common import FORWARD, TOL, Tensor, first_line, log
+from training_verdict import Dataset, cpu_reference, require_data, training_verdict
 
 
-def lenet(torch):
+def lenet(torch: ModuleType) -> Any:
     nn, F = torch.nn, torch.nn.functional
+    Module: Any = nn.Module  # (a class of torch's, which is Any here)
 
-    class LeNet(nn.Module):
+    class LeNet(Module):
         def __init__(self) -> None:
             super().__init__()
             self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
@@ -24,7 +35,7 @@ def lenet(torch):
             self.fc2 = nn.Linear(120, 84)
             self.fc3 = nn.Linear(84, 10)
 
-        def forward(self, x):
+        def forward(self, x: Tensor) -> Tensor:
             x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
             x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
             x = torch.flatten(x, 1)
@@ -33,7 +44,7 @@ def lenet(torch):
     return LeNet()
 
 
-def initial_state(torch, model, seed: int) -> dict:
+def initial_state(torch: ModuleType, model: Any, seed: int) -> dict[str, Tensor]:
     """The weights Paddle's verify starts from (fan-in uniform from NumPy), in torch's layout
     (Linear weights [out, in], where Paddle's are [in, out])."""
     r = np.random.RandomState(seed)
@@ -49,9 +60,12 @@ def initial_state(torch, model, seed: int) -> dict:
     return state
 
 
-def train(torch, device: str, data: dict, steps: int, batch: int, seed: int, world: int = 1) -> dict:
+def train(
+    torch: ModuleType, device: str, data: Dataset | None, steps: int, batch: int, seed: int, world: int = 1
+) -> TrainingRun:
     """With world > 1, in a torch.distributed job: this rank's share of every batch, the model in
-    DistributedDataParallel, and the loss of the whole batch (the mean over the ranks)."""
+    DistributedDataParallel, and the loss of the whole batch (the mean over the ranks). Without
+    `data` (no --data), it fails where it needs it."""
     F, dist = torch.nn.functional, torch.distributed
     torch.manual_seed(seed)
     model = lenet(torch)
@@ -59,6 +73,7 @@ def train(torch, device: str, data: dict, steps: int, batch: int, seed: int, wor
     model.to(device)
     net = torch.nn.parallel.DistributedDataParallel(model) if world > 1 else model
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    data = require_data(data, "mnist")
     x_train, y_train = data["x_train"], data["y_train"]
     order = np.random.RandomState(seed).permutation(len(x_train))
     share, first = batch // world, (dist.get_rank() if world > 1 else 0) * (batch // world)
@@ -90,18 +105,18 @@ def train(torch, device: str, data: dict, steps: int, batch: int, seed: int, wor
     return {"losses": losses, "heldout_accuracy": correct / len(x_test), "train_seconds": train_seconds}
 
 
-def fallback_counts(torch, device: str) -> dict:
+def fallback_counts(torch: ModuleType, device: str) -> dict[str, int]:
     return dict(getattr(torch, device).fallback_counts())
 
 
-def unimplemented_kernels(torch, device: str) -> list[str]:
+def unimplemented_kernels(torch: ModuleType, device: str) -> list[str]:
     """Patterns of the ops the plugin leaves to the CPU because its device library lacks them
     (a plugin without the query, or the host-backed device: none)."""
     query = getattr(getattr(torch, device), "unimplemented_kernels", None)
     return list(query()) if query else []
 
 
-def split_by_design(fell_back: dict, patterns: list[str]) -> tuple[dict, dict]:
+def split_by_design(fell_back: dict[str, int], patterns: list[str]) -> tuple[dict[str, int], dict[str, int]]:
     """(fallbacks of ops the device library does not implement, every other fallback)."""
 
     def by_design(op: str) -> bool:
@@ -112,7 +127,9 @@ def split_by_design(fell_back: dict, patterns: list[str]) -> tuple[dict, dict]:
     return designed, {op: n for op, n in fell_back.items() if op not in designed}
 
 
-def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: int, reference: str | None) -> dict:
+def check_mnist(
+    torch: ModuleType, device: str, data: Dataset | None, steps: int, batch: int, seed: int, reference: str | None
+) -> TorchTrainingVerdict | CheckRecord:
     try:
         getattr(torch, device).reset_fallback_counts()
         dev = train(torch, device, data, steps, batch, seed)
@@ -130,29 +147,30 @@ def check_mnist(torch, device: str, data: dict, steps: int, batch: int, seed: in
             "detail": first_line(exc),
             "traceback": traceback.format_exc()[-3000:],
         }
-    criteria = {
+    criteria: TrainingCriteria = {
         "min_loss_drop_fraction": TOL["min_loss_drop"],
         "min_heldout_accuracy": TOL["min_accuracy"],
         "max_curve_abs_diff": TOL["max_curve_diff"],
     }
-    report = training_verdict("mnist", dev, cpu, criteria, data, steps, batch, seed)
+    verdict = training_verdict("mnist", dev, cpu, criteria, require_data(data, "mnist"), steps, batch, seed)
     unimplemented = unimplemented_kernels(torch, device)
     designed, unexpected = split_by_design(fell_back, unimplemented)
     detail = f", CPU fallbacks: {unexpected}" if unexpected else ", no CPU fallback"
     if designed:
         detail += f" (besides the ops the device library does not implement: {designed})"
-    report.update(
-        passed=report["passed"] and not unexpected,
-        detail=report["detail"] + detail,
-        criteria={**criteria, "max_fallbacks": 0, "except_unimplemented": unimplemented},
-        optimizer="torch.optim.Adam(lr=1e-3), foreach default",
-        fallbacks=fell_back,
-        fallbacks_by_design=designed,
-    )
+    report: TorchTrainingVerdict = {  # the verdict's keys (three replaced in place), then torch's
+        **verdict,
+        "passed": verdict["passed"] and not unexpected,
+        "detail": verdict["detail"] + detail,
+        "criteria": {**criteria, "max_fallbacks": 0, "except_unimplemented": unimplemented},
+        "optimizer": "torch.optim.Adam(lr=1e-3), foreach default",
+        "fallbacks": fell_back,
+        "fallbacks_by_design": designed,
+    }
     return report
 
 
-def check_fallback_report(torch, device: str, data: dict, seed: int) -> dict:
+def check_fallback_report(torch: ModuleType, device: str, data: Dataset | None, seed: int) -> TorchFallbackCheck:
     """With fallback allowed: which ops LeNet training runs on the CPU (none expected), and an op
     the adapter has no kernel for (cumsum) running through the CPU fallback, correctly."""
     module = getattr(torch, device)
@@ -181,7 +199,7 @@ def check_fallback_report(torch, device: str, data: dict, seed: int) -> dict:
     }
 
 
-def check_kernels(torch, device: str) -> dict:
+def check_kernels(torch: ModuleType, device: str) -> TorchKernelsCheck:
     """The aten kernels the adapter registered. The dispatcher compared each one's C++ signature with
     this torch's operator schema when the library loaded (a mismatch fails `import torch`), so a
     list here means they all fit."""

@@ -7,12 +7,39 @@ from __future__ import annotations
 import json
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TypedDict, TypeVar
 
 import numpy as np
+from records import (
+    CheckRecord,
+    CollectiveCase,
+    CollectivesVerdict,
+    CpuCurve,
+    LostRankResult,
+    LostRankVerdict,
+    ParallelCriteria,
+    ParallelVerdict,
+    RunSettings,
+    TrainingCriteria,
+    TrainingRun,
+    TrainingVerdict,
+)
+
+Check = TypeVar("Check", bound=CheckRecord)
 
 
-def timed(check: Callable[[], dict]) -> dict:
+class Dataset(TypedDict):
+    """The .npz `devkit verify` writes."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    source: str
+
+
+def timed(check: Callable[[], Check]) -> Check:
     """The check's result with the seconds it took (reports show where a verify's time goes,
     under qemu above all)."""
     start = time.perf_counter()
@@ -21,37 +48,56 @@ def timed(check: Callable[[], dict]) -> dict:
     return result
 
 
-def load_data(path: str | None) -> dict | None:
+def load_data(path: str | None) -> Dataset | None:
     """The .npz `devkit verify` writes: x_train, y_train, x_test, y_test and its source."""
     if not path:
         return None
     with np.load(path) as npz:
-        data = {k: npz[k] for k in ("x_train", "y_train", "x_test", "y_test")}
-        data["source"] = str(npz["source"])
+        data: Dataset = {
+            "x_train": npz["x_train"],
+            "y_train": npz["y_train"],
+            "x_test": npz["x_test"],
+            "y_test": npz["y_test"],
+            "source": str(npz["source"]),
+        }
     return data
 
 
-def cpu_reference(train_cpu: Callable[[], dict], runtime: str, run: dict, path: str | None) -> dict:
+def require_data(data: Dataset | None, what: str) -> Dataset:
+    """`data`, which `what` trains on: without --data, it fails saying so."""
+    if data is None:
+        raise ValueError(f"{what} needs --data (the digits .npz devkit verify writes)")
+    return data
+
+
+def cpu_reference(train_cpu: Callable[[], TrainingRun], runtime: str, run: RunSettings, path: str | None) -> CpuCurve:
     """The CPU curve a training check compares the device's with: `train_cpu()` here, or read from
     `path` (an emulated target's, trained natively by cpu_reference.py), which must be of the same
     `run` (steps, batch_size, seed)."""
     if not path:
         return {**train_cpu(), "trained": {"where": f"{runtime} CPU in this process", **run}}
     with open(path) as f:
-        cpu = json.load(f)
+        cpu: CpuCurve = json.load(f)
     trained = cpu.get("trained", {})
     if any(trained.get(k) != v for k, v in run.items()):
         raise ValueError(f"the CPU reference {path} was trained with {trained}, this run needs {run}")
     return cpu
 
 
-def trained_natively(cpu: dict, runtime: str, run: dict) -> dict:
+def trained_natively(cpu: TrainingRun, runtime: str, run: RunSettings) -> CpuCurve:
     return {**cpu, "trained": {"where": f"{runtime} CPU on {platform.machine()} (native)", **run}}
 
 
 def training_verdict(
-    name: str, dev: dict, cpu: dict, criteria: dict, data: dict, steps: int, batch: int, seed: int
-) -> dict:
+    name: str,
+    dev: TrainingRun,
+    cpu: CpuCurve,
+    criteria: TrainingCriteria,
+    data: Dataset,
+    steps: int,
+    batch: int,
+    seed: int,
+) -> TrainingVerdict:
     """The check's report: the loss drop on the device (mean of the first vs the last steps), its
     held-out accuracy and the largest per-step loss difference to CPU, against `criteria`
     (min_loss_drop_fraction, min_heldout_accuracy, max_curve_abs_diff)."""
@@ -85,7 +131,7 @@ def training_verdict(
     }
 
 
-def collectives_verdict(ranks: dict, backend: str, reference: str) -> dict:
+def collectives_verdict(ranks: Mapping[int, list[CollectiveCase]], backend: str, reference: str) -> CollectivesVerdict:
     """`ranks`: each rank's list of {case, passed, detail}; one check over all of them."""
     failed = [f"rank {r}: {c['case']}: {c['detail']}" for r, cases in ranks.items() for c in cases if not c["passed"]]
     cases = ranks[0]
@@ -99,12 +145,14 @@ def collectives_verdict(ranks: dict, backend: str, reference: str) -> dict:
     }
 
 
-def parallel_verdict(parallel: dict, single: dict, ranks: int, steps: int, batch: int, max_curve_diff: float) -> dict:
+def parallel_verdict(
+    parallel: TrainingRun, single: TrainingRun, ranks: int, steps: int, batch: int, max_curve_diff: float
+) -> ParallelVerdict:
     """Data-parallel training on `ranks` devices against one process on the whole batch: the
     per-step loss within `max_curve_diff`, the held-out accuracy within 0.01."""
     diff = float(np.max(np.abs(np.array(parallel["losses"]) - np.array(single["losses"]))))
     acc_diff = abs(parallel["heldout_accuracy"] - single["heldout_accuracy"])
-    criteria = {"max_curve_abs_diff": max_curve_diff, "max_accuracy_diff": 0.01}
+    criteria: ParallelCriteria = {"max_curve_abs_diff": max_curve_diff, "max_accuracy_diff": 0.01}
     return {
         "name": "data parallel",
         "passed": bool(diff <= max_curve_diff and acc_diff <= criteria["max_accuracy_diff"]),
@@ -120,7 +168,7 @@ def parallel_verdict(parallel: dict, single: dict, ranks: int, steps: int, batch
     }
 
 
-def lost_rank_verdict(how: str, last: int, result: dict) -> dict:
+def lost_rank_verdict(how: str, last: int, result: LostRankResult) -> LostRankVerdict:
     """Rank 0's collective after rank `last` was killed or stopped: it must fail naming that rank
     (exited; waited the timeout), not hang."""
     error = result.get("error") or ""

@@ -79,6 +79,8 @@ TORCH = Framework(
     wheel_label="PyTorch adapter wheel",
 )
 FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (PADDLE, TORCH)}
+# A project that names no frameworks has this one's adapter; a bare wheel without a pin is checked as it.
+DEFAULT_FRAMEWORK = PADDLE
 
 
 def find_framework(name: str) -> Framework:

@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..project.frameworks import PADDLE, Framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, Framework
 from ..run.step import Runner, Step
 from ..util.errors import DevkitError, EnvironmentProblem
 from ..util.fsutil import exclusive_lock
@@ -75,7 +75,12 @@ def container_reference_envs() -> Path:
 
 
 def reference_env(
-    runner: Runner, version: str, log: Path, framework: Framework = PADDLE, index_url: str = "", find_links: str = ""
+    runner: Runner,
+    version: str,
+    log: Path,
+    framework: Framework = DEFAULT_FRAMEWORK,
+    index_url: str = "",
+    find_links: str = "",
 ) -> Path | None:
     """A cached venv holding only the framework runtime (paddlepaddle==V, or torch==V and NumPy),
     which each verification clones (hard links: well under a second, against a fresh venv and a pip

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..project.frameworks import TORCH
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.errors import InputError
-from ..util.resources import PAYLOAD_DIR
+from .adapters import verify_adapter
 from .datasets import load_dataset
 from .session import VerifyOptions, VerifyResult, finish, plugin_session
-from .torch_verify import torch_env, with_device
 
-PAYLOADS = {"torch": PAYLOAD_DIR / "torch_distributed.py", "paddle": PAYLOAD_DIR / "paddle_distributed.py"}
 MAX_RANKS = 8  # the host-backed device's default count is 2; <NAME>_DEVICE_COUNT raises it up to 8
 
 
@@ -44,15 +41,14 @@ def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
 def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path, ranks: int) -> VerifyResult:
     """The request has passed check_request (run_verification checks it before finding the wheel)."""
     framework = options.framework
-    if framework is TORCH:
-        options = with_device(options, wheel)
+    adapter = verify_adapter(framework)
+    options = adapter.for_wheel(options, wheel)
     dataset = load_dataset(options.data_dir)
     with plugin_session(wheel, options, report_dir) as session:
         dataset.save(session.work / "data.npz")
-        env = torch_env(options, session, strict=False) if framework is TORCH else options.check_env
         report = session.run_payload(
             f"{framework.label} data parallel on {ranks} devices of {options.recipe.name} ({options.steps} steps)",
-            PAYLOADS[framework.name],
+            adapter.distributed_payload,
             [
                 "--data",
                 session.runner.path(session.work / "data.npz"),
@@ -62,7 +58,7 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
                 str(ranks),
             ],
             "report.json",
-            env=env,
+            env=adapter.rank_env(options, session),
         )
     report.update(wheel=str(wheel), runner=session.runner.name, framework=framework.name)
     return finish(report, options, report_dir, session.start, session.log)

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..project.config import Tolerances
+from ..project.project import Project
+from ..project.recipes import Recipe
 from ..run.envs import create_env
 from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
@@ -43,6 +45,21 @@ class OpsResult:
     @property
     def failed(self) -> list[OpCase]:
         return self.report.failed
+
+
+@dataclass(frozen=True)
+class OpsRequest:
+    """What `test-ops` was asked, for the framework's own op checks."""
+
+    project: Project | None
+    wheel: Path | None
+    recipe: Recipe
+    options: VerifyOptions
+    report_dir: Path
+    golden: Path | None
+    ops: str
+    dtypes: str
+    all_ops: bool
 
 
 def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:

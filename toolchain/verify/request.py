@@ -5,7 +5,6 @@ Shared by the `verify` command and `devkit matrix run` (the CI job's command).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,20 +13,19 @@ from ..building.adapters import BUILD_ADAPTERS
 from ..building.bundles import bundle_name as inference_bundle_name
 from ..building.plugin import device_bundle_path
 from ..project.config import DevkitConfig
-from ..project.frameworks import FRAMEWORKS, PADDLE, Framework, find_framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.console import err
 from ..util.errors import InputError
+from .adapters import verify_adapter
 from .device import run_device_tests
 from .distributed import check_request as check_distributed_request
 from .distributed import run_distributed_verify
 from .infer import InferOptions, run_infer_verify
 from .modes import CHECK_MODES, DeviceModes
 from .session import VerifyOptions, VerifyResult, wheel_to_check
-from .torch_verify import run_torch_verify
-from .train import run_verify
 
 
 @dataclass(frozen=True)
@@ -73,11 +71,11 @@ def framework_for(project: Project | None, wheel: Path | None, requested: str | 
         pinning = [name for name, adapter in BUILD_ADAPTERS.items() if adapter.pinned_in(wheel)]
         if pinning:
             return FRAMEWORKS[pinning[0]]
-    return PADDLE  # what a wheel without a pin is checked as (and refused for)
+    return DEFAULT_FRAMEWORK  # what a wheel without a pin is checked as (and refused for)
 
 
 def verify_options(
-    project: Project | None, recipe: Recipe, runner: str | None, framework: Framework = PADDLE, **fields: Any
+    project: Project | None, recipe: Recipe, runner: str | None, framework: Framework = DEFAULT_FRAMEWORK, **fields: Any
 ) -> VerifyOptions:
     """Options for running checks of `recipe`'s plugin: the command line's runner, else [tool.devkit]'s."""
     config = project_config(project)
@@ -92,13 +90,6 @@ def verify_options(
         sdk_runtime_env=tuple(sorted(config.sdk.runtime_env.items())) if config.sdk else (),
         **fields,
     )
-
-
-# Each adapter's training verification (the model, its checks, the CPU reference), by framework name.
-TRAINERS: dict[str, Callable[[Path, VerifyOptions, Path], VerifyResult]] = {
-    "paddle": run_verify,
-    "torch": run_torch_verify,
-}
 
 
 def _default_model(configured: str, framework: Framework) -> str:
@@ -164,7 +155,7 @@ def run_verification(
             ),
             report_dir,
         )
-    return TRAINERS[framework.name](wheel_to_check(project, wheel, recipe, framework), options, report_dir)
+    return verify_adapter(framework).train(wheel_to_check(project, wheel, recipe, framework), options, report_dir)
 
 
 def _device_tests(

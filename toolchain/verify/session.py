@@ -16,7 +16,7 @@ from typing import Any
 
 from ..building.adapters import BUILD_ADAPTERS, build_adapter
 from ..project.config import Tolerances, VerifySettings
-from ..project.frameworks import FRAMEWORKS, PADDLE, Framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..project.sdk import SdkSource
@@ -36,7 +36,7 @@ VERIFY_DEFAULTS = VerifySettings()  # [tool.devkit.verify] defaults: the one pla
 @dataclass(frozen=True)
 class VerifyOptions:
     recipe: Recipe
-    framework: Framework = PADDLE
+    framework: Framework = DEFAULT_FRAMEWORK
     index_url: str = ""  # where pip gets torch ([tool.devkit.torch] index-url)
     model: str = VERIFY_DEFAULTS.train_model
     steps: int = VERIFY_DEFAULTS.steps
@@ -78,7 +78,20 @@ class VerifyResult:
         return self.report.passed
 
 
-def wheel_to_check(project: Project | None, wheel: Path | None, recipe: Recipe, framework: Framework = PADDLE) -> Path:
+@dataclass(frozen=True)
+class KernelCheck:
+    """check-kernels' outcome, said the same way whichever framework's kernels were checked."""
+
+    result: VerifyResult
+    summary: dict[str, Any]  # its --json
+    lines: list[tuple[bool, str]]  # (passed, what) for people
+    problem: str  # when it failed: what, and how to fix it
+    fix: str
+
+
+def wheel_to_check(
+    project: Project | None, wheel: Path | None, recipe: Recipe, framework: Framework = DEFAULT_FRAMEWORK
+) -> Path:
     """The wheel a command was given, else the project's newest wheel of the framework for the target."""
     if wheel is not None:
         return wheel.resolve()
@@ -87,7 +100,7 @@ def wheel_to_check(project: Project | None, wheel: Path | None, recipe: Recipe, 
     return find_wheel(project, recipe, framework).resolve()
 
 
-def find_wheel(project: Project, recipe: Recipe, framework: Framework = PADDLE) -> Path:
+def find_wheel(project: Project, recipe: Recipe, framework: Framework = DEFAULT_FRAMEWORK) -> Path:
     prefix = project.wheel_prefix_of(framework)
     wheels = sorted(project.dist_dir.glob(recipe.wheel_glob(prefix)), key=lambda p: p.stat().st_mtime)
     if not wheels:

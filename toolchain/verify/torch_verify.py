@@ -11,8 +11,9 @@ from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
+from .ops import OpsRequest, OpsResult, parse_selection, run_torch_opinfo
 from .report import merge_checks
-from .session import PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
+from .session import KernelCheck, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session, wheel_to_check
 
 PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
 
@@ -86,3 +87,29 @@ def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only
         )
     report.update(wheel=str(wheel), runner=session.runner.name, framework="torch")
     return finish(report, options, report_dir, session.start, session.log)
+
+
+def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:
+    result = run_torch_checks(wheel, options, report_dir, "kernels")
+    checks = result.report.checks
+    failed = result.report.failed[0] if result.report.failed else None
+    return KernelCheck(
+        result,
+        {
+            "passed": result.passed,
+            "report": str(result.report_path),
+            "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in checks],
+        },
+        [(c.passed, f"{c.name}: {c.detail}") for c in checks],
+        f"kernel check failed: {failed.detail if failed else 'no checks ran'}",
+        f"see {result.report_path}; isolate a kernel with <NAME>_FALLBACK_OPS or <NAME>_AUTOCOMPARE=1",
+    )
+
+
+def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
+    """PyTorch's OpInfo samples vs torch CPU (with --all, every OpInfo)."""
+    if r.golden:
+        raise InputError("--golden checks the device library, whichever framework", "drop --framework")
+    parse_selection(r.ops, "float32")
+    wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
+    return run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir), "opinfo-all" if r.all_ops else "opinfo"

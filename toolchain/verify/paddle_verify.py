@@ -1,17 +1,22 @@
-"""`devkit verify` (training) and `devkit check-kernels`: the plugin checks and a model
-trained on the device vs CPU, with the fallback report."""
+"""The Paddle plugin's verification: `devkit verify` (training: the plugin checks and a model
+trained on the device vs CPU, with the fallback report), `test-ops` (its op cases vs Paddle CPU,
+or the device library against golden data) and `check-kernels`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..building.plugin import device_bundle_path, resolve_runtime_version
 from ..project.config import TRAIN_MODELS
+from ..project.frameworks import PADDLE
+from ..run.select import host_recipe
 from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
-from .report import merge_checks
-from .session import VerifyOptions, VerifyResult, finish, plugin_session
+from .ops import OpsRequest, OpsResult, parse_selection, run_golden, run_test_ops
+from .report import Check, merge_checks
+from .session import KernelCheck, VerifyOptions, VerifyResult, finish, plugin_session, wheel_to_check
 
 PAYLOAD = PAYLOAD_DIR / "plugin_checks.py"
 FALLBACK_PAYLOAD = PAYLOAD_DIR / "fallback_report.py"
@@ -73,3 +78,56 @@ def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> 
         )
     report.update(wheel=str(wheel), runner=session.runner.name)
     return finish(report, options, report_dir, session.start, session.log)
+
+
+def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:
+    result = run_check_kernels(wheel, options, report_dir)
+    # (absent when the payload stopped before comparing: its first failed check says why)
+    check = result.report.check("kernel signatures") or next(
+        iter(result.report.failed), Check("kernel signatures", False, "no checks ran")
+    )
+    mismatched = [str(m) for m in check.data.get("mismatched", [])]
+    return KernelCheck(
+        result,
+        {
+            "passed": result.passed,
+            "report": str(result.report_path),
+            "detail": check.detail,
+            "mismatched": mismatched,
+            "kernels": len(check.data.get("kernels", {})),
+        },
+        [(True, check.detail)] if result.passed else [],
+        f"kernel signatures differ from Paddle {result.report.paddle_version}: "
+        + ("; ".join(mismatched) or check.detail),
+        "update each named kernel to the declaration in paddle/phi/kernels/ of that Paddle "
+        "and rebuild (the build's signature checks then hold)",
+    )
+
+
+def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
+    """Paddle's op cases vs Paddle CPU, or the device library against golden data."""
+    if r.all_ops:
+        raise InputError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
+    ops, dtype_list = parse_selection(r.ops, r.dtypes)
+    if r.golden:
+        if r.project is None:
+            raise InputError("--golden checks a project's device library bundle", "pass the project directory")
+        return run_golden(device_bundle_path(r.project, r.recipe), r.golden, r.options, r.report_dir), "golden"
+    if r.options.framework.version(r.recipe) is None:
+        raise InputError(
+            f"{r.recipe.name} has no Paddle runtime to compare with",
+            f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {r.recipe.name} --golden DIR",
+        )
+    wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
+    return run_test_ops(wheel, r.options, ops, dtype_list, r.report_dir), "ops"
+
+
+def golden_version(requested: str | None) -> str:
+    """The Paddle that records golden data on this machine: --paddle-version, else the host's pin."""
+    version = resolve_runtime_version(host_recipe(), requested, PADDLE)
+    if version is None:
+        raise InputError(
+            f"{host_recipe().name} has no Paddle runtime to record golden data with",
+            "record golden data on a machine with a Paddle runtime (x86_64)",
+        )
+    return version

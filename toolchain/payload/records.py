@@ -1,0 +1,430 @@
+"""The JSON that crosses the process boundary between devkit and the payloads, as TypedDicts: the
+tolerances devkit passes (DEVKIT_TOLERANCES) and the reports the payloads write (report.json,
+ops.json, opinfo.json, the ranks' results). Standard library only: the payloads import this module
+in the target's environment, next to each other (sys.path), where a TypedDict is a plain dict; devkit
+imports it for the types only (see pyproject.toml's [tool.mypy]).
+
+A check's record holds name, passed and detail, and what its kind adds (a subclass here). Optional
+keys are those of a `total=False` class (typing.NotRequired is Python 3.11's)."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+
+class DevkitTolerances(TypedDict):
+    """DEVKIT_TOLERANCES: the project's [tool.devkit.tolerances], resolved by devkit and passed whole."""
+
+    op_rtol: float
+    op_atol: float
+    grad_rtol: float
+    grad_atol: float
+    min_loss_drop: float
+    min_accuracy: float
+    max_curve_diff: float
+    infer_rtol: float
+    infer_atol: float
+
+
+class Tolerance(TypedDict):
+    """numpy.allclose's, as `**tolerance`."""
+
+    rtol: float
+    atol: float
+
+
+class OpTolerance(TypedDict):
+    forward: Tolerance
+    backward: Tolerance
+
+
+# ---- checks: the entries of a report's "checks"
+
+
+class _CheckRequired(TypedDict):
+    name: str
+    passed: bool
+    detail: str
+
+
+class CheckRecord(_CheckRequired, total=False):
+    """One check of a report: what every kind of check has, or may have."""
+
+    seconds: float  # how long it took (training_verdict.timed)
+    traceback: str  # the check raised
+    cpu_by_design: list[str]  # kernels (Paddle) the device library lacks, run on the CPU by design
+    not_run: bool  # devkit's own checks only (the C++ demo without a Paddle Inference library)
+
+
+class PaddleRegistrationCheck(CheckRecord):
+    custom_device_types: list[str]
+
+
+class TorchDevicesCheck(CheckRecord, total=False):
+    devices: int
+    params_on: list[str]
+
+
+class KernelSignature(TypedDict):
+    plugin: str  # the kernel's inputs, attributes and outputs as Paddle parsed them at load
+    paddle: str  # Paddle's own (CPU) kernel of that name, or "-" without one
+
+
+class KernelSignaturesCheck(CheckRecord, total=False):
+    """Paddle's "kernel signatures" (devkit check-kernels reads mismatched and kernels)."""
+
+    library: str | None
+    mismatched: list[str]
+    kernels: dict[str, KernelSignature]
+
+
+class TorchKernelsCheck(CheckRecord):
+    """torch's "kernel signatures": the registered aten kernels, each with its dispatch key."""
+
+    kernels: dict[str, str]
+    mismatched: list[str]
+
+
+# -- training: a model trained on the device and on the CPU from the same weights and batches
+
+
+class TrainingRun(TypedDict):
+    """A model trained on one place (train() of mnist.py and torch_training.py)."""
+
+    losses: list[float]
+    heldout_accuracy: float
+    train_seconds: float
+
+
+class RunSettings(TypedDict):
+    steps: int
+    batch_size: int
+    seed: int
+
+
+class TrainedBy(RunSettings):
+    where: str  # which runtime, on which machine
+
+
+class CpuCurve(TrainingRun):
+    """The CPU run a device's is judged against (cpu_reference.py writes one as its JSON)."""
+
+    trained: TrainedBy
+
+
+class _TrainingCriteriaRequired(TypedDict):
+    min_loss_drop_fraction: float
+    min_heldout_accuracy: float
+    max_curve_abs_diff: float
+
+
+class TrainingCriteria(_TrainingCriteriaRequired, total=False):
+    max_fallbacks: int  # torch
+    except_unimplemented: list[str]  # torch
+
+
+class TrainingVerdict(CheckRecord):
+    """The "mnist" check (training_verdict.training_verdict())."""
+
+    criteria: TrainingCriteria
+    dataset: str
+    steps: int
+    batch_size: int
+    seed: int
+    loss_drop_fraction: float
+    max_curve_abs_diff: float
+    device: TrainingRun
+    cpu: CpuCurve
+    cpu_reference: str  # who trained the CPU curve
+
+
+class TorchTrainingVerdict(TrainingVerdict):
+    optimizer: str
+    fallbacks: dict[str, int]  # op -> CPU fallbacks while training
+    fallbacks_by_design: dict[str, int]
+
+
+class BatteryRun(TrainingRun):
+    eval_loss: float
+
+
+class BatteryCriteria(TypedDict):
+    max_curve_abs_diff: float
+    max_eval_abs_diff: float
+    loss_must_drop: bool
+
+
+class BatteryVerdict(CheckRecord):
+    """A model of Paddle's battery (resnet_bn, transformer)."""
+
+    criteria: BatteryCriteria
+    dataset: str
+    steps: int
+    batch_size: int
+    seed: int
+    dropout: str | None
+    max_curve_abs_diff: float
+    mean_curve_abs_diff: float
+    eval_abs_diff: float
+    device: BatteryRun
+    cpu: BatteryRun
+
+
+class FallbackReportCheck(CheckRecord):
+    """Paddle's "fallback report" (fallback_report.py's JSON): where each kernel ran."""
+
+    fallback_flag: str
+    model: str
+    kernels: dict[str, dict[str, int]]  # kernel -> {device | cpu_fallback | cpu_inputs: runs}
+    on_device: list[str]
+    fallback: list[str]
+
+
+class TorchFallbackCheck(CheckRecord):
+    lenet_fallbacks: dict[str, int]
+    lenet_fallbacks_by_design: dict[str, int]
+    unseen_op_fallbacks: dict[str, int]
+
+
+# -- op cases in a verify report's "ops" check
+
+
+class _OpCheckCaseRequired(TypedDict):
+    case: str
+    kernels: list[str]
+    passed: bool
+
+
+class OpCheckCase(_OpCheckCaseRequired, total=False):
+    """A case of Paddle's "ops" check (plugin_checks.py)."""
+
+    max_abs_diff: dict[str, float]  # out, d_<input>
+    cpu_by_design: list[str]
+    error: str
+    stats: dict[str, float | bool]  # the random ops' statistics
+
+
+class PaddleOpsCheck(CheckRecord):
+    uncovered_kernels: list[str]
+    tolerance: OpTolerance
+    cases: list[OpCheckCase]
+
+
+class _TorchOpCaseRequired(TypedDict):
+    case: str
+    status: Literal["pass", "fail", "error"]
+
+
+class TorchOpCase(_TorchOpCaseRequired, total=False):
+    """A case of torch's "ops" check (torch_ops.py)."""
+
+    shapes: list[list[int]]
+    max_diff: float
+    max_grad_diff: float | None
+    error: str
+
+
+class TorchOpsCheck(CheckRecord):
+    cases: list[TorchOpCase]
+    registered_kernels: list[str]
+    exercised_kernels: list[str]
+    untested_kernels: list[str]
+
+
+# -- distributed (paddle_distributed.py, torch_distributed.py)
+
+
+class CollectiveCase(TypedDict):
+    case: str
+    passed: bool
+    detail: str
+
+
+class CollectivesVerdict(CheckRecord):
+    cases: list[CollectiveCase]  # rank 0's
+    failed: list[str]  # every rank's
+
+
+class ParallelCriteria(TypedDict):
+    max_curve_abs_diff: float
+    max_accuracy_diff: float
+
+
+class ParallelVerdict(CheckRecord):
+    """The "data parallel" check: N ranks against one process on the whole batch."""
+
+    criteria: ParallelCriteria
+    steps: int
+    batch_size: int
+    ranks: int
+    max_curve_abs_diff: float
+    data_parallel: TrainingRun
+    single: TrainingRun
+
+
+class LostRankVerdict(CheckRecord):
+    error: str
+    seconds_to_error: float
+
+
+class _RankResultRequired(TypedDict):
+    rank: int
+    device: str
+    backend: str
+
+
+class RankResult(_RankResultRequired, total=False):
+    """A training rank's rank-N.json."""
+
+    collectives: list[CollectiveCase]
+    train: TrainingRun
+
+
+class LostRankResult(TypedDict):
+    """Rank 0's rank-0.json in a lost-rank run: its collective's error (None: it did not fail)."""
+
+    rank: int
+    error: str | None
+    seconds: float
+
+
+# -- inference (infer_checks.py)
+
+
+class InferCriteria(TypedDict):
+    rtol_of_max_abs_output: float
+    atol: float
+    top1: str
+    cpu_fallback: str
+
+
+class Latency(TypedDict):
+    avg_ms: float
+    min_ms: float
+    max_ms: float
+
+
+class InferFigures(TypedDict):
+    input_shape: list[int]
+    unimplemented_kernels: list[str]
+    registered_kernels: list[str]
+    paddle_version: str
+    device: str
+    criteria: InferCriteria
+    max_abs_diff: float
+    max_rel_diff: float
+    top1_agree: bool
+    top5_overlap: float
+    outputs_agree: bool
+    latency_ms: dict[str, Latency]  # place -> latency
+    warmup: int
+    repeats: int
+
+
+class InferMeasurement(InferFigures):
+    """The measure phase's JSON (inside infer_checks.py)."""
+
+    detail: str
+
+
+class KernelPlacement(TypedDict, total=False):
+    """Where Paddle Inference placed each op's kernel (op -> count), or why that is unknown."""
+
+    on_device: dict[str, int]
+    host_integer_ops: dict[str, int]
+    cpu_fallback: dict[str, int]
+    cpu_by_design: dict[str, int]
+    error: str
+
+
+class InferenceCheck(CheckRecord, InferFigures):
+    """infer_checks.py's JSON: one model's inference check."""
+
+    model: str
+    placement: KernelPlacement
+
+
+# ---- whole reports
+
+
+class _VerifyReportRequired(TypedDict):
+    device: str
+    checks: list[CheckRecord]
+
+
+class VerifyReport(_VerifyReportRequired, total=False):
+    """report.json of plugin_checks.py, torch_checks.py and the *_distributed.py drivers."""
+
+    passed: bool  # set last, when every check has run
+    framework: str  # torch, and the distributed drivers
+    paddle_version: str | None  # None: torch's
+    torch_version: str
+    distributed: int  # ranks
+    fallback_flag: dict[str, bool]  # Paddle's FLAGS_enable_api_kernel_fallback
+    registered_kernels: list[str]  # Paddle
+    unimplemented_kernels: list[str]  # Paddle
+    strict_fallback: str  # torch: <NAME>_STRICT_FALLBACK
+
+
+OpStatus = Literal["pass", "fail", "error", "not registered", "skipped"]
+
+
+class _OpResultRequired(TypedDict):
+    case: str
+    dtype: str
+    kernels: list[str]
+    status: OpStatus
+
+
+class OpResult(_OpResultRequired, total=False):
+    """One op case in one dtype: an entry of a test-ops report's "results" (op_tests.py,
+    torch_opinfo.py, and devkit's golden checks)."""
+
+    detail: str
+    error: str
+    mismatch: list[str]
+    max_abs_diff: dict[str, float]
+    shapes: dict[str, list[int]]
+    tolerance: OpTolerance
+    samples: int  # torch OpInfo samples the CPU ran
+    values: int  # devkit's golden checks
+    cpu_by_design: list[str]
+    stats: dict[str, float | bool]
+
+
+class OpTestsReport(TypedDict):
+    """op_tests.py's JSON (devkit test-ops, Paddle)."""
+
+    device: str
+    paddle_version: str
+    ops: str
+    dtypes: list[str]
+    registered_kernels: dict[str, list[str]]  # kernel -> dtypes
+    not_exercised: list[str]
+    dtypes_not_exercised: list[str]
+    results: list[OpResult]
+
+
+class GoldenSummary(TypedDict):
+    """op_tests.py --gen-golden's JSON."""
+
+    golden_dir: str
+    cases: int
+    paddle_version: str
+
+
+class OpInfoRun(TypedDict):
+    results: list[OpResult]
+    restarts: int  # workers that died or timed out
+
+
+class OpInfoReport(OpInfoRun):
+    """torch_opinfo.py's JSON (devkit test-ops, torch)."""
+
+    mode: Literal["opinfo", "opinfo-all"]
+    framework: str
+    device: str
+    torch_version: str
+    reference: str
+    dtypes: list[str]
+    seconds_in_env: float
