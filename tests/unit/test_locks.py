@@ -8,6 +8,7 @@ import fcntl
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,34 @@ def test_the_engine_lock_lets_a_test_have_the_engine_alone_without_starving_it(t
     alone.join(10)
     later.join(10)
     assert events == ["alone", "shared"]
+
+
+def test_two_builds_on_a_fresh_cache_make_a_cache_entry_once(tmp_path):
+    """The build payload's cache entries (the build tools' venv, a target's unpacked runtime) are
+    made by one build while the other waits: two builds at once on a fresh cache (`build --all
+    --jobs 2`, two terminals) removed each other's half-made venv (`ensurepip ... returned non-zero
+    exit status 1`, seen on a fresh CI run). A link planted at the lock is not followed."""
+    from devkit.payload.build_plugin import setting_up
+
+    root = tmp_path / "envs" / "host-py311-paddle-none"
+    events: list[str] = []
+
+    def make(name: str) -> None:
+        with setting_up(root):
+            events.append(f"{name} starts")
+            time.sleep(0.3)
+            events.append(f"{name} ends")
+
+    builds = [threading.Thread(target=make, args=(name,)) for name in ("a", "b")]
+    for build in builds:
+        build.start()
+    for build in builds:
+        build.join()
+    first, second = events[0][0], events[2][0]
+    assert events == [f"{first} starts", f"{first} ends", f"{second} starts", f"{second} ends"]
+    (root.parent / f".{root.name}.lock").unlink()
+    victim = tmp_path / "victim"
+    (root.parent / f".{root.name}.lock").symlink_to(victim)
+    with pytest.raises(OSError), setting_up(root):
+        pass
+    assert not victim.exists()

@@ -112,7 +112,7 @@ def verify(
                 "passed": result.passed,
                 "report": str(result.report_path),
                 "plot": str(result.plot_path) if result.plot_path else None,
-                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in result.report.checks],
+                "checks": [c.summary() for c in result.report.checks],
             }
         )
     else:

@@ -5,12 +5,11 @@ and batches."""
 from __future__ import annotations
 
 import time
-import traceback
 
 from check_common import _TOL, F, Tensor, _first_line, log, nn, np, paddle
 from op_helpers import rng
 from records import BatteryCriteria, BatteryRun, BatteryVerdict, CheckRecord
-from training_verdict import Dataset, require_data
+from training_verdict import Dataset, failed_check, require_data
 
 #
 # Models beyond LeNet, each trained on the device and on the CPU from the same
@@ -220,7 +219,7 @@ def check_battery(
         dev = train_model(model, device, data, steps, batch, seed, state)
         cpu = train_model(model, "cpu", data, steps, batch, seed, state)
     except Exception as exc:
-        return {"name": model, "passed": False, "detail": _first_line(exc), "traceback": traceback.format_exc()[-3000:]}
+        return failed_check(model, _first_line(exc))
     window = max(1, min(10, steps // 4))
     first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
     diffs = np.abs(np.array(dev["losses"]) - np.array(cpu["losses"]))

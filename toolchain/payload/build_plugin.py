@@ -17,6 +17,8 @@ Prints progress lines; the last line is `ARTIFACT <path>`.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,6 +141,21 @@ def index_args(index_url: str) -> list[str]:
     return ["--index-url", index_url] if index_url else []
 
 
+@contextlib.contextmanager
+def setting_up(root: Path) -> Iterator[None]:
+    """One build at a time sets up a cache entry (two builds at once on a fresh cache, as `build
+    --all --jobs 2` or two terminals do, would remove each other's half-made one); the other waits
+    and finds it made. The lock file is opened without following a link."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(str(root.parent / f".{root.name}.lock"), flags, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def tools_env(cache: Path, key: str, runtime: Runtime, version: str | None, index_url: str = "") -> Path:
     """A venv with the build tools (and the native framework runtime), reused while its marker exists."""
     py = f"py{sys.version_info.major}{sys.version_info.minor}"
@@ -148,6 +166,14 @@ def tools_env(cache: Path, key: str, runtime: Runtime, version: str | None, inde
     marker = root / "devkit-env.json"
     if marker.is_file():
         return root
+    with setting_up(root):
+        if not marker.is_file():  # (made while this build waited)
+            _make_tools_env(root, runtime, version, index_url)
+    return root
+
+
+def _make_tools_env(root: Path, runtime: Runtime, version: str | None, index_url: str) -> None:
+    marker = root / "devkit-env.json"
     shutil.rmtree(root, ignore_errors=True)  # an interrupted setup is redone
     run([sys.executable, "-m", "venv", str(root)])
     python = str(root / "bin" / "python")
@@ -161,7 +187,6 @@ def tools_env(cache: Path, key: str, runtime: Runtime, version: str | None, inde
     else:
         pip_runtime(pip + packages, runtime, version, "this machine")
     marker.write_text(json.dumps({"packages": packages}))
-    return root
 
 
 UNPACKED_MARKER = "devkit-unpacked.json"  # the downloaded wheel's name, sha256 and unpacked file sizes
@@ -177,26 +202,38 @@ def target_runtime(
     naming the file: a damaged cache is never silently downloaded again or used.
     """
     root = cache / runtime.short / f"{version}-{platform}"
+    if not (root / UNPACKED_MARKER).is_file():
+        with setting_up(root):
+            if not (root / UNPACKED_MARKER).is_file():  # (unpacked while this build waited)
+                return _unpack_runtime(root, python, runtime, version, platform, index_url)
+    return _checked_runtime(root, runtime)
+
+
+def _checked_runtime(root: Path, runtime: Runtime) -> Path:
+    """The unpacked runtime as recorded: its wheel's sha256 and each file's size."""
     marker = root / UNPACKED_MARKER
-    if marker.is_file():
-        recorded = json.loads(marker.read_text())
-        wheel = root / "download" / recorded["wheel"]
-        if not wheel.is_file() or sha256_file(wheel) != recorded["sha256"]:
+    recorded = json.loads(marker.read_text())
+    wheel = root / "download" / recorded["wheel"]
+    if not wheel.is_file() or sha256_file(wheel) != recorded["sha256"]:
+        raise problem(
+            f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
+            f"({recorded['sha256'][:16]}...)",
+            f"delete {root} to download it again",
+            "environment",
+        )
+    for name, size in recorded["files"].items():
+        if not (root / name).is_file() or (root / name).stat().st_size != size:
             raise problem(
-                f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
-                f"({recorded['sha256'][:16]}...)",
-                f"delete {root} to download it again",
+                f"the cached {root / name} differs from {wheel.name}",
+                f"delete {root} to unpack it again",
                 "environment",
             )
-        for name, size in recorded["files"].items():
-            if not (root / name).is_file() or (root / name).stat().st_size != size:
-                raise problem(
-                    f"the cached {root / name} differs from {wheel.name}",
-                    f"delete {root} to unpack it again",
-                    "environment",
-                )
-        return root / runtime.package
-    shutil.rmtree(root, ignore_errors=True)
+    return root / runtime.package
+
+
+def _unpack_runtime(root: Path, python: Path, runtime: Runtime, version: str, platform: str, index_url: str) -> Path:
+    marker = root / UNPACKED_MARKER
+    shutil.rmtree(root, ignore_errors=True)  # an interrupted setup is redone
     download = root / "download"
     py = runtime.python or f"{sys.version_info.major}{sys.version_info.minor}"
     pip_runtime(

@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -31,7 +30,7 @@ from records import (
     TrainingRun,
     VerifyReport,
 )
-from training_verdict import collectives_verdict, lost_rank_verdict, parallel_verdict, timed
+from training_verdict import collectives_verdict, failed_check, lost_rank_verdict, parallel_verdict, timed
 
 STALL_TIMEOUT_S = 5  # <NAME>_CCL_TIMEOUT_S of the stalled-rank run
 LOST_RANK_HOW = ("killed", "stalled")
@@ -118,7 +117,7 @@ def run_check(
         checks.append(timed(check))
     except Exception as exc:
         detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:400]
-        checks.append({"name": name, "passed": False, "detail": detail, "traceback": traceback.format_exc()[-3000:]})
+        checks.append(failed_check(name, detail))
 
 
 def lost_rank(

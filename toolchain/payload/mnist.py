@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import time
-import traceback
 
 from check_common import MNIST_CRITERIA, F, Tensor, _first_line, log, nn, np, paddle
 from op_helpers import rng
 from records import CheckRecord, TrainingRun, TrainingVerdict
-from training_verdict import Dataset, cpu_reference, require_data, training_verdict
+from training_verdict import Dataset, cpu_reference, failed_check, require_data, training_verdict
 
 
 class LeNet(nn.Layer):
@@ -103,10 +102,5 @@ def check_mnist(
             reference,
         )
     except Exception as exc:
-        return {
-            "name": "mnist",
-            "passed": False,
-            "detail": _first_line(exc),
-            "traceback": traceback.format_exc()[-3000:],
-        }
+        return failed_check("mnist", _first_line(exc))
     return training_verdict("mnist", dev, cpu, MNIST_CRITERIA, require_data(data, "mnist"), steps, batch, seed)

@@ -10,7 +10,6 @@ NumPy and the standard library. It writes a JSON report; devkit renders it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +29,7 @@ from op_helpers import rng, run_case
 from paddle_basics import check_devices, check_registration, check_tensor
 from plugin_exports import by_design, unimplemented_kernels
 from records import CheckRecord, OpCheckCase, PaddleOpsCheck, VerifyReport
-from training_verdict import Dataset, load_data, timed
+from training_verdict import Dataset, add_training_arguments, load_data, timed, write_report
 
 # What with_fallback_by_design() runs: a check, or a case of the ops check
 Entry = TypeVar("Entry", CheckRecord, OpCheckCase)
@@ -300,14 +299,9 @@ def mnist_with_fallback_by_design(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", help="expected device type; default: the only registered one")
-    parser.add_argument("--data", help=".npz with x_train, y_train, x_test, y_test, source (for mnist, resnet_bn)")
     parser.add_argument("--model", default="mnist", choices=("mnist", *BATTERY), help="the model to train")
     parser.add_argument("--only", default="", help="comma-separated checks to run (default: all)")
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--cpu-reference", help="mnist: the CPU curve, trained natively (cpu_reference.py)")
-    parser.add_argument("--out", required=True)
+    add_training_arguments(parser)
     args = parser.parse_args(argv)
 
     paddle.seed(args.seed)
@@ -381,11 +375,7 @@ def main(argv: list[str] | None = None) -> int:
                 if key in wanted:
                     log(f"check {title}")
                     report["checks"].append(timed(check))
-    report["passed"] = all(c["passed"] for c in report["checks"])
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2, default=float)
-    log("all checks passed" if report["passed"] else "some checks failed")
-    return 0  # the report, not the exit code, carries pass/fail
+    return write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,8 @@ torch_ops and torch_training.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import traceback
 from collections.abc import Callable
 
 from records import CheckRecord, VerifyReport
@@ -31,20 +29,15 @@ from torch_basics import (
 from torch_common import first_line, log
 from torch_ops import check_ops
 from torch_training import check_fallback_report, check_kernels, check_mnist
-from training_verdict import load_data, timed
+from training_verdict import add_training_arguments, failed_check, load_data, timed, write_report
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", required=True)
-    parser.add_argument("--data", help=".npz with x_train, y_train, x_test, y_test, source")
     parser.add_argument("--only", default="", help="comma-separated checks (default: all but fallback-report)")
     parser.add_argument("--ops", default="", help="with ops: a regular expression selecting cases")
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--cpu-reference", help="mnist: the CPU curve, trained natively (torch_reference.py)")
-    parser.add_argument("--out", required=True)
+    add_training_arguments(parser)
     args = parser.parse_args(argv)
 
     report: VerifyReport = {"framework": "torch", "device": args.device, "checks": []}
@@ -92,18 +85,9 @@ def main(argv: list[str] | None = None) -> int:
                         raise ValueError(f"unknown check {name!r}")
                     result = timed(checks[name])
                 except Exception as exc:
-                    result = {
-                        "name": name,
-                        "passed": False,
-                        "detail": first_line(exc),
-                        "traceback": traceback.format_exc()[-3000:],
-                    }
+                    result = failed_check(name, first_line(exc))
                 report["checks"].append(result)
-    report["passed"] = all(c["passed"] for c in report["checks"])
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2, default=float)
-    log("all checks passed" if report["passed"] else "some checks failed")
-    return 0  # the report, not the exit code, carries pass/fail
+    return write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import time
-import traceback
 from types import ModuleType
 from typing import Any
 
@@ -19,7 +18,7 @@ from records import (
     TrainingRun,
 )
 from torch_common import FORWARD, TOL, Tensor, first_line, log
-from training_verdict import Dataset, cpu_reference, require_data, training_verdict
+from training_verdict import Dataset, cpu_reference, failed_check, require_data, training_verdict
 
 
 def lenet(torch: ModuleType) -> Any:
@@ -141,12 +140,7 @@ def check_mnist(
             reference,
         )
     except Exception as exc:
-        return {
-            "name": "mnist",
-            "passed": False,
-            "detail": first_line(exc),
-            "traceback": traceback.format_exc()[-3000:],
-        }
+        return failed_check("mnist", first_line(exc))
     criteria: TrainingCriteria = {
         "min_loss_drop_fraction": TOL["min_loss_drop"],
         "min_heldout_accuracy": TOL["min_accuracy"],

@@ -4,9 +4,11 @@ same weights and batches, and each check's time."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from typing import TypedDict, TypeVar
 
@@ -24,6 +26,7 @@ from records import (
     TrainingCriteria,
     TrainingRun,
     TrainingVerdict,
+    VerifyReport,
 )
 
 Check = TypeVar("Check", bound=CheckRecord)
@@ -37,6 +40,34 @@ class Dataset(TypedDict):
     x_test: np.ndarray
     y_test: np.ndarray
     source: str
+
+
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of every payload that trains a model: the data devkit wrote, the run's settings
+    (devkit passes them; the defaults are for running a payload by hand), the CPU curve trained
+    natively (cpu_reference.py), and where the report goes."""
+    parser.add_argument("--data", help=".npz with x_train, y_train, x_test, y_test, source")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--cpu-reference", help="mnist: the CPU curve, trained natively (cpu_reference.py)")
+    parser.add_argument("--out", required=True)
+
+
+def failed_check(name: str, detail: str) -> CheckRecord:
+    """A check that raised (called in its `except`): the error's first line, and the end of the
+    traceback for report.json."""
+    return {"name": name, "passed": False, "detail": detail, "traceback": traceback.format_exc()[-3000:]}
+
+
+def write_report(report: VerifyReport, out: str) -> int:
+    """The report with its verdict (every check passed), written where devkit reads it. Returns the
+    payload's exit code: 0, as the report, not the exit code, carries pass or fail."""
+    report["passed"] = all(c["passed"] for c in report["checks"])
+    with open(out, "w") as f:
+        json.dump(report, f, indent=2, default=float)
+    print("all checks passed" if report["passed"] else "some checks failed", flush=True)
+    return 0
 
 
 def timed(check: Callable[[], Check]) -> Check:

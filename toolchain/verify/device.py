@@ -13,6 +13,7 @@ from ..run.select import verify_runner
 from ..run.step import Step
 from ..util.archives import extract_tar
 from ..util.errors import DevkitError, InputError, VerificationFailure
+from .report import Check, Report
 from .session import VerifyOptions, VerifyResult, finish, fresh_log, work_dir
 
 # "PASS name" / "FAIL name", or "FAIL name: detail" (names may have spaces: the flavours' harnesses)
@@ -45,7 +46,7 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
         tests = sorted(unpack_device_bundle(bundle, work, options.recipe).glob("test_*"))
         log = fresh_log(report_dir)
         runner = verify_runner(options.runner, options.recipe, work, [], log, options.sdk_runtime)
-        checks = []
+        checks: list[Check] = []
         native = options.recipe.matches(platform.machine())
         for test in tests:
             test.chmod(0o755)
@@ -66,20 +67,19 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
             summary = re.findall(r"^(\d+) passed, (\d+) failed$", output, re.M)
             detail = f"{summary[-1][0]} passed, {summary[-1][1]} failed" if summary else "no summary line"
             checks.append(
-                {
-                    "name": test.name,
-                    "passed": passed and bool(summary) and summary[-1][1] == "0",
-                    "detail": detail,
-                    "cases": device_test_cases(output),
-                }
+                Check(
+                    test.name,
+                    passed and bool(summary) and summary[-1][1] == "0",
+                    detail,
+                    data={"cases": device_test_cases(output)},
+                )
             )
-    report = {
-        "device": None,
-        "paddle_version": None,
-        "bundle": str(bundle),
-        "runner": runner.name,
-        "checks": checks,
-        "passed": all(c["passed"] for c in checks),
-        "note": f"PaddlePaddle publishes no {options.recipe.name} runtime: the device library's own tests ran",
-    }
+    report = Report.of(
+        checks,
+        device=None,
+        paddle_version=None,
+        bundle=str(bundle),
+        runner=runner.name,
+        note=f"PaddlePaddle publishes no {options.recipe.name} runtime: the device library's own tests ran",
+    )
     return finish(report, options, report_dir, start, log)

@@ -46,7 +46,7 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
     dataset = load_dataset(options.data_dir)
     with plugin_session(wheel, options, report_dir) as session:
         dataset.save(session.work / "data.npz")
-        report = session.run_payload(
+        report = session.run_report(
             f"{framework.label} data parallel on {ranks} devices of {options.recipe.name} ({options.steps} steps)",
             adapter.distributed_payload,
             [
@@ -60,5 +60,5 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
             "report.json",
             env=adapter.rank_env(options, session),
         )
-    report.update(wheel=str(wheel), runner=session.runner.name, framework=framework.name)
+    report = report.with_fields(wheel=str(wheel), runner=session.runner.name, framework=framework.name)
     return finish(report, options, report_dir, session.start, session.log)

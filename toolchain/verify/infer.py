@@ -4,7 +4,7 @@ placement, latency), and the inference bundle's C++ demo against a Paddle Infere
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from ..run.step import HostRunner, Step
 from ..util.archives import extract_tar
 from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.resources import PAYLOAD_DIR
+from .report import Check, Report
 from .session import VERIFY_DEFAULTS, VerifyOptions, VerifyResult, finish, plugin_session
 
 INFER_PAYLOAD = PAYLOAD_DIR / "infer_checks.py"
@@ -43,7 +44,7 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         )
     if infer.model_dir is not None:
         _model_prefix(infer.model_dir)  # before a verify environment is made for it
-    checks = []
+    checks: list[Check] = []
     with plugin_session(wheel, options, report_dir, (infer.model_dir,) if infer.model_dir else ()) as session:
         runner, work = session.runner, session.work
         targets = (
@@ -53,7 +54,7 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         )
         models = []
         for name, model_args in targets:
-            check = session.run_payload(
+            check = session.run_check(
                 f"inference {name} on {options.recipe.name} ({infer.warmup} warmup, {infer.repeats} repeats)",
                 INFER_PAYLOAD,
                 [
@@ -67,18 +68,16 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
                 ],
                 f"{Path(name).name}.json",
             )
-            check["name"] = f"inference {Path(name).name}"
-            checks.append(check)
+            checks.append(replace(check, name=f"inference {Path(name).name}"))
             models.append(_model_prefix(infer.model_dir) if infer.model_dir else str(work / name / "model"))
-        checks.append(cpp_demo(infer, options, models, work, session.log))
-    report = {
-        "device": checks[0].get("device"),
-        "paddle_version": session.runtime_version,
-        "runner": runner.name,
-        "wheel": str(wheel),
-        "checks": checks,
-        "passed": all(c["passed"] for c in checks if not c.get("not_run")),
-    }
+        checks.append(Check.from_json(cpp_demo(infer, options, models, work, session.log)))
+    report = Report.of(
+        checks,
+        device=checks[0].data.get("device"),
+        paddle_version=session.runtime_version,
+        runner=runner.name,
+        wheel=str(wheel),
+    )
     return finish(report, options, report_dir, session.start, session.log)
 
 

@@ -76,7 +76,7 @@ def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
 
 def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str], report_dir: Path) -> OpsResult:
     with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_payload(
+        report = session.run_json(
             f"op tests on {options.recipe.name}", PAYLOAD, ["--ops", ops, "--dtypes", ",".join(dtypes)], "ops.json"
         )
     return _publish_session_report({**report, "mode": "plugin"}, wheel, options, session, report_dir)
@@ -89,7 +89,7 @@ def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: boo
 
     options = with_device(options, wheel)
     with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_payload(
+        report = session.run_json(
             f"torch OpInfo samples on {options.recipe.name}" + (" (all OpInfos)" if all_ops else ""),
             OPINFO_PAYLOAD,
             [*(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])],

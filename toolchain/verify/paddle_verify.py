@@ -15,7 +15,7 @@ from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
 from .ops import OpsRequest, OpsResult, parse_selection, run_golden, run_test_ops
-from .report import Check, merge_checks
+from .report import Check
 from .session import KernelCheck, VerifyOptions, VerifyResult, finish, plugin_session, wheel_to_check
 
 PAYLOAD = PAYLOAD_DIR / "plugin_checks.py"
@@ -35,7 +35,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
         if battery:
             # First with CPU fallback on (Paddle's default): which kernels the model runs on the device and which
             # fall back; then the checks, which train it with fallback off.
-            fallback = session.run_payload(
+            fallback = session.run_check(
                 f"fallback report ({options.model}) on {options.recipe.name}",
                 FALLBACK_PAYLOAD,
                 ["--data", data, "--model", options.model],
@@ -44,7 +44,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
             )
         reference = session.work / "cpu-reference.json"
         native_reference = not battery and native_cpu_reference(options, dataset, session.log, reference)
-        report = session.run_payload(
+        report = session.run_report(
             f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
             PAYLOAD,
             ["--data", data, "--steps", str(options.steps), "--model", options.model]
@@ -52,31 +52,29 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
             "report.json",
         )
         if battery:
-            report["checks"] = merge_checks(report["checks"], [fallback], before=options.model)
-            report["passed"] = all(c["passed"] for c in report["checks"])
-        elif report.get("device"):
+            report = report.merged([fallback], before=options.model)
+        elif report.device:
             # With CPU fallback on (Paddle's default): which kernels the model ran on the device, which on CPU.
-            fallback = session.run_payload(
+            fallback = session.run_check(
                 f"fallback report on {options.recipe.name}",
                 FALLBACK_PAYLOAD,
                 ["--data", data],
                 "fallback.json",
-                device=report["device"],
-                env={**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"},
+                device=report.device,
+                env=fallback_env,
             )
-            report["checks"] = merge_checks(report["checks"], [fallback])
-            report["passed"] = all(c["passed"] for c in report["checks"])
-    report.update(wheel=str(wheel), runner=session.runner.name)
+            report = report.merged([fallback])
+    report = report.with_fields(wheel=str(wheel), runner=session.runner.name)
     return finish(report, options, report_dir, session.start, session.log)
 
 
 def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
     """Load the plugin into its pinned Paddle and compare every kernel's signature with Paddle's."""
     with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_payload(
+        report = session.run_report(
             f"kernel signatures on {options.recipe.name}", PAYLOAD, ["--only", "kernel-signatures"], "report.json"
         )
-    report.update(wheel=str(wheel), runner=session.runner.name)
+    report = report.with_fields(wheel=str(wheel), runner=session.runner.name)
     return finish(report, options, report_dir, session.start, session.log)
 
 

@@ -7,8 +7,8 @@ JUnit) uses attributes, never `report["checks"]` searched by name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..util.errors import InternalError
@@ -43,6 +43,17 @@ class Check:
                 f"a check in the payload's report lacks {exc}", "this is a devkit bug; report it"
             ) from None
 
+    def to_json(self) -> dict[str, Any]:
+        """As report.json holds it: the payload's fields, with the verdict as it is now."""
+        verdict: dict[str, Any] = {"name": self.name, "passed": self.passed}
+        if self.detail or "detail" in self.data:
+            verdict["detail"] = self.detail
+        return {**verdict, **self.data, **verdict}  # the verdict first where the payload had none
+
+    def summary(self) -> dict[str, Any]:
+        """What every --json lists of a check."""
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
 
 @dataclass(frozen=True)
 class Report:
@@ -67,23 +78,38 @@ class Report:
             data=dict(raw),
         )
 
+    @classmethod
+    def of(cls, checks: Iterable[Check], **fields: Any) -> Report:
+        """A report devkit writes itself (inference, device tests): passed when no check failed."""
+        checks = tuple(checks)
+        return cls.from_json(
+            {**fields, "checks": [c.to_json() for c in checks], "passed": not any(c.failed for c in checks)}
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """report.json: the payload's fields in their order, with the checks and verdict as they are now."""
+        return {**self.data, "checks": [c.to_json() for c in self.checks], "passed": self.passed}
+
+    def with_fields(self, **fields: Any) -> Report:
+        """The report with top-level fields added (what devkit knows and the payload does not)."""
+        return Report.from_json({**self.to_json(), **fields})
+
+    def merged(self, extra: Iterable[Check], before: str | None = None) -> Report:
+        """With the checks of `extra` whose names it lacks, placed before the check named `before`
+        (at the end without one), and passed again from all of them: merged by name, never by
+        position."""
+        names = {c.name for c in self.checks}
+        new = [c for c in extra if c.name not in names]
+        at = next((i for i, c in enumerate(self.checks) if c.name == before), len(self.checks))
+        checks = (*self.checks[:at], *new, *self.checks[at:])
+        return replace(self, checks=checks, passed=all(c.passed for c in checks))
+
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)
 
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.failed]
-
-
-def merge_checks(
-    checks: list[dict[str, Any]], extra: list[dict[str, Any]], before: str | None = None
-) -> list[dict[str, Any]]:
-    """`checks` (a payload's, as JSON) with the checks of `extra` whose names it lacks, placed
-    before the check named `before` (at the end without one): merged by name, never by position."""
-    names = {c["name"] for c in checks}
-    new = [c for c in extra if c["name"] not in names]
-    at = next((i for i, c in enumerate(checks) if before is not None and c["name"] == before), len(checks))
-    return [*checks[:at], *new, *checks[at:]]
 
 
 FAILED_STATUSES = ("fail", "error")

@@ -27,7 +27,7 @@ from ..util.archives import validate_wheel
 from ..util.errors import InputError, VerificationFailure
 from ..util.fsutil import write_atomic
 from .modes import CHECK_MODES, DeviceModes
-from .report import Report
+from .report import Check, Report
 
 MIN_TRAINING_STEPS = 20
 VERIFY_DEFAULTS = VerifySettings()  # [tool.devkit.verify] defaults: the one place they are written
@@ -189,7 +189,7 @@ class PluginSession:
     options: VerifyOptions
     start: float  # after the wheel checks: what the report's seconds count
 
-    def run_payload(
+    def run_json(
         self,
         title: str,
         payload: Path,
@@ -215,6 +215,14 @@ class PluginSession:
             )
         )
         return dict(json.loads((self.work / out_name).read_text()))
+
+    def run_report(self, title: str, payload: Path, args: list[str], out_name: str, **how: Any) -> Report:
+        """A payload that writes a report (checks and their verdict), typed as it arrives."""
+        return Report.from_json(self.run_json(title, payload, args, out_name, **how))
+
+    def run_check(self, title: str, payload: Path, args: list[str], out_name: str, **how: Any) -> Check:
+        """A payload that writes one check, typed as it arrives."""
+        return Check.from_json(self.run_json(title, payload, args, out_name, **how))
 
 
 @contextlib.contextmanager
@@ -249,27 +257,27 @@ def work_dir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def finish(report: dict[str, Any], options: VerifyOptions, report_dir: Path, start: float, log: Path) -> VerifyResult:
-    report.update(
+def finish(report: Report, options: VerifyOptions, report_dir: Path, start: float, log: Path) -> VerifyResult:
+    report = report.with_fields(
         arch=options.recipe.name,
         model=options.model,
         modes=options.modes.as_json(),
         seconds=round(time.monotonic() - start, 1),
         log=str(log),
     )
-    report_path = write_atomic(report_dir / "report.json", json.dumps(report, indent=2))
+    report_path = write_atomic(report_dir / "report.json", json.dumps(report.to_json(), indent=2))
     plot = plot_losses(report, report_dir / f"{options.model}-loss.png")
-    return VerifyResult(report=Report.from_json(report), report_path=report_path, plot_path=plot)
+    return VerifyResult(report=report, report_path=report_path, plot_path=plot)
 
 
-def plot_losses(report: dict[str, Any], path: Path) -> Path | None:
+def plot_losses(report: Report, path: Path) -> Path | None:
     """The loss curves of the report's training check: device vs CPU, or (--distributed) N
     processes vs one."""
-    checks = report.get("checks", [])
-    mnist = next((c for c in checks if c.get("name") in ("mnist", report.get("model")) and "device" in c), None)
-    parallel = next((c for c in checks if c.get("name") == "data parallel" and "single" in c), None)
+    model = report.data.get("model")
+    mnist = next((c.data for c in report.checks if c.name in ("mnist", model) and "device" in c.data), None)
+    parallel = next((c.data for c in report.checks if c.name == "data parallel" and "single" in c.data), None)
     if parallel is not None:
-        device, ranks, batch = report["device"], parallel["ranks"], parallel["batch_size"]
+        device, ranks, batch = report.device, parallel["ranks"], parallel["batch_size"]
         curves = [
             (f"one process on {device}:0, batch {batch}", parallel["single"]["losses"]),
             (
@@ -282,11 +290,11 @@ def plot_losses(report: dict[str, Any], path: Path) -> Path | None:
             f"held-out acc {parallel['data_parallel']['heldout_accuracy']:.3f}"
         )
     elif mnist is not None:
-        cpu_label = f"{FRAMEWORKS[report.get('framework', 'paddle')].label} CPU"
-        cpu_label = mnist["cpu"].get("trained", {}).get("where", cpu_label)
-        curves = [(cpu_label, mnist["cpu"]["losses"]), (f"{report['device']}:0", mnist["device"]["losses"])]
+        framework = FRAMEWORKS.get(str(report.data.get("framework")), DEFAULT_FRAMEWORK)
+        cpu_label = mnist["cpu"].get("trained", {}).get("where", f"{framework.label} CPU")
+        curves = [(cpu_label, mnist["cpu"]["losses"]), (f"{report.device}:0", mnist["device"]["losses"])]
         title = (
-            f"{'LeNet' if mnist['name'] == 'mnist' else mnist['name']} on {report['device']}:0 vs CPU — "
+            f"{'LeNet' if mnist['name'] == 'mnist' else mnist['name']} on {report.device}:0 vs CPU — "
             f"max |diff| {mnist['max_curve_abs_diff']:.1e}, "
             f"held-out acc {mnist['device']['heldout_accuracy']:.3f}"
         )

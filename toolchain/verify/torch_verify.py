@@ -12,7 +12,6 @@ from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
 from .ops import OpsRequest, OpsResult, parse_selection, run_torch_opinfo
-from .report import merge_checks
 from .session import KernelCheck, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session, wheel_to_check
 
 PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
@@ -52,7 +51,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
         data = session.runner.path(session.work / "data.npz")
         reference = session.work / "cpu-reference.json"
         native_reference = native_cpu_reference(options, dataset, session.log, reference)
-        report = session.run_payload(
+        report = session.run_report(
             f"torch checks on {options.recipe.name} ({options.steps} mnist steps, CPU fallback forbidden)",
             PAYLOAD,
             ["--data", data, "--steps", str(options.steps)]
@@ -60,17 +59,17 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             "report.json",
             env=torch_env(options, session, strict=True),
         )
-        if report["checks"] and report["checks"][0]["passed"]:
-            fallback = session.run_payload(
+        registration = report.check("registration")
+        if registration is not None and registration.passed:
+            fallback = session.run_report(
                 f"torch fallback report on {options.recipe.name} (CPU fallback allowed)",
                 PAYLOAD,
                 ["--data", data, "--only", "fallback-report"],
                 "fallback.json",
                 env=torch_env(options, session, strict=False),
             )
-            report["checks"] = merge_checks(report["checks"], fallback["checks"])
-        report["passed"] = all(c["passed"] for c in report["checks"])
-    report.update(wheel=str(wheel), runner=session.runner.name, framework="torch")
+            report = report.merged(fallback.checks)
+    report = report.with_fields(wheel=str(wheel), runner=session.runner.name, framework="torch")
     return finish(report, options, report_dir, session.start, session.log)
 
 
@@ -78,14 +77,14 @@ def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only
     """test-ops (only="ops") and check-kernels (only="kernels") for the torch adapter."""
     options = with_device(options, wheel)
     with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_payload(
+        report = session.run_report(
             f"torch {only} checks on {options.recipe.name}",
             PAYLOAD,
             ["--only", only, *(["--ops", ops] if ops else [])],
             "report.json",
             env=torch_env(options, session, strict=True),
         )
-    report.update(wheel=str(wheel), runner=session.runner.name, framework="torch")
+    report = report.with_fields(wheel=str(wheel), runner=session.runner.name, framework="torch")
     return finish(report, options, report_dir, session.start, session.log)
 
 
@@ -98,7 +97,7 @@ def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> Kern
         {
             "passed": result.passed,
             "report": str(result.report_path),
-            "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in checks],
+            "checks": [c.summary() for c in checks],
         },
         [(c.passed, f"{c.name}: {c.detail}") for c in checks],
         f"kernel check failed: {failed.detail if failed else 'no checks ran'}",
