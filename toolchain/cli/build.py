@@ -24,6 +24,7 @@ from .options import (
     TorchVersionOpt,
     emit_json,
     runner_name,
+    runtime_versions,
     target_recipe,
 )
 
@@ -63,7 +64,7 @@ def build_command(
         return build_matrix(project, runner_choice, jobs, as_json)
     adapter = project.framework(framework)
     recipe = target_recipe(arch)
-    versions = {"paddle": paddle_version, "torch": torch_version}  # each framework's --<name>-version
+    versions = runtime_versions(paddle_version, torch_version)
     other = [name for name, value in versions.items() if value and name != adapter.name]
     if other:
         raise InputError(

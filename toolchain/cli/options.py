@@ -98,3 +98,8 @@ def target_recipe(arch: str | None) -> Recipe:
     from ..run.select import host_recipe
 
     return find_recipe(arch) if arch is not None else host_recipe()
+
+
+def runtime_versions(paddle_version: str | None, torch_version: str | None) -> dict[str, str | None]:
+    """Each framework's --<name>-version, by framework name."""
+    return {"paddle": paddle_version, "torch": torch_version}

@@ -37,6 +37,7 @@ from .options import (
     emit_json,
     project_unless_wheel,
     runner_name,
+    runtime_versions,
     target_recipe,
 )
 
@@ -268,7 +269,7 @@ def check_abi(
     adapter = framework_for(None, path, framework)
     checks = build_adapter(adapter)
     is_wheel = path.suffix == ".whl" and path.is_file()
-    requested = {"paddle": paddle_version, "torch": torch_version}.get(adapter.name)
+    requested = runtime_versions(paddle_version, torch_version)[adapter.name]
     version = requested or (checks.pinned_in(path) if is_wheel else None) or adapter.version(recipe)
     if not version:
         raise InputError(

@@ -14,7 +14,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .. import DISTRIBUTION, __version__
-from ..project.frameworks import FRAMEWORKS, PADDLE, Framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework
 from ..project.recipes import all_recipes, find_recipe
 from ..project.sdk import SdkSettings, parse_sdk
 from ..util.errors import DevkitError, InputError
@@ -22,7 +22,8 @@ from ..util.schema import DRAFT, dataclass_schema
 
 MODES = ("train", "infer", "distributed")  # distributed: opt-in, native targets only
 RUNNERS = ("auto", "docker", "host")
-TRAIN_MODELS = PADDLE.train_models  # every model some adapter trains (plugin_checks.py: LeNet, the battery)
+# every model some adapter trains (plugin_checks.py: LeNet, the battery), the default first
+TRAIN_MODELS = tuple(dict.fromkeys(model for f in FRAMEWORKS.values() for model in f.train_models))
 INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
 CI_PROVIDERS = ("github", "gitlab")
 # Debian releases the builder image can be based on, with what they bring. The base decides
@@ -95,7 +96,7 @@ class DevkitConfig:
     )
     # Adapters the project has; commands without --framework act on the first. A project without
     # the key predates the PyTorch adapter: Paddle only.
-    frameworks: tuple[str, ...] = ("paddle",)
+    frameworks: tuple[str, ...] = (DEFAULT_FRAMEWORK.name,)
     paddle_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # recipe name -> versions
     torch_versions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     runner: str = setting("auto", " | ".join(RUNNERS))

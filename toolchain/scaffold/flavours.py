@@ -13,10 +13,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..project.frameworks import FRAMEWORKS as ALL_FRAMEWORKS
 from ..util.errors import InputError
 from ..util.resources import resource_dir
 
-FRAMEWORKS = ("paddle", "torch")
+FRAMEWORKS = tuple(ALL_FRAMEWORKS)
 
 
 @dataclass(frozen=True)
