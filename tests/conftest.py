@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from devkit.run.engine import Engine
+from devkit.run.engine import OWNER_LABEL, STEP_LABEL, Engine
 from devkit.run.envs import container_reference_envs
 
 
@@ -135,12 +136,24 @@ CONTAINER_MARKS = [
 ]
 
 
-def devkit_containers() -> list[str]:
-    """Names of devkit's step containers (from the list call alone: the SDK's containers.list
-    inspects each one after, and fails on a container removed in between)."""
-    engine = Engine.connect()
-    listed = engine.client.api.containers(all=True, filters={"label": "org.devkit.step"})
+def devkit_containers(owner: int | None = None) -> list[str]:
+    """Names of devkit's step containers; with `owner`, those of that devkit process (a test that
+    checks what its own runs leave needs no engine to itself). From the list call alone: the SDK's
+    containers.list inspects each one after, and fails on a container removed in between."""
+    label = f"{OWNER_LABEL}={socket.gethostname()}:{owner}" if owner else STEP_LABEL
+    listed = Engine.connect().client.api.containers(all=True, filters={"label": label})
     return [c["Names"][0].lstrip("/") for c in listed]
+
+
+def devkit_owning(*args: str) -> tuple[subprocess.CompletedProcess, int]:
+    """`devkit ARGS`, which must succeed, and its pid: what its containers are labelled with."""
+    command = [sys.executable, "-m", "devkit", *args]
+    env = {**os.environ, "COLUMNS": "200"}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise AssertionError(f"devkit {' '.join(args)} failed ({proc.returncode}):\n{out}\n{err}")
+    return subprocess.CompletedProcess(command, proc.returncode, out, err), proc.pid
 
 
 def assert_cloned_from_a_clean_reference(summary: dict) -> None:
@@ -211,15 +224,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     packages installed under qemu), mostly on one emulated core: they come after the host tests,
     and `devkit images build` starts in the background as the run starts (below). Under xdist
     (.ci/run: `-n 2 --dist loadfile --no-loadscope-reorder`, files in this order) the unit files
-    come last, so a worker done with its long files takes short ones while the other finishes."""
+    come next, so a worker done with its long files takes short ones while the other finishes, and
+    a test that needs the engine alone (test_engine_stop.py) last, when no other uses it."""
     workers = os.environ.get("PYTEST_XDIST_WORKER") is not None
 
-    def rank(item: pytest.Item) -> int:
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        if workers and item.get_closest_marker("engine_alone"):
+            return 3, 0
         if item.get_closest_marker("container"):
-            return 1
-        return 2 if workers and item.path.parent.name == "unit" else 0
+            # the longest files first, in the order their images are made (IMAGE_ORDER)
+            return 1, CONTAINER_FILES.index(item.path.name) if item.path.name in CONTAINER_FILES else 0
+        return (2 if workers and item.path.parent.name == "unit" else 0), 0
 
     items.sort(key=rank)
+
+
+# The targets whose images the background build makes, in this order, and the container test files
+# in the order they are handed out: the aarch64 files (the longest, under qemu) wait for the fewest
+# images.
+IMAGE_ORDER = ("aarch64", "x86_64", "armhf")
+CONTAINER_FILES = ("test_emulated_aarch64.py", "test_emulated_torch.py", "test_containers.py", "test_emulated_armhf.py")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -245,7 +269,7 @@ def _images_in_the_background(
     try:
         with log.open("w") as out:
             images = subprocess.Popen(
-                [sys.executable, "-m", "devkit", "images", "build", "--json"],
+                [sys.executable, "-m", "devkit", "images", "build", *(f"--arch={a}" for a in IMAGE_ORDER), "--json"],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 pass_fds=(engine,),  # the child holds the engine's lock until it exits

@@ -145,10 +145,10 @@ def index_args(index_url: str) -> list[str]:
 def setting_up(root: Path) -> Iterator[None]:
     """One build at a time sets up a cache entry (two builds at once on a fresh cache, as `build
     --all --jobs 2` or two terminals do, would remove each other's half-made one); the other waits
-    and finds it made. The lock file is opened without following a link."""
+    and finds it made. The lock is the entry's parent directory itself, so nothing is written for
+    it (a build refused later leaves the cache as it was), and a link there is not followed."""
     root.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(str(root.parent / f".{root.name}.lock"), flags, 0o600)
+    fd = os.open(str(root.parent), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
