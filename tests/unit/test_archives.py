@@ -206,3 +206,43 @@ def test_sdk_archive_stamp_is_not_trusted_after_an_edit_with_mtime_restored(tmp_
     os.utime(archive, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert archive.stat().st_mtime_ns == before.st_mtime_ns and archive.stat().st_size == before.st_size
     assert sdk.local_archive_digest(archive, genuine) == hashlib.sha256(b"altered").hexdigest()
+
+
+def test_an_sdk_archive_is_unpacked_from_the_file_that_was_hashed(tmp_path, monkeypatch):
+    """Hashed, then opened again by path, a local archive could be swapped in between (another
+    process of the owner, a shared download directory): the sha256 held, the swapped archive was
+    unpacked. devkit hashes and unpacks one open file; a swap after the hash is never read."""
+    import hashlib
+    import io
+
+    from devkit.building import sdk
+    from devkit.project.recipes import find_recipe
+    from devkit.project.sdk import SdkSettings, SdkSource
+
+    def archive(name: str, data: bytes) -> bytes:
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w:gz") as tar:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        return out.getvalue()
+
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
+    genuine, swapped = archive("include/CL/cl.h", b"// genuine\n"), archive("include/CL/cl.h", b"// swapped\n")
+    path = tmp_path / "opencl-sdk-3.0.tar.gz"
+    path.write_bytes(genuine)
+    hashed = sdk.local_archive_digest
+
+    def hash_then_swap(*args: object, **kwargs: object) -> str:
+        digest = hashed(*args, **kwargs)  # type: ignore[arg-type]
+        (tmp_path / "swap").write_bytes(swapped)
+        os.replace(tmp_path / "swap", path)
+        return digest
+
+    monkeypatch.setattr(sdk, "local_archive_digest", hash_then_swap)
+    source = SdkSource("archive", "build.x86_64", str(path), hashlib.sha256(genuine).hexdigest())
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    sdk._unpack_archive(source, SdkSettings("opencl", "3.0"), find_recipe("x86_64"), None, stage, tmp_path / "log")  # type: ignore[arg-type]
+    assert (stage / "include" / "CL" / "cl.h").read_bytes() == b"// genuine\n"
+    assert path.read_bytes() == swapped  # (the swap happened)
