@@ -165,6 +165,15 @@ def assert_cloned_from_a_clean_reference(summary: dict) -> None:
     assert references and not any(any(r.glob("lib/python3*/site-packages/paddle_custom_device")) for r in references)
 
 
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A freshly rendered STPU project for a test file's builds (the container files' targets go
+    into one; a file with projects of its own defines its own `project`)."""
+    path = tmp_path_factory.mktemp("containers") / "STPU"
+    devkit("new-backend", "STPU", "--out", str(path))
+    return path
+
+
 @pytest.fixture(scope="session")
 def built_project(tmp_path_factory) -> Path:
     project = tmp_path_factory.mktemp("e2e") / "STPU"

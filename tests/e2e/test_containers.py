@@ -36,13 +36,6 @@ from devkit.util.errors import ExitCode
 pytestmark = CONTAINER_MARKS
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("containers") / "STPU"
-    devkit("new-backend", "STPU", "--out", str(path))
-    return path
-
-
 def test_doctor_is_ready():
     findings = {f.name: f for f in run_doctor()}
     assert findings["container engine"].ok

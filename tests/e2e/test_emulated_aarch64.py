@@ -9,7 +9,6 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-import pytest
 from conftest import (
     CHECK_MODES_SUMMARY,
     CONTAINER_MARKS,
@@ -21,13 +20,6 @@ from conftest import (
 from devkit.run.envs import cache_root
 
 pytestmark = CONTAINER_MARKS
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("containers") / "STPU"
-    devkit("new-backend", "STPU", "--out", str(path))
-    return path
 
 
 def test_aarch64_cross_build(project):

@@ -18,13 +18,6 @@ from devkit.util.errors import ExitCode
 pytestmark = CONTAINER_MARKS
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("containers") / "STPU"
-    devkit("new-backend", "STPU", "--out", str(path))
-    return path
-
-
 def test_armhf_builds_device_library_and_says_why(project):
     proc = devkit("build", str(project), "--arch", "armv7hf", "--json")
     assert "PaddlePaddle publishes no runtime for armhf" in proc.stderr

@@ -7,7 +7,6 @@ import re
 import zipfile
 from pathlib import Path
 
-import pytest
 from conftest import (
     CHECK_MODES_SUMMARY,
     CONTAINER_MARKS,
@@ -15,13 +14,6 @@ from conftest import (
 )
 
 pytestmark = CONTAINER_MARKS
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("containers") / "STPU"
-    devkit("new-backend", "STPU", "--out", str(path))
-    return path
 
 
 def test_aarch64_torch_cross_build(project):
