@@ -3,7 +3,7 @@ package index, two builds of one project at once, damaged or hostile archives, a
 each answered by one `error:` line with a fix, a non-zero exit, and nothing partial left behind.
 
 The container engine stopping mid-build is in test_engine_stop.py (it needs the engine);
-Ctrl-C and SIGTERM are there too; a project edited into C++ that does not compile is in
+Ctrl-C and SIGTERM are in test_containers.py; a project edited into C++ that does not compile is in
 test_e2e.py (its wheel is removed from dist/, not kept: an old wheel would look like the result).
 """
 
