@@ -266,10 +266,8 @@ def _images_in_the_background(
     items = request.session.items
     containers = sum(1 for item in items if item.get_closest_marker("container"))
     first = os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
-    if not first or not containers or containers == len(items) or os.environ.get("DEVKIT_NO_BACKGROUND_IMAGES"):
-        yield
-        return
-    if not Engine.available():
+    wanted = first and 0 < containers < len(items) and not os.environ.get("DEVKIT_NO_BACKGROUND_IMAGES")
+    if not wanted or not Engine.available():
         yield
         return
     log = Path(request.config.rootpath) / ".pytest_cache" / "images-background.log"

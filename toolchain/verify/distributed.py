@@ -60,5 +60,13 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
             "report.json",
             env=adapter.rank_env(options, session),
         )
-    report = report.with_fields(wheel=str(wheel), runner=session.runner.name, framework=framework.name)
-    return finish(report, options, report_dir, session.start, session.log)
+    return finish(
+        report,
+        options,
+        report_dir,
+        session.start,
+        session.log,
+        wheel=str(wheel),
+        runner=session.runner.name,
+        framework=framework.name,
+    )

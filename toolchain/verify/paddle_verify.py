@@ -64,8 +64,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
                 env=fallback_env,
             )
             report = report.merged([fallback])
-    report = report.with_fields(wheel=str(wheel), runner=session.runner.name)
-    return finish(report, options, report_dir, session.start, session.log)
+    return finish(report, options, report_dir, session.start, session.log, wheel=str(wheel), runner=session.runner.name)
 
 
 def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
@@ -74,8 +73,7 @@ def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> 
         report = session.run_report(
             f"kernel signatures on {options.recipe.name}", PAYLOAD, ["--only", "kernel-signatures"], "report.json"
         )
-    report = report.with_fields(wheel=str(wheel), runner=session.runner.name)
-    return finish(report, options, report_dir, session.start, session.log)
+    return finish(report, options, report_dir, session.start, session.log, wheel=str(wheel), runner=session.runner.name)
 
 
 def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:

@@ -257,8 +257,12 @@ def work_dir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def finish(report: Report, options: VerifyOptions, report_dir: Path, start: float, log: Path) -> VerifyResult:
+def finish(
+    report: Report, options: VerifyOptions, report_dir: Path, start: float, log: Path, **fields: Any
+) -> VerifyResult:
+    """The report completed (the caller's `fields`, e.g. wheel and runner, then the run's), written and plotted."""
     report = report.with_fields(
+        **fields,
         arch=options.recipe.name,
         model=options.model,
         modes=options.modes.as_json(),

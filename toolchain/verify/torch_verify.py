@@ -69,8 +69,16 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
                 env=torch_env(options, session, strict=False),
             )
             report = report.merged(fallback.checks)
-    report = report.with_fields(wheel=str(wheel), runner=session.runner.name, framework="torch")
-    return finish(report, options, report_dir, session.start, session.log)
+    return finish(
+        report,
+        options,
+        report_dir,
+        session.start,
+        session.log,
+        wheel=str(wheel),
+        runner=session.runner.name,
+        framework="torch",
+    )
 
 
 def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only: str, ops: str = "") -> VerifyResult:
@@ -84,8 +92,16 @@ def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only
             "report.json",
             env=torch_env(options, session, strict=True),
         )
-    report = report.with_fields(wheel=str(wheel), runner=session.runner.name, framework="torch")
-    return finish(report, options, report_dir, session.start, session.log)
+    return finish(
+        report,
+        options,
+        report_dir,
+        session.start,
+        session.log,
+        wheel=str(wheel),
+        runner=session.runner.name,
+        framework="torch",
+    )
 
 
 def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:
