@@ -6,6 +6,7 @@ import os
 import subprocess
 import tarfile
 import tempfile
+import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +138,7 @@ class ContainerRunner:
                 str(m.host.resolve()): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in self.mounts
             }
         tail: deque[str] = deque(maxlen=4000)
+        started = time.monotonic()
         container = None
         try:
             container = self.engine.client.containers.create(
@@ -191,7 +193,7 @@ class ContainerRunner:
                     container.remove(force=True)  # also on failure and Ctrl-C
                 except ENGINE_ERRORS:
                     pass
-        return outcome(step, returncode, "\n".join(tail), self.fix_hint)
+        return outcome(step, returncode, "\n".join(tail), self.fix_hint, started)
 
     # ---- copy mode (remote engines) -----------------------------------------
     def _copied(self) -> list[Mount]:

@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import tarfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,6 +178,7 @@ class Engine:
     ) -> ImageInfo:
         """Build from an in-memory tar context (classic builder: no buildx needed)."""
         log.parent.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
         with log.open("a") as out:
             try:
                 stream = self.client.api.build(
@@ -203,6 +205,9 @@ class Engine:
                         out.write(f"ERROR: {error}\n")
             except docker.errors.APIError as exc:
                 error = _short(exc)
+            out.write(
+                f"[devkit] image {tag}: {'failed' if error else 'built'} after {time.monotonic() - started:.1f} s\n"
+            )
         if error:
             raise EnvironmentProblem(
                 f"building image {tag} failed: {error.strip()}",

@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -100,10 +101,14 @@ def diagnostic_lines(lines: list[str], limit: int = 25) -> list[str]:
     return picked
 
 
-def outcome(step: Step, returncode: int, output: str, fix: str) -> str:
+def outcome(step: Step, returncode: int, output: str, fix: str, started: float) -> str:
     """The step's output when it succeeded with the plugin's device available; otherwise the
     error (a plugin that could not load its device library leaves the framework running on the
-    CPU, so the step itself may still exit 0: every check after it would fail for that reason)."""
+    CPU, so the step itself may still exit 0: every check after it would fail for that reason).
+
+    The log's last line for the step is how long it took (`started`: time.monotonic() before it)."""
+    with step.log.open("a") as log:
+        log.write(f"[devkit] {step.title}: exit {returncode} after {time.monotonic() - started:.1f} s\n")
     if returncode != 0:
         raise failure(step, returncode, output, fix)
     unavailable = _DEVICE_UNAVAILABLE.search(output)
@@ -195,6 +200,7 @@ class HostRunner:
         step.log.parent.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in {**os.environ, **step.env}.items() if v is not None}
         tail: deque[str] = deque(maxlen=4000)
+        started = time.monotonic()
         with step.log.open("a") as log, status(f"[bold]{step.title}[/]…") as live:
             log.write(f"$ {' '.join(step.argv)}\n")
             log.flush()
@@ -219,4 +225,4 @@ class HostRunner:
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait()
                 raise
-        return outcome(step, returncode, "\n".join(tail), self.fix_hint)
+        return outcome(step, returncode, "\n".join(tail), self.fix_hint, started)
