@@ -1,6 +1,6 @@
 """Runs inside an environment with paddlepaddle and the plugin wheel installed (benchmarks/run.py
-makes one). Prints one JSON object: op dispatch time and LeNet training step time, on the
-plugin's device and on Paddle's CPU place, measured alternately in one process.
+makes one). Prints one JSON object: op dispatch time, LeNet training step time and the device memory
+high-water mark, on the plugin's device and on Paddle's CPU place, measured alternately in one process.
 
     python device_vs_cpu.py DEVICE [--ops N] [--steps N]
 """
@@ -74,6 +74,8 @@ def main() -> None:
         "device": train_step_ms(args.device, args.steps),
         "cpu": train_step_ms("cpu", args.steps),
     }
+    # the device memory high-water mark: what Paddle's allocator held from the device
+    result["peak_device_memory_mb"] = paddle.device.max_memory_reserved(f"{args.device}:0") / 2**20
     print(json.dumps(result), flush=True)
     sys.stdout.flush()
     os._exit(0)

@@ -275,6 +275,18 @@ def mode_rows(figures: dict, prefix: str, step: str) -> list[tuple[str, str, str
                 ratio(d["train_step_ms"]["device"], d["train_step_ms"]["cpu"]),
             ),
         ]
+        if "empty_us" in d:
+            rows.append(
+                (
+                    f"{prefix}small tensor made and freed (stpu:0 {mode} vs CPU)",
+                    f"{d['empty_us']['device']:.1f} µs vs {d['empty_us']['cpu']:.1f} µs",
+                    ratio(d["empty_us"]["device"], d["empty_us"]["cpu"]),
+                )
+            )
+        if "peak_device_memory_mb" in d:
+            rows.append(
+                (f"{step}: device memory high-water mark (stpu:0 {mode})", f"{d['peak_device_memory_mb']:.1f} MiB", "")
+            )
     return rows
 
 

@@ -1,5 +1,6 @@
 """Runs inside an environment with torch and the PyTorch adapter wheel installed (benchmarks/run.py
-makes one). Prints one JSON object: tiny-op dispatch time and LeNet training step time, on the
+makes one). Prints one JSON object: tiny-op dispatch time, a small tensor's allocation round trip, LeNet
+training step time and the device memory high-water mark of those steps, on the
 adapter's device and on torch's CPU, measured alternately in one process.
 
     python torch_vs_cpu.py DEVICE [--ops N] [--steps N]
@@ -30,6 +31,16 @@ def dispatch_us(device: str, n: int) -> float:
     for _ in range(n):
         x = x + one
     x.cpu()  # wait for the result
+    return (time.perf_counter() - start) / n * 1e6
+
+
+def empty_us(device: str, n: int) -> float:
+    """Mean microseconds to make and free a small tensor (the allocator's round trip)."""
+    for _ in range(50):
+        torch.empty(4, device=device)
+    start = time.perf_counter()
+    for _ in range(n):
+        torch.empty(4, device=device)
     return (time.perf_counter() - start) / n * 1e6
 
 
@@ -67,9 +78,16 @@ def main() -> None:
     d1, c1 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
     d2, c2 = dispatch_us(args.device, args.ops), dispatch_us("cpu", args.ops)
     result["dispatch_us"] = {"device": min(d1, d2), "cpu": min(c1, c2)}
+    e1, c1 = empty_us(args.device, args.ops), empty_us("cpu", args.ops)
+    e2, c2 = empty_us(args.device, args.ops), empty_us("cpu", args.ops)
+    result["empty_us"] = {"device": min(e1, e2), "cpu": min(c1, c2)}
+    module = getattr(torch, args.device)
+    module.reset_peak_memory_stats()
     s1, t1 = train_step_ms(args.device, args.steps), train_step_ms("cpu", args.steps)
     s2, t2 = train_step_ms(args.device, args.steps), train_step_ms("cpu", args.steps)
     result["train_step_ms"] = {"device": min(s1, s2), "cpu": min(t1, t2)}
+    # the device memory high-water mark of those steps: what the allocator held from the device
+    result["peak_device_memory_mb"] = module.max_memory_reserved() / 2**20
     result["fallbacks"] = dict(getattr(torch, args.device).fallback_counts())
     print(json.dumps(result), flush=True)
 

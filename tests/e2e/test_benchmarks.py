@@ -33,11 +33,17 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
             assert set(results["device_vs_cpu"][mode][key]) == {"device", "cpu"}
             assert set(torch["modes"][mode][key]) == {"device", "cpu"}
         assert torch["modes"][mode]["fallbacks"] == {}
+        assert set(torch["modes"][mode]["empty_us"]) == {"device", "cpu"}
+        # a device memory high-water mark per framework: what each allocator held from the device
+        assert results["device_vs_cpu"][mode]["peak_device_memory_mb"] > 0
+        assert torch["modes"][mode]["peak_device_memory_mb"] > 0
     table = (tmp_path / "short.md").read_text()
     for row in (
         "| torch LeNet training step, batch 64, Adam (stpu:0 async vs CPU) |",
         "| LeNet training step, batch 64 (stpu:0 inline vs CPU) |",
         "| verify end to end, x86_64 native: async device vs inline |",
         "| one-kernel edit rebuild (host) |",
+        "| torch small tensor made and freed (stpu:0 async vs CPU) |",
+        "| LeNet training step, batch 64: device memory high-water mark (stpu:0 async) |",
     ):
         assert row in table

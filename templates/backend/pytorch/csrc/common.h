@@ -12,21 +12,14 @@
 #include <string>
 
 #include "{{ p }}_device.h"
+#include "runtime/device.h"
+#include "runtime/storage.h"
+#include "runtime/streams.h"
 
 namespace torch_{{ p }} {
 
-// ---- runtime (runtime.cpp) ------------------------------------------------------
-
-// The current stream of the current device (what kernels submit to).
-{{ p }}_stream_t current_stream();
-
-// Grows (or shrinks) a device storage to nbytes, keeping its contents (resize_).
-void resize_device_storage(const c10::Storage& storage, size_t nbytes);
-
 // ---- device-library calls -------------------------------------------------------
-
-// Throws a c10::Error naming the device op when a call fails.
-void check({{ p }}_status_t status, const char* op);
+// check(), the current device and stream, storage resizes: runtime/
 
 // Names the torch op the following device-library calls run for, in
 // {{ NAME }}_DUMP_OP_ARGS / {{ NAME }}_AUTOCOMPARE output; unnamed again at scope exit.
@@ -70,6 +63,16 @@ bool fallback_requested(const std::string& op);
 
 // The boxed CPU fallback (counts the op; refuses under {{ NAME }}_STRICT_FALLBACK=1).
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// True when every tensor is a float32 tensor on the device (what gemm and convolution take).
+inline bool float32_device(std::initializer_list<const at::Tensor*> ts) {
+  for (const at::Tensor* t : ts)
+    if (t->scalar_type() != at::kFloat || t->device().type() != c10::DeviceType::PrivateUse1) return false;
+  return true;
+}
+
+// True for float32 and float64 tensors (what the pooling, softmax and loss ops take).
+inline bool float_or_double(const at::Tensor& t) { return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble; }
 
 // ---- dtypes at the kernel entry ----------------------------------------------------
 // False when an argument is a tensor (or a dtype) the device library has no ops for.

@@ -1,5 +1,5 @@
 // Element-wise kernels: add/sub/mul/div with numpy broadcasting and type promotion,
-// comparisons, neg, relu and its backward, sqrt, and the compound updates optimizers use
+// comparisons, neg, and the compound updates optimizers use
 // (addcmul_, addcdiv_, lerp_). Each is a composition of device-library ops.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
@@ -156,42 +156,7 @@ at::Tensor& eq_tensor_out(const at::Tensor& self, const at::Tensor& other, at::T
   return r ? store(*r, out) : run_on_cpu<ATEN_OP2(eq, Tensor_out)>(self, other, out);
 }
 
-// ---- unary ---------------------------------------------------------------------------
-std::optional<at::Tensor> unary(const at::Tensor& self, {{ p }}_unary_op_t op) {
-  if (self.scalar_type() != at::kFloat && self.scalar_type() != at::kDouble) return std::nullopt;
-  const c10::DeviceGuard guard(self.device());
-  at::Tensor x = contiguous(self);
-  at::Tensor out = empty_device(self.sizes(), self.options());
-  if (out.numel() > 0)
-    check({{ p }}_unary(current_stream(), op, device_dtype(self.scalar_type()), x.const_data_ptr(), out.data_ptr(), x.numel()),
-          "unary");
-  return out;
-}
-
-at::Tensor relu(const at::Tensor& self) {
-  KernelName k("aten::relu");
-  auto r = unary(self, {{ NAME }}_UNARY_RELU);
-  return r ? *r : run_on_cpu<ATEN_OP(relu)>(self);
-}
-
-at::Tensor& relu_(at::Tensor& self) {
-  KernelName k("aten::relu_");
-  auto r = unary(self, {{ NAME }}_UNARY_RELU);
-  return r ? store(*r, self) : run_on_cpu<ATEN_OP(relu_)>(self);
-}
-
-at::Tensor sqrt(const at::Tensor& self) {
-  KernelName k("aten::sqrt");
-  auto r = unary(self, {{ NAME }}_UNARY_SQRT);
-  return r ? *r : run_on_cpu<ATEN_OP(sqrt)>(self);
-}
-
-at::Tensor& sqrt_out(const at::Tensor& self, at::Tensor& out) {
-  KernelName k("aten::sqrt.out");
-  auto r = unary(self, {{ NAME }}_UNARY_SQRT);
-  return r ? store(*r, out) : run_on_cpu<ATEN_OP2(sqrt, out)>(self, out);
-}
-
+// ---- negation ------------------------------------------------------------------------
 // -self (sub's backward): a device scale by -1.
 std::optional<at::Tensor> negated(const at::Tensor& self) {
   if (!is_device_dtype(self.scalar_type()) || self.scalar_type() == at::kBool) return std::nullopt;
@@ -209,25 +174,6 @@ at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
   KernelName k("aten::neg.out");
   auto r = negated(self);
   return r ? store(*r, out) : run_on_cpu<ATEN_OP2(neg, out)>(self, out);
-}
-
-// grad_input = self <= threshold ? 0 : grad. The device's relu gradient is exactly that
-// for threshold 0 (relu's backward, given its output or input).
-at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
-  KernelName k("aten::threshold_backward");
-  const bool ok = threshold.toDouble() == 0.0 && grad.scalar_type() == self.scalar_type() &&
-                  (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble) &&
-                  grad.device() == self.device();
-  if (!ok) return run_on_cpu<ATEN_OP(threshold_backward)>(grad, self, threshold);
-  const auto sizes = at::infer_size(grad.sizes(), self.sizes());
-  const c10::DeviceGuard guard(self.device());
-  at::Tensor y = contiguous(self.expand(sizes)), g = contiguous(grad.expand(sizes));
-  at::Tensor out = empty_device(sizes, self.options());
-  if (out.numel() > 0)
-    check({{ p }}_unary_grad(current_stream(), {{ NAME }}_UNARY_RELU, device_dtype(self.scalar_type()), y.const_data_ptr(),
-                          g.const_data_ptr(), out.data_ptr(), out.numel()),
-          "unary_grad");
-  return out;
 }
 
 // ---- optimizer updates -----------------------------------------------------------------
@@ -287,10 +233,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
       .impl("div.Tensor", TORCH_FN(div)).impl("div_.Tensor", TORCH_FN(div_)).impl("div.out", TORCH_FN(div_out))
       .impl("eq.Tensor", TORCH_FN(eq_tensor)).impl("eq.Scalar", TORCH_FN(eq_scalar))
       .impl("eq.Tensor_out", TORCH_FN(eq_tensor_out))
-      .impl("relu", TORCH_FN(relu)).impl("relu_", TORCH_FN(relu_))
       .impl("neg", TORCH_FN(neg)).impl("neg.out", TORCH_FN(neg_out))
-      .impl("sqrt", TORCH_FN(sqrt)).impl("sqrt.out", TORCH_FN(sqrt_out))
-      .impl("threshold_backward", TORCH_FN(threshold_backward))
       .impl("addcmul_", TORCH_FN(addcmul_)).impl("addcdiv_", TORCH_FN(addcdiv_))
       .impl("lerp_.Scalar", TORCH_FN(lerp_scalar_));
 }

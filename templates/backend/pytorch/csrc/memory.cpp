@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common.h"
+#include "runtime/caching_allocator.h"
 
 namespace torch_{{ p }} {
 
@@ -310,25 +311,11 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return host.item();
 }
 
-// ---- fill ---------------------------------------------------------------------------
-at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
-  KernelName k("aten::fill_.Scalar");
-  if (!is_device_dtype(self.scalar_type())) return run_on_cpu<ATEN_OP2(fill_, Scalar)>(self, value);
-  if (self.numel() == 0) return self;
-  const c10::DeviceGuard guard(self.device());
-  at::Tensor dense = self.is_contiguous() ? self : empty_device(self.sizes(), self.options());
-  const double v = value.isBoolean() ? static_cast<double>(value.toBool()) : value.toDouble();
-  check({{ p }}_fill(current_stream(), device_dtype(self.scalar_type()), dense.data_ptr(), self.numel(), v), "fill");
-  copy_into(dense, self);
-  return self;
+// tensor.record_stream(s): its block is not reused before the work queued on `s` by the time
+// the tensor is freed has run.
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  caching_allocator().recordStream(self.storage().data_ptr(), stream);
 }
-
-at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
-  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(), " dimensions.");
-  return fill_scalar(self, value.item());
-}
-
-at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
 
 }  // namespace
 
@@ -347,9 +334,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
       .impl_any_dtype("_copy_from", TORCH_FN(copy_from))
       .impl_any_dtype("_copy_from_and_resize", TORCH_FN(copy_from_and_resize))
       .impl_any_dtype("_local_scalar_dense", TORCH_FN(local_scalar_dense))
-      .impl("fill_.Scalar", TORCH_FN(fill_scalar))
-      .impl("fill_.Tensor", TORCH_FN(fill_tensor))
-      .impl("zero_", TORCH_FN(zero_));
+      .impl_any_dtype("record_stream", TORCH_FN(record_stream));
 }
 
 // copy_from resolves conjugate and negative views itself (copy_views): the fallbacks of those

@@ -94,17 +94,48 @@ def initial_seed() -> int:
     return int(_ops.initial_seed(current_device()))
 
 
-# ---- memory (the device library's accounting) ----------------------------------------------
+# ---- memory (the caching allocator's accounting) -------------------------------------------
+def memory_stats(device=None) -> dict[str, int]:
+    """The caching allocator's counters for the device, with torch.cuda.memory_stats()' keys
+    (allocated_bytes: blocks in use by tensors; reserved_bytes: held from the device library,
+    in use or cached; num_device_alloc: calls into the device library)."""
+    names, values = _ops.memory_stats(_index(device))
+    return dict(sorted(zip(names, (int(v) for v in values))))
+
+
 def memory_allocated(device=None) -> int:
-    return int(_ops.memory_stats(_index(device))[0])
+    return memory_stats(device)["allocated_bytes.all.current"]
 
 
 def max_memory_allocated(device=None) -> int:
-    return int(_ops.memory_stats(_index(device))[1])
+    return memory_stats(device)["allocated_bytes.all.peak"]
+
+
+def memory_reserved(device=None) -> int:
+    return memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device=None) -> int:
+    return memory_stats(device)["reserved_bytes.all.peak"]
 
 
 def reset_peak_memory_stats(device=None) -> None:
     _ops.reset_peak_memory_stats(_index(device))
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    _ops.reset_accumulated_memory_stats(_index(device))
+
+
+def empty_cache() -> None:
+    """Gives the memory the allocator caches (not what tensors use) back to the device library."""
+    _ops.empty_cache()
+
+
+def mem_get_info(device=None) -> tuple[int, int]:
+    """(free, total) bytes of the device as the device library counts them (cached memory is not free)."""
+    free, total = _ops.mem_get_info(_index(device))
+    return int(free), int(total)
 
 
 # ---- streams and events ----------------------------------------------------------------

@@ -1,6 +1,6 @@
-// Random fills: normal_ and uniform_. The device library's counter-based generator
-// expands a 64-bit seed drawn from the tensor's (or the device's default) generator, so
-// a seeded run repeats on every architecture.
+// Creation (device/src/creation_ops.cc): fill_, zero_, and the random fills normal_ and
+// uniform_. The device library's counter-based generator expands a 64-bit seed drawn from the
+// tensor's (or the device's default) generator, so a seeded run repeats on every architecture.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 
@@ -16,7 +16,7 @@ uint64_t next_seed(std::optional<at::Generator> gen, const at::Device& device) {
                         ? *gen
                         : at::detail::getPrivateUse1Hooks().getDefaultGenerator(device.index());
   TORCH_CHECK(g.device().type() == c10::DeviceType::PrivateUse1, "expected a {{ device_type }} generator, got one for ", g.device());
-  // Our generators are CPU generators labelled {{ device_type }} (runtime.cpp).
+  // Our generators are CPU generators labelled {{ device_type }} (runtime/generator.cpp).
   auto* impl = static_cast<at::CPUGeneratorImpl*>(g.unsafeGetGeneratorImpl());
   std::lock_guard<std::mutex> lock(g.mutex());
   return impl->random64();
@@ -50,10 +50,34 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
   });
 }
 
+// ---- fill ---------------------------------------------------------------------------
+at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
+  KernelName k("aten::fill_.Scalar");
+  if (!is_device_dtype(self.scalar_type())) return run_on_cpu<ATEN_OP2(fill_, Scalar)>(self, value);
+  if (self.numel() == 0) return self;
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor dense = self.is_contiguous() ? self : empty_device(self.sizes(), self.options());
+  const double v = value.isBoolean() ? static_cast<double>(value.toBool()) : value.toDouble();
+  check({{ p }}_fill(current_stream(), device_dtype(self.scalar_type()), dense.data_ptr(), self.numel(), v), "fill");
+  copy_into(dense, self);
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(), " dimensions.");
+  return fill_scalar(self, value.item());
+}
+
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m).impl("normal_", TORCH_FN(normal_)).impl("uniform_", TORCH_FN(uniform_));
+  Kernels(m)
+      .impl("normal_", TORCH_FN(normal_)).impl("uniform_", TORCH_FN(uniform_))
+      .impl("fill_.Scalar", TORCH_FN(fill_scalar))
+      .impl("fill_.Tensor", TORCH_FN(fill_tensor))
+      .impl("zero_", TORCH_FN(zero_));
 }
 
 }  // namespace torch_{{ p }}

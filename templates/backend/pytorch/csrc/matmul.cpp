@@ -1,0 +1,131 @@
+// Matrix products (device/src/matmul_ops.cc): mm, addmm, bmm on the device gemm, in float32;
+// other dtypes take the CPU from inside the kernel.
+
+#include "common.h"
+
+namespace torch_{{ p }} {
+namespace {
+
+// ---- matrix products ------------------------------------------------------------------
+// A 2-D operand for gemm: row-major with leading dimension `ld`, or the transpose of one
+// (a .t() view costs no copy); anything else is made contiguous first.
+struct GemmOperand {
+  at::Tensor t;
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+GemmOperand gemm_operand(const at::Tensor& m) {
+  const int64_t rows = m.size(0), cols = m.size(1);
+  if (m.stride(1) == 1 && m.stride(0) >= std::max<int64_t>(1, cols)) return {m, false, m.stride(0)};
+  if (m.stride(0) == 1 && m.stride(1) >= std::max<int64_t>(1, rows)) return {m, true, m.stride(1)};
+  at::Tensor c = contiguous(m);
+  return {c, false, std::max<int64_t>(1, cols)};
+}
+
+// out[M,N] (contiguous, float32) = alpha * a @ b + beta * out
+void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum: out = beta * out
+    check({{ p }}_scale(current_stream(), {{ NAME }}_FLOAT32, out.const_data_ptr(), out.data_ptr(), out.numel(), beta, 0, 1), "scale");
+    return;
+  }
+  GemmOperand A = gemm_operand(a), B = gemm_operand(b);
+  check({{ p }}_gemm(current_stream(), A.trans, B.trans, m, n, k, static_cast<float>(alpha), A.t.const_data_ptr<float>(), A.ld,
+                  B.t.const_data_ptr<float>(), B.ld, static_cast<float>(beta), out.data_ptr<float>(), n),
+        "gemm");
+}
+
+at::Tensor mm_device(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "mm: both arguments must be 2-D, got ", self.dim(), "-D and ", mat2.dim(), "-D");
+  TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x", self.size(1),
+              " and ", mat2.size(0), "x", mat2.size(1), ")");
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_device({self.size(0), mat2.size(1)}, self.options());
+  if (self.size(1) == 0) return out.zero_();
+  gemm(self, mat2, out, 1.0, 0.0);
+  return out;
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  KernelName k("aten::mm");
+  if (!float32_device({&self, &mat2})) return run_on_cpu<ATEN_OP(mm)>(self, mat2);
+  return mm_device(self, mat2);
+}
+
+at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  KernelName k("aten::mm.out");
+  if (!float32_device({&self, &mat2, &out})) return run_on_cpu<ATEN_OP2(mm, out)>(self, mat2, out);
+  return store(mm_device(self, mat2), out);
+}
+
+at::Tensor addmm_device(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                        const at::Scalar& alpha) {
+  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "addmm: mat1 and mat2 must be 2-D");
+  TORCH_CHECK(mat1.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", mat1.size(0), "x", mat1.size(1),
+              " and ", mat2.size(0), "x", mat2.size(1), ")");
+  const c10::DeviceGuard guard(mat1.device());
+  const std::vector<int64_t> sizes{mat1.size(0), mat2.size(1)};
+  at::Tensor out = empty_device(sizes, mat1.options());
+  if (out.numel() == 0) return out;
+  const double b = beta.toDouble();
+  if (b == 0.0) {  // self is ignored, NaNs included (as in PyTorch)
+    out.zero_();
+  } else {
+    at::Tensor s = contiguous(self);
+    {{ p }}_shape_t ss = shape_of(s.sizes()), os = shape_of(sizes);
+    check({{ p }}_broadcast(current_stream(), {{ NAME }}_FLOAT32, s.const_data_ptr(), &ss, out.data_ptr(), &os), "broadcast");
+  }
+  gemm(mat1, mat2, out, alpha.toDouble(), b);
+  return out;
+}
+
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  KernelName k("aten::addmm");
+  if (!float32_device({&self, &mat1, &mat2})) return run_on_cpu<ATEN_OP(addmm)>(self, mat1, mat2, beta, alpha);
+  return addmm_device(self, mat1, mat2, beta, alpha);
+}
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out) {
+  KernelName k("aten::addmm.out");
+  if (!float32_device({&self, &mat1, &mat2, &out})) return run_on_cpu<ATEN_OP2(addmm, out)>(self, mat1, mat2, beta, alpha, out);
+  return store(addmm_device(self, mat1, mat2, beta, alpha), out);
+}
+
+at::Tensor bmm_device(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dim() == 3 && mat2.dim() == 3, "bmm: both arguments must be 3-D");
+  TORCH_CHECK(self.size(0) == mat2.size(0) && self.size(2) == mat2.size(1), "bmm: shapes cannot be multiplied (",
+              self.sizes(), " and ", mat2.sizes(), ")");
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_device({self.size(0), self.size(1), mat2.size(2)}, self.options());
+  if (out.numel() == 0) return out;
+  if (self.size(2) == 0) return out.zero_();
+  for (int64_t i = 0; i < self.size(0); ++i) gemm(self[i], mat2[i], out[i], 1.0, 0.0);  // one launch per matrix
+  return out;
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  KernelName k("aten::bmm");
+  if (!float32_device({&self, &mat2})) return run_on_cpu<ATEN_OP(bmm)>(self, mat2);
+  return bmm_device(self, mat2);
+}
+
+at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  KernelName k("aten::bmm.out");
+  if (!float32_device({&self, &mat2, &out})) return run_on_cpu<ATEN_OP2(bmm, out)>(self, mat2, out);
+  return store(bmm_device(self, mat2), out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  Kernels(m)
+      .impl("mm", TORCH_FN(mm)).impl("mm.out", TORCH_FN(mm_out))
+      .impl("addmm", TORCH_FN(addmm)).impl("addmm.out", TORCH_FN(addmm_out))
+      .impl("bmm", TORCH_FN(bmm)).impl("bmm.out", TORCH_FN(bmm_out));
+}
+
+}  // namespace torch_{{ p }}

@@ -1,0 +1,97 @@
+// The ops torch_{{ p }} calls from Python (torch.ops.{{ p }}.*): devices, memory, seeds, streams
+// and the build this library is; fallback_counts, reset_fallback_counts and skipped_kernels
+// are in fallback.cpp.
+#include <torch/library.h>
+#include <torch/version.h>
+
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "runtime/caching_allocator.h"
+#include "runtime/device.h"
+#include "runtime/generator.h"
+#include "runtime/streams.h"
+
+namespace torch_{{ p }} {
+
+// What devkit check-abi reads from the binary (strings / pyelftools): the torch
+// release and C++ ABI this library is compiled for. `used` keeps it through linking.
+extern "C" __attribute__((used, visibility("default"))) const char {{ p }}_torch_build_info[] =
+    "{{ p }}-torch-build: torch=" {{ NAME }}_TORCH_VERSION " cxx11_abi=" C10_STRINGIZE({{ NAME }}_TORCH_CXX11_ABI)
+    " plugin=" {{ NAME }}_PLUGIN_VERSION;
+
+namespace {
+
+int64_t py_device_count() { return device_count(); }
+
+// The caching allocator's counters (torch.cuda.memory_stats() keys), as names and values.
+std::tuple<std::vector<std::string>, std::vector<int64_t>> memory_stats(int64_t device) {
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
+  for (auto& [name, value] : caching_allocator().stats(static_cast<c10::DeviceIndex>(device)).named()) {
+    names.push_back(name);
+    values.push_back(value);
+  }
+  return {names, values};
+}
+
+void reset_peak_memory_stats(int64_t device) {
+  check_index(static_cast<c10::DeviceIndex>(device));
+  caching_allocator().resetPeakStats(static_cast<c10::DeviceIndex>(device));
+}
+
+void reset_accumulated_memory_stats(int64_t device) {
+  check_index(static_cast<c10::DeviceIndex>(device));
+  caching_allocator().resetAccumulatedStats(static_cast<c10::DeviceIndex>(device));
+}
+
+void empty_cache() { caching_allocator().emptyCache(); }
+
+// [free, total] bytes of the device (the device library's view: what the cache holds is not free).
+std::vector<int64_t> mem_get_info(int64_t device) {
+  check_index(static_cast<c10::DeviceIndex>(device));
+  size_t total = 0, free_bytes = 0;
+  check({{ p }}_mem_info(static_cast<int>(device), &total, &free_bytes), "mem_info");
+  return {static_cast<int64_t>(free_bytes), static_cast<int64_t>(total)};
+}
+
+void manual_seed(int64_t seed, int64_t device) {
+  auto gen = default_generator(static_cast<c10::DeviceIndex>(device));
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_current_seed(static_cast<uint64_t>(seed));
+}
+
+int64_t initial_seed(int64_t device) {
+  return static_cast<int64_t>(default_generator(static_cast<c10::DeviceIndex>(device)).current_seed());
+}
+
+int64_t current_stream_id(int64_t device) {
+  return Streams::get().current(static_cast<c10::DeviceIndex>(device)).id();
+}
+
+// What torch.<device>.synchronize() means, as in CUDA: all work of the device, every stream.
+void synchronize_device(int64_t device) {
+  check({{ p }}_device_synchronize(static_cast<int>(device)), "device_synchronize");
+}
+
+std::string build_info() { return {{ p }}_torch_build_info; }
+
+}  // namespace
+
+TORCH_LIBRARY({{ p }}, m) {
+  m.def("device_count() -> int", &py_device_count);
+  m.def("memory_stats(int device) -> (str[], int[])", &memory_stats);
+  m.def("reset_peak_memory_stats(int device) -> ()", &reset_peak_memory_stats);
+  m.def("reset_accumulated_memory_stats(int device) -> ()", &reset_accumulated_memory_stats);
+  m.def("empty_cache() -> ()", &empty_cache);
+  m.def("mem_get_info(int device) -> int[]", &mem_get_info);
+  m.def("manual_seed(int seed, int device) -> ()", &manual_seed);
+  m.def("initial_seed(int device) -> int", &initial_seed);
+  m.def("current_stream_id(int device) -> int", &current_stream_id);
+  m.def("synchronize(int device) -> ()", &synchronize_device);
+  m.def("build_info() -> str", &build_info);
+}
+
+}  // namespace torch_{{ p }}
