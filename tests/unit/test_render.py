@@ -12,7 +12,7 @@ EXPECTED = [
     "README.md",
     "compile.sh",
     "cmake/FindPaddle.cmake",
-    "build_support/paddle_pin.py",
+    "build_support/framework_pin.py",
     "device/include/npu_x_device.h",
     "device/src/device.cc",
     "device/src/matmul_ops.cc",

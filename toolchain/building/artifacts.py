@@ -86,6 +86,6 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
         found = ", ".join(str(r) for r in paddle_pins) or "no paddlepaddle"
         raise BuildFailure(
             f"{wheel.name} requires {found}, expected paddlepaddle=={paddle_version}",
-            "keep the paddle_pin dynamic-metadata provider in the project's pyproject.toml",
+            "keep the framework_pin dynamic-metadata provider in the project's pyproject.toml",
         )
     return {"name": str(name), "version": str(version), "tag": tag, "libraries": libs}

@@ -247,7 +247,7 @@ def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) ->
         found = ", ".join(map(str, pins)) or "no torch"
         raise BuildFailure(
             f"{wheel.name} requires {found}, expected torch=={version}",
-            "keep the torch_pin dynamic-metadata provider in pytorch/pyproject.toml",
+            "keep the framework_pin dynamic-metadata provider in pytorch/pyproject.toml",
         )
     if not is_torch_wheel(wheel):
         raise BuildFailure(

@@ -18,10 +18,12 @@ if not TOL:
 FORWARD: Tolerance = {"rtol": TOL["op_rtol"], "atol": TOL["op_atol"]}
 BACKWARD: Tolerance = {"rtol": TOL["grad_rtol"], "atol": TOL["grad_atol"]}
 # Registered kernels the op cases reach only from inside other kernels (the dispatcher calls them
-# below a Python dispatch mode), or that every case uses: exempt from the coverage check.
+# below a Python dispatch mode), that every case uses, or that compute nothing to compare with
+# the CPU (record_stream: the allocator's; the adapter's own tests cover it): exempt from the
+# coverage check.
 INFRASTRUCTURE = re.compile(
     r"^aten::(empty\.memory_format|empty_strided|_copy_from|_copy_from_and_resize|as_strided|view|"
-    r"_reshape_alias|resize_|set_\..*|_local_scalar_dense)$"
+    r"_reshape_alias|resize_|set_\..*|_local_scalar_dense|record_stream)$"
 )
 
 

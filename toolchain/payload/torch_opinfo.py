@@ -54,6 +54,7 @@ INFRASTRUCTURE = {
     "zero_",
     "view_as_real",
     "view_as_complex",
+    "record_stream",
 }
 
 

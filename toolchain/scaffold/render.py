@@ -16,6 +16,7 @@ from ..project.recipes import find_recipe
 from ..util.errors import InputError
 from ..util.fsutil import staging_dir
 from ..util.resources import resource_dir
+from .c_api import STUBS_FILE
 from .flavours import Flavour, host_backed
 
 PLUGIN_VERSION = "0.1.0"
@@ -102,4 +103,8 @@ def render_backend(
             if os.access(src, os.X_OK):
                 dest.chmod(dest.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
             written.append(target_rel)
+        if flavour.stubs:  # the C API ops the flavour's device library leaves out (c_api.py)
+            rel = f"device/{STUBS_FILE}"
+            (stage / rel).write_text(env.from_string(flavour.stubs).render(context))
+            written.append(rel)
     return RenderResult(out_dir=out_dir, files=tuple(written))

@@ -4,13 +4,11 @@
 // Use it to isolate a suspect kernel without rebuilding.
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include "paddle/phi/common/backend.h"
 #include "paddle/phi/core/custom_kernel.h"
+#include "op_patterns.h"
 
 namespace {{ p }}_kernels {
 
@@ -20,29 +18,13 @@ constexpr char kUnimplemented[] = "{{ unregistered.paddle | join(',') }}";
 
 namespace {
 
-std::vector<std::regex> parse_patterns(const char* spec) {
-  std::vector<std::regex> patterns;
-  std::stringstream items(spec);
-  for (std::string item; std::getline(items, item, ',');) {
-    if (item.empty()) continue;
-    try {
-      patterns.emplace_back(item);
-    } catch (const std::regex_error&) {
-      std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS: ignoring invalid regex '%s'\n", item.c_str());
-    }
-  }
-  return patterns;
-}
-
 // Removes our kernels whose names match; returns " name1, name2" of those removed.
-std::string remove_kernels(const std::vector<std::regex>& patterns) {
+std::string remove_kernels(const {{ p }}::core::OpPatterns& patterns) {
   const phi::Backend ours = paddle::experimental::StringToBackend("{{ device_type }}");
   auto& kernels = phi::CustomKernelMap::Instance().Kernels();
   std::string removed;
   for (auto it = kernels.begin(); it != kernels.end();) {
-    bool match = false;
-    for (const auto& re : patterns) match = match || std::regex_match(it->first, re);
-    if (match) {
+    if (patterns.matches(it->first)) {
       auto& keys = it->second;
       for (auto k = keys.begin(); k != keys.end();) {
         k = k->first.backend() == ours ? keys.erase(k) : std::next(k);
@@ -60,10 +42,10 @@ std::string remove_kernels(const std::vector<std::regex>& patterns) {
 // Called from InitPlugin: Paddle has loaded the library (our kernels sit in its
 // custom-kernel map) and moves them into its kernel factory after InitPlugin returns.
 void ApplyFallbackOps() {
-  if (kUnimplemented[0]) remove_kernels(parse_patterns(kUnimplemented));
+  if (kUnimplemented[0]) remove_kernels({{ p }}::core::OpPatterns(kUnimplemented, "the unimplemented kernels"));
   const char* spec = std::getenv("{{ NAME }}_FALLBACK_OPS");
   if (!spec || !*spec) return;
-  const std::string removed = remove_kernels(parse_patterns(spec));
+  const std::string removed = remove_kernels({{ p }}::core::OpPatterns(spec, "{{ NAME }}_FALLBACK_OPS"));
   std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS=%s: not registering%s; these ops run on the CPU\n",
                spec, removed.empty() ? " nothing (no kernel matched)" : removed.c_str());
 }

@@ -26,13 +26,6 @@
 #include "debug.h"
 #include "internal.h"
 
-#ifdef {{ NAME }}_SDK_BUILD_INFO
-// The vendor SDK this library was built against ([tool.devkit.sdk]: name=version), for
-// whoever asks which SDK a plugin needs (devkit reads it from the ELF file).
-extern "C" __attribute__((visibility("default"), used)) const char {{ p }}_sdk_build_info[] =
-    "{{ p }}-sdk-build: " {{ NAME }}_SDK_BUILD_INFO;
-#endif
-
 namespace {{ p }} {
 
 namespace {
@@ -201,28 +194,6 @@ void run_chunks(int64_t n, int64_t threads, const std::function<void(int64_t, in
 using namespace {{ p }};  // NOLINT
 
 extern "C" {
-
-const char* {{ p }}_status_string({{ p }}_status_t status) {
-  switch (status) {
-    case {{ NAME }}_OK: return "ok";
-    case {{ NAME }}_ERROR_INVALID_VALUE: return "invalid value";
-    case {{ NAME }}_ERROR_OUT_OF_MEMORY: return "out of device memory";
-    case {{ NAME }}_ERROR_NOT_READY: return "not ready";
-    case {{ NAME }}_ERROR_UNSUPPORTED: return "unsupported";
-    case {{ NAME }}_ERROR_PEER: return "a peer rank failed";
-  }
-  return "unknown status";
-}
-
-size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
-  switch (dtype) {
-    case {{ NAME }}_BOOL: case {{ NAME }}_UINT8: case {{ NAME }}_INT8: return 1;
-    case {{ NAME }}_INT16: return 2;
-    case {{ NAME }}_INT32: case {{ NAME }}_FLOAT32: return 4;
-    case {{ NAME }}_INT64: case {{ NAME }}_FLOAT64: return 8;
-  }
-  return 0;
-}
 
 {{ p }}_status_t {{ p }}_device_count(int* count) {
   if (!count) return {{ NAME }}_ERROR_INVALID_VALUE;

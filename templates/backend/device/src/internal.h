@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 
+#include "core.h"
 #include "{{ p }}_device.h"
 
 namespace {{ p }} {

@@ -49,7 +49,6 @@ long env_long(const char* name, long fallback) {
   return n;
 }
 
-thread_local std::string g_error_detail;  // what {{ p }}_error_detail returns
 thread_local std::string g_failure_reason;  // set by failing work, taken where its status is
 std::atomic<const char*> g_last_op{"none yet"};
 
@@ -114,8 +113,7 @@ const char* last_op() { return g_last_op.load(std::memory_order_relaxed); }
 void set_failure_reason(std::string reason) { g_failure_reason = std::move(reason); }
 
 {{ p }}_status_t fail_call(const char* call, {{ p }}_status_t status, const std::string& reason) {
-  g_error_detail = std::string(call) + " failed: " + {{ p }}_status_string(status) + ": " + reason;
-  return status;
+  return core::fail(call, status, reason);
 }
 
 namespace {
@@ -133,10 +131,11 @@ void mark_initialised() {
 bool forked_child() { return g_forked.load(std::memory_order_relaxed); }
 
 {{ p }}_status_t refuse_in_forked_child(const char* call) {
-  g_error_detail = std::string(call) +
-                   ": the {{ NAME }} device cannot be used in a process forked after it was initialised (its memory "
-                   "and queues belong to the parent); start such workers with the 'spawn' or 'forkserver' method "
-                   "(multiprocessing_context='spawn' for a DataLoader), or use the device in the parent only";
+  core::set_error_detail(std::string(call) +
+                         ": the {{ NAME }} device cannot be used in a process forked after it was initialised (its memory "
+                         "and queues belong to the parent); start such workers with the 'spawn' or 'forkserver' "
+                         "method (multiprocessing_context='spawn' for a DataLoader), or use the device in the parent "
+                         "only");
   return {{ NAME }}_ERROR_UNSUPPORTED;
 }
 
@@ -483,8 +482,8 @@ StreamQueue& queue_of({{ p }}_stream_t s) {
   q.wait_until(target);
   const QueueError e = q.error_up_to(target, whole);
   if (e.status == {{ NAME }}_OK) return {{ NAME }}_OK;
-  g_error_detail = std::string(e.op) + " (queued on device " + std::to_string(s->device) +
-                   ") failed: " + {{ p }}_status_string(e.status) + (e.reason.empty() ? "" : ": " + e.reason);
+  core::set_error_detail(std::string(e.op) + " (queued on device " + std::to_string(s->device) +
+                         ") failed: " + {{ p }}_status_string(e.status) + (e.reason.empty() ? "" : ": " + e.reason));
   return e.status;
 }
 
@@ -519,8 +518,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   const {{ p }}_status_t status = run_guarded([fn, work] { return fn(work); });
   s->completed.fetch_add(1, std::memory_order_release);
   if (status != {{ NAME }}_OK && !g_failure_reason.empty())  // inline: the detail is the call's own
-    g_error_detail = std::string(op) + " failed: " + {{ p }}_status_string(status) + ": " +
-                     std::exchange(g_failure_reason, std::string());
+    core::fail(op, status, std::exchange(g_failure_reason, std::string()));
   return status;
 }
 
@@ -537,7 +535,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
 }
 
 {{ p }}_status_t synchronize_device_streams(int device) {
-  g_error_detail.clear();  // (as the stream and event synchronisations do: no detail of an earlier call)
+  core::clear_error_detail();  // (as the stream and event synchronisations do: no detail of an earlier call)
   {{ p }}_status_t first = {{ NAME }}_OK;
   for ({{ p }}_stream_t s : streams_of(device)) {
     const {{ p }}_status_t st = drain(s);
@@ -604,7 +602,6 @@ using namespace {{ p }};  // NOLINT
 
 extern "C" {
 
-const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 
 {{ p }}_status_t {{ p }}_stream_create(int device, {{ p }}_stream_t* stream) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("stream_create");
@@ -641,7 +638,7 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 
 {{ p }}_status_t {{ p }}_stream_synchronize({{ p }}_stream_t stream) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("stream_synchronize");
-  g_error_detail.clear();
+  core::clear_error_detail();
   return drain(stream ? stream : default_stream());
 }
 
@@ -720,7 +717,7 @@ const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
 {{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("event_synchronize");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
-  g_error_detail.clear();
+  core::clear_error_detail();
   return event->stream ? settle(event->stream, event->target, false) : {{ NAME }}_OK;
 }
 

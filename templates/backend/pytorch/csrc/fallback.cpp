@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 #include "common.h"
+#include "op_patterns.h"
 
 namespace torch_{{ p }} {
 namespace {
@@ -40,36 +40,16 @@ std::vector<std::string> split(const std::string& list) {
   return items;
 }
 
-std::vector<std::regex> parse_patterns(const std::vector<std::string>& items) {
-  std::vector<std::regex> patterns;
-  for (const auto& item : items) {
-    if (item.empty()) continue;
-    try {
-      patterns.emplace_back(item);
-    } catch (const std::regex_error&) {
-      std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS: ignoring invalid regex '%s'\n", item.c_str());
-    }
-  }
-  return patterns;
-}
-
 struct Settings {
   bool strict = env_flag("{{ NAME }}_STRICT_FALLBACK");
-  std::string spec;
-  std::vector<std::regex> patterns;
-  std::vector<std::regex> unimplemented = parse_patterns(split(kUnimplemented));
-
-  Settings() {
-    const char* v = std::getenv("{{ NAME }}_FALLBACK_OPS");
-    spec = v ? v : "";
-    patterns = parse_patterns(split(spec));
-  }
+  const char* spec = std::getenv("{{ NAME }}_FALLBACK_OPS");
+  {{ p }}::core::OpPatterns patterns = {{ p }}::core::OpPatterns::from_env("{{ NAME }}_FALLBACK_OPS");
+  {{ p }}::core::OpPatterns unimplemented{kUnimplemented, "the unimplemented kernels"};
 };
 
-bool matches(const std::vector<std::regex>& patterns, const std::string& op, const std::string& short_name) {
-  for (const auto& re : patterns)
-    if (std::regex_match(op, re) || std::regex_match(short_name, re)) return true;
-  return false;
+// Operator names match with or without the "aten::" prefix.
+bool matches(const {{ p }}::core::OpPatterns& patterns, const std::string& op) {
+  return patterns.matches(op) || (op.rfind("aten::", 0) == 0 && patterns.matches(op.substr(6)));
 }
 
 // Function-local statics: kernels register from static initializers of other files.
@@ -93,9 +73,8 @@ std::vector<std::string>& skipped() {
 bool fallback_requested(const std::string& op) {
   const Settings& s = settings();
   if (s.patterns.empty() && s.unimplemented.empty()) return false;
-  const std::string short_name = op.rfind("aten::", 0) == 0 ? op.substr(6) : op;
-  if (matches(s.unimplemented, op, short_name)) return true;
-  if (!matches(s.patterns, op, short_name)) return false;
+  if (matches(s.unimplemented, op)) return true;
+  if (!matches(s.patterns, op)) return false;
   std::lock_guard<std::mutex> lock(g_mu);
   skipped().push_back(op);
   return true;
@@ -103,8 +82,7 @@ bool fallback_requested(const std::string& op) {
 
 void note_cpu_fallback(const std::string& op) {
   // (the ops the device library does not implement fall back by design, strict or not)
-  const std::string short_name = op.rfind("aten::", 0) == 0 ? op.substr(6) : op;
-  TORCH_CHECK(!settings().strict || matches(settings().unimplemented, op, short_name), "op ", op,
+  TORCH_CHECK(!settings().strict || matches(settings().unimplemented, op), "op ", op,
               " has no {{ device_type }} kernel and {{ NAME }}_STRICT_FALLBACK=1 forbids the CPU fallback");
   std::lock_guard<std::mutex> lock(g_mu);
   ++counts()[op];
@@ -122,14 +100,14 @@ void print_skipped_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     const Settings& s = settings();
-    if (s.spec.empty()) return;
+    if (!s.spec || !*s.spec) return;
     std::string list;
     {
       std::lock_guard<std::mutex> lock(g_mu);
       for (const auto& op : skipped()) list += (list.empty() ? " " : ", ") + op;
     }
     std::fprintf(stderr, "[{{ NAME }}] {{ NAME }}_FALLBACK_OPS=%s: not registering%s; these ops run on the CPU\n",
-                 s.spec.c_str(), list.empty() ? " anything (no kernel matched)" : list.c_str());
+                 s.spec, list.empty() ? " anything (no kernel matched)" : list.c_str());
   });
 }
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core.h"
 #include "{{ p }}_device.h"
 
 namespace {{ p }} {
@@ -52,7 +53,6 @@ bool resolve(const void* ptr, int device, BufferRef* ref);
 
 // OpenCL's status as ours; records `op` and the OpenCL error for {{ p }}_error_detail().
 {{ p }}_status_t from_cl(cl_int err, const char* op);
-void set_error_detail(std::string detail);
 
 // The kernel `name` of `device`'s program (built on first use, then cached), locked for
 // setting its arguments and enqueueing: cl_kernel arguments are not thread-safe.

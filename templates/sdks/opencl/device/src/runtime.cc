@@ -18,11 +18,6 @@
 
 #include "opencl_device.h"
 
-#ifdef {{ NAME }}_SDK_BUILD_INFO
-extern "C" __attribute__((visibility("default"), used)) const char {{ p }}_sdk_build_info[] =
-    "{{ p }}-sdk-build: " {{ NAME }}_SDK_BUILD_INFO;
-#endif
-
 struct {{ p }}_stream_st {
   int device;
   cl_command_queue queue;
@@ -58,7 +53,6 @@ struct Allocation {
 std::mutex g_mu;  // devices' stream lists and accounting, the allocation table
 std::map<uintptr_t, Allocation> g_allocations;  // by start address
 thread_local int g_current = 0;
-thread_local std::string g_error_detail;
 
 std::string platform_name(cl_platform_id platform) {
   char name[256] = {0};
@@ -208,11 +202,9 @@ bool resolve(const void* ptr, int device, BufferRef* ref) {
   return true;
 }
 
-void set_error_detail(std::string detail) { g_error_detail = std::move(detail); }
-
 {{ p }}_status_t from_cl(cl_int err, const char* op) {
   if (err == CL_SUCCESS) return {{ NAME }}_OK;
-  set_error_detail(std::string(op) + " failed: " + cl_error_name(err) + " (" + std::to_string(err) + ")");
+  core::set_error_detail(std::string(op) + " failed: " + cl_error_name(err) + " (" + std::to_string(err) + ")");
   if (err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY)
     return {{ NAME }}_ERROR_OUT_OF_MEMORY;
   return {{ NAME }}_ERROR_INVALID_VALUE;
@@ -223,30 +215,6 @@ void set_error_detail(std::string detail) { g_error_detail = std::move(detail); 
 using namespace {{ p }};  // NOLINT
 
 extern "C" {
-
-const char* {{ p }}_status_string({{ p }}_status_t status) {
-  switch (status) {
-    case {{ NAME }}_OK: return "ok";
-    case {{ NAME }}_ERROR_INVALID_VALUE: return "invalid value";
-    case {{ NAME }}_ERROR_OUT_OF_MEMORY: return "out of device memory";
-    case {{ NAME }}_ERROR_NOT_READY: return "not ready";
-    case {{ NAME }}_ERROR_UNSUPPORTED: return "unsupported";
-    case {{ NAME }}_ERROR_PEER: return "a peer rank failed";
-  }
-  return "unknown status";
-}
-
-const char* {{ p }}_error_detail(void) { return g_error_detail.c_str(); }
-
-size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
-  switch (dtype) {
-    case {{ NAME }}_BOOL: case {{ NAME }}_UINT8: case {{ NAME }}_INT8: return 1;
-    case {{ NAME }}_INT16: return 2;
-    case {{ NAME }}_INT32: case {{ NAME }}_FLOAT32: return 4;
-    case {{ NAME }}_INT64: case {{ NAME }}_FLOAT64: return 8;
-  }
-  return 0;
-}
 
 // ---- devices ----------------------------------------------------------------
 

@@ -1,0 +1,32 @@
+#include "op_patterns.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace {{ p }}::core {
+
+OpPatterns::OpPatterns(const std::string& list, const char* source) {
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty()) continue;
+    try {
+      patterns_.emplace_back(item);
+    } catch (const std::regex_error&) {
+      std::fprintf(stderr, "[{{ NAME }}] %s: ignoring invalid regex '%s'\n", source, item.c_str());
+    }
+  }
+}
+
+OpPatterns OpPatterns::from_env(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? OpPatterns(value, name) : OpPatterns();
+}
+
+bool OpPatterns::matches(const std::string& name) const {
+  for (const std::regex& re : patterns_)
+    if (std::regex_match(name, re)) return true;
+  return false;
+}
+
+}  // namespace {{ p }}::core
