@@ -11,7 +11,7 @@ from ..run.select import host_recipe
 from ..util.errors import InputError
 from .adapters import verify_adapter
 from .datasets import load_dataset
-from .session import VerifyOptions, VerifyResult, finish, plugin_session
+from .session import VerifyOptions, VerifyResult, plugin_session
 
 MAX_RANKS = 8  # the host-backed device's default count is 2; <NAME>_DEVICE_COUNT raises it up to 8
 
@@ -60,13 +60,4 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
             "report.json",
             env=adapter.rank_env(options, session),
         )
-    return finish(
-        report,
-        options,
-        report_dir,
-        session.start,
-        session.log,
-        wheel=str(wheel),
-        runner=session.runner.name,
-        framework=framework.name,
-    )
+    return session.finish(report, framework=framework.name)

@@ -16,7 +16,7 @@ from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
 from .ops import OpsRequest, OpsResult, parse_selection, run_golden, run_test_ops
 from .report import Check
-from .session import KernelCheck, VerifyOptions, VerifyResult, finish, plugin_session, wheel_to_check
+from .session import KernelCheck, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
 
 PAYLOAD = PAYLOAD_DIR / "plugin_checks.py"
 FALLBACK_PAYLOAD = PAYLOAD_DIR / "fallback_report.py"
@@ -64,7 +64,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
                 env=fallback_env,
             )
             report = report.merged([fallback])
-    return finish(report, options, report_dir, session.start, session.log, wheel=str(wheel), runner=session.runner.name)
+    return session.finish(report)
 
 
 def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
@@ -73,7 +73,7 @@ def run_check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> 
         report = session.run_report(
             f"kernel signatures on {options.recipe.name}", PAYLOAD, ["--only", "kernel-signatures"], "report.json"
         )
-    return finish(report, options, report_dir, session.start, session.log, wheel=str(wheel), runner=session.runner.name)
+    return session.finish(report)
 
 
 def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:

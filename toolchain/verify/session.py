@@ -188,6 +188,8 @@ class PluginSession:
     runtime_version: str
     options: VerifyOptions
     start: float  # after the wheel checks: what the report's seconds count
+    wheel: Path
+    report_dir: Path
 
     def run_json(
         self,
@@ -224,6 +226,19 @@ class PluginSession:
         """A payload that writes one check, typed as it arrives."""
         return Check.from_json(self.run_json(title, payload, args, out_name, **how))
 
+    def finish(self, report: Report, **fields: Any) -> VerifyResult:
+        """finish() for this session's wheel and runner (`fields`: the caller's, e.g. framework)."""
+        return finish(
+            report,
+            self.options,
+            self.report_dir,
+            self.start,
+            self.log,
+            wheel=str(self.wheel),
+            runner=self.runner.name,
+            **fields,
+        )
+
 
 @contextlib.contextmanager
 def plugin_session(
@@ -238,7 +253,7 @@ def plugin_session(
         mounts = [wheel.parent, *inputs, *([links] if links else [])]
         runner = verify_runner(options.runner, options.recipe, work, mounts, log, options.sdk_runtime)
         python = fresh_env(runner, work, wheel, version, log, options, links)
-        yield PluginSession(runner, python, work, log, version, options, start)
+        yield PluginSession(runner, python, work, log, version, options, start, wheel, report_dir)
 
 
 def fresh_log(report_dir: Path) -> Path:

@@ -12,7 +12,7 @@ from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .datasets import load_dataset
 from .ops import OpsRequest, OpsResult, parse_selection, run_torch_opinfo
-from .session import KernelCheck, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session, wheel_to_check
+from .session import KernelCheck, PluginSession, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
 
 PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
 
@@ -69,16 +69,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
                 env=torch_env(options, session, strict=False),
             )
             report = report.merged(fallback.checks)
-    return finish(
-        report,
-        options,
-        report_dir,
-        session.start,
-        session.log,
-        wheel=str(wheel),
-        runner=session.runner.name,
-        framework="torch",
-    )
+    return session.finish(report, framework="torch")
 
 
 def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only: str, ops: str = "") -> VerifyResult:
@@ -92,16 +83,7 @@ def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only
             "report.json",
             env=torch_env(options, session, strict=True),
         )
-    return finish(
-        report,
-        options,
-        report_dir,
-        session.start,
-        session.log,
-        wheel=str(wheel),
-        runner=session.runner.name,
-        framework="torch",
-    )
+    return session.finish(report, framework="torch")
 
 
 def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:

@@ -1,7 +1,6 @@
 #include "op_patterns.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 namespace {{ p }}::core {
@@ -16,11 +15,6 @@ OpPatterns::OpPatterns(const std::string& list, const char* source) {
       std::fprintf(stderr, "[{{ NAME }}] %s: ignoring invalid regex '%s'\n", source, item.c_str());
     }
   }
-}
-
-OpPatterns OpPatterns::from_env(const char* name) {
-  const char* value = std::getenv(name);
-  return value && *value ? OpPatterns(value, name) : OpPatterns();
 }
 
 bool OpPatterns::matches(const std::string& name) const {

@@ -14,8 +14,6 @@ class OpPatterns {
   OpPatterns() = default;
   // An invalid expression is reported on stderr, naming `source`, and skipped.
   OpPatterns(const std::string& list, const char* source);
-  // The patterns of the environment variable `name` (none when unset or empty).
-  static OpPatterns from_env(const char* name);
 
   bool empty() const { return patterns_.empty(); }
   bool matches(const std::string& name) const;

@@ -43,7 +43,7 @@ std::vector<std::string> split(const std::string& list) {
 struct Settings {
   bool strict = env_flag("{{ NAME }}_STRICT_FALLBACK");
   const char* spec = std::getenv("{{ NAME }}_FALLBACK_OPS");
-  {{ p }}::core::OpPatterns patterns = {{ p }}::core::OpPatterns::from_env("{{ NAME }}_FALLBACK_OPS");
+  {{ p }}::core::OpPatterns patterns{spec ? spec : "", "{{ NAME }}_FALLBACK_OPS"};
   {{ p }}::core::OpPatterns unimplemented{kUnimplemented, "the unimplemented kernels"};
 };
 

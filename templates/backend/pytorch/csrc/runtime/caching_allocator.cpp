@@ -72,7 +72,7 @@ class DevicePool {
     }
     block->uses.clear();
     if (block->events.empty()) {
-      cached_[{block->stream, block->size}].push_back(block);
+      cache(block);
     } else {
       pending_.push_back(block);
     }
@@ -110,6 +110,9 @@ class DevicePool {
     return {&stats_.allocated_bytes, &stats_.requested_bytes, &stats_.reserved_bytes, &stats_.allocation,
             &stats_.segment};
   }
+
+  // A free block, reused by the next allocation of its size class on its stream.
+  void cache(Block* block) { cached_[{block->stream, block->size}].push_back(block); }
 
   Block* take_cached({{ p }}_stream_t stream, size_t size) {
     auto it = cached_.find({stream, size});
@@ -153,7 +156,7 @@ class DevicePool {
       }
       for ({{ p }}_event_t e : block->events) {{ p }}_event_destroy(e);
       block->events.clear();
-      cached_[{block->stream, block->size}].push_back(block);
+      cache(block);
       return true;
     };
     pending_.erase(std::remove_if(pending_.begin(), pending_.end(), done), pending_.end());
