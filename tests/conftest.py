@@ -67,7 +67,17 @@ def check_json_output(args: tuple[str, ...] | list[str], payload: object) -> Non
 
 
 # The checks `devkit verify` runs on a Paddle plugin before its model (mnist, or a battery model).
-PADDLE_CHECKS = ["registration", "kernel signatures", "tensor", "devices", "queued work", "ops", "strided views"]
+# (the device library's conformance suite first: it runs beside the others, from the device bundle)
+PADDLE_CHECKS = [
+    "device conformance",
+    "registration",
+    "kernel signatures",
+    "tensor",
+    "devices",
+    "queued work",
+    "ops",
+    "strided views",
+]
 
 
 def verify_distributed(project: Path, *flags: str, collectives: str) -> dict:

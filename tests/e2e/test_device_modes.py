@@ -64,6 +64,9 @@ def test_a_kernel_that_reads_device_memory_on_the_host_dies_naming_the_access(tm
     # The debugging switch lets the host read device memory: the same build then runs its checks.
     checks, report = verify(project, "--modes", "host-visible", "--steps", "20")
     assert checks["tensor"]["passed"] and checks["ops"]["passed"], checks
+    # the device library's conformance suite ran in that mode too, every case by name
+    cases = {c["case"]: c for c in next(c for c in report["checks"] if c["name"] == "device conformance")["cases"]}
+    assert cases["memory.host_reads_of_device_memory_fault"]["outcome"] == "passed" and len(cases) >= 40
     assert report["modes"]["summary"] == "2 devices, asynchronous streams, host-visible device memory"
 
 
@@ -83,6 +86,7 @@ def test_a_copy_to_the_host_without_waiting_for_the_queue_reads_stale_data(tmp_p
     assert "a non-blocking copy to the host read at once is STALE" in check["detail"]
     checks, report = verify(built_project, *DELAY)
     assert checks["queued work"]["passed"], checks["queued work"]
+    assert checks["device conformance"]["passed"], checks["device conformance"]  # the suite, delayed queues too
     assert "a non-blocking copy to the host read at once matches" in checks["queued work"]["detail"]
     assert report["modes"] == {
         "devices": 2,

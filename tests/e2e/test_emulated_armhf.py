@@ -4,6 +4,8 @@ op data run under qemu, and check-abi telling it apart from aarch64."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -43,7 +45,43 @@ def test_check_abi_rejects_armhf_library_for_aarch64(project, tmp_path):
 def test_armhf_device_tests_pass_under_emulation(project):
     summary = json.loads(devkit("verify", str(project), "--arch", "armhf", "--json").stdout)
     assert summary["passed"], summary
-    assert summary["checks"][0]["detail"] == "26 passed, 0 failed"
+    check = summary["checks"][0]
+    assert check["name"] == "device conformance" and re.fullmatch(
+        r"\d+ passed, 0 failed, 0 unimplemented", check["detail"]
+    )
+    report = json.loads(Path(summary["report"]).read_text())
+    cases = report["checks"][0]["cases"]
+    assert len(cases) >= 40 and all(c["outcome"] == "passed" for c in cases)
+    assert {"memory.copies_round_trip", "collectives.every_collective_across_processes"} <= {c["case"] for c in cases}
+    assert (Path(summary["report"]).parent / "conformance.xml").is_file()  # the JUnit XML, for CI dashboards
+
+
+INJECTED = """#include "conformance.h"
+
+// A vendor's case that finds a bug: it must be named in verify's report.
+CONFORMANCE_CASE("flavour.host", an_injected_failing_case) {
+  int count = 0;
+  EXPECT_OK(stpu_device_count(&count));
+  EXPECT(count == 3);
+}
+"""
+
+
+def test_an_injected_failing_case_is_named_in_the_report(project, tmp_path):
+    """A flavour's own failing case, built into the suite like any other: verify fails, and the
+    report names the case and the expectation that did not hold; every other case still passes."""
+    copy = tmp_path / "stpu"
+    shutil.copytree(project, copy, ignore=shutil.ignore_patterns("build", "dist", "reports"))
+    (copy / "tests/flavour/injected_cases.cc").write_text(INJECTED)
+    devkit("build", str(copy), "--arch", "armhf")
+    proc = devkit("verify", str(copy), "--arch", "armhf", "--json", check=False)
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout)
+    cases = json.loads(Path(summary["report"]).read_text())["checks"][0]["cases"]
+    failed = [c for c in cases if c["outcome"] == "failed"]
+    assert [c["case"] for c in failed] == ["flavour.host.an_injected_failing_case"], failed
+    assert failed[0]["detail"].endswith("injected_cases.cc:7: count == 3")
+    assert "failed: flavour.host.an_injected_failing_case" in summary["checks"][0]["detail"]
 
 
 def test_armhf_inference_bundle_carries_the_device_library(project):

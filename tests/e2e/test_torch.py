@@ -108,6 +108,7 @@ def test_verify_trains_lenet_with_zero_fallbacks(torch_verify):
     assert torch_verify["returncode"] == 0, torch_verify["stderr"][-3000:]
     checks = {c["name"]: c for c in torch_verify["checks"]}
     assert list(checks) == [
+        "device conformance",
         "registration",
         "version guard",
         "tensor",

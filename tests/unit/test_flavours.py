@@ -25,9 +25,10 @@ def test_opencl_replaces_the_device_library_and_declares_its_sdk(tmp_path):
     listed = re.search(r"add_library\(stpu_device STATIC(.*?)\)", cmake, re.S).group(1).split()
     assert listed == ["core/core.cc", "core/op_patterns.cc", "src/runtime.cc", "src/ops.cc", "src/unimplemented.cc"]
     assert "include(${CMAKE_CURRENT_SOURCE_DIR}/sdk.cmake)" in cmake and (out / "device/sdk.cmake").is_file()
-    # the flavour's own device test wins over the backend's; the rest of the backend is there
-    assert "OpenCL" in (out / "tests/device/test_device.cc").read_text()
-    assert (out / "tests/device/golden_check.cc").is_file() and (out / "kernels/conv_pool_kernels.cc").is_file()
+    # the flavour's own cases replace the host library's; the conformance suite and the rest are there
+    assert sorted(p.name for p in (out / "tests/flavour").iterdir()) == ["opencl_cases.cc"]
+    assert (out / "tests/conformance/harness.cc").is_file() and (out / "tests/conformance/golden_check.cc").is_file()
+    assert (out / "kernels/conv_pool_kernels.cc").is_file()
     text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "{{ " not in text and "{%" not in text  # nothing left unrendered (C++ has "{{x, &rx}")
     assert not (out / "_pyproject-sdk.toml").exists() and not (out / "flavour.toml").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from devkit.verify.report import Check, Report
 
 
@@ -43,18 +45,63 @@ def test_a_report_devkit_writes_fails_on_a_failed_check_not_on_one_that_did_not_
     assert not Report.of([Check("inference mnist", False), demo], runner="host").passed
 
 
-def test_device_test_cases_are_read_in_both_harness_forms():
-    """The host-backed harness prints `FAIL name`, the OpenCL one `FAIL name with spaces: detail`."""
-    from devkit.verify.device import device_test_cases
+JUNIT = b"""<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="stpu_device">
+  <testsuite name="memory" tests="2" failures="1" errors="0" skipped="0" time="0.301">
+    <testcase classname="stpu_device.memory" name="copies_round_trip" time="0.001"/>
+    <testcase classname="stpu_device.memory" name="freed_memory_waits" time="0.300">
+      <failure message="tests/conformance/memory_cases.cc:135: back == want"/>
+    </testcase>
+  </testsuite>
+  <testsuite name="ops.conv_pool" tests="1" failures="0" errors="0" skipped="1" time="0.000">
+    <testcase classname="stpu_device.ops.conv_pool" name="conv2d_matches_naive" time="0.000">
+      <skipped message="unimplemented: conv2d_forward is not implemented by the opencl device library"/>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
 
-    output = (
-        "PASS memory_accounting\n  FAILED test.cc:3: x\nFAIL copies_round_trip\n"
-        "PASS memory and accounting\nFAIL stream query is quick under load: event_query failed: CL (-6)\n"
-        "3 passed, 2 failed\n"
-    )
-    assert device_test_cases(output) == [
-        {"case": "memory_accounting", "passed": True},
-        {"case": "copies_round_trip", "passed": False},
-        {"case": "memory and accounting", "passed": True},
-        {"case": "stream query is quick under load", "passed": False, "detail": "event_query failed: CL (-6)"},
+
+def test_the_conformance_suites_junit_is_read_into_named_cases():
+    from devkit.verify.conformance import read_junit, suite_check
+
+    cases = read_junit(JUNIT)
+    assert [(c.case, c.outcome) for c in cases] == [
+        ("memory.copies_round_trip", "passed"),
+        ("memory.freed_memory_waits", "failed"),
+        ("ops.conv_pool.conv2d_matches_naive", "unimplemented"),
     ]
+    assert cases[1].detail.endswith("back == want") and cases[2].detail.startswith("conv2d_forward is not")
+    check = suite_check(cases, True, "")
+    assert not check.passed and check.detail == "1 passed, 1 failed, 1 unimplemented; failed: memory.freed_memory_waits"
+    assert check.data["unimplemented"] == ["ops.conv_pool.conv2d_matches_naive"]
+    assert suite_check([c for c in cases if c.outcome != "failed"], True, "").passed  # unimplemented is no failure
+
+
+@pytest.mark.parametrize(
+    "xml",
+    [
+        b"",
+        b"<testsuites><testsuite",
+        b"<report/>",
+        b'<testsuites><testsuite name="m"><testcase/></testsuite></testsuites>',
+    ],
+)
+def test_a_junit_report_that_is_not_the_suites_is_refused(xml):
+    from devkit.verify.conformance import read_junit
+
+    with pytest.raises(ValueError):
+        read_junit(xml)
+
+
+def test_a_suite_that_died_names_the_case_it_died_in():
+    from devkit.verify.conformance import cases_from_output, suite_check
+
+    output = "RUN device.init_and_count\nPASS device.init_and_count\nRUN memory.copies_round_trip\n"
+    cases = cases_from_output(output)
+    assert [(c.case, c.outcome) for c in cases] == [
+        ("device.init_and_count", "passed"),
+        ("memory.copies_round_trip", "failed"),
+    ]
+    check = suite_check(cases, False, "the suite died (SIGSEGV)")
+    assert not check.passed and "memory.copies_round_trip" in check.detail and "SIGSEGV" in check.detail

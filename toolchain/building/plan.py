@@ -75,8 +75,8 @@ def plan_build(
     sdk: ProvidedSdk | None = None,
     bundle_name: str = "",
 ) -> BuildPlan:
-    """The build of `options` where `place` says, its artifact written to `out`; `bundle_name`
-    names a device-only build's bundle."""
+    """The build of `options` where `place` says, its artifacts written to `out`; `bundle_name`
+    names the device bundle (the device library and its conformance suite) every build writes."""
     recipe, framework, version = options.recipe, options.framework, options.runtime_version
     runner = place.runner
     device_only = version is None
@@ -96,6 +96,7 @@ def plan_build(
         *("--source", framework.source_dir),
         *("--runtime-version", version or ""),
         *("--index-url", options.index_url),
+        *("--bundle-name", bundle_name),  # the device library and its conformance suite, built with every plugin
     ]
     toolchain = toolchain_file_path(recipe, project.root / "build") if cross else None
     flags: list[str] = []
@@ -106,7 +107,7 @@ def plan_build(
     if cross and not device_only:
         flags += ["--wheel-tag", recipe.wheel_tag]
     if device_only:
-        flags += ["--device-only", "--bundle-name", bundle_name]
+        flags += ["--device-only"]
     what = "device library" if device_only else f"{framework.name} plugin wheel ({framework.name} {version})"
     env: dict[str, str | None] = {
         "CCACHE_DIR": runner.path(place.cache / "ccache"),

@@ -64,6 +64,7 @@ class BuildResult:
     compiled_files: int
     log: Path
     runner: str
+    device_bundle: Path  # the device library and its conformance suite (the artifact itself without a wheel)
     bundle: Path | None = None
     platform: PlatformReport | None = None  # the wheel's manylinux tag and glibc/libstdc++ floor
     sdist: Path | None = None
@@ -80,6 +81,7 @@ class BuildResult:
             "compiled_files": self.compiled_files,
             "log": str(self.log),
             "runner": self.runner,
+            "device_bundle": str(self.device_bundle),
             "inference_bundle": str(self.bundle) if self.bundle else None,
             "sha256": sha256_file(self.artifact),
             "inference_bundle_sha256": sha256_file(self.bundle) if self.bundle else None,
@@ -165,7 +167,8 @@ def device_bundle_name(project: Project, recipe: Recipe) -> str:
 
 
 def device_bundle_path(project: Project, recipe: Recipe) -> Path:
-    """Where `devkit build` puts the device library bundle of a target without a Paddle runtime."""
+    """Where `devkit build` puts the device library bundle (the library, its conformance suite and
+    golden checker): a target's only artifact without a framework runtime, else beside the wheel."""
     return project.dist_dir / f"{device_bundle_name(project, recipe)}.tar.gz"
 
 
@@ -209,8 +212,10 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
     # A failed build must not leave an older artifact looking like its result.
     for stale in project.dist_dir.glob(recipe.wheel_glob(wheel_prefix)):
         stale.unlink()
+    # (the device bundle of a plugin build stays: the other framework's wheel was built with it,
+    # and this build replaces it when it succeeds)
     for stale in (
-        device_bundle_path(project, recipe),
+        *([device_bundle_path(project, recipe)] if device_only else []),
         project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz",
         *([project.dist_dir / f"{project.wheel_prefix}{project.version}.tar.gz"] if options.sdist else []),
     ):
@@ -234,14 +239,19 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
             reference = _reference_and_tools(runner, plan.step(), version or "", framework)
             runtime_root = runner.path(site_package(reference, framework.package))
         output = runner.run(plan.step(runtime_root))
-        artifacts = [p for p in out.iterdir() if p.is_file()]
-        if len(artifacts) != 1:
-            raise BuildFailure(f"the build produced {len(artifacts)} artifacts, expected 1", "inspect the log", log=log)
-        artifact = artifacts[0]
+        device_bundle = out / f"{device_bundle_name(project, recipe)}.tar.gz"
+        artifacts = [p for p in out.iterdir() if p.is_file() and p != device_bundle]
+        if not device_bundle.is_file() or len(artifacts) != (0 if device_only else 1):
+            raise BuildFailure(
+                f"the build produced {', '.join(p.name for p in out.iterdir()) or 'nothing'}, expected "
+                + ("a device bundle" if device_only else "a wheel and a device bundle"),
+                "inspect the log",
+                log=log,
+            )
+        check_device_bundle(device_bundle, recipe)
+        artifact = device_bundle if device_only else artifacts[0]
         platform = sdist = None
-        if device_only:
-            check_device_bundle(artifact, recipe)
-        else:
+        if not device_only:
             version = version or ""
             adapter = build_adapter(framework)
             root = adapter.runtime_root(recipe, version, prefetched)
@@ -257,6 +267,8 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
                 sdist = build_sdist(project.root, out / "sdist", version, log)
             check_index_ready([artifact, *([sdist] if sdist else [])], log)
         final = publish_file(artifact, project.dist_dir)
+        if not device_only:
+            publish_file(device_bundle, project.dist_dir)
         if sdist:
             sdist = publish_file(sdist, project.dist_dir)
     bundle = None
@@ -279,6 +291,7 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
         compiled_files=len(_COMPILE_LINE.findall(output)),
         log=log,
         runner=runner.name,
+        device_bundle=device_bundle_path(project, recipe),
         bundle=bundle,
         platform=platform,
         sdist=sdist,

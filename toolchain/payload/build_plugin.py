@@ -290,6 +290,7 @@ def build_wheel(args: argparse.Namespace, env: Path) -> Path:
         f"{prefix}_VERSION": args.runtime_version,
         # build-dir is relative to the adapter's directory; args.build_dir to the project
         "SKBUILD_BUILD_DIR": os.path.relpath(Path(args.project) / args.build_dir, source),
+        "DEVKIT_DEVICE_TESTS": "ON",  # the conformance suite, bundled below
     }
     if args.runtime_root:  # an installed runtime outside the tools env (the host's reference env)
         build_env[f"{prefix}_ROOT"] = args.runtime_root
@@ -319,7 +320,9 @@ def build_wheel(args: argparse.Namespace, env: Path) -> Path:
         cwd=source,
         env=build_env,
     )
-    return next(out.glob("*.whl"))
+    wheel = next(out.glob("*.whl"))
+    bundle_device_library(Path(args.project), Path(args.project) / args.build_dir, out, args.bundle_name, args.target)
+    return wheel
 
 
 def build_device_library(args: argparse.Namespace, env: Path) -> Path:
@@ -343,27 +346,35 @@ def build_device_library(args: argparse.Namespace, env: Path) -> Path:
         ]
     )
     run([cmake, "--build", str(build)])
-    stage = Path(args.out) / args.bundle_name
+    return bundle_device_library(project, build, Path(args.out), args.bundle_name, args.target)
+
+
+def bundle_device_library(project: Path, build: Path, out: Path, name: str, target: str) -> Path:
+    """out/NAME.tar.gz: the device library of the `build` tree (static, with its headers), its
+    conformance suite and its golden checker."""
+    stage = out / name
     (stage / "lib").mkdir(parents=True)
     (stage / "include").mkdir()
     (stage / "tests").mkdir()
     libs = list((build / "device").glob("lib*_device.a"))  # device/CMakeLists.txt's target
     if not libs:
         raise problem(f"the build left no device library in {build / 'device'}", "check device/CMakeLists.txt")
+    tests = [*build.glob("test_*_device"), *build.glob("golden_*_device")]
+    if not tests:
+        raise problem(f"the build left no conformance suite in {build}", "check cmake/preamble.cmake (WITH_TESTING)")
     for lib in libs:
         shutil.copy2(lib, stage / "lib")
     for header in (project / "device" / "include").glob("*.h"):
         shutil.copy2(header, stage / "include")
-    for test in [*build.glob("test_*_device"), *build.glob("golden_*_device")]:
+    for test in tests:
         shutil.copy2(test, stage / "tests")
     (stage / "README.txt").write_text(
-        f"{args.bundle_name}: the device library (static, with headers) and its test binary for "
-        f"{args.target}.\nPaddlePaddle publishes no runtime for this target, so there is no plugin wheel; "
-        "run tests/test_* on the target (or under qemu) to check the library, and tests/golden_* DIR\n"
-        "against golden data from `devkit test-ops --gen-golden DIR`.\n"
+        f"{name}: the device library (static, with headers) for {target}, its conformance suite\n"
+        "(tests/test_*: run it on the target, or under qemu; --junit FILE writes JUnit XML) and its golden\n"
+        "checker (tests/golden_* DIR, against golden data from `devkit test-ops --gen-golden DIR`).\n"
     )
-    archive = Path(args.out) / f"{args.bundle_name}.tar.gz"
-    write_tar_gz(stage, archive, args.bundle_name)
+    archive = out / f"{name}.tar.gz"
+    write_tar_gz(stage, archive, name)
     shutil.rmtree(stage)
     return archive
 

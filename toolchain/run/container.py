@@ -104,6 +104,8 @@ class ContainerRunner:
         self.env = {**pip_env, **(env or {})}
         self.fix_hint = fix_hint
         self.files = engine.files_mode
+        # copy mode: each step's files come back from its container whole, over another step's
+        self.concurrent_steps = self.files != "copy"
         self.name = f"docker:{image}" + (" (files copied to a remote engine)" if self.files == "copy" else "")
         self.key = image.replace(":", "-").replace("/", "-")
         self._read_only_tar: IO[bytes] | None = None  # copy mode: the read-only mounts, tarred once

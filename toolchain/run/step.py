@@ -74,6 +74,8 @@ class Runner(Protocol):
     name: str
     key: str  # names state the runner keeps in the cache (e.g. its tool envs)
     python: str  # interpreter that runs devkit's payload scripts there
+    # Two steps may run at once (from two threads), each seeing the other's files as they are written.
+    concurrent_steps: bool
 
     def path(self, host: Path) -> str:
         """Where a host path is visible to the step."""
@@ -189,6 +191,7 @@ class HostRunner:
     name = "host"
     key = "host"
     python = sys.executable
+    concurrent_steps = True
 
     def __init__(self, fix_hint: str = "read the compiler lines above; fix the source and rebuild") -> None:
         self.fix_hint = fix_hint

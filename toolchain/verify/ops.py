@@ -28,7 +28,7 @@ from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.fsutil import staging_dir, write_atomic
 from ..util.resources import PAYLOAD_DIR
 from ..verify.junit import Case, write_junit
-from .device import unpack_device_bundle
+from .conformance import unpack_device_bundle
 from .report import FAILED_STATUSES, OpCase, OpsReport
 from .session import PluginSession, VerifyOptions, fresh_log, plugin_session, work_dir
 
@@ -201,7 +201,8 @@ def run_golden(bundle: Path, golden: Path, options: VerifyOptions, report_dir: P
     validate_golden(golden)
     start = time.monotonic()
     with work_dir() as work:
-        checker = next(iter(unpack_device_bundle(bundle, work, options.recipe).glob("golden_*")), None)
+        suite = unpack_device_bundle(bundle, work, options.recipe)
+        checker = next(iter(suite.parent.glob("golden_*")), None)
         log = fresh_log(report_dir)
         if checker is None:
             raise InputError(

@@ -28,7 +28,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
     options.require_training_steps()
     dataset = load_dataset(options.data_dir)
     battery = options.model != "mnist"
-    with plugin_session(wheel, options, report_dir) as session:
+    with plugin_session(wheel, options, report_dir, conformance=True) as session:
         data = session.runner.path(session.work / "data.npz")
         dataset.save(session.work / "data.npz")
         fallback_env = {**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}

@@ -88,6 +88,7 @@ def verify_options(
         tolerances=config.tolerances,
         sdk_runtime=config.sdk.runtime.get(recipe.name) if config.sdk else None,
         sdk_runtime_env=tuple(sorted(config.sdk.runtime_env.items())) if config.sdk else (),
+        device_bundle=device_bundle_path(project, recipe) if project else None,
         **fields,
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import platform
 import tempfile
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from ..run.step import Runner, Step
 from ..util.archives import validate_wheel
 from ..util.errors import InputError, VerificationFailure
 from ..util.fsutil import write_atomic
+from .conformance import PendingConformance, start_conformance, unpack_device_bundle
 from .modes import CHECK_MODES, DeviceModes
 from .report import Check, Report
 
@@ -47,6 +49,8 @@ class VerifyOptions:
     modes: DeviceModes = CHECK_MODES
     sdk_runtime: SdkSource | None = None  # [tool.devkit.sdk.runtime] of the target: what verify images install
     sdk_runtime_env: tuple[tuple[str, str], ...] = ()  # [tool.devkit.sdk] runtime-env
+    # the project's device bundle (device library + conformance suite), run by the training checks; None: a bare wheel
+    device_bundle: Path | None = None
 
     @property
     def modes_env(self) -> dict[str, str]:
@@ -190,6 +194,7 @@ class PluginSession:
     start: float  # after the wheel checks: what the report's seconds count
     wheel: Path
     report_dir: Path
+    conformance: PendingConformance | None = None  # the device's conformance suite, running beside the checks
 
     def run_json(
         self,
@@ -227,7 +232,11 @@ class PluginSession:
         return Check.from_json(self.run_json(title, payload, args, out_name, **how))
 
     def finish(self, report: Report, **fields: Any) -> VerifyResult:
-        """finish() for this session's wheel and runner (`fields`: the caller's, e.g. framework)."""
+        """finish() for this session's wheel and runner (`fields`: the caller's, e.g. framework),
+        with the conformance suite's check first when it ran."""
+        if self.conformance is not None:
+            check = self.conformance.result()
+            report = report.merged([check], before=report.checks[0].name if report.checks else None)
         return finish(
             report,
             self.options,
@@ -242,9 +251,10 @@ class PluginSession:
 
 @contextlib.contextmanager
 def plugin_session(
-    wheel: Path, options: VerifyOptions, report_dir: Path, inputs: tuple[Path, ...] = ()
+    wheel: Path, options: VerifyOptions, report_dir: Path, inputs: tuple[Path, ...] = (), conformance: bool = False
 ) -> Iterator[PluginSession]:
-    """Check the wheel (before installing anything), then install it in a fresh env on the target."""
+    """Check the wheel (before installing anything), then install it in a fresh env on the target;
+    with `conformance`, the device bundle's conformance suite runs meanwhile (finish() reports it)."""
     version = check_wheel(wheel, options)
     links = build_adapter(options.framework).find_links(options.recipe, version, options.index_url)
     start = time.monotonic()
@@ -252,8 +262,17 @@ def plugin_session(
     with work_dir() as work:
         mounts = [wheel.parent, *inputs, *([links] if links else [])]
         runner = verify_runner(options.runner, options.recipe, work, mounts, log, options.sdk_runtime)
-        python = fresh_env(runner, work, wheel, version, log, options, links)
-        yield PluginSession(runner, python, work, log, version, options, start, wheel, report_dir)
+        pending = None
+        if conformance and options.device_bundle is not None:
+            suite = unpack_device_bundle(options.device_bundle, work / "device-bundle", options.recipe)
+            native = options.recipe.matches(platform.machine())
+            pending = start_conformance(runner, suite, work, report_dir, options.modes_env, options.recipe, native)
+        try:
+            python = fresh_env(runner, work, wheel, version, log, options, links)
+            yield PluginSession(runner, python, work, log, version, options, start, wheel, report_dir, pending)
+        finally:
+            if pending is not None:
+                pending.pool.shutdown()  # before its work directory goes
 
 
 def fresh_log(report_dir: Path) -> Path:

@@ -46,7 +46,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
     options.require_training_steps()
     options = with_device(options, wheel)
     dataset = load_dataset(options.data_dir)
-    with plugin_session(wheel, options, report_dir) as session:
+    with plugin_session(wheel, options, report_dir, conformance=True) as session:
         dataset.save(session.work / "data.npz")
         data = session.runner.path(session.work / "data.npz")
         reference = session.work / "cpu-reference.json"

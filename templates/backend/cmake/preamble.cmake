@@ -54,3 +54,21 @@ endif()
 
 # The device library ({{ p }}_device): one C library under both frameworks.
 add_subdirectory(${ {{- NAME }}_PROJECT_DIR}/device ${CMAKE_BINARY_DIR}/device)
+
+# The device library's conformance suite (tests/conformance: every flavour's cases, by area) and
+# the flavour's own cases (tests/flavour), one binary; and the golden checker
+# (devkit test-ops --golden). devkit builds them with each plugin and bundles them with the
+# device library, so that verify runs the suite on the target.
+option(WITH_TESTING "Build the device library's conformance suite" ON)
+if(WITH_TESTING)
+  enable_testing()
+  set(_tests ${ {{- NAME }}_PROJECT_DIR}/tests)
+  file(GLOB _conformance_cases CONFIGURE_DEPENDS ${_tests}/conformance/*_cases.cc ${_tests}/flavour/*.cc)
+  add_executable(test_{{ p }}_device ${_tests}/conformance/harness.cc ${_conformance_cases})
+  target_include_directories(test_{{ p }}_device PRIVATE ${_tests}/conformance)
+  target_link_libraries(test_{{ p }}_device PRIVATE {{ p }}_device ${CMAKE_DL_LIBS})  # dlsym: glibc < 2.34 has it in libdl
+  add_test(NAME {{ p }}_device_conformance COMMAND test_{{ p }}_device)
+  add_executable(golden_{{ p }}_device ${_tests}/conformance/golden_check.cc)
+  target_link_libraries(golden_{{ p }}_device PRIVATE {{ p }}_device)
+  install(TARGETS test_{{ p }}_device golden_{{ p }}_device RUNTIME DESTINATION tests COMPONENT tests EXCLUDE_FROM_ALL)
+endif()

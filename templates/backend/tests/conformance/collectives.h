@@ -1,0 +1,28 @@
+// What the collective cases share with a flavour's own (tests/flavour/): ranks as processes of
+// this binary, and the outcome of a collective call wherever its error is reported.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conformance.h"
+
+namespace conformance {
+
+// Starts `nranks` processes of this binary (`subcommand ID RANK NRANKS MODE`) on a new unique
+// id; their exit statuses (128 + signal for a killed one).
+std::vector<int> run_ranks(int nranks, const char* subcommand, const char* mode, {{ p }}_ccl_id_t* id);
+
+// Entries of /dev/shm the communicator of `id` left (for a library that keeps none there: 0).
+int leftover_files(const {{ p }}_ccl_id_t& id);
+
+// The status of the collective `call` makes, at the call (inline) or at the synchronisation
+// (queued), and the error detail that goes with it.
+struct CclResult {
+  {{ p }}_status_t status;
+  std::string detail;
+};
+CclResult ccl_outcome(int device, const std::function<{{ p }}_status_t()>& call);
+
+}  // namespace conformance
