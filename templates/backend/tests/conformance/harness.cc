@@ -191,8 +191,8 @@ bool failed() { return !g_failure.empty(); }
 
 std::string describe({{ p }}_status_t status) {
   std::string text = {{ p }}_status_string(status);
-  if (status != {{ NAME }}_OK) text += std::string(" (") + {{ p }}_error_detail() + ")";
-  return text;
+  const std::string detail = status == {{ NAME }}_OK ? "" : {{ p }}_error_detail();
+  return detail.empty() ? text : text + " (" + detail + ")";
 }
 
 const char* self() { return g_self.c_str(); }

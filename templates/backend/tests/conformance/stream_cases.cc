@@ -94,7 +94,8 @@ CONFORMANCE_CASE("stream", queued_work_runs_later) {
   }
   EXPECT_OK({{ p }}_event_synchronize(e));
   EXPECT(back[0] == 2.f && back[999] == 2.f);
-  EXPECT_OK({{ p }}_stream_query(s));
+  // done (a query is itself work the device runs: on a loaded machine it may say NOT_READY first)
+  EXPECT(conformance::within(2, [&] { return {{ p }}_stream_query(s) == {{ NAME }}_OK; }));
   EXPECT_OK({{ p }}_event_destroy(e));
   EXPECT_OK({{ p }}_stream_destroy(s));
 }
