@@ -271,7 +271,7 @@ CASES = [
     Case(
         "sdk-flavour-unknown",
         lambda i: ["new-backend", "STPU", "--sdk", "cuda", "--out", str(i.root / "n9")],
-        "--sdk 'cuda' is not a device library devkit can render",
+        "--sdk 'cuda' is neither a device library devkit ships nor a directory holding flavour.toml",
     ),
     # output paths
     Case("out-is-a-file", lambda i: ["new-backend", "STPU", "--out", str(i.a_file)], "is not a directory"),

@@ -2,6 +2,7 @@
 for in op_kernels.toml, a flavour's missing ops get stubs and leave their kernels unregistered,
 and a flavour without a required op is refused in one line."""
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -45,9 +46,48 @@ def test_a_flavour_without_a_family_gets_stubs_and_its_kernels_unregistered():
 
 def test_a_flavour_without_a_required_op_is_refused():
     with pytest.raises(InputError) as info:
-        c_api.implementation("partial", host_sources(leave_out=("matmul_ops.cc",)))
-    assert "does not define {{ p }}_gemm" in info.value.problem
+        c_api.implementation("partial", host_sources(leave_out=("movement_ops.cc",)))
+    assert "does not define {{ p }}_fill, {{ p }}_cast, {{ p }}_strided_copy" in info.value.problem
     assert "templates/sdks/partial/device/src" in info.value.fix
+
+
+RUNTIME = ("device.cc", "streams.cc", "memory.cc", "debug.cc", "movement_ops.cc")
+
+
+def test_a_flavour_of_one_op_leaves_every_other_kernel_unregistered():
+    """The runtime, the data movement and GEMM: every building block's kernels go to the CPU,
+    GEMM's stay (matmul_grad goes: it also reduces with sum_to_shape)."""
+    sources = [p.read_text() for p in sorted(HOST_SRC.glob("*.cc")) if p.name in (*RUNTIME, "matmul_ops.cc")]
+    found = c_api.implementation("gemm-only", sources)
+    assert "gemm" not in found.missing and {"binary", "unary", "scale", "sgd_update", "ccl_all_reduce"} <= set(
+        found.missing
+    )
+    paddle, torch = set(found.unregistered["paddle"]), set(found.unregistered["torch"])
+    assert {"(add|subtract|multiply|divide)(_grad)?", "matmul_grad", "sgd", "conv2d.*"} <= paddle
+    assert "matmul" not in paddle
+    assert {r"(add|sub|mul|div)_?\..*", "relu_?", r"threshold_backward(\..*)?", "convolution_.*"} <= torch
+
+
+def registered_kernels() -> dict[str, set[str]]:
+    """The names both adapters register: Paddle's PD_REGISTER_PLUGIN_KERNEL and <NAME>_REGISTER_*
+    macro uses, torch's .impl("name") calls."""
+    backend = resource_dir("templates") / "backend"
+    paddle_text = "\n".join(p.read_text() for p in (backend / "kernels").glob("*.cc"))
+    paddle = set(re.findall(r"^(?:PD_REGISTER_PLUGIN_KERNEL|\{\{ NAME \}\}_REGISTER_\w+)\((\w+),", paddle_text, re.M))
+    torch_text = "\n".join(p.read_text() for p in (backend / "pytorch" / "csrc").rglob("*.cpp"))
+    torch = set(re.findall(r'\.impl\("([\w.]+)"', torch_text))
+    return {"paddle": paddle - {"name"}, "torch": torch}
+
+
+def test_every_kernel_pattern_names_kernels_the_adapters_register():
+    """A pattern that matches nothing (a typo, a renamed kernel) would leave the real kernel
+    registered on a flavour without its op."""
+    names = registered_kernels()
+    assert {"add", "matmul_grad", "sgd"} <= names["paddle"] and {"add.Tensor", "mm", "relu_"} <= names["torch"]
+    for op, by_framework in c_api.OpKernels.load().kernels.items():
+        for framework, patterns in by_framework.items():
+            for pattern in patterns:
+                assert any(re.fullmatch(pattern, n) for n in names[framework]), (op, framework, pattern)
 
 
 def test_opencl_lists_follow_from_its_sources():

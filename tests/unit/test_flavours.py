@@ -3,10 +3,14 @@
 import re
 import tomllib
 
+import pytest
+
 from devkit.project.config import parse_config
 from devkit.project.naming import parse_backend_name
 from devkit.scaffold.flavours import available, load_flavour
 from devkit.scaffold.render import render_backend
+from devkit.util.errors import InputError
+from devkit.util.resources import resource_dir
 
 OPENCL_SOURCES = ["opencl_device.h", "ops.cc", "ops.cl", "runtime.cc", "unimplemented.cc"]
 
@@ -41,13 +45,17 @@ def test_opencl_replaces_the_device_library_and_declares_its_sdk(tmp_path):
 
 def test_kernels_of_unimplemented_ops_are_compiled_out_of_registration(tmp_path):
     out = render(tmp_path, "opencl")
-    paddle = re.search(r'kUnimplemented\[\] = "(.*)";', (out / "kernels/fallback_ops.cc").read_text()).group(1)
+    paddle = re.search(
+        r'kUnimplemented\[\] = R"patterns\((.*)\)patterns";', (out / "kernels/fallback_ops.cc").read_text()
+    ).group(1)
     assert "conv2d.*" in paddle.split(",") and "matmul" not in paddle
-    torch = re.search(r'kUnimplemented\[\] = "(.*)";', (out / "pytorch/csrc/fallback.cpp").read_text()).group(1)
+    torch = re.search(
+        r'kUnimplemented\[\] = R"patterns\((.*)\)patterns";', (out / "pytorch/csrc/fallback.cpp").read_text()
+    ).group(1)
     assert {"_log_softmax.*", "nll_loss.*", "convolution_.*"} <= set(torch.split(","))
     host = render(tmp_path, None)
-    assert 'kUnimplemented[] = "";' in (host / "kernels/fallback_ops.cc").read_text()
-    assert 'kUnimplemented[] = "";' in (host / "pytorch/csrc/fallback.cpp").read_text()
+    assert 'kUnimplemented[] = R"patterns()patterns";' in (host / "kernels/fallback_ops.cc").read_text()
+    assert 'kUnimplemented[] = R"patterns()patterns";' in (host / "pytorch/csrc/fallback.cpp").read_text()
 
 
 def test_opencl_library_defines_every_function_of_the_c_api(tmp_path):
@@ -86,3 +94,43 @@ def test_verify_gets_the_runtime_environment_the_sdk_declares(tmp_path):
     assert env["POCL_DEVICES"] == "pthread pthread" and env["STPU_DEVICE_COUNT"] == "2"
     host = verify_options(load_project(render(tmp_path, None)), find_recipe("x86_64"), None).modes_env
     assert "POCL_DEVICES" not in host
+
+
+@pytest.mark.parametrize(
+    ("toml", "problem"),
+    [
+        (None, "neither a device library devkit ships nor a directory holding flavour.toml"),
+        ("summary = 'x'\ndevice-sources = [", "is not valid TOML"),
+        ("summary = 'x'\n", "lacks 'device-sources'"),
+        ("summary = 'x'\ndevice-sources = ['../../etc/x.cc']\n", "which is not a path inside the project"),
+        ("summary = 'x'\ndevice-sources = ['src/a.cc']\nreplaces = ['/tmp']\n", "which is not a path inside"),
+    ],
+)
+def test_a_vendor_flavour_directory_that_is_wrong_is_refused_in_one_line(tmp_path, toml, problem):
+    flavour = tmp_path / "mine"
+    (flavour / "device" / "src").mkdir(parents=True)
+    if toml is not None:
+        (flavour / "flavour.toml").write_text(toml)
+    with pytest.raises(InputError) as info:
+        load_flavour(str(flavour))
+    assert problem in info.value.problem and "\n" not in info.value.problem
+
+
+def test_a_vendor_flavour_directory_renders_without_an_sdk(tmp_path):
+    """A flavour on plain C++ (no _pyproject-sdk.toml, no device/sdk.cmake) declares no SDK; the
+    ops its sources lack are stubbed."""
+    flavour = tmp_path / "plain"
+    src = flavour / "device" / "src"
+    src.mkdir(parents=True)
+    host = resource_dir("templates") / "backend" / "device" / "src"
+    for name in ("device.cc", "streams.cc", "memory.cc", "debug.cc", "movement_ops.cc", "debug.h", "internal.h"):
+        (src / name).write_text((host / name).read_text())
+    (flavour / "flavour.toml").write_text(
+        "summary = 'plain'\nreplaces = ['device/src']\ndevice-sources = ['src/device.cc', 'src/streams.cc', "
+        "'src/memory.cc', 'src/debug.cc', 'src/movement_ops.cc']\n"
+    )
+    out = render(tmp_path, str(flavour))
+    assert "[tool.devkit.sdk]" not in (out / "pyproject.toml").read_text()
+    cmake = (out / "device/CMakeLists.txt").read_text()
+    assert "sdk.cmake" not in cmake and "src/unimplemented.cc" in cmake
+    assert "stpu_gemm(" in (out / "device/src/unimplemented.cc").read_text()

@@ -23,7 +23,11 @@ def new_backend(
     ] = None,
     sdk: Annotated[
         str | None,
-        typer.Option("--sdk", help="Device library on a vendor SDK (opencl); default: the host-backed device."),
+        typer.Option(
+            "--sdk",
+            help="Device library flavour: one devkit ships (opencl), or your flavour's directory (flavour.toml "
+            "and the templates it adds or replaces); default: the host-backed device.",
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output directory.")] = False,
     as_json: JsonOpt = False,

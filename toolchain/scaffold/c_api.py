@@ -72,8 +72,8 @@ class Implementation:
     unregistered: dict[str, tuple[str, ...]]
 
 
-def implementation(flavour: str, sources: Iterable[str]) -> Implementation:
-    """The C API ops `sources` (a flavour's device/src, template text) do not define."""
+def implementation(flavour: str, sources: Iterable[str], src_dir: Path | None = None) -> Implementation:
+    """The C API ops `sources` (a flavour's device/src, template text, in `src_dir`) do not define."""
     declared = declared_ops(header_path().read_text())
     defined = defined_ops(sources)
     table = OpKernels.load()
@@ -82,8 +82,8 @@ def implementation(flavour: str, sources: Iterable[str]) -> Implementation:
     if lacking:
         raise InputError(
             f"the {flavour} device library does not define {', '.join(f'{P}_{op}' for op in lacking)}, "
-            "which every device library needs (the runtime, copies and the ops most kernels share)",
-            f"implement them in templates/sdks/{flavour}/device/src",
+            "which every device library needs (the runtime, copies, fill, cast and strided copies)",
+            f"implement them in {src_dir or f'templates/sdks/{flavour}/device/src'}",
         )
     return Implementation(
         missing, stub_source(flavour, {op: declared[op] for op in missing}), table.unregistered(missing)

@@ -11,6 +11,7 @@ need them stay unregistered (c_api.py).
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..util.resources import resource_dir
 from .c_api import STUBS_FILE, implementation
 
 FRAMEWORKS = tuple(ALL_FRAMEWORKS)
+_FLAVOUR_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,10 @@ class Flavour:
     def context(self) -> dict[str, object]:
         return {
             "sdk_flavour": self.name,
+            # what the flavour declares of a vendor SDK: [tool.devkit.sdk] (a partial of pyproject.toml)
+            # and the SDK's CMake (device/sdk.cmake); a flavour on plain C++ has neither
+            "sdk_declared": self.root is not None and (self.root / "_pyproject-sdk.toml").is_file(),
+            "sdk_cmake": self.root is not None and (self.root / "device" / "sdk.cmake").is_file(),
             "sdk_summary": self.summary,
             "device_sources": list(self.device_sources),
             "unregistered": {fw: list(self.unregistered.get(fw, ())) for fw in FRAMEWORKS},
@@ -57,27 +63,47 @@ def _with_stubs(flavour: Flavour) -> Flavour:
     that therefore stay unregistered."""
     assert flavour.root is not None
     src = flavour.root / "device" / "src"
-    found = implementation(flavour.name, (p.read_text() for p in sorted(src.glob("*.cc"))))
+    found = implementation(flavour.name, (p.read_text() for p in sorted(src.glob("*.cc"))), src)
     sources = flavour.device_sources + ((STUBS_FILE,) if found.stubs else ())
     return dataclasses.replace(flavour, device_sources=sources, unregistered=found.unregistered, stubs=found.stubs)
 
 
 def load_flavour(name: str | None) -> Flavour:
+    """The host-backed device library (no name), one devkit ships (templates/sdks/<name>), or a
+    vendor's flavour directory (a path holding flavour.toml)."""
     if not name:
         return host_backed()
-    if name not in available():
-        raise InputError(
-            f"--sdk {name!r} is not a device library devkit can render",
-            f"choose one of: {', '.join(available())} (or leave --sdk out for the host-backed device)",
-        )
-    root = resource_dir("templates") / "sdks" / name
-    data = tomllib.loads((root / "flavour.toml").read_text())
-    return _with_stubs(
-        Flavour(
-            name=name,
-            summary=data["summary"],
-            root=root,
-            replaces=tuple(data.get("replaces", ())),
-            device_sources=tuple(data["device-sources"]),
-        )
+    if name in available():
+        return _read_flavour(resource_dir("templates") / "sdks" / name, name)
+    root = Path(name).expanduser()
+    if (root / "flavour.toml").is_file():
+        return _read_flavour(root.resolve(), root.resolve().name)
+    raise InputError(
+        f"--sdk {name!r} is neither a device library devkit ships nor a directory holding flavour.toml",
+        f"choose one of: {', '.join(available())}, pass your flavour's directory, or leave --sdk out for the "
+        "host-backed device",
     )
+
+
+def _read_flavour(root: Path, name: str) -> Flavour:
+    toml = root / "flavour.toml"
+    fix = f"fix {toml} (summary, device-sources, optional replaces: see templates/sdks/opencl/flavour.toml)"
+    if not _FLAVOUR_NAME.fullmatch(name):
+        raise InputError(f"a flavour's directory name {name!r} is not a name (letters, digits, - and _)", fix)
+    try:
+        data = tomllib.loads(toml.read_text())
+        flavour = Flavour(
+            name=name,
+            summary=str(data["summary"]),
+            root=root,
+            replaces=tuple(str(r) for r in data.get("replaces", ())),
+            device_sources=tuple(str(s) for s in data["device-sources"]),
+        )
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{toml} is not valid TOML ({exc})", fix) from None
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"{toml} lacks {exc} or holds the wrong type", fix) from None
+    for rel in (*flavour.replaces, *flavour.device_sources):
+        if rel.startswith("/") or ".." in Path(rel).parts:
+            raise InputError(f"{toml} names {rel!r}, which is not a path inside the project", fix)
+    return _with_stubs(flavour)

@@ -14,7 +14,7 @@ namespace {{ p }}_kernels {
 
 // Kernels the device library cannot run (ops it does not implement, see device/src): never
 // registered, whatever the environment says. Empty for the host-backed device library.
-constexpr char kUnimplemented[] = "{{ unregistered.paddle | join(',') }}";
+constexpr char kUnimplemented[] = R"patterns({{ unregistered.paddle | join(",") }})patterns";  // (raw: the patterns hold backslashes)
 
 namespace {
 

@@ -1,10 +1,9 @@
-// {{ NAME }} device library: fill and random numbers
+// {{ NAME }} device library: random numbers (fill is in movement_ops.cc)
 // (the device side of kernels/creation_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
 // replaces each body with a launch on the device; signatures stay.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -26,21 +25,6 @@ float unit_uniform(uint64_t seed, uint64_t counter) {
 using namespace {{ p }};  // NOLINT
 
 extern "C" {
-
-{{ p }}_status_t {{ p }}_fill({{ p }}_stream_t s, {{ p }}_dtype_t dtype, void* out, int64_t numel,
-                       double value) {
-  debug::Trace trace_("fill");
-  trace_.attr("value", value).tensor("out", out, dtype, {numel});
-  if (numel > 0 && !out) return {{ NAME }}_ERROR_INVALID_VALUE;
-  {{ NAME }}_DEVICE_POINTERS(s, out);
-  {{ NAME }}_SUBMIT(s, {
-    if (!dispatch(dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          std::fill_n(static_cast<T*>(out), numel, static_cast<T>(value));
-        }))
-      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
-  });
-}
 
 {{ p }}_status_t {{ p }}_random_uniform({{ p }}_stream_t s, float* out, int64_t numel, float low,
                                  float high, uint64_t seed) {

@@ -1,4 +1,4 @@
-// {{ NAME }} device library: cast, scale, transpose, pad and pitched 2-D copies
+// {{ NAME }} device library: scale, transpose, pad and pitched 2-D copies (cast is in movement_ops.cc)
 // (the device side of kernels/shape_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
@@ -15,25 +15,6 @@
 using namespace {{ p }};  // NOLINT
 
 extern "C" {
-
-{{ p }}_status_t {{ p }}_cast({{ p }}_stream_t s, {{ p }}_dtype_t in_dtype, const void* x,
-                       {{ p }}_dtype_t out_dtype, void* out, int64_t numel) {
-  debug::Trace trace_("cast");
-  trace_.tensor("x", x, in_dtype, {numel}).tensor("out", out, out_dtype, {numel});
-  {{ NAME }}_DEVICE_POINTERS(s, x, out);
-  {{ NAME }}_SUBMIT(s, {
-    bool ok = dispatch(in_dtype, [&](auto in_tag) {
-      using In = typename decltype(in_tag)::type;
-      ok = dispatch(out_dtype, [&](auto out_tag) {
-        using Out = typename decltype(out_tag)::type;
-        const In* src = static_cast<const In*>(x);
-        Out* dst = static_cast<Out*>(out);
-        for (int64_t i = 0; i < numel; ++i) dst[i] = static_cast<Out>(src[i]);
-      });
-    });
-    if (!ok) status_ = {{ NAME }}_ERROR_UNSUPPORTED;
-  });
-}
 
 {{ p }}_status_t {{ p }}_scale({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x, void* out,
                         int64_t numel, double scale, double bias, int bias_after_scale) {

@@ -31,7 +31,7 @@ bool env_flag(const char* name) {
 // device/src): never registered, whatever the environment says. Comma-separated patterns;
 // empty for the host-backed device library. (A constant, not a std::vector: kernels register
 // from static initializers of other files, before this file's would have run.)
-constexpr char kUnimplemented[] = "{{ unregistered.torch | join(',') }}";
+constexpr char kUnimplemented[] = R"patterns({{ unregistered.torch | join(",") }})patterns";  // (raw: the patterns hold backslashes)
 
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> items;

@@ -1,5 +1,9 @@
-// {{ NAME }} device library: strided copies (materializing and writing views)
-// (the device side of kernels/stride_kernels.cc).
+// {{ NAME }} device library: the data movement every flavour must implement beside its runtime
+// -- fill (a tensor made on the device), cast (a dtype conversion) and strided copies
+// (materializing and writing views) -- because both frameworks' tensor plumbing uses them
+// (PyTorch's copy_ and zero_, Paddle's full and contiguous), not only kernels a framework could
+// run on the CPU instead (toolchain/scaffold/op_kernels.toml: `required`). The kernels that use
+// them live in their families (kernels/creation_kernels.cc, shape_kernels.cc, stride_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
@@ -14,6 +18,40 @@
 using namespace {{ p }};  // NOLINT
 
 extern "C" {
+
+{{ p }}_status_t {{ p }}_fill({{ p }}_stream_t s, {{ p }}_dtype_t dtype, void* out, int64_t numel,
+                       double value) {
+  debug::Trace trace_("fill");
+  trace_.attr("value", value).tensor("out", out, dtype, {numel});
+  if (numel > 0 && !out) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, out);
+  {{ NAME }}_SUBMIT(s, {
+    if (!dispatch(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          std::fill_n(static_cast<T*>(out), numel, static_cast<T>(value));
+        }))
+      status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+  });
+}
+
+{{ p }}_status_t {{ p }}_cast({{ p }}_stream_t s, {{ p }}_dtype_t in_dtype, const void* x,
+                       {{ p }}_dtype_t out_dtype, void* out, int64_t numel) {
+  debug::Trace trace_("cast");
+  trace_.tensor("x", x, in_dtype, {numel}).tensor("out", out, out_dtype, {numel});
+  {{ NAME }}_DEVICE_POINTERS(s, x, out);
+  {{ NAME }}_SUBMIT(s, {
+    bool ok = dispatch(in_dtype, [&](auto in_tag) {
+      using In = typename decltype(in_tag)::type;
+      ok = dispatch(out_dtype, [&](auto out_tag) {
+        using Out = typename decltype(out_tag)::type;
+        const In* src = static_cast<const In*>(x);
+        Out* dst = static_cast<Out*>(out);
+        for (int64_t i = 0; i < numel; ++i) dst[i] = static_cast<Out>(src[i]);
+      });
+    });
+    if (!ok) status_ = {{ NAME }}_ERROR_UNSUPPORTED;
+  });
+}
 
 {{ p }}_status_t {{ p }}_strided_copy({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
                                const {{ p }}_shape_t* dims, const void* src,
