@@ -1,6 +1,6 @@
-"""The device library's runtime where its own tests cannot see: its C++ tests (tests/device/
-test_device.cc: stream lifetimes, error attribution, exceptions in queued work, a forked child,
-signals, the exit wait) under AddressSanitizer+UBSan and ThreadSanitizer, and Python's
+"""The device library's runtime where its own tests cannot see: its conformance suite
+(tests/conformance and tests/flavour: stream lifetimes, error attribution, exceptions in queued
+work, a forked child, signals, the exit wait) under AddressSanitizer+UBSan and ThreadSanitizer, and Python's
 faulthandler still printing its traceback for a stack overflow after a device allocation.
 
 One rendered project; each build configures `-DWITH_PADDLE=OFF` and builds one target (the

@@ -6,7 +6,7 @@ for (float inputs are cast; integer cases keep their dtype). Forward results and
 the op has a backward kernel, gradients are compared with per-dtype tolerances.
 
 --gen-golden DIR records, with Paddle CPU only, inputs and outputs of the cases the
-device library's golden checker runs (tests/device/golden_check.cc), for targets with
+device library's golden checker runs (tests/conformance/golden_check.cc), for targets with
 no Paddle runtime.
 """
 
