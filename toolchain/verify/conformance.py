@@ -5,6 +5,7 @@ the suite died before writing it, from its per-case lines, the case it died in n
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -132,7 +133,7 @@ def unpack_device_bundle(bundle: Path, work: Path, recipe: Recipe) -> Path:
 
 
 def run_conformance(
-    runner: Runner, suite: Path, work: Path, report_dir: Path, env: dict[str, str], recipe: Recipe, native: bool
+    runner: Runner, suite: Path, work: Path, report_dir: Path, env: dict[str, str], recipe: Recipe
 ) -> Check:
     """Run the suite on the target (under qemu for a foreign one) and type what it reports; its
     output (whose lines name the case it died in, if it dies) and JUnit XML go to `report_dir`
@@ -152,7 +153,7 @@ def run_conformance(
                 argv=[runner.path(suite), "--junit", runner.path(junit)],
                 log=log,
                 # the suite leaves out what qemu-user cannot emulate (a queued SIGBUS)
-                env={**env, **({} if native else {"DEVKIT_EMULATED": "1"})},
+                env={**env, **({} if recipe.matches(platform.machine()) else {"DEVKIT_EMULATED": "1"})},
                 fails_as=VerificationFailure,
             )
         )
@@ -184,15 +185,13 @@ class PendingConformance:
 
 
 def start_conformance(
-    runner: Runner, suite: Path, work: Path, report_dir: Path, env: dict[str, str], recipe: Recipe, native: bool
+    runner: Runner, suite: Path, work: Path, report_dir: Path, env: dict[str, str], recipe: Recipe
 ) -> PendingConformance:
     """run_conformance() beside the caller's steps (sequentially first where the runner cannot
     run two steps at once)."""
     pool = ThreadPoolExecutor(max_workers=1)
     if runner.concurrent_steps:
-        return PendingConformance(
-            pool.submit(run_conformance, runner, suite, work, report_dir, env, recipe, native), pool
-        )
+        return PendingConformance(pool.submit(run_conformance, runner, suite, work, report_dir, env, recipe), pool)
     done: Future[Check] = Future()
-    done.set_result(run_conformance(runner, suite, work, report_dir, env, recipe, native))
+    done.set_result(run_conformance(runner, suite, work, report_dir, env, recipe))
     return PendingConformance(done, pool)

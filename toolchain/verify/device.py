@@ -3,7 +3,6 @@ its bundle, on the target (under qemu for a foreign one)."""
 
 from __future__ import annotations
 
-import platform
 import time
 from pathlib import Path
 
@@ -20,8 +19,7 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
         suite = unpack_device_bundle(bundle, work / "device-bundle", options.recipe)
         log = fresh_log(report_dir)
         runner = verify_runner(options.runner, options.recipe, work, [], log, options.sdk_runtime)
-        native = options.recipe.matches(platform.machine())
-        check = run_conformance(runner, suite, work, report_dir, options.modes_env, options.recipe, native)
+        check = run_conformance(runner, suite, work, report_dir, options.modes_env, options.recipe)
     report = Report.of(
         [check],
         device=None,

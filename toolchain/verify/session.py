@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import platform
 import tempfile
 import time
 from collections.abc import Iterator
@@ -265,8 +264,7 @@ def plugin_session(
         pending = None
         if conformance and options.device_bundle is not None:
             suite = unpack_device_bundle(options.device_bundle, work / "device-bundle", options.recipe)
-            native = options.recipe.matches(platform.machine())
-            pending = start_conformance(runner, suite, work, report_dir, options.modes_env, options.recipe, native)
+            pending = start_conformance(runner, suite, work, report_dir, options.modes_env, options.recipe)
         try:
             python = fresh_env(runner, work, wheel, version, log, options, links)
             yield PluginSession(runner, python, work, log, version, options, start, wheel, report_dir, pending)

@@ -38,13 +38,17 @@ std::vector<int> run_ranks(int nranks, const char* subcommand, const char* mode,
   return statuses;
 }
 
-namespace {
-// The communicator directory in /dev/shm a unique id names ("<p>ccl-<name>-<secret>").
+{{ p }}_ccl_id_t ccl_id(const char* text) {
+  {{ p }}_ccl_id_t id;
+  std::memset(&id, 0, sizeof(id));
+  std::strncpy(id.bytes, text, sizeof(id.bytes) - 1);
+  return id;
+}
+
 std::string comm_dir(const {{ p }}_ccl_id_t& id) {
   const std::string text(id.bytes);
   return "/dev/shm/" + text.substr(0, text.rfind('-'));
 }
-}  // namespace
 
 int leftover_files(const {{ p }}_ccl_id_t& id) {
   const std::string dir = comm_dir(id).substr(std::strlen("/dev/shm/"));
@@ -93,8 +97,7 @@ bool failure_mode(const std::string& mode, int rank, int nranks, int device, {{ 
     static int pause_ms = 0;
     pause_ms = 100 * (rank + 1);
     Dev<float> a(std::vector<float>(64, 1.f + rank), device), b(std::vector<float>(64, 10.f * (rank + 1)), device);
-    auto pause = [](void* ms) { usleep(static_cast<useconds_t>(*static_cast<int*>(ms)) * 1000); };
-    EXPECT_OK({{ p }}_launch_host_func(s1, pause, &pause_ms));
+    EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, &pause_ms));
     EXPECT_OK({{ p }}_ccl_all_reduce(s1, a.ptr(), a.ptr(), 64, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_SUM, comm));
     EXPECT_OK({{ p }}_ccl_all_reduce(s2, b.ptr(), b.ptr(), 64, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_SUM, comm));
     EXPECT_OK({{ p }}_stream_synchronize(s2));
@@ -189,9 +192,7 @@ void all_collectives(int rank, int nranks, int device, {{ p }}_comm_t comm) {
 int rank_main(char** args) {
   const int rank = std::atoi(args[1]), nranks = std::atoi(args[2]);
   const std::string mode = args[3];
-  {{ p }}_ccl_id_t id;
-  std::memset(&id, 0, sizeof(id));
-  std::strncpy(id.bytes, args[0], sizeof(id.bytes) - 1);
+  const {{ p }}_ccl_id_t id = conformance::ccl_id(args[0]);
   int devices = 1;
   {{ p }}_device_count(&devices);
   const int device = rank % devices;
@@ -221,8 +222,7 @@ int rank_main(char** args) {
   }
   if (mode == "stalled" && rank == 1) {  // joined, then silent until killed: gone without a trace
     for (int i = 0; i < 1000; ++i) {  // (the directory goes when rank 0's wait fails: then "killed")
-      if (access(("/dev/shm/" + std::string(id.bytes).substr(0, std::string(id.bytes).rfind('-'))).c_str(), F_OK) != 0)
-        _exit(5);
+      if (access(conformance::comm_dir(id).c_str(), F_OK) != 0) _exit(5);
       usleep(10 * 1000);
     }
     _exit(6);

@@ -14,6 +14,12 @@ namespace conformance {
 // id; their exit statuses (128 + signal for a killed one).
 std::vector<int> run_ranks(int nranks, const char* subcommand, const char* mode, {{ p }}_ccl_id_t* id);
 
+// The unique id a rank process was given as text (its subcommand's first argument).
+{{ p }}_ccl_id_t ccl_id(const char* text);
+
+// The directory in /dev/shm a unique id names ("<p>ccl-<name>-<secret>").
+std::string comm_dir(const {{ p }}_ccl_id_t& id);
+
 // Entries of /dev/shm the communicator of `id` left (for a library that keeps none there: 0).
 int leftover_files(const {{ p }}_ccl_id_t& id);
 

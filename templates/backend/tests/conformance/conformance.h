@@ -66,6 +66,9 @@ inline {{ p }}_shape_t shape(std::initializer_list<int64_t> dims) {
 
 inline bool near(double a, double b, double tol = 1e-4) { return std::fabs(a - b) <= tol * (1 + std::fabs(b)); }
 
+// A host function (launch_host_func) that sleeps *(int*)ms milliseconds: work that keeps a stream busy.
+void sleep_ms(void* ms);
+
 // Polls until `done` or `seconds` passed: a hang is a failure, not a suite that never ends.
 bool within(double seconds, const std::function<bool()>& done);
 

@@ -1,15 +1,9 @@
 // Conformance, area event: events and the errors of queued work -- an error belongs to its
 // place in the queue and is reported by the synchronisations that cover that place.
-#include <unistd.h>
-
 #include <string>
 #include <vector>
 
 #include "conformance.h"
-
-namespace event_area {
-void sleep_ms(void* ms) { usleep(static_cast<useconds_t>(*static_cast<int*>(ms)) * 1000); }
-}  // namespace event_area
 
 CONFORMANCE_CASE("event", record_query_synchronize) {
   {{ p }}_stream_t s = nullptr;
@@ -19,7 +13,7 @@ CONFORMANCE_CASE("event", record_query_synchronize) {
   EXPECT_OK({{ p }}_event_query(e));  // never recorded: complete
   EXPECT_OK({{ p }}_event_synchronize(e));
   static int ms = 20;
-  EXPECT_OK({{ p }}_launch_host_func(s, event_area::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
   EXPECT_OK({{ p }}_event_record(e, s));
   EXPECT_OK({{ p }}_event_synchronize(e));
   EXPECT_OK({{ p }}_event_query(e));
@@ -64,7 +58,7 @@ CONFORMANCE_CASE("event", errors_go_to_the_synchronisations_that_cover_them) {
   REQUIRE_OK({{ p }}_event_create(0, &after));
   Dev<float> x(std::vector<float>{0, 1, 2, 3, 4, 5}), out(6);
   Dev<int64_t> bad(std::vector<int64_t>{3, 0, 2});
-  EXPECT_OK({{ p }}_launch_host_func(s, event_area::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
   EXPECT_OK({{ p }}_event_record(before, s));
   REQUIRE_OK({{ p }}_gather(s, {{ NAME }}_FLOAT32, x.ptr(), 1, 3, 2, {{ NAME }}_INT64, bad.ptr(), 3, -1, out.ptr()));
   EXPECT_OK({{ p }}_event_record(after, s));

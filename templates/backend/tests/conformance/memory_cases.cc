@@ -8,10 +8,6 @@
 
 #include "conformance.h"
 
-namespace memory_area {
-void sleep_ms(void* ms) { usleep(static_cast<useconds_t>(*static_cast<int*>(ms)) * 1000); }
-}  // namespace memory_area
-
 CONFORMANCE_CASE("memory", allocation_accounting) {
   size_t total = 0, free0 = 0, free1 = 0, free2 = 0;
   REQUIRE_OK({{ p }}_mem_info(0, &total, &free0));
@@ -131,7 +127,7 @@ CONFORMANCE_CASE("memory", freed_memory_waits_for_queued_work) {
   size_t allocated = 0, peak = 0, before = 0;
   REQUIRE_OK({{ p }}_memory_stats(0, &before, &peak));
   REQUIRE_OK({{ p }}_malloc(0, &a, 4096));
-  EXPECT_OK({{ p }}_launch_host_func(s1, memory_area::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, &ms));
   EXPECT_OK({{ p }}_fill(s1, {{ NAME }}_FLOAT32, a, 1024, 3.0));  // still queued behind the sleep
   EXPECT_OK({{ p }}_free(0, a));
   EXPECT_OK({{ p }}_memory_stats(0, &allocated, &peak));

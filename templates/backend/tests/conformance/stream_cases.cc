@@ -17,8 +17,6 @@ void append(void* data) {
   log->push_back(static_cast<int>(log->size()));
 }
 
-void sleep_ms(void* ms) { usleep(static_cast<useconds_t>(*static_cast<int*>(ms)) * 1000); }
-
 std::atomic<bool> g_released{false};
 void wait_until_released(void*) {
   while (!g_released.load()) usleep(1000);
@@ -83,7 +81,7 @@ CONFORMANCE_CASE("stream", queued_work_runs_later) {
   static int ms = 300;  // long enough that nothing queued behind it can have run when checked
   Dev<float> x(1000, 1.f), y(1000);
   std::vector<float> back(1000, -1.f);
-  EXPECT_OK({{ p }}_launch_host_func(s, stream_area::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
   EXPECT_OK({{ p }}_scale(s, {{ NAME }}_FLOAT32, x.ptr(), y.ptr(), 1000, 2.0, 0.0, 1));
   EXPECT_OK({{ p }}_memcpy_async(s, back.data(), y.ptr(), 1000 * sizeof(float), {{ NAME }}_COPY_DEVICE_TO_HOST));
   EXPECT_OK({{ p }}_event_record(e, s));
@@ -161,9 +159,9 @@ CONFORMANCE_CASE("stream", streams_outlive_events_and_waits) {
   REQUIRE_OK({{ p }}_event_create(0, &e));
   REQUIRE_OK({{ p }}_stream_create(0, &s1));
   REQUIRE_OK({{ p }}_stream_create(0, &s2));
-  EXPECT_OK({{ p }}_launch_host_func(s1, stream_area::sleep_ms, &short_ms));
+  EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, &short_ms));
   EXPECT_OK({{ p }}_event_record(e, s1));
-  EXPECT_OK({{ p }}_launch_host_func(s2, stream_area::sleep_ms, &long_ms));  // its wait runs after s1 is gone
+  EXPECT_OK({{ p }}_launch_host_func(s2, conformance::sleep_ms, &long_ms));  // its wait runs after s1 is gone
   EXPECT_OK({{ p }}_stream_wait_event(s2, e));
   EXPECT_OK({{ p }}_stream_destroy(s1));
   REQUIRE_OK({{ p }}_stream_create(0, &reused));  // often at s1's address, nothing submitted

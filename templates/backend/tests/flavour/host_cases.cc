@@ -35,9 +35,7 @@ const conformance::Subcommand exit_subcommand("--exit-with-queued-work", 0, exit
 // both ranks fail at once, naming the cause -- not the timeout, nor rank 1's exit (3 s later).
 int nospace_rank(char** args) {
   const int rank = std::atoi(args[1]), nranks = std::atoi(args[2]);
-  {{ p }}_ccl_id_t id;
-  std::memset(&id, 0, sizeof(id));
-  std::strncpy(id.bytes, args[0], sizeof(id.bytes) - 1);
+  const {{ p }}_ccl_id_t id = conformance::ccl_id(args[0]);
   {{ p }}_comm_t comm = nullptr;
   REQUIRE_OK({{ p }}_ccl_comm_init(&id, nranks, rank, &comm));
   Dev<float> x(std::vector<float>(4096, 1.f));  // (device memory first: it is a file too)
