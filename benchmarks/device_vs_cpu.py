@@ -1,6 +1,6 @@
 """Runs inside an environment with paddlepaddle and the plugin wheel installed (benchmarks/run.py
-makes one). Prints one JSON object: op dispatch time, LeNet training step time and the device memory
-high-water mark, on the plugin's device and on Paddle's CPU place, measured alternately in one process.
+makes one). Prints one JSON object: op dispatch time, LeNet training step time (and under AMP O1) and the
+device memory high-water mark, on the plugin's device and on Paddle's CPU place, measured alternately in one process.
 
     python device_vs_cpu.py DEVICE [--ops N] [--steps N]
 """
@@ -34,19 +34,28 @@ def dispatch_us(place: str, n: int) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
-def train_step_ms(place: str, steps: int, batch: int = 64) -> float:
+def train_step_ms(place: str, steps: int, batch: int = 64, amp: str = "") -> float:
+    """One LeNet step (Adam); with `amp` (O1), under auto_cast(float16) and a GradScaler."""
     paddle.set_device(place)
     paddle.seed(0)
     model = LeNet()
     opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
+    scaler = paddle.amp.GradScaler(init_loss_scaling=1024.0)
     rng = np.random.RandomState(0)
     x = paddle.to_tensor(rng.uniform(0, 1, (batch, 1, 28, 28)).astype("float32"))
     y = paddle.to_tensor(rng.randint(0, 10, (batch, 1)).astype("int64"))
 
     def step():
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
+        if not amp:
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+        else:
+            with paddle.amp.auto_cast(level=amp, dtype="float16"):
+                loss = F.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
         opt.clear_grad()
         return loss
 
@@ -74,6 +83,8 @@ def main() -> None:
         "device": train_step_ms(args.device, args.steps),
         "cpu": train_step_ms("cpu", args.steps),
     }
+    # mixed precision on the device (O1, float16) against the float32 figures above
+    result["amp_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, amp="O1")}
     # the device memory high-water mark: what Paddle's allocator held from the device
     result["peak_device_memory_mb"] = paddle.device.max_memory_reserved(f"{args.device}:0") / 2**20
     print(json.dumps(result), flush=True)

@@ -283,6 +283,15 @@ def mode_rows(figures: dict, prefix: str, step: str) -> list[tuple[str, str, str
                 ratio(d["train_step_ms"]["device"], d["train_step_ms"]["cpu"]),
             ),
         ]
+        if "amp_train_step_ms" in d:
+            amp, fp32 = d["amp_train_step_ms"]["device"], d["train_step_ms"]
+            rows.append(
+                (
+                    f"{step}, {'autocast' if prefix else 'AMP O1'} float16 (stpu:0 {mode} vs stpu:0 float32 vs CPU float32)",
+                    f"{amp:.1f} ms vs {fp32['device']:.1f} ms vs {fp32['cpu']:.1f} ms",
+                    f"{ratio(amp, fp32['device'])} of float32; {ratio(amp, fp32['cpu'])} of CPU",
+                )
+            )
         if "empty_us" in d:
             rows.append(
                 (

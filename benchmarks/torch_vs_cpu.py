@@ -44,18 +44,22 @@ def empty_us(device: str, n: int) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
-def train_step_ms(device: str, steps: int, batch: int = 64) -> float:
+def train_step_ms(device: str, steps: int, batch: int = 64, amp: bool = False) -> float:
+    """One LeNet step (Adam); with `amp`, under torch.autocast(float16) and a GradScaler."""
     torch.manual_seed(0)
     model = lenet(torch).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler(device, init_scale=1024.0, enabled=amp)
     x = torch.rand(batch, 1, 28, 28).to(device)
     y = torch.randint(0, 10, (batch,)).to(device)
 
     def step():
-        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with torch.autocast(device_type=device, dtype=torch.float16, enabled=amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
-        loss.backward()
-        opt.step()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         return loss
 
     for _ in range(3):
@@ -88,6 +92,8 @@ def main() -> None:
     result["train_step_ms"] = {"device": min(s1, s2), "cpu": min(t1, t2)}
     # the device memory high-water mark of those steps: what the allocator held from the device
     result["peak_device_memory_mb"] = module.max_memory_reserved() / 2**20
+    # mixed precision on the device (autocast float16 + GradScaler) against the float32 figures above
+    result["amp_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, amp=True)}
     result["fallbacks"] = dict(getattr(torch, args.device).fallback_counts())
     print(json.dumps(result), flush=True)
 

@@ -33,6 +33,8 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
             assert set(results["device_vs_cpu"][mode][key]) == {"device", "cpu"}
             assert set(torch["modes"][mode][key]) == {"device", "cpu"}
         assert torch["modes"][mode]["fallbacks"] == {}
+        assert results["device_vs_cpu"][mode]["amp_train_step_ms"]["device"] > 0
+        assert torch["modes"][mode]["amp_train_step_ms"]["device"] > 0
         assert set(torch["modes"][mode]["empty_us"]) == {"device", "cpu"}
         # a device memory high-water mark per framework: what each allocator held from the device
         assert results["device_vs_cpu"][mode]["peak_device_memory_mb"] > 0
@@ -45,5 +47,7 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         "| one-kernel edit rebuild (host) |",
         "| torch small tensor made and freed (stpu:0 async vs CPU) |",
         "| LeNet training step, batch 64: device memory high-water mark (stpu:0 async) |",
+        "| LeNet training step, batch 64, AMP O1 float16 (stpu:0 async vs stpu:0 float32 vs CPU float32) |",
+        "| torch LeNet training step, batch 64, Adam, autocast float16 (stpu:0 async vs stpu:0 float32 vs CPU float32) |",
     ):
         assert row in table

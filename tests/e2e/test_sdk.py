@@ -403,7 +403,7 @@ def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
     )
     subprocess.run([tools / "cmake", "--build", build], check=True, capture_output=True)
     proc = subprocess.run([build / "test_stpu_device"], capture_output=True, text=True)
-    assert proc.returncode == 0 and re.search(r"\n\d+ passed, 0 failed, 15 unimplemented\n", proc.stdout), (
+    assert proc.returncode == 0 and re.search(r"\n\d+ passed, 0 failed, 30 unimplemented\n", proc.stdout), (
         proc.stdout + proc.stderr
     )
     # what the flavour leaves out is named by case and op; its own case (a failing OpenCL call) ran
@@ -412,6 +412,11 @@ def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
         "library" in proc.stdout
     )
     assert "PASS flavour.opencl.a_failed_host_function_does_not_block_the_stream" in proc.stdout
+    # no half precision (flavour.toml): the 16-bit cases are unimplemented by design, not failures
+    assert (
+        "UNIMPLEMENTED ops.half_precision.cast_to_float16_rounds_to_nearest_even: float16 is not implemented by the "
+        "OpenCL flavour" in proc.stdout
+    )
 
 
 @pytest.mark.parametrize("framework", ["paddle", "torch"])
@@ -424,7 +429,7 @@ def test_the_opencl_device_verifies_on_pocl(sdk_project, framework):
     failed = [(c["name"], c.get("detail")) for c in report["checks"] if not c["passed"]]
     assert summary["passed"] and not failed, failed or proc.stderr[-3000:]
     conformance = report["checks"][0]  # the device library's suite on pocl, every case by name
-    assert conformance["name"] == "device conformance" and conformance["counts"]["unimplemented"] == 15
+    assert conformance["name"] == "device conformance" and conformance["counts"]["unimplemented"] == 30
     assert {"ops.conv_pool.conv2d_matches_naive", "collectives.every_collective_across_processes"} <= set(
         conformance["unimplemented"]
     )

@@ -438,6 +438,18 @@ CASES = [
         lambda i: ["verify", P(i), "--distributed", "2", "--infer"],
         "--infer is one process",
     ),
+    Case("verify-amp-level", lambda i: ["verify", P(i), "--amp", "O3"], "--amp 'O3' is not a PaddlePaddle mixed"),
+    Case(
+        "verify-amp-torch-level",
+        lambda i: ["verify", P(i), "--framework", "torch", "--amp", "O2"],
+        "--amp 'O2' is not a PyTorch mixed-precision level",
+    ),
+    Case("verify-amp-infer", lambda i: ["verify", P(i), "--amp", "O1", "--infer"], "--amp trains LeNet on one device"),
+    Case(
+        "verify-amp-battery",
+        lambda i: ["verify", P(i), "--amp", "O2", "--model", "resnet_bn"],
+        "--amp trains LeNet on one device",
+    ),
     Case(
         "check-abi-arch-without-paddle",
         lambda i: ["check-abi", str(i.not_elf), "--arch", "armhf"],

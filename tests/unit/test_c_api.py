@@ -112,6 +112,8 @@ def test_opencl_lists_follow_from_its_sources():
             "pad",
             "uniform",
             "gaussian",
+            "check_finite_and_unscale",  # (the loss-scaling ops: mixed precision, which needs half-precision)
+            "update_loss_scaling",
         },
         "torch": {
             "_log_softmax.*",
@@ -121,6 +123,8 @@ def test_opencl_lists_follow_from_its_sources():
             "max_pool2d_with_indices.*",
             "normal_",
             "uniform_",
+            "_amp_foreach_non_finite_check_and_unscale_",
+            "_amp_update_scale_",
         },
     }
     flavour = load_flavour("opencl")

@@ -104,6 +104,7 @@ def test_verify_gets_the_runtime_environment_the_sdk_declares(tmp_path):
         ("summary = 'x'\n", "lacks 'device-sources'"),
         ("summary = 'x'\ndevice-sources = ['../../etc/x.cc']\n", "which is not a path inside the project"),
         ("summary = 'x'\ndevice-sources = ['src/a.cc']\nreplaces = ['/tmp']\n", "which is not a path inside"),
+        ("summary = 'x'\ndevice-sources = ['src/a.cc']\nhalf-precision = 'yes'\n", "which is not true or false"),
     ],
 )
 def test_a_vendor_flavour_directory_that_is_wrong_is_refused_in_one_line(tmp_path, toml, problem):
@@ -134,3 +135,12 @@ def test_a_vendor_flavour_directory_renders_without_an_sdk(tmp_path):
     cmake = (out / "device/CMakeLists.txt").read_text()
     assert "sdk.cmake" not in cmake and "src/unimplemented.cc" in cmake
     assert "stpu_gemm(" in (out / "device/src/unimplemented.cc").read_text()
+    # half-precision not declared: no float16/bfloat16 kernel registrations, and no such dtype
+    helpers = (out / "kernels/kernel_helpers.h").read_text()
+    assert "#define STPU_AND_HALF_TYPES\n" in helpers and "return STPU_FLOAT16;" not in helpers
+
+
+def test_the_host_backed_device_registers_float16_and_bfloat16_kernels(tmp_path):
+    helpers = (render(tmp_path, None) / "kernels/kernel_helpers.h").read_text()
+    assert "#define STPU_AND_HALF_TYPES , phi::dtype::float16, phi::dtype::bfloat16" in helpers
+    assert "case phi::DataType::FLOAT16: return STPU_FLOAT16;" in helpers

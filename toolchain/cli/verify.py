@@ -13,7 +13,7 @@ from ..util.console import err
 from ..util.errors import BuildFailure, InputError, VerificationFailure
 from ..verify.adapters import verify_adapter
 from ..verify.modes import MODES_HELP, DeviceModes
-from ..verify.ops import OpsRequest
+from ..verify.ops import DTYPES, OpsRequest
 from ..verify.request import VerifyRequest, framework_for, reports_root, run_verification, verify_options
 from ..verify.session import wheel_to_check
 from . import views
@@ -88,6 +88,17 @@ def verify(
             "CPU reference, LeNet vs one process on the whole batch, and a killed and a stalled rank.",
         ),
     ] = 0,
+    amp: Annotated[
+        str,
+        typer.Option(
+            "--amp",
+            metavar="LEVEL",
+            help="Train LeNet under mixed precision instead, vs the float32 CPU curve, with per-op dtypes and an "
+            "overflowing step: Paddle O1 or O2 (auto_cast with a GradScaler, O2 with float32 master weights; "
+            "float16, and bfloat16 through explicit casts); torch O1 (torch.autocast in float16 with "
+            "torch.amp.GradScaler, and in bfloat16).",
+        ),
+    ] = "",
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
@@ -105,6 +116,7 @@ def verify(
         framework=framework,
         modes=DeviceModes.parse(modes),
         distributed=distributed,
+        amp=amp,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:
@@ -137,9 +149,7 @@ def test_ops(
             "expressions, each matching whole OpInfo names, e.g. 'fft.hfft,nn.functional.conv2d').",
         ),
     ] = "",
-    dtypes: Annotated[
-        str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")
-    ] = "float32,float64,int64,int32,bool",
+    dtypes: Annotated[str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")] = ",".join(DTYPES),
     gen_golden: Annotated[
         Path | None, typer.Option("--gen-golden", help="Record golden data with Paddle CPU into this directory.")
     ] = None,

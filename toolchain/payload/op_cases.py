@@ -10,8 +10,10 @@ from op_helpers import (
     STRIDE_KERNELS,
     OpCase,
     _bn,
+    _check_finite_and_unscale,
     _dropout,
     _split_concat,
+    _update_loss_scaling,
     _write_through_view,
     rng,
     uniform,
@@ -359,6 +361,37 @@ def op_cases() -> list[OpCase]:
             {"x": u(3, 6, 4)},
             True,
             STRIDE_KERNELS,
+        ),
+        (
+            "bitwise_or of bool",
+            ["bitwise_or"],
+            lambda x, y: paddle.bitwise_or(x, y),
+            {"x": r.randint(0, 2, (4, 5)).astype(bool), "y": r.randint(0, 2, (4, 5)).astype(bool)},
+            False,
+        ),
+        (
+            "check_finite_and_unscale (GradScaler)",
+            ["check_finite_and_unscale", "multiply", "concat", "cast"],
+            _check_finite_and_unscale,
+            {"x": u(4, 5), "y": u(3)},
+            False,
+        ),
+        (
+            "check_finite_and_unscale finds an infinity",
+            ["check_finite_and_unscale", "multiply", "concat", "cast"],
+            lambda x, y: _check_finite_and_unscale(x, y, with_y=False),
+            {"x": u(4, 5), "y": np.array([1.0, np.inf, -2.0], np.float32)},
+            False,
+        ),
+        *(
+            (
+                f"update_loss_scaling {'after an overflow' if found else 'after a clean step'}",
+                ["update_loss_scaling", "multiply", "concat", "cast"],
+                lambda x, found=found: _update_loss_scaling(x, found),
+                {"x": u(3, 4)},
+                False,
+            )
+            for found in (False, True)
         ),
         (
             "in-place op on a view",

@@ -32,10 +32,16 @@ from records import GoldenSummary, OpResult, OpTestsReport, Tolerance  # noqa: E
 np, paddle, F = common.np, common.paddle, common.F
 
 FLOATS = ("float32", "float64")
+# The 16-bit types: a case's float inputs rounded to them and cast on the device, its results
+# compared with Paddle CPU's float32 on the same rounded inputs (the device computes in float32
+# and rounds each kernel's results once; gradients pass through more roundings).
+HALVES = ("float16", "bfloat16")
 # (forward, backward) tolerances per dtype; float32 comes from [tool.devkit.tolerances].
 TOLERANCES: dict[str, tuple[Tolerance, Tolerance]] = {
     "float32": (common.FORWARD_TOL, common.BACKWARD_TOL),
     "float64": ({"rtol": 1e-9, "atol": 1e-12}, {"rtol": 1e-8, "atol": 1e-10}),
+    "float16": ({"rtol": 1e-3, "atol": 1e-3}, {"rtol": 4e-3, "atol": 4e-3}),
+    "bfloat16": ({"rtol": 8e-3, "atol": 8e-3}, {"rtol": 3e-2, "atol": 3e-2}),
 }
 EXACT: tuple[Tolerance, Tolerance] = ({"rtol": 0.0, "atol": 0.0}, {"rtol": 0.0, "atol": 0.0})
 
@@ -122,13 +128,15 @@ def in_dtype(inputs: Inputs, dtype: str) -> Inputs | None:
         return inputs
     if base in FLOATS and dtype in FLOATS:
         return {k: a.astype(dtype) if a.dtype.kind == "f" else a for k, a in inputs.items()}
+    if base == "float32" and dtype in HALVES:
+        return {k: op_helpers.round_to(a, dtype) if a.dtype.kind == "f" else a for k, a in inputs.items()}
     return None
 
 
 def as_integers(fn: Callable[..., Any], inputs: Inputs, dtype: str) -> Inputs | None:
     """A float case's inputs as `dtype` integers (never 0: no division by zero) or booleans, for the
     kernels registered for them; None when Paddle's CPU kernels do not take them either."""
-    if case_dtype(inputs) not in FLOATS or dtype in FLOATS:
+    if case_dtype(inputs) not in FLOATS or dtype in FLOATS or dtype in HALVES:
         return None
     converted: Inputs = {}
     for key, a in inputs.items():
@@ -171,8 +179,9 @@ def run_case(
     try:
         if flags:
             paddle.set_flags(flags)
-        dev = op_helpers.run_case(fn, inputs, device, grad)
-        cpu = op_helpers.run_case(fn, inputs, "cpu", grad)
+        cast_to = dtype if dtype in HALVES else ""
+        dev = op_helpers.run_case(fn, inputs, device, grad, cast_to)
+        cpu = op_helpers.run_case(fn, inputs, "cpu", grad, widen=bool(cast_to))
         ok = True
         for key in cpu:
             if key not in dev:
@@ -194,6 +203,40 @@ def run_case(
         if saved:
             paddle.set_flags(saved)
     entry["tolerance"] = {"forward": forward_tol, "backward": backward_tol}
+    return entry
+
+
+def half_cast_values() -> np.ndarray:
+    """float32 values for the 16-bit casts: ties, both types' limits, subnormals, infinities and
+    NaN, then a spread of magnitudes."""
+    special = [1.0, -2.0, 65504.0, 65519.0, 65520.0, -1e6, np.inf, -np.inf, np.nan, -0.0, 0.1, 3.14159]
+    special += [1 + 2.0**-11, 1 + 3 * 2.0**-11, 2.0**-24, 2.0**-25, 1.5 * 2.0**-25, 2.0**-14, 1 + 2.0**-8]
+    special += [1 + 3 * 2.0**-8, 3.4e38, 1e-40]
+    spread = op_helpers.rng(5).uniform(-1, 1, 2000) * 10.0 ** op_helpers.rng(6).uniform(-9, 6, 2000)
+    return np.concatenate([np.array(special), spread]).astype(np.float32)
+
+
+def check_half_cast(device: str, dtype: str) -> OpResult:
+    """cast float32 -> dtype -> float32 on the device, bit for bit against NumPy's rounding
+    (float16) or round-to-nearest-even (bfloat16, which NumPy lacks); any NaN for a NaN."""
+    values = half_cast_values()
+    entry = cast(OpResult, {"case": f"cast float32 <-> {dtype} bit-exact", "dtype": dtype, "kernels": ["cast"]})
+    try:
+        paddle.set_device(device)
+        narrow = paddle.to_tensor(values).astype(dtype)
+        got = narrow.numpy().view(np.uint16)  # (bfloat16 tensors read as their bits)
+        back = narrow.astype("float32").numpy()
+        want = values.astype(np.float16).view(np.uint16) if dtype == "float16" else op_helpers.bfloat16_bits(values)
+        want_back = op_helpers.round_to(values, dtype)
+        nan = np.isnan(values)
+        wrong = int(np.count_nonzero((got != want) & ~nan)) + int(np.count_nonzero(~np.isnan(back[nan])))
+        wrong += int(np.count_nonzero((back.view(np.uint32) != want_back.view(np.uint32)) & ~nan))
+        entry.update({"status": "pass" if wrong == 0 else "fail", "shapes": {"x": list(values.shape)}})
+        if wrong:
+            entry["mismatch"] = [f"{wrong} of {2 * values.size} conversions differ from round-to-nearest-even"]
+    except Exception as exc:
+        entry.update({"status": "error", "error": common._first_line(exc)})
+    entry["tolerance"] = {"forward": EXACT[0], "backward": EXACT[1]}
     return entry
 
 
@@ -229,6 +272,10 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> OpTestsReport:
             entry = run_case(device, case, run_kernels, fn, variant, run_grad, flags[0] if flags else {}, dtype)
             common.log(f"  {case} [{dtype}]: {entry['status']}")
             results.append(entry)
+    for half in HALVES:
+        if half in dtypes and half in registered.get("cast", set()) and (not pattern or pattern.search("cast")):
+            results.append(check_half_cast(device, half))
+            common.log(f"  cast float32 <-> {half} bit-exact: {results[-1]['status']}")
     if "float32" in dtypes:
         for extra in (checks.check_optimizers, checks.check_random, checks.check_dropout_random):
             case_entry = extra(device)
@@ -432,7 +479,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="")
     p.add_argument("--ops", default="")
-    p.add_argument("--dtypes", default="float32,float64,int64,int32,bool")
+    p.add_argument("--dtypes", required=True, help="comma-separated (devkit passes its --dtypes)")
     p.add_argument("--gen-golden", type=Path)
     p.add_argument("--out", required=True)
     args = p.parse_args()

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sibling check modules, also when imported
 
+import paddle_amp
 import queued_work
 from battery import BATTERY, check_battery
 from check_common import BACKWARD_TOL, FORWARD_TOL, F, _compare, _first_line, log, np, paddle
@@ -309,11 +310,33 @@ def mnist_with_fallback_by_design(
     return entry
 
 
+def amp_checks(
+    device: str, data: Dataset | None, training: tuple[int, int, int], level: str, reference: str | None
+) -> list[tuple[str, str, Callable[[], CheckRecord]]]:
+    """--amp LEVEL, in place of the float32 mnist check: LeNet under AMP vs the float32 CPU curve,
+    an overflowing step, and bfloat16 through explicit casts (a third of the steps)."""
+    steps, batch, seed = training
+    return [
+        (
+            "mnist",
+            f"mnist amp {level} ({steps} steps)",
+            lambda: paddle_amp.check_amp(device, data, *training, level, reference),
+        ),
+        ("mnist", f"amp overflow ({level})", lambda: paddle_amp.check_overflow(device, data, batch, seed, level)),
+        (
+            "mnist",
+            "bfloat16 (explicit casts)",
+            lambda: paddle_amp.check_bfloat16(device, data, max(steps // 3, 40), batch, seed),
+        ),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", help="expected device type; default: the only registered one")
     parser.add_argument("--model", default="mnist", choices=("mnist", *BATTERY), help="the model to train")
     parser.add_argument("--only", default="", help="comma-separated checks to run (default: all)")
+    parser.add_argument("--amp", default="", choices=("", "O1", "O2"), help="train LeNet under mixed precision")
     add_training_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -374,10 +397,18 @@ def main(argv: list[str] | None = None) -> int:
                     "strided views",
                     lambda: with_kernels_left_to_the_cpu(lambda: check_strided_views(device), unimplemented),
                 ),
-                (
-                    "mnist",
-                    f"mnist ({args.steps} steps)",
-                    lambda: mnist_with_fallback_by_design(device, data, training, args.cpu_reference, unimplemented),
+                *(
+                    amp_checks(device, data, training, args.amp, args.cpu_reference)
+                    if args.amp
+                    else [
+                        (
+                            "mnist",
+                            f"mnist ({args.steps} steps)",
+                            lambda: mnist_with_fallback_by_design(
+                                device, data, training, args.cpu_reference, unimplemented
+                            ),
+                        )
+                    ]
                 ),
                 *(
                     (model, f"{model} ({args.steps} steps)", partial(check_battery, model, device, data, *training))

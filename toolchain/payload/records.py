@@ -138,10 +138,45 @@ class TrainingVerdict(CheckRecord):
     cpu_reference: str  # who trained the CPU curve
 
 
+class AmpTrainingVerdict(TrainingVerdict):
+    """The "mnist amp O1|O2" check (paddle_amp.check_amp())."""
+
+    level: str
+    op_stats: dict[str, dict[str, int]]  # Paddle's op counts by dtype (float16, bfloat16, float32, other)
+    peak_memory_bytes: int
+    fp32_peak_memory_bytes: int  # O2 only (0 otherwise)
+
+
+class AmpOverflowCheck(CheckRecord):
+    found_inf: bool
+    changed_parameters: list[str]
+    scale_after: float
+
+
+class Bfloat16Check(CheckRecord):
+    gate: str  # why Paddle's auto_cast refuses bfloat16 on the device ("" when it does not)
+    losses: list[float]
+    op_stats: dict[str, dict[str, int]]
+
+
 class TorchTrainingVerdict(TrainingVerdict):
     optimizer: str
     fallbacks: dict[str, int]  # op -> CPU fallbacks while training
     fallbacks_by_design: dict[str, int]
+
+
+class TorchAmpVerdict(TrainingVerdict):
+    """The "mnist autocast <dtype>" check (torch_amp.check_autocast())."""
+
+    dtype: str
+    ops: dict[str, dict[str, int]]  # op -> {"<dtype> on <device type>": runs} of the first step
+    fallbacks: dict[str, int]
+    fallbacks_by_design: dict[str, int]
+
+
+class TorchOverflowCheck(CheckRecord):
+    changed_parameters: list[str]
+    scale_after: float
 
 
 class BatteryRun(TrainingRun):
@@ -178,6 +213,10 @@ class FallbackReportCheck(CheckRecord):
     kernels: dict[str, dict[str, int]]  # kernel -> {device | cpu_fallback | cpu_inputs: runs}
     on_device: list[str]
     fallback: list[str]
+    # kernel -> dtype -> {device | cpu_fallback | cpu_inputs: runs} (the kernel keys Paddle chose)
+    dtypes: dict[str, dict[str, dict[str, int]]]
+    amp: str  # "" or the --amp level the model trained under
+    device_library_ops: dict[str, list[str]]  # --amp: kernel -> the device-library ops it ran (the op dump)
 
 
 class TorchFallbackCheck(CheckRecord):
@@ -331,7 +370,7 @@ class KernelPlacement(TypedDict, total=False):
     """Where Paddle Inference placed each op's kernel (op -> count), or why that is unknown."""
 
     on_device: dict[str, int]
-    host_integer_ops: dict[str, int]
+    host_shape_ops: dict[str, int]  # by-design host ops (infer_checks.HOST_SHAPE_OPS)
     cpu_fallback: dict[str, int]
     cpu_by_design: dict[str, int]
     error: str

@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable
 
+import torch_amp
 from records import CheckRecord, VerifyReport
 from torch_basics import (
     check_dataloader,
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", required=True)
     parser.add_argument("--only", default="", help="comma-separated checks (default: all but fallback-report)")
     parser.add_argument("--ops", default="", help="with ops: a regular expression selecting cases")
+    parser.add_argument("--amp", default="", choices=("", "O1"), help="mnist under torch.autocast and a GradScaler")
     add_training_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             "devices",
             "queued-work",
             "ops",
-            "mnist",
+            *(["mnist-autocast-float16", "mnist-autocast-bfloat16", "amp-overflow"] if args.amp else ["mnist"]),
         ]
         log("check registration")
         report["checks"].append(timed(lambda: check_registration(torch, args.device)))
@@ -75,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
                 "mnist": lambda: check_mnist(
                     torch, args.device, data, args.steps, args.batch_size, args.seed, args.cpu_reference
                 ),
+                "mnist-autocast-float16": lambda: torch_amp.check_autocast(
+                    torch, args.device, data, args.steps, args.batch_size, args.seed, "float16", args.cpu_reference
+                ),
+                "mnist-autocast-bfloat16": lambda: torch_amp.check_autocast(
+                    torch, args.device, data, args.steps, args.batch_size, args.seed, "bfloat16", args.cpu_reference
+                ),
+                "amp-overflow": lambda: torch_amp.check_overflow(torch, args.device, data, args.batch_size, args.seed),
                 "kernels": lambda: check_kernels(torch, args.device),
                 "fallback-report": lambda: check_fallback_report(torch, args.device, data, args.seed),
             }

@@ -103,6 +103,25 @@ def op_cases(torch: ModuleType) -> list[OpCase]:
             False,
         ),
         ("SGD momentum step", lambda p, g: _optimizer_step(torch, "SGD", p, g, foreach=False), [u(6), u(6)], False),
+        ("reciprocal", lambda x: torch.reciprocal(x), [u(5, low=0.5)], True),
+        ("reciprocal out=", lambda x: torch.reciprocal(x, out=torch.empty_like(x)), [u(5, low=0.5)], False),
+        # torch.amp.GradScaler's ops: unscaling with the found-inf flag, then the scale update
+        ("GradScaler unscale", lambda a, b: _unscale(torch, a, b), [u(3, 4), u(5)], False),
+        (
+            "GradScaler unscale finds inf",
+            lambda a, b: _unscale(torch, a, b, with_b=False),
+            [u(3, 4), np.array([1.0, np.inf], np.float32)],
+            False,
+        ),
+        *(
+            (
+                f"GradScaler update {'after an overflow' if found else 'after a clean step'}",
+                lambda s, found=found: _update_scale(torch, s, found),
+                [np.array(1024.0, np.float32)],
+                False,
+            )
+            for found in (False, True)
+        ),
     ]
     return cases
 
@@ -118,6 +137,25 @@ def _optimizer_step(torch: ModuleType, name: str, param: Tensor, grad: Tensor, f
         p.grad = grad.detach().clone()
         opt.step()
     return p.detach()
+
+
+def _unscale(torch: ModuleType, a: Tensor, b: Tensor, with_b: bool = True) -> Tensor:
+    """a (and b's sum) multiplied by 1/4 in place, plus 100 when the flag is set (the ops the
+    adapter has: no cat)."""
+    a, b = a.clone(), b.clone()
+    found = torch.zeros((), dtype=torch.float32, device=a.device)
+    torch._amp_foreach_non_finite_check_and_unscale_([a, b], found, torch.full((), 0.25, device=a.device))
+    return a + 100 * found + (b.sum() if with_b else 0)
+
+
+def _update_scale(torch: ModuleType, scale: Tensor, found_inf: bool) -> Tensor:
+    """One update with growth_interval 2 after one clean step: the scale doubles (the tracker back
+    to 0), or halves on an overflow; scale * 10 + tracker shows both."""
+    scale = scale.clone().reshape(())
+    tracker = torch.ones((), dtype=torch.int32, device=scale.device)
+    found = torch.full((), float(found_inf), device=scale.device)
+    torch._amp_update_scale_(scale, tracker, found, 2.0, 0.5, 2)
+    return scale * 10 + tracker.float()
 
 
 class _Recorder:

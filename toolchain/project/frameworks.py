@@ -36,6 +36,7 @@ class Framework:
     sdist: bool = False  # `devkit build --sdist` writes the adapter's source distribution
     wheel_label: str = ""  # what its wheel is called in messages
     train_models: tuple[str, ...] = ("mnist",)  # what `verify` can train (the first: the default)
+    amp_levels: tuple[str, ...] = ()  # what `verify --amp` takes: the framework's mixed-precision levels
     # In the names of build trees, logs and locks (Paddle's, the first adapter, are unsuffixed).
     tree_suffix: str = ""
 
@@ -62,6 +63,7 @@ PADDLE = Framework(
     sdist=True,
     wheel_label="Paddle plugin wheel",
     train_models=("mnist", "resnet_bn", "transformer"),  # LeNet, then the model battery
+    amp_levels=("O1", "O2"),  # paddle.amp.auto_cast levels (O2: paddle.amp.decorate)
 )
 TORCH = Framework(
     "torch",
@@ -73,6 +75,7 @@ TORCH = Framework(
     "torch",
     unpacked_runtime=True,
     verify_extras=("numpy",),  # torch does not require it; the checks compare with it
+    amp_levels=("O1",),  # torch.autocast (float16 with torch.amp.GradScaler, and bfloat16)
     verify_imports=("numpy", "torch.utils.data", "torch.profiler"),
     plugin_glob="lib/python3*/site-packages/torch_*/_build_info.py",
     tree_suffix="-torch",

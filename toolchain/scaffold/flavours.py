@@ -35,6 +35,9 @@ class Flavour:
     # framework -> kernel patterns the adapters do not register (the device library lacks their ops)
     unregistered: dict[str, tuple[str, ...]] = field(default_factory=dict)
     stubs: str = ""  # template text of device/src/unimplemented.cc ("": the C API is complete)
+    # whether its ops compute the 16-bit float dtypes (FLOAT16, BFLOAT16): the adapters register
+    # their kernels for float16/bfloat16 only then
+    half_precision: bool = False
 
     def context(self) -> dict[str, object]:
         return {
@@ -45,6 +48,7 @@ class Flavour:
             "sdk_cmake": self.root is not None and (self.root / "device" / "sdk.cmake").is_file(),
             "sdk_summary": self.summary,
             "device_sources": list(self.device_sources),
+            "half_precision": self.half_precision,
             "unregistered": {fw: list(self.unregistered.get(fw, ())) for fw in FRAMEWORKS},
         }
 
@@ -55,7 +59,9 @@ def available() -> list[str]:
 
 def host_backed() -> Flavour:
     src = resource_dir("templates") / "backend" / "device" / "src"
-    return Flavour(name="", device_sources=tuple(f"src/{p.name}" for p in sorted(src.glob("*.cc"))))
+    return Flavour(
+        name="", device_sources=tuple(f"src/{p.name}" for p in sorted(src.glob("*.cc"))), half_precision=True
+    )
 
 
 def _with_stubs(flavour: Flavour) -> Flavour:
@@ -87,7 +93,10 @@ def load_flavour(name: str | None) -> Flavour:
 
 def _read_flavour(root: Path, name: str) -> Flavour:
     toml = root / "flavour.toml"
-    fix = f"fix {toml} (summary, device-sources, optional replaces: see templates/sdks/opencl/flavour.toml)"
+    fix = (
+        f"fix {toml} (summary, device-sources, optional replaces and half-precision: "
+        "see templates/sdks/opencl/flavour.toml)"
+    )
     if not _FLAVOUR_NAME.fullmatch(name):
         raise InputError(f"a flavour's directory name {name!r} is not a name (letters, digits, - and _)", fix)
     try:
@@ -98,11 +107,14 @@ def _read_flavour(root: Path, name: str) -> Flavour:
             root=root,
             replaces=tuple(str(r) for r in data.get("replaces", ())),
             device_sources=tuple(str(s) for s in data["device-sources"]),
+            half_precision=data.get("half-precision", False),
         )
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{toml} is not valid TOML ({exc})", fix) from None
     except (KeyError, TypeError) as exc:
         raise InputError(f"{toml} lacks {exc} or holds the wrong type", fix) from None
+    if not isinstance(flavour.half_precision, bool):
+        raise InputError(f"{toml} has half-precision = {flavour.half_precision!r}, which is not true or false", fix)
     for rel in (*flavour.replaces, *flavour.device_sources):
         if rel.startswith("/") or ".." in Path(rel).parts:
             raise InputError(f"{toml} names {rel!r}, which is not a path inside the project", fix)

@@ -34,7 +34,7 @@ from .session import PluginSession, VerifyOptions, fresh_log, plugin_session, wo
 
 PAYLOAD = PAYLOAD_DIR / "op_tests.py"
 OPINFO_PAYLOAD = PAYLOAD_DIR / "torch_opinfo.py"
-DTYPES = ("float32", "float64", "int64", "int32", "bool")
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
         data = session.runner.path(session.work / "data.npz")
         dataset.save(session.work / "data.npz")
         fallback_env = {**options.check_env, "FLAGS_enable_api_kernel_fallback": "1"}
+        amp = ["--amp", options.amp] if options.amp else []
         if battery:
             # First with CPU fallback on (Paddle's default): which kernels the model runs on the device and which
             # fall back; then the checks, which train it with fallback off.
@@ -47,7 +48,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
         report = session.run_report(
             f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
             PAYLOAD,
-            ["--data", data, "--steps", str(options.steps), "--model", options.model]
+            ["--data", data, "--steps", str(options.steps), "--model", options.model, *amp]
             + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
         )
@@ -58,7 +59,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
             fallback = session.run_check(
                 f"fallback report on {options.recipe.name}",
                 FALLBACK_PAYLOAD,
-                ["--data", data],
+                ["--data", data, *amp],
                 "fallback.json",
                 device=report.device,
                 env=fallback_env,

@@ -43,6 +43,7 @@ class VerifyRequest:
     framework: str | None = None  # --framework; None: the project's first, or what a bare wheel is
     modes: DeviceModes = CHECK_MODES  # --modes
     distributed: int = 0  # --distributed N: data parallel on N devices in N processes
+    amp: str = ""  # --amp LEVEL: train under mixed precision
 
 
 def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
@@ -108,7 +109,12 @@ def run_verification(
 ) -> VerifyResult:
     config = project_config(project)
     framework = framework_for(project, wheel, request.framework)
-    suffix = framework.tree_suffix + ("-distributed" if request.distributed else "")
+    _check_amp(request, framework, infer)
+    suffix = (
+        framework.tree_suffix
+        + ("-distributed" if request.distributed else "")
+        + (f"-amp-{request.amp}" if request.amp else "")
+    )
     if project is not None:
         report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{suffix}{'-infer' if infer else ''}"
     report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}{suffix}").resolve()
@@ -123,6 +129,7 @@ def run_verification(
         steps=steps,
         data_dir=request.data,
         modes=request.modes,
+        amp=request.amp,
     )
     if request.distributed:
         check_distributed_request(request.distributed, options, infer)
@@ -157,6 +164,21 @@ def run_verification(
             report_dir,
         )
     return verify_adapter(framework).train(wheel_to_check(project, wheel, recipe, framework), options, report_dir)
+
+
+def _check_amp(request: VerifyRequest, framework: Framework, infer: bool) -> None:
+    """--amp LEVEL: a level of the framework's, for training LeNet on one device."""
+    if not request.amp:
+        return
+    if not framework.amp_levels:
+        raise InputError(f"--amp is not yet verified for {framework.label}", "drop --amp, or use --framework paddle")
+    if request.amp not in framework.amp_levels:
+        raise InputError(
+            f"--amp {request.amp!r} is not a {framework.label} mixed-precision level",
+            f"use --amp {' | '.join(framework.amp_levels)}",
+        )
+    if infer or request.distributed or (request.model or "mnist") != "mnist":
+        raise InputError("--amp trains LeNet on one device", "drop --infer, --distributed and --model (or --amp)")
 
 
 def _device_tests(

@@ -50,6 +50,7 @@ class VerifyOptions:
     sdk_runtime_env: tuple[tuple[str, str], ...] = ()  # [tool.devkit.sdk] runtime-env
     # the project's device bundle (device library + conformance suite), run by the training checks; None: a bare wheel
     device_bundle: Path | None = None
+    amp: str = ""  # --amp LEVEL: train under the framework's mixed precision ("": float32)
 
     @property
     def modes_env(self) -> dict[str, str]:
@@ -310,7 +311,14 @@ def plot_losses(report: Report, path: Path) -> Path | None:
     """The loss curves of the report's training check: device vs CPU, or (--distributed) N
     processes vs one."""
     model = report.data.get("model")
-    mnist = next((c.data for c in report.checks if c.name in ("mnist", model) and "device" in c.data), None)
+    mnist = next(
+        (
+            c.data
+            for c in report.checks
+            if (c.name in ("mnist", model) or c.name.startswith(("mnist amp", "mnist autocast"))) and "device" in c.data
+        ),
+        None,
+    )
     parallel = next((c.data for c in report.checks if c.name == "data parallel" and "single" in c.data), None)
     if parallel is not None:
         device, ranks, batch = report.device, parallel["ranks"], parallel["batch_size"]

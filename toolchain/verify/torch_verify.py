@@ -54,7 +54,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
         report = session.run_report(
             f"torch checks on {options.recipe.name} ({options.steps} mnist steps, CPU fallback forbidden)",
             PAYLOAD,
-            ["--data", data, "--steps", str(options.steps)]
+            ["--data", data, "--steps", str(options.steps), *(["--amp", options.amp] if options.amp else [])]
             + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
             env=torch_env(options, session, strict=True),

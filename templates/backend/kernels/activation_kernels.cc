@@ -33,9 +33,9 @@ namespace {{ p }}_kernels {
 
 #define {{ NAME }}_REGISTER_ACTIVATION(name, Name)                                                   \
   PD_REGISTER_PLUGIN_KERNEL(name, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Name##Kernel, float, \
-                            double) {}                                                           \
+                            double {{ NAME }}_AND_HALF_TYPES) {}                                                           \
   PD_REGISTER_PLUGIN_KERNEL(name##_grad, {{ device_type }}, ALL_LAYOUT,                              \
-                            {{ p }}_kernels::Name##GradKernel, float, double) {}
+                            {{ p }}_kernels::Name##GradKernel, float, double {{ NAME }}_AND_HALF_TYPES) {}
 
 {{ NAME }}_REGISTER_ACTIVATION(relu, Relu)
 {{ NAME }}_REGISTER_ACTIVATION(sigmoid, Sigmoid)

@@ -95,7 +95,7 @@ void ConvKernel(const Context& ctx, const phi::DenseTensor& input, const phi::De
   require_nchw(data_format, "conv2d");
   T* y = ctx.template Alloc<T>(out);
   const auto p = conv_params(input, filter, out->dims(), strides, paddings, padding_algorithm, dilations, groups);
-  {{ NAME }}_CHECK({{ p }}_conv2d_forward(stream_of(ctx), &p, input.data<T>(), filter.data<T>(), y), "conv2d");
+  {{ NAME }}_CHECK({{ p }}_conv2d_forward(stream_of(ctx), dtype_of<T>(), &p, input.data<T>(), filter.data<T>(), y), "conv2d");
 }
 {{ NAME }}_CHECK_SIGNATURE(ConvKernel, phi::ConvKernel);
 
@@ -109,7 +109,7 @@ void ConvGradKernel(const Context& ctx, const phi::DenseTensor& input, const phi
   T* dx = input_grad ? ctx.template Alloc<T>(input_grad) : nullptr;
   T* dw = filter_grad ? ctx.template Alloc<T>(filter_grad) : nullptr;
   const auto p = conv_params(input, filter, out_grad.dims(), strides, paddings, padding_algorithm, dilations, groups);
-  {{ NAME }}_CHECK({{ p }}_conv2d_backward(stream_of(ctx), &p, input.data<T>(), filter.data<T>(), out_grad.data<T>(), dx, dw),
+  {{ NAME }}_CHECK({{ p }}_conv2d_backward(stream_of(ctx), dtype_of<T>(), &p, input.data<T>(), filter.data<T>(), out_grad.data<T>(), dx, dw),
         "conv2d_grad");
 }
 {{ NAME }}_CHECK_SIGNATURE(ConvGradKernel, phi::ConvGradKernel);
@@ -155,14 +155,14 @@ void Pool2dKernel(const Context& ctx, const phi::DenseTensor& x, const phi::IntA
     {{ NAME }}_CHECK({{ p }}_transpose(stream_of(ctx), dtype_of<T>(), x.data(), &xs, to_nchw, x_nchw.data()), "pool2d");
     const auto p = pool_params(x_nchw, y_nchw.dims(), kernel_size, strides, paddings, exclusive, pooling_type,
                                global_pooling, adaptive, padding_algorithm);
-    {{ NAME }}_CHECK({{ p }}_pool2d_forward(stream_of(ctx), &p, x_nchw.data<T>(), y_nchw.data<T>()), "pool2d");
+    {{ NAME }}_CHECK({{ p }}_pool2d_forward(stream_of(ctx), dtype_of<T>(), &p, x_nchw.data<T>(), y_nchw.data<T>()), "pool2d");
     {{ NAME }}_CHECK({{ p }}_transpose(stream_of(ctx), dtype_of<T>(), y_nchw.data(), &ys, to_nhwc, y), "pool2d");
     return;
   }
   require_nchw(data_format, "pool2d");
   const auto p = pool_params(x, out->dims(), kernel_size, strides, paddings, exclusive, pooling_type,
                              global_pooling, adaptive, padding_algorithm);
-  {{ NAME }}_CHECK({{ p }}_pool2d_forward(stream_of(ctx), &p, x.data<T>(), y), "pool2d");
+  {{ NAME }}_CHECK({{ p }}_pool2d_forward(stream_of(ctx), dtype_of<T>(), &p, x.data<T>(), y), "pool2d");
 }
 {{ NAME }}_CHECK_SIGNATURE(Pool2dKernel, phi::Pool2dKernel);
 
@@ -177,17 +177,21 @@ void Pool2dGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
   T* g = ctx.template Alloc<T>(dx);
   const auto p = pool_params(x, out.dims(), kernel_size, strides, paddings, exclusive, pooling_type,
                              global_pooling, adaptive, padding_algorithm);
-  {{ NAME }}_CHECK({{ p }}_pool2d_backward(stream_of(ctx), &p, x.data<T>(), out.data<T>(), dout.data<T>(), g), "pool2d_grad");
+  {{ NAME }}_CHECK({{ p }}_pool2d_backward(stream_of(ctx), dtype_of<T>(), &p, x.data<T>(), out.data<T>(), dout.data<T>(), g), "pool2d_grad");
 }
 {{ NAME }}_CHECK_SIGNATURE(Pool2dGradKernel, phi::Pool2dGradKernel);
 
 }  // namespace {{ p }}_kernels
 
-PD_REGISTER_PLUGIN_KERNEL(conv2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvKernel, float) {}
-PD_REGISTER_PLUGIN_KERNEL(conv2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvGradKernel, float) {}
+PD_REGISTER_PLUGIN_KERNEL(conv2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(conv2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConvGradKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(depthwise_conv2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::DepthwiseConvKernel,
-                          float) {}
+                          float {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(depthwise_conv2d_grad, {{ device_type }}, ALL_LAYOUT,
-                          {{ p }}_kernels::DepthwiseConvGradKernel, float) {}
-PD_REGISTER_PLUGIN_KERNEL(pool2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dKernel, float) {}
-PD_REGISTER_PLUGIN_KERNEL(pool2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dGradKernel, float) {}
+                          {{ p }}_kernels::DepthwiseConvGradKernel, float {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(pool2d, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(pool2d_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::Pool2dGradKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}

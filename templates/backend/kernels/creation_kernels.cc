@@ -53,8 +53,8 @@ void GaussianKernel(const Context& ctx, const phi::IntArray& shape, float mean, 
 }  // namespace {{ p }}_kernels
 
 PD_REGISTER_PLUGIN_KERNEL(full, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::FullKernel,
-                          bool, int32_t, int64_t, float, double) {}
+                          bool, int32_t, int64_t, float, double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(full_like, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::FullLikeKernel,
-                          bool, int32_t, int64_t, float, double) {}
+                          bool, int32_t, int64_t, float, double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(uniform, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::UniformKernel, float) {}
 PD_REGISTER_PLUGIN_KERNEL(gaussian, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::GaussianKernel, float) {}

@@ -1,5 +1,6 @@
 // Element-wise kernels with numpy broadcasting, their gradients, and comparisons.
 #include "kernel_helpers.h"
+#include "paddle/phi/kernels/bitwise_kernel.h"
 #include "paddle/phi/kernels/compare_kernel.h"
 #include "paddle/phi/kernels/elementwise_add_grad_kernel.h"
 #include "paddle/phi/kernels/elementwise_add_kernel.h"
@@ -120,11 +121,20 @@ void DivideGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
 }
 {{ NAME }}_CHECK_SIGNATURE(DivideGradKernel, phi::DivideGradKernel);
 
+// bitwise_or of BOOL tensors (GradScaler merges its found-inf flags with it): a logical or,
+// which the device library's BOOL addition is. (Registered for bool only.)
+template <typename T, typename Context>
+void BitwiseOrKernel(const Context& ctx, const phi::DenseTensor& x, const phi::DenseTensor& y,
+                     phi::DenseTensor* out) {
+  binary<T>(ctx, {{ NAME }}_BINARY_ADD, x, y, out, "bitwise_or");
+}
+{{ NAME }}_CHECK_SIGNATURE(BitwiseOrKernel, phi::BitwiseOrKernel);
+
 }  // namespace {{ p }}_kernels
 
 #define {{ NAME }}_REGISTER_ARITHMETIC(name, fn)                                                   \
   PD_REGISTER_PLUGIN_KERNEL(name, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::fn, int32_t, int64_t, \
-                            float, double) {}
+                            float, double {{ NAME }}_AND_HALF_TYPES) {}
 
 {{ NAME }}_REGISTER_ARITHMETIC(add, AddKernel)
 {{ NAME }}_REGISTER_ARITHMETIC(subtract, SubtractKernel)
@@ -134,11 +144,11 @@ void DivideGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
 {{ NAME }}_REGISTER_ARITHMETIC(subtract_grad, SubtractGradKernel)
 {{ NAME }}_REGISTER_ARITHMETIC(multiply_grad, MultiplyGradKernel)
 PD_REGISTER_PLUGIN_KERNEL(divide_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::DivideGradKernel,
-                          float, double) {}
+                          float, double {{ NAME }}_AND_HALF_TYPES) {}
 
 #define {{ NAME }}_REGISTER_COMPARE(name, fn)                                                      \
   PD_REGISTER_PLUGIN_KERNEL(name, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::fn, bool, int32_t,    \
-                            int64_t, float, double) {                                          \
+                            int64_t, float, double {{ NAME }}_AND_HALF_TYPES) {                 \
     kernel->OutputAt(0).SetDataType(phi::DataType::BOOL);                                      \
   }
 
@@ -146,3 +156,4 @@ PD_REGISTER_PLUGIN_KERNEL(divide_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_ke
 {{ NAME }}_REGISTER_COMPARE(not_equal, NotEqualKernel)
 {{ NAME }}_REGISTER_COMPARE(less_than, LessThanKernel)
 {{ NAME }}_REGISTER_COMPARE(greater_than, GreaterThanKernel)
+PD_REGISTER_PLUGIN_KERNEL(bitwise_or, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::BitwiseOrKernel, bool) {}

@@ -52,12 +52,24 @@ inline void check_status({{ p }}_status_t status, const char* op) {
 #define {{ NAME }}_CHECK(call, kernel) \
   ::{{ p }}_kernels::check_status((::{{ p }}_debug_kernel(kernel), (call)), kernel)
 
+// The 16-bit floating-point types, appended to the dtypes of a kernel registration
+// (`float, double {{ NAME }}_AND_HALF_TYPES`) whose device op computes them: empty when the
+// device library's flavour has no float16/bfloat16 (flavour.toml: half-precision), so those
+// kernels stay unregistered and Paddle runs them elsewhere instead of failing.
+{%- if half_precision %}
+#define {{ NAME }}_AND_HALF_TYPES , phi::dtype::float16, phi::dtype::bfloat16
+{%- else %}
+#define {{ NAME }}_AND_HALF_TYPES
+{%- endif %}
+
 // Whether the device library has `dtype` (dtype_of throws for the others).
 inline bool device_has_dtype(phi::DataType dtype) {
   switch (dtype) {
     case phi::DataType::BOOL: case phi::DataType::UINT8: case phi::DataType::INT8: case phi::DataType::INT16:
     case phi::DataType::INT32: case phi::DataType::INT64: case phi::DataType::FLOAT32: case phi::DataType::FLOAT64:
       return true;
+    case phi::DataType::FLOAT16: case phi::DataType::BFLOAT16:
+      return {{ "true" if half_precision else "false" }};
     default:
       return false;
   }
@@ -73,6 +85,10 @@ inline {{ p }}_dtype_t dtype_of(phi::DataType dtype) {
     case phi::DataType::INT64: return {{ NAME }}_INT64;
     case phi::DataType::FLOAT32: return {{ NAME }}_FLOAT32;
     case phi::DataType::FLOAT64: return {{ NAME }}_FLOAT64;
+{%- if half_precision %}
+    case phi::DataType::FLOAT16: return {{ NAME }}_FLOAT16;
+    case phi::DataType::BFLOAT16: return {{ NAME }}_BFLOAT16;
+{%- endif %}
     default:
       PADDLE_THROW(common::errors::Unimplemented("{{ device_type }} has no kernels for dtype %s",
                                                  phi::DataTypeToString(dtype)));

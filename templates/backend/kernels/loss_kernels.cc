@@ -11,7 +11,7 @@ template <typename T, typename Context>
 void SoftmaxKernel(const Context& ctx, const phi::DenseTensor& x, int axis, phi::DenseTensor* out) {
   T* y = ctx.template Alloc<T>(out);
   const AxisView v = axis_view(x.dims(), axis);
-  {{ NAME }}_CHECK({{ p }}_softmax_forward(stream_of(ctx), x.data<T>(), y, v.outer, v.axis, v.inner), "softmax");
+  {{ NAME }}_CHECK({{ p }}_softmax_forward(stream_of(ctx), dtype_of<T>(), x.data<T>(), y, v.outer, v.axis, v.inner), "softmax");
 }
 {{ NAME }}_CHECK_SIGNATURE(SoftmaxKernel, phi::SoftmaxKernel);
 
@@ -20,7 +20,7 @@ void SoftmaxGradKernel(const Context& ctx, const phi::DenseTensor& out, const ph
                        int axis, phi::DenseTensor* x_grad) {
   T* dx = ctx.template Alloc<T>(x_grad);
   const AxisView v = axis_view(out.dims(), axis);
-  {{ NAME }}_CHECK({{ p }}_softmax_backward(stream_of(ctx), out.data<T>(), out_grad.data<T>(), dx, v.outer, v.axis, v.inner),
+  {{ NAME }}_CHECK({{ p }}_softmax_backward(stream_of(ctx), dtype_of<T>(), out.data<T>(), out_grad.data<T>(), dx, v.outer, v.axis, v.inner),
         "softmax_grad");
 }
 {{ NAME }}_CHECK_SIGNATURE(SoftmaxGradKernel, phi::SoftmaxGradKernel);
@@ -54,7 +54,7 @@ void CrossEntropyWithSoftmaxKernel(const Context& ctx, const phi::DenseTensor& l
   T* l = ctx.template Alloc<T>(loss);
   const AxisView v = axis_view(logits.dims(), axis);
   const phi::DenseTensor labels = soft_label ? label : int64_labels(ctx, label);
-  {{ NAME }}_CHECK({{ p }}_softmax_cross_entropy_forward(stream_of(ctx), logits.data<T>(), labels.data(), soft_label,
+  {{ NAME }}_CHECK({{ p }}_softmax_cross_entropy_forward(stream_of(ctx), dtype_of<T>(), logits.data<T>(), labels.data(), soft_label,
                                               ignore_index, sm, l, v.outer, v.axis, v.inner),
         "cross_entropy_with_softmax");
 }
@@ -69,7 +69,7 @@ void CrossEntropyWithSoftmaxGradKernel(const Context& ctx, const phi::DenseTenso
   T* dx = ctx.template Alloc<T>(logits_grad);
   const AxisView v = axis_view(softmax.dims(), axis);
   const phi::DenseTensor labels = soft_label ? label : int64_labels(ctx, label);
-  {{ NAME }}_CHECK({{ p }}_softmax_cross_entropy_backward(stream_of(ctx), softmax.data<T>(), labels.data(), soft_label,
+  {{ NAME }}_CHECK({{ p }}_softmax_cross_entropy_backward(stream_of(ctx), dtype_of<T>(), softmax.data<T>(), labels.data(), soft_label,
                                                ignore_index, loss_grad.data<T>(), dx, v.outer, v.axis, v.inner),
         "cross_entropy_with_softmax_grad");
 }
@@ -77,9 +77,11 @@ void CrossEntropyWithSoftmaxGradKernel(const Context& ctx, const phi::DenseTenso
 
 }  // namespace {{ p }}_kernels
 
-PD_REGISTER_PLUGIN_KERNEL(softmax, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::SoftmaxKernel, float) {}
-PD_REGISTER_PLUGIN_KERNEL(softmax_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::SoftmaxGradKernel, float) {}
+PD_REGISTER_PLUGIN_KERNEL(softmax, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::SoftmaxKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(softmax_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::SoftmaxGradKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(cross_entropy_with_softmax, {{ device_type }}, ALL_LAYOUT,
-                          {{ p }}_kernels::CrossEntropyWithSoftmaxKernel, float) {}
+                          {{ p }}_kernels::CrossEntropyWithSoftmaxKernel, float {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(cross_entropy_with_softmax_grad, {{ device_type }}, ALL_LAYOUT,
-                          {{ p }}_kernels::CrossEntropyWithSoftmaxGradKernel, float) {}
+                          {{ p }}_kernels::CrossEntropyWithSoftmaxGradKernel, float {{ NAME }}_AND_HALF_TYPES) {}

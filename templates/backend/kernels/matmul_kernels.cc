@@ -89,7 +89,7 @@ void MatmulKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Dens
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
   for (size_t b = 0; b < p.x_off.size(); ++b)
-    {{ NAME }}_CHECK({{ p }}_gemm(stream_of(ctx), tx, ty, p.m, p.n, p.k, 1.f, xd + p.x_off[b] * p.x.rows * p.x.cols,
+    {{ NAME }}_CHECK({{ p }}_gemm(stream_of(ctx), dtype_of<T>(), tx, ty, p.m, p.n, p.k, 1.f, xd + p.x_off[b] * p.x.rows * p.x.cols,
                        p.x.cols, yd + p.y_off[b] * p.y.rows * p.y.cols, p.y.cols, 0.f,
                        o + b * p.m * p.n, p.n),
           "matmul");
@@ -140,9 +140,9 @@ void MatmulGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
       const T* gb = g + b * p.m * p.n;
       T* out = full.data<T>() + b * xsz;
       if (!tx)  // dX[M,K] = dOut[M,N] op(Y)^T
-        {{ NAME }}_CHECK({{ p }}_gemm(s, false, !ty, p.m, p.k, p.n, 1.f, gb, p.n, yb, ldy, 0.f, out, p.k), "matmul_grad");
+        {{ NAME }}_CHECK({{ p }}_gemm(s, dtype_of<T>(), false, !ty, p.m, p.k, p.n, 1.f, gb, p.n, yb, ldy, 0.f, out, p.k), "matmul_grad");
       else      // dX[K,M] = op(Y)[K,N] dOut^T
-        {{ NAME }}_CHECK({{ p }}_gemm(s, ty, true, p.k, p.m, p.n, 1.f, yb, ldy, gb, p.n, 0.f, out, p.m), "matmul_grad");
+        {{ NAME }}_CHECK({{ p }}_gemm(s, dtype_of<T>(), ty, true, p.k, p.m, p.n, 1.f, yb, ldy, gb, p.n, 0.f, out, p.m), "matmul_grad");
     }
     reduce_batches<T>(ctx, full, p.x, p.batch, dx);
   }
@@ -155,9 +155,9 @@ void MatmulGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
       const T* gb = g + b * p.m * p.n;
       T* out = full.data<T>() + b * ysz;
       if (!ty)  // dY[K,N] = op(X)^T dOut
-        {{ NAME }}_CHECK({{ p }}_gemm(s, !tx, false, p.k, p.n, p.m, 1.f, xb, ldx, gb, p.n, 0.f, out, p.n), "matmul_grad");
+        {{ NAME }}_CHECK({{ p }}_gemm(s, dtype_of<T>(), !tx, false, p.k, p.n, p.m, 1.f, xb, ldx, gb, p.n, 0.f, out, p.n), "matmul_grad");
       else      // dY[N,K] = dOut^T op(X)
-        {{ NAME }}_CHECK({{ p }}_gemm(s, true, tx, p.n, p.k, p.m, 1.f, gb, p.n, xb, ldx, 0.f, out, p.k), "matmul_grad");
+        {{ NAME }}_CHECK({{ p }}_gemm(s, dtype_of<T>(), true, tx, p.n, p.k, p.m, 1.f, gb, p.n, xb, ldx, 0.f, out, p.k), "matmul_grad");
     }
     reduce_batches<T>(ctx, full, p.y, p.batch, dy);
   }
@@ -166,5 +166,7 @@ void MatmulGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
 
 }  // namespace {{ p }}_kernels
 
-PD_REGISTER_PLUGIN_KERNEL(matmul, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MatmulKernel, float) {}
-PD_REGISTER_PLUGIN_KERNEL(matmul_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MatmulGradKernel, float) {}
+PD_REGISTER_PLUGIN_KERNEL(matmul, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MatmulKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(matmul_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MatmulGradKernel,
+                          float {{ NAME }}_AND_HALF_TYPES) {}

@@ -114,15 +114,17 @@ void ReduceSumGradKernel(const Context& ctx, const phi::DenseTensor& x, const ph
 
 }  // namespace {{ p }}_kernels
 
-PD_REGISTER_PLUGIN_KERNEL(mean_all, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MeanAllKernel, float, double) {}
+PD_REGISTER_PLUGIN_KERNEL(mean_all, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MeanAllKernel, float,
+                          double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(mean_all_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MeanAllGradKernel, float,
-                          double) {}
-PD_REGISTER_PLUGIN_KERNEL(mean, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MeanKernel, float, double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(mean, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::MeanKernel, float,
+                          double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(mean_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ReduceMeanGradKernel, float,
-                          double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(sum, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::SumKernel, int32_t, int64_t, float,
-                          double) {
+                          double {{ NAME }}_AND_HALF_TYPES) {
   kernel->OutputAt(0).SetDataType(phi::DataType::UNDEFINED);
 }
 PD_REGISTER_PLUGIN_KERNEL(sum_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ReduceSumGradKernel, float,
-                          double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}

@@ -60,8 +60,8 @@ void AssignKernel(const Context& ctx, const phi::DenseTensor& x, phi::DenseTenso
 }
 {{ NAME }}_CHECK_SIGNATURE_ANY_DTYPE(AssignKernel, phi::AssignKernel);
 
-// A cast to a dtype the device library lacks (float16 and bfloat16, which AMP asks of a float32
-// tensor, or complex): the values are converted on the host between copies the device library
+// A cast to a dtype the device library lacks (complex; float16 and bfloat16, which AMP asks of a
+// float32 tensor, on a flavour without them): the values are converted on the host between copies the device library
 // makes, so that the kernel, chosen by x's dtype alone, is right for every out_dtype, only slower.
 template <typename T, typename Out>
 void cast_on_host(const Context& ctx, const phi::DenseTensor& x, void* o) {
@@ -184,7 +184,7 @@ void PadKernel(const Context& ctx, const phi::DenseTensor& x, const std::vector<
 
 #define {{ NAME }}_REGISTER_ANY_DTYPE(name, fn)                                                  \
   PD_REGISTER_PLUGIN_KERNEL(name, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::fn, bool, uint8_t, \
-                            int8_t, int16_t, int32_t, int64_t, float, double) {}
+                            int8_t, int16_t, int32_t, int64_t, float, double {{ NAME }}_AND_HALF_TYPES) {}
 
 {{ NAME }}_REGISTER_ANY_DTYPE(reshape, ReshapeKernel)
 {{ NAME }}_REGISTER_ANY_DTYPE(reshape_grad, ReshapeGradKernel)
@@ -197,11 +197,11 @@ void PadKernel(const Context& ctx, const phi::DenseTensor& x, const std::vector<
 {{ NAME }}_REGISTER_ANY_DTYPE(transpose_grad, TransposeGradKernel)
 
 PD_REGISTER_PLUGIN_KERNEL(pad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::PadKernel, int32_t, int64_t, float,
-                          double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}
 
 PD_REGISTER_PLUGIN_KERNEL(cast, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::CastKernel, bool, uint8_t, int8_t,
-                          int16_t, int32_t, int64_t, float, double) {
+                          int16_t, int32_t, int64_t, float, double {{ NAME }}_AND_HALF_TYPES) {
   kernel->OutputAt(0).SetDataType(phi::DataType::UNDEFINED);
 }
 PD_REGISTER_PLUGIN_KERNEL(scale, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ScaleKernel, int32_t, int64_t,
-                          float, double) {}
+                          float, double {{ NAME }}_AND_HALF_TYPES) {}

@@ -210,7 +210,7 @@ void ConcatGradKernel(const Context& ctx, const std::vector<const phi::DenseTens
 
 #define {{ NAME }}_REGISTER_ALL_DTYPES(name, fn)                                                 \
   PD_REGISTER_PLUGIN_KERNEL(name, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::fn, bool, uint8_t, \
-                            int8_t, int16_t, int32_t, int64_t, float, double) {}
+                            int8_t, int16_t, int32_t, int64_t, float, double {{ NAME }}_AND_HALF_TYPES) {}
 
 {{ NAME }}_REGISTER_ALL_DTYPES(contiguous, ContiguousKernel)
 {{ NAME }}_REGISTER_ALL_DTYPES(strided_copy, StridedCopyKernel)
@@ -219,6 +219,6 @@ void ConcatGradKernel(const Context& ctx, const std::vector<const phi::DenseTens
 {{ NAME }}_REGISTER_ALL_DTYPES(split, SplitKernel)
 {{ NAME }}_REGISTER_ALL_DTYPES(split_with_num, SplitWithNumKernel)
 PD_REGISTER_PLUGIN_KERNEL(slice_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::SliceGradKernel, int32_t, int64_t,
-                          float, double) {}
+                          float, double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(concat_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::ConcatGradKernel, int32_t,
-                          int64_t, float, double) {}
+                          int64_t, float, double {{ NAME }}_AND_HALF_TYPES) {}

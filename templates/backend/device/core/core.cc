@@ -23,6 +23,22 @@ void clear_error_detail() { g_error_detail.clear(); }
   return status;
 }
 
+const char* dtype_name(int dtype) {
+  switch (static_cast<{{ p }}_dtype_t>(dtype)) {
+    case {{ NAME }}_BOOL: return "bool";
+    case {{ NAME }}_UINT8: return "uint8";
+    case {{ NAME }}_INT8: return "int8";
+    case {{ NAME }}_INT16: return "int16";
+    case {{ NAME }}_INT32: return "int32";
+    case {{ NAME }}_INT64: return "int64";
+    case {{ NAME }}_FLOAT16: return "float16";
+    case {{ NAME }}_BFLOAT16: return "bfloat16";
+    case {{ NAME }}_FLOAT32: return "float32";
+    case {{ NAME }}_FLOAT64: return "float64";
+  }
+  return "unknown-dtype";
+}
+
 {{ p }}_status_t unimplemented(const char* op, const char* implementation) {
   set_error_detail(std::string(op) + " is not implemented by " + implementation);
   return {{ NAME }}_ERROR_UNSUPPORTED;
@@ -49,7 +65,7 @@ const char* {{ p }}_error_detail(void) { return {{ p }}::core::g_error_detail.c_
 size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype) {
   switch (dtype) {
     case {{ NAME }}_BOOL: case {{ NAME }}_UINT8: case {{ NAME }}_INT8: return 1;
-    case {{ NAME }}_INT16: return 2;
+    case {{ NAME }}_INT16: case {{ NAME }}_FLOAT16: case {{ NAME }}_BFLOAT16: return 2;
     case {{ NAME }}_INT32: case {{ NAME }}_FLOAT32: return 4;
     case {{ NAME }}_INT64: case {{ NAME }}_FLOAT64: return 8;
   }

@@ -63,6 +63,8 @@ typedef enum {
   {{ NAME }}_UINT8 = 5,
   {{ NAME }}_INT8 = 6,
   {{ NAME }}_INT16 = 7,
+  {{ NAME }}_FLOAT16 = 8,   /* IEEE binary16; computed in float32, stored rounded to nearest even */
+  {{ NAME }}_BFLOAT16 = 9,  /* bfloat16 (the upper half of a float32); likewise */
 } {{ p }}_dtype_t;
 
 typedef enum {
@@ -231,7 +233,8 @@ typedef enum {
 
 /* ---- normalization, activations, dropout, indexing, strided copies --------
  * (device/src/norm_ops.cc, nn_ops.cc, stride_ops.cc). Floating-point ops take a
- * dtype: FLOAT32 or FLOAT64; optional pointers may be NULL. Channel ops view the
+ * dtype: any floating-point one (FLOAT32, FLOAT64, FLOAT16, BFLOAT16: the 16-bit ones are computed
+ * in float32 and stored rounded once); optional pointers may be NULL. Channel ops view the
  * tensor as [outer, channels, inner]: channels-first (NCHW) is [N, C, H*W],
  * channels-last (NHWC) [N*H*W, C, 1]. */
 
@@ -308,11 +311,12 @@ typedef enum {
                                const int64_t* src_strides, void* dst,
                                const int64_t* dst_strides);
 
-/* C[M,N] = alpha * op(A) op(B) + beta * C, float32, row-major with leading
- * dimensions lda/ldb/ldc; op(X) = X or X^T. */
-{{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const float* a, int64_t lda,
-                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+/* C[M,N] = alpha * op(A) op(B) + beta * C, row-major with leading dimensions lda/ldb/ldc;
+ * op(X) = X or X^T. dtype FLOAT32, FLOAT16 or BFLOAT16 (computed in float32, C rounded once);
+ * the same holds for the convolution, pooling and softmax ops below. */
+{{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, {{ p }}_dtype_t dtype, int trans_a, int trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void* a, int64_t lda,
+                       const void* b, int64_t ldb, float beta, void* c, int64_t ldc);
 
 typedef struct {
   int64_t batch, in_channels, in_h, in_w;
@@ -325,12 +329,12 @@ typedef struct {
 } {{ p }}_conv2d_params_t;
 
 /* NCHW input, OIHW filter (I = in_channels / groups), NCHW output. */
-{{ p }}_status_t {{ p }}_conv2d_forward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
-                                 const float* x, const float* w, float* y);
+{{ p }}_status_t {{ p }}_conv2d_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                 const {{ p }}_conv2d_params_t* p, const void* x, const void* w, void* y);
 /* dx (may be NULL) and dw (may be NULL) from dy. */
-{{ p }}_status_t {{ p }}_conv2d_backward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
-                                  const float* x, const float* w, const float* dy,
-                                  float* dx, float* dw);
+{{ p }}_status_t {{ p }}_conv2d_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                  const {{ p }}_conv2d_params_t* p, const void* x, const void* w,
+                                  const void* dy, void* dx, void* dw);
 
 typedef struct {
   int64_t batch, channels, in_h, in_w, out_h, out_w;
@@ -340,15 +344,15 @@ typedef struct {
   int adaptive;  /* windows computed from in/out sizes (adaptive pooling) */
 } {{ p }}_pool2d_params_t;
 
-{{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
-                                 const float* x, float* y);
-{{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
-                                  const float* x, const float* y, const float* dy,
-                                  float* dx);
+{{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                 const {{ p }}_pool2d_params_t* p, const void* x, void* y);
+{{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                  const {{ p }}_pool2d_params_t* p, const void* x, const void* y,
+                                  const void* dy, void* dx);
 
 /* Max pooling with dilation that also returns, per output, the flat index
  * (y * in_w + x) of the maximum within its input plane (a NaN wins). p->is_max,
- * exclusive and adaptive are ignored. FLOAT32 or FLOAT64; indices are INT64 of y's shape. */
+ * exclusive and adaptive are ignored. Any floating-point dtype; indices are INT64 of y's shape. */
 {{ p }}_status_t {{ p }}_max_pool2d_with_indices_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
                                                   const {{ p }}_pool2d_params_t* p,
                                                   int64_t dilation_h, int64_t dilation_w,
@@ -360,12 +364,12 @@ typedef struct {
                                                    void* dx);
 
 /* Softmax over the middle axis of a [outer, axis, inner] view. */
-{{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, const float* x, float* y, int64_t outer,
-                                  int64_t axis, int64_t inner);
-{{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, const float* y, const float* dy,
-                                   float* dx, int64_t outer, int64_t axis, int64_t inner);
-/* Log-softmax over the middle axis of a [outer, axis, inner] view, FLOAT32 or
- * FLOAT64: y = x - max - log(sum(exp(x - max))). The backward takes the forward
+{{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x, void* y,
+                                  int64_t outer, int64_t axis, int64_t inner);
+{{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* y,
+                                   const void* dy, void* dx, int64_t outer, int64_t axis, int64_t inner);
+/* Log-softmax over the middle axis of a [outer, axis, inner] view, any floating-point
+ * dtype: y = x - max - log(sum(exp(x - max))). The backward takes the forward
  * output: dx = dy - exp(y) * sum_axis(dy). */
 {{ p }}_status_t {{ p }}_log_softmax_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x,
                                       void* y, int64_t outer, int64_t axis, int64_t inner);
@@ -380,7 +384,7 @@ typedef enum {
 } {{ p }}_reduction_t;
 
 /* Negative log likelihood over log-probabilities x = [outer, classes, inner] with
- * INT64 targets [outer, inner], FLOAT32 or FLOAT64. weight (per class) may be NULL
+ * INT64 targets [outer, inner], any floating-point dtype. weight (per class) may be NULL
  * (all 1); targets equal to ignore_index contribute 0 and no weight; other targets
  * outside [0, classes) are INVALID_VALUE. loss: [outer, inner] for NONE, else one
  * value; total_weight: one value, the sum of the weights of the counted targets. */
@@ -397,18 +401,19 @@ typedef enum {
                                     const void* total_weight, int64_t outer, int64_t classes,
                                     int64_t inner, void* dx);
 
-/* Softmax cross entropy over the middle axis of [outer, classes, inner]. Hard
- * labels are int64 class indices of shape [outer, inner]; soft labels are
- * float32 of the logits' shape. loss has shape [outer, inner]. */
-{{ p }}_status_t {{ p }}_softmax_cross_entropy_forward({{ p }}_stream_t s, const float* logits,
-                                                const void* labels, int soft_label,
-                                                int64_t ignore_index, float* softmax,
-                                                float* loss, int64_t outer,
-                                                int64_t classes, int64_t inner);
-{{ p }}_status_t {{ p }}_softmax_cross_entropy_backward({{ p }}_stream_t s, const float* softmax,
-                                                 const void* labels, int soft_label,
-                                                 int64_t ignore_index, const float* dloss,
-                                                 float* dlogits, int64_t outer,
+/* Softmax cross entropy over the middle axis of [outer, classes, inner], FLOAT32,
+ * FLOAT16 or BFLOAT16 (computed in float32). Hard labels are int64 class indices of
+ * shape [outer, inner]; soft labels are of the logits' dtype and shape. loss has shape
+ * [outer, inner]. */
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                                const void* logits, const void* labels,
+                                                int soft_label, int64_t ignore_index, void* softmax,
+                                                void* loss, int64_t outer, int64_t classes,
+                                                int64_t inner);
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                                 const void* softmax, const void* labels,
+                                                 int soft_label, int64_t ignore_index,
+                                                 const void* dloss, void* dlogits, int64_t outer,
                                                  int64_t classes, int64_t inner);
 
 /* Index of the maximum along the middle axis; out is int64 [outer, inner]. */
@@ -426,13 +431,54 @@ typedef enum {
 /* param -= lr * grad */
 {{ p }}_status_t {{ p }}_sgd_update({{ p }}_stream_t s, const float* param, const float* grad,
                              const float* lr, float* param_out, int64_t numel);
-/* One Adam step; beta pow accumulators are updated in place into *_out. */
-{{ p }}_status_t {{ p }}_adam_update({{ p }}_stream_t s, const float* param, const float* grad,
-                              const float* lr, const float* moment1, const float* moment2,
-                              const float* beta1_pow, const float* beta2_pow, float beta1,
-                              float beta2, float epsilon, float* param_out,
-                              float* moment1_out, float* moment2_out,
-                              float* beta1_pow_out, float* beta2_pow_out, int64_t numel);
+/* One Adam step; beta pow accumulators are updated in place into *_out. param, grad and
+ * param_out are of `dtype` (FLOAT32, FLOAT16 or BFLOAT16), everything else float32. With
+ * master weights (mixed precision: master, a float32 copy of param, not NULL) the step
+ * updates master into master_out and param_out is master_out rounded to dtype. */
+{{ p }}_status_t {{ p }}_adam_update({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* param,
+                              const void* grad, const float* lr, const float* moment1,
+                              const float* moment2, const float* beta1_pow, const float* beta2_pow,
+                              float beta1, float beta2, float epsilon, void* param_out,
+                              float* moment1_out, float* moment2_out, float* beta1_pow_out,
+                              float* beta2_pow_out, const float* master, float* master_out,
+                              int64_t numel);
+
+/* ---- mixed precision: loss scaling --------------------------------------
+ * What a framework's gradient scaler runs each step, on the device: the scale, the
+ * found-inf flag and the step counters are device memory, read by the next op, never by
+ * the host before a synchronising call. found_inf is one BOOL (Paddle) or FLOAT32 (PyTorch). */
+
+/* outs[i] = xs[i] * m over numels[i] elements of dtype (outs[i] may be xs[i]), for i < count,
+ * where m = 1 / *scale when invert_scale, else *scale. When any element of any xs[i] is
+ * infinite or NaN, *found_inf is set to 1; otherwise it is left as it is (the caller zeroes it
+ * first, or accumulates over several calls). */
+{{ p }}_status_t {{ p }}_check_finite_and_unscale({{ p }}_stream_t s, {{ p }}_dtype_t dtype, int count,
+                                           const void* const* xs, void* const* outs,
+                                           const int64_t* numels, const float* scale,
+                                           int invert_scale, {{ p }}_dtype_t found_dtype,
+                                           void* found_inf);
+
+typedef struct {
+  int32_t grow_every;   /* steps without inf/NaN after which the scale grows */
+  int32_t shrink_every; /* steps with inf/NaN after which it shrinks (1: at the first) */
+  float grow_factor, shrink_factor;
+  float min_scale; /* a shrunk scale is at least this (0: no floor) */
+} {{ p }}_loss_scale_params_t;
+
+/* One step of dynamic loss scaling. With *found_inf: *good_steps = 0 and, once
+ * ++*bad_steps reaches shrink_every, *scale = max(*scale * shrink_factor, min_scale) and
+ * *bad_steps = 0. Without: *bad_steps = 0 and, once ++*good_steps reaches grow_every,
+ * *scale *= grow_factor (kept when that is not finite) and *good_steps = 0. bad_steps may be
+ * NULL when shrink_every is 1. */
+{{ p }}_status_t {{ p }}_update_loss_scale({{ p }}_stream_t s, const {{ p }}_loss_scale_params_t* p,
+                                    {{ p }}_dtype_t found_dtype, const void* found_inf, float* scale,
+                                    int32_t* good_steps, int32_t* bad_steps);
+
+/* outs[i] = *found_inf ? 0 : xs[i] over numels[i] elements of dtype, for i < count (a step
+ * that overflowed leaves no gradient behind). */
+{{ p }}_status_t {{ p }}_zero_if_found({{ p }}_stream_t s, {{ p }}_dtype_t dtype, int count,
+                                const void* const* xs, void* const* outs, const int64_t* numels,
+                                {{ p }}_dtype_t found_dtype, const void* found_inf);
 
 /* Random numbers from a counter-based generator: the same seed gives the same
  * values on every architecture. */

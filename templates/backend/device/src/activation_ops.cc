@@ -47,7 +47,7 @@ extern "C" {
                         const void* x, void* out, int64_t numel) {
   debug::Trace trace_("unary");
   trace_.attr("op", static_cast<int>(op)).tensor("x", x, dtype, {numel}).tensor("out", out, dtype, {numel});
-  if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
+  if (!real_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   {{ NAME }}_DEVICE_POINTERS(s, x, out);
   {{ NAME }}_SUBMIT(s, {
     dispatch_float(dtype, [&](auto tag) {
@@ -63,7 +63,7 @@ extern "C" {
                              const void* out, const void* dout, void* dx, int64_t numel) {
   debug::Trace trace_("unary_grad");
   trace_.attr("op", static_cast<int>(op)).tensor("out", out, dtype, {numel}).tensor("dout", dout, dtype, {numel}).tensor("dx", dx, dtype, {numel});
-  if (dtype != {{ NAME }}_FLOAT32 && dtype != {{ NAME }}_FLOAT64) return {{ NAME }}_ERROR_UNSUPPORTED;
+  if (!real_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   if (op == {{ NAME }}_UNARY_ABS) return {{ NAME }}_ERROR_UNSUPPORTED;  // needs x, not out
   {{ NAME }}_DEVICE_POINTERS(s, out, dout, dx);
   {{ NAME }}_SUBMIT(s, {

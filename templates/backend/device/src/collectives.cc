@@ -346,20 +346,6 @@ bool reduce_parts({{ p }}_dtype_t dtype, {{ p }}_ccl_op_t op, const std::vector<
   });
 }
 
-const char* dtype_name(int32_t dtype) {
-  switch (static_cast<{{ p }}_dtype_t>(dtype)) {
-    case {{ NAME }}_BOOL: return "bool";
-    case {{ NAME }}_UINT8: return "uint8";
-    case {{ NAME }}_INT8: return "int8";
-    case {{ NAME }}_INT16: return "int16";
-    case {{ NAME }}_INT32: return "int32";
-    case {{ NAME }}_INT64: return "int64";
-    case {{ NAME }}_FLOAT32: return "float32";
-    case {{ NAME }}_FLOAT64: return "float64";
-  }
-  return "unknown-dtype";
-}
-
 // "all_reduce of 8 float32 (sum)", "broadcast of 2 int64 from rank 1", "barrier".
 std::string describe(const Header& h) {
   static const char* const kKinds[] = {"?", "all_reduce", "reduce", "broadcast", "all_gather", "reduce_scatter",
@@ -368,7 +354,7 @@ std::string describe(const Header& h) {
   const int kind = static_cast<int>(h.kind);
   std::string s = kKinds[kind >= 1 && kind <= 6 ? kind : 0];
   if (h.kind == Kind::kBarrier) return s;
-  s += " of " + std::to_string(h.count) + " " + dtype_name(h.dtype);
+  s += " of " + std::to_string(h.count) + " " + core::dtype_name(h.dtype);
   if (h.op >= 0) s += std::string(" (") + (h.op <= 3 ? kOps[h.op] : "?") + ")";
   if (h.root >= 0) s += (h.kind == Kind::kBroadcast ? " from rank " : " to rank ") + std::to_string(h.root);
   return s;
@@ -1069,8 +1055,8 @@ extern "C" {
       err = path + " is shorter than its header";
     if (err.empty() && (header.count != count || header.dtype != static_cast<int32_t>(dtype))) {
       set_failure_reason("rank " + std::to_string(peer) + " sent " + std::to_string(header.count) + " " +
-                         dtype_name(header.dtype) + " but rank " + std::to_string(comm->rank) + " expects " +
-                         std::to_string(count) + " " + dtype_name(dtype));
+                         core::dtype_name(header.dtype) + " but rank " + std::to_string(comm->rank) + " expects " +
+                         std::to_string(count) + " " + core::dtype_name(dtype));
       status_ = {{ NAME }}_ERROR_INVALID_VALUE;
     } else if (err.empty() && bytes > 0 &&
                pread(fd, buf, bytes, sizeof(header)) != static_cast<ssize_t>(bytes)) {

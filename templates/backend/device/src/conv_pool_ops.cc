@@ -183,6 +183,125 @@ PoolWindow pool_window_2d(const {{ p }}_pool2d_params_t& p, int64_t oy, int64_t 
   return w;
 }
 
+
+// ---- float32 bodies (the 16-bit dtypes run through them: FloatOperands) -------
+
+void conv_forward(const {{ p }}_conv2d_params_t* p, const float* x, const float* w, float* y) {
+  const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
+  const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
+  const int64_t in_image = p->in_channels * p->in_h * p->in_w, out_image = p->out_channels * ohw;
+  if (cg == 1 && p->groups > 1) {  // (one input channel and no groups, LeNet's first layer, is a GEMM)
+    depthwise_forward(*p, og, x, w, y);
+  } else if (is_pointwise(*p)) {
+    for (int64_t n = 0; n < p->batch; ++n)
+      for (int64_t g = 0; g < p->groups; ++g)
+        gemm(false, false, og, ohw, ckk, 1.f, w + g * og * ckk, ckk, x + n * in_image + g * cg * ohw, ohw, 0.f,
+             y + n * out_image + g * og * ohw, ohw);
+  } else {
+    // Y_g[og, images*ohw] = W_g[og, ckk] * col[ckk, images*ohw], a batch of images at a time
+    const int64_t per = images_per_gemm(ckk, ohw, p->batch);
+    float* col = scratch(Scratch::kConvColumns, static_cast<size_t>(ckk * per * ohw));
+    float* rows = scratch(Scratch::kConvRows, static_cast<size_t>(og * per * ohw));
+    for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
+      const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
+      for (int64_t g = 0; g < p->groups; ++g) {
+        parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            im2col(x + (n0 + i) * in_image + g * cg * p->in_h * p->in_w, cg, *p, col + i * ohw, ld);
+        });
+        gemm(false, false, og, ld, ckk, 1.f, w + g * og * ckk, ckk, col, ld, 0.f, rows, ld);
+        scatter_planes(rows, count, og, ohw, y + n0 * out_image + g * og * ohw, out_image);
+      }
+    }
+  }
+}
+
+void conv_backward(const {{ p }}_conv2d_params_t* p, const float* x, const float* w, const float* dy, float* dx,
+                   float* dw) {
+  const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
+  const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
+  const int64_t in_plane = p->in_h * p->in_w, in_image = p->in_channels * in_plane;
+  const int64_t out_image = p->out_channels * ohw;
+  // A batch of images at a time, as in the forward pass: dY_g as [og, images*ohw].
+  const int64_t per = images_per_gemm(ckk, ohw, p->batch);
+  float* col = scratch(Scratch::kConvColumns, static_cast<size_t>(ckk * per * ohw));
+  float* rows = scratch(Scratch::kConvRows, static_cast<size_t>(og * per * ohw));
+  if (dw) std::fill(dw, dw + p->out_channels * ckk, 0.f);
+  if (dx) std::fill(dx, dx + p->batch * in_image, 0.f);
+  for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
+    const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
+    for (int64_t g = 0; g < p->groups; ++g) {
+      gather_planes(dy + n0 * out_image + g * og * ohw, out_image, count, og, ohw, rows);
+      if (dw) {
+        parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            im2col(x + (n0 + i) * in_image + g * cg * in_plane, cg, *p, col + i * ohw, ld);
+        });
+        // dW[og, ckk] += dY[og, images*ohw] * col^T
+        gemm(false, true, og, ckk, ld, 1.f, rows, ld, col, ld, 1.f, dw + g * og * ckk, ckk);
+      }
+      if (dx) {
+        // dcol[ckk, images*ohw] = W^T[ckk, og] * dY[og, images*ohw], then back into each image
+        gemm(true, false, ckk, ld, og, 1.f, w + g * og * ckk, ckk, rows, ld, 0.f, col, ld);
+        parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            col2im(col + i * ohw, ld, cg, *p, dx + (n0 + i) * in_image + g * cg * in_plane);
+        });
+      }
+    }
+  }
+}
+
+void pool_forward(const {{ p }}_pool2d_params_t* p, const float* x, float* y) {
+  parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const float* src = x + nc * p->in_h * p->in_w;
+      float* dst = y + nc * p->out_h * p->out_w;
+      for (int64_t oy = 0; oy < p->out_h; ++oy)
+        for (int64_t ox = 0; ox < p->out_w; ++ox) {
+          const PoolWindow w = pool_window_2d(*p, oy, ox);
+          float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
+          for (int64_t iy = w.y0; iy < w.y1; ++iy)
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) {
+              const float v = src[iy * p->in_w + ix];
+              acc = p->is_max ? std::max(acc, v) : acc + v;
+            }
+          if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
+          dst[oy * p->out_w + ox] = acc;
+        }
+    }
+  });
+}
+
+void pool_backward(const {{ p }}_pool2d_params_t* p, const float* x, const float* y, const float* dy, float* dx) {
+  std::fill(dx, dx + p->batch * p->channels * p->in_h * p->in_w, 0.f);
+  for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
+    const float* src = x + nc * p->in_h * p->in_w;
+    const float* out = y + nc * p->out_h * p->out_w;
+    const float* gout = dy + nc * p->out_h * p->out_w;
+    float* gin = dx + nc * p->in_h * p->in_w;
+    for (int64_t oy = 0; oy < p->out_h; ++oy)
+      for (int64_t ox = 0; ox < p->out_w; ++ox) {
+        const PoolWindow w = pool_window_2d(*p, oy, ox);
+        const float g = gout[oy * p->out_w + ox];
+        if (p->is_max) {
+          // The gradient goes to the first maximum, as Paddle's CPU kernel does.
+          const float m = out[oy * p->out_w + ox];
+          bool done = false;
+          for (int64_t iy = w.y0; iy < w.y1 && !done; ++iy)
+            for (int64_t ix = w.x0; ix < w.x1 && !done; ++ix)
+              if (src[iy * p->in_w + ix] == m) {
+                gin[iy * p->in_w + ix] += g;
+                done = true;
+              }
+        } else if (w.count > 0) {
+          for (int64_t iy = w.y0; iy < w.y1; ++iy)
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) gin[iy * p->in_w + ix] += g / w.count;
+        }
+      }
+  }
+}
+
 }  // namespace
 }  // namespace {{ p }}
 
@@ -190,157 +309,83 @@ using namespace {{ p }};  // NOLINT
 
 extern "C" {
 
-{{ p }}_status_t {{ p }}_conv2d_forward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
-                                 const float* x, const float* w, float* y) {
+{{ p }}_status_t {{ p }}_conv2d_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                 const {{ p }}_conv2d_params_t* p, const void* x, const void* w, void* y) {
   debug::Trace trace_("conv2d_forward");
-  if (p) trace_.attr("stride", p->stride_h).attr("pad", p->pad_top).attr("dilation", p->dilation_h).attr("groups", p->groups).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->in_channels, p->in_h, p->in_w}).tensor("w", w, {{ NAME }}_FLOAT32, {p->out_channels, p->in_channels / std::max<int64_t>(p->groups, 1), p->kernel_h, p->kernel_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
+  if (p) trace_.attr("stride", p->stride_h).attr("pad", p->pad_top).attr("dilation", p->dilation_h).attr("groups", p->groups).tensor("x", x, dtype, {p->batch, p->in_channels, p->in_h, p->in_w}).tensor("w", w, dtype, {p->out_channels, p->in_channels / std::max<int64_t>(p->groups, 1), p->kernel_h, p->kernel_w}).tensor("y", y, dtype, {p->batch, p->out_channels, p->out_h, p->out_w});
   if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   keep(p);
   {{ NAME }}_DEVICE_POINTERS(s, x, w, y);
   {{ NAME }}_SUBMIT(s, {
-    const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
-    const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
-    const int64_t in_image = p->in_channels * p->in_h * p->in_w, out_image = p->out_channels * ohw;
-    if (cg == 1 && p->groups > 1) {  // (one input channel and no groups, LeNet's first layer, is a GEMM)
-      depthwise_forward(*p, og, x, w, y);
-    } else if (is_pointwise(*p)) {
-      for (int64_t n = 0; n < p->batch; ++n)
-        for (int64_t g = 0; g < p->groups; ++g)
-          gemm(false, false, og, ohw, ckk, 1.f, w + g * og * ckk, ckk, x + n * in_image + g * cg * ohw, ohw, 0.f,
-               y + n * out_image + g * og * ohw, ohw);
-    } else {
-      // Y_g[og, images*ohw] = W_g[og, ckk] * col[ckk, images*ohw], a batch of images at a time
-      const int64_t per = images_per_gemm(ckk, ohw, p->batch);
-      float* col = scratch(Scratch::kConvColumns, static_cast<size_t>(ckk * per * ohw));
-      float* rows = scratch(Scratch::kConvRows, static_cast<size_t>(og * per * ohw));
-      for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
-        const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
-        for (int64_t g = 0; g < p->groups; ++g) {
-          parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i)
-              im2col(x + (n0 + i) * in_image + g * cg * p->in_h * p->in_w, cg, *p, col + i * ohw, ld);
-          });
-          gemm(false, false, og, ld, ckk, 1.f, w + g * og * ckk, ckk, col, ld, 0.f, rows, ld);
-          scatter_planes(rows, count, og, ohw, y + n0 * out_image + g * og * ohw, out_image);
-        }
-      }
-    }
+    const int64_t ohw = p->out_h * p->out_w;
+    FloatOperands f(dtype);
+    const float* fx = f.in(x, p->batch * p->in_channels * p->in_h * p->in_w);
+    const float* fw = f.in(w, p->out_channels * (p->in_channels / p->groups) * p->kernel_h * p->kernel_w);
+    float* fy = f.out(y, p->batch * p->out_channels * ohw);
+    conv_forward(p, fx, fw, fy);
     if (debug::settings().autocompare) {
       std::vector<float> want(static_cast<size_t>(p->batch * p->out_channels * ohw));
-      reference::conv2d_forward(*p, x, w, want.data());
-      debug::compare("conv2d_forward", "y", y, want.data(), static_cast<int64_t>(want.size()),
+      reference::conv2d_forward(*p, fx, fw, want.data());
+      debug::compare("conv2d_forward", "y", fy, want.data(), static_cast<int64_t>(want.size()),
                      debug::dims_string({p->batch, p->out_channels, p->out_h, p->out_w}));
     }
+    f.finish();
   });
 }
 
-{{ p }}_status_t {{ p }}_conv2d_backward({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p,
-                                  const float* x, const float* w, const float* dy, float* dx,
-                                  float* dw) {
+{{ p }}_status_t {{ p }}_conv2d_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                  const {{ p }}_conv2d_params_t* p, const void* x, const void* w,
+                                  const void* dy, void* dx, void* dw) {
   debug::Trace trace_("conv2d_backward");
-  if (p) trace_.attr("groups", p->groups).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->out_channels, p->out_h, p->out_w});
+  if (p) trace_.attr("groups", p->groups).tensor("dy", dy, dtype, {p->batch, p->out_channels, p->out_h, p->out_w});
   if (!valid_conv(p)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   keep(p);
   {{ NAME }}_DEVICE_POINTERS(s, x, w, dy, dx, dw);
   {{ NAME }}_SUBMIT(s, {
-    const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
-    const int64_t ckk = cg * p->kernel_h * p->kernel_w, ohw = p->out_h * p->out_w;
-    const int64_t in_plane = p->in_h * p->in_w, in_image = p->in_channels * in_plane;
-    const int64_t out_image = p->out_channels * ohw;
-    // A batch of images at a time, as in the forward pass: dY_g as [og, images*ohw].
-    const int64_t per = images_per_gemm(ckk, ohw, p->batch);
-    float* col = scratch(Scratch::kConvColumns, static_cast<size_t>(ckk * per * ohw));
-    float* rows = scratch(Scratch::kConvRows, static_cast<size_t>(og * per * ohw));
-    if (dw) std::fill(dw, dw + p->out_channels * ckk, 0.f);
-    if (dx) std::fill(dx, dx + p->batch * in_image, 0.f);
-    for (int64_t n0 = 0; n0 < p->batch; n0 += per) {
-      const int64_t count = std::min(per, p->batch - n0), ld = count * ohw;
-      for (int64_t g = 0; g < p->groups; ++g) {
-        gather_planes(dy + n0 * out_image + g * og * ohw, out_image, count, og, ohw, rows);
-        if (dw) {
-          parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i)
-              im2col(x + (n0 + i) * in_image + g * cg * in_plane, cg, *p, col + i * ohw, ld);
-          });
-          // dW[og, ckk] += dY[og, images*ohw] * col^T
-          gemm(false, true, og, ckk, ld, 1.f, rows, ld, col, ld, 1.f, dw + g * og * ckk, ckk);
-        }
-        if (dx) {
-          // dcol[ckk, images*ohw] = W^T[ckk, og] * dY[og, images*ohw], then back into each image
-          gemm(true, false, ckk, ld, og, 1.f, w + g * og * ckk, ckk, rows, ld, 0.f, col, ld);
-          parallel_for(count, 2 * ckk * ohw, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i)
-              col2im(col + i * ohw, ld, cg, *p, dx + (n0 + i) * in_image + g * cg * in_plane);
-          });
-        }
-      }
-    }
+    const int64_t x_numel = p->batch * p->in_channels * p->in_h * p->in_w;
+    const int64_t w_numel = p->out_channels * (p->in_channels / p->groups) * p->kernel_h * p->kernel_w;
+    FloatOperands f(dtype);
+    const float* fdy = f.in(dy, p->batch * p->out_channels * p->out_h * p->out_w);
+    const float* fx = dw ? f.in(x, x_numel) : nullptr;  // (each gradient reads only what it needs)
+    const float* fw = dx ? f.in(w, w_numel) : nullptr;
+    conv_backward(p, fx, fw, fdy, f.out(dx, x_numel), f.out(dw, w_numel));
+    f.finish();
   });
 }
 
-{{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
-                                 const float* x, float* y) {
+{{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                 const {{ p }}_pool2d_params_t* p, const void* x, void* y) {
   debug::Trace trace_("pool2d_forward");
-  if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w});
+  if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, dtype, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, dtype, {p->batch, p->channels, p->out_h, p->out_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   keep(p);
   {{ NAME }}_DEVICE_POINTERS(s, x, y);
   {{ NAME }}_SUBMIT(s, {
-    parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
-      for (int64_t nc = begin; nc < end; ++nc) {
-        const float* src = x + nc * p->in_h * p->in_w;
-        float* dst = y + nc * p->out_h * p->out_w;
-        for (int64_t oy = 0; oy < p->out_h; ++oy)
-          for (int64_t ox = 0; ox < p->out_w; ++ox) {
-            const PoolWindow w = pool_window_2d(*p, oy, ox);
-            float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
-            for (int64_t iy = w.y0; iy < w.y1; ++iy)
-              for (int64_t ix = w.x0; ix < w.x1; ++ix) {
-                const float v = src[iy * p->in_w + ix];
-                acc = p->is_max ? std::max(acc, v) : acc + v;
-              }
-            if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
-            dst[oy * p->out_w + ox] = acc;
-          }
-      }
-    });
+    FloatOperands f(dtype);
+    const int64_t planes = p->batch * p->channels;
+    pool_forward(p, f.in(x, planes * p->in_h * p->in_w), f.out(y, planes * p->out_h * p->out_w));
+    f.finish();
   });
 }
 
-{{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p,
-                                  const float* x, const float* y, const float* dy, float* dx) {
+{{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
+                                  const {{ p }}_pool2d_params_t* p, const void* x, const void* y,
+                                  const void* dy, void* dx) {
   debug::Trace trace_("pool2d_backward");
-  if (p) trace_.attr("max", p->is_max).tensor("dy", dy, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w}).tensor("dx", dx, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->in_h, p->in_w});
+  if (p) trace_.attr("max", p->is_max).tensor("dy", dy, dtype, {p->batch, p->channels, p->out_h, p->out_w}).tensor("dx", dx, dtype, {p->batch, p->channels, p->in_h, p->in_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   keep(p);
   {{ NAME }}_DEVICE_POINTERS(s, x, y, dy, dx);
   {{ NAME }}_SUBMIT(s, {
-    std::fill(dx, dx + p->batch * p->channels * p->in_h * p->in_w, 0.f);
-    for (int64_t nc = 0; nc < p->batch * p->channels; ++nc) {
-      const float* src = x + nc * p->in_h * p->in_w;
-      const float* out = y + nc * p->out_h * p->out_w;
-      const float* gout = dy + nc * p->out_h * p->out_w;
-      float* gin = dx + nc * p->in_h * p->in_w;
-      for (int64_t oy = 0; oy < p->out_h; ++oy)
-        for (int64_t ox = 0; ox < p->out_w; ++ox) {
-          const PoolWindow w = pool_window_2d(*p, oy, ox);
-          const float g = gout[oy * p->out_w + ox];
-          if (p->is_max) {
-            // The gradient goes to the first maximum, as Paddle's CPU kernel does.
-            const float m = out[oy * p->out_w + ox];
-            bool done = false;
-            for (int64_t iy = w.y0; iy < w.y1 && !done; ++iy)
-              for (int64_t ix = w.x0; ix < w.x1 && !done; ++ix)
-                if (src[iy * p->in_w + ix] == m) {
-                  gin[iy * p->in_w + ix] += g;
-                  done = true;
-                }
-          } else if (w.count > 0) {
-            for (int64_t iy = w.y0; iy < w.y1; ++iy)
-              for (int64_t ix = w.x0; ix < w.x1; ++ix) gin[iy * p->in_w + ix] += g / w.count;
-          }
-        }
-    }
+    FloatOperands f(dtype);
+    const int64_t in_numel = p->batch * p->channels * p->in_h * p->in_w;
+    const int64_t out_numel = p->batch * p->channels * p->out_h * p->out_w;
+    pool_backward(p, f.in(x, in_numel), f.in(y, out_numel), f.in(dy, out_numel), f.out(dx, in_numel));
+    f.finish();
   });
 }
 
@@ -411,7 +456,7 @@ extern "C" {
             status_ = {{ NAME }}_ERROR_INVALID_VALUE;
             return;
           }
-          gin[idx[o]] += g[o];
+          gin[idx[o]] = T(gin[idx[o]] + g[o]);
         }
       }
     });

@@ -36,20 +36,6 @@ void summary() {
                static_cast<long long>(g_compared.load()), static_cast<long long>(g_mismatched.load()));
 }
 
-const char* dtype_name({{ p }}_dtype_t dtype) {
-  switch (dtype) {
-    case {{ NAME }}_BOOL: return "bool";
-    case {{ NAME }}_INT32: return "int32";
-    case {{ NAME }}_INT64: return "int64";
-    case {{ NAME }}_FLOAT32: return "float32";
-    case {{ NAME }}_FLOAT64: return "float64";
-    case {{ NAME }}_UINT8: return "uint8";
-    case {{ NAME }}_INT8: return "int8";
-    case {{ NAME }}_INT16: return "int16";
-  }
-  return "?";
-}
-
 double value_at(const void* data, {{ p }}_dtype_t dtype, int64_t i) {
   switch (dtype) {
     case {{ NAME }}_BOOL: return static_cast<const bool*>(data)[i];
@@ -60,6 +46,8 @@ double value_at(const void* data, {{ p }}_dtype_t dtype, int64_t i) {
     case {{ NAME }}_UINT8: return static_cast<const uint8_t*>(data)[i];
     case {{ NAME }}_INT8: return static_cast<const int8_t*>(data)[i];
     case {{ NAME }}_INT16: return static_cast<const int16_t*>(data)[i];
+    case {{ NAME }}_FLOAT16: return static_cast<const core::float16*>(data)[i];
+    case {{ NAME }}_BFLOAT16: return static_cast<const core::bfloat16*>(data)[i];
   }
   return 0;
 }
@@ -108,7 +96,7 @@ Trace::~Trace() {
   std::string line = std::string("[{{ NAME }}] ") + g_kernel + ": " + op_;
   if (s.dump >= 2) {
     line += attrs_;
-    for (const Tensor& t : tensors_) line += " " + t.name + "=" + dtype_name(t.dtype) + dims_string(t.dims);
+    for (const Tensor& t : tensors_) line += " " + t.name + "=" + core::dtype_name(t.dtype) + dims_string(t.dims);
   }
   std::lock_guard<std::mutex> lock(g_print);
   std::fprintf(stderr, "%s\n", line.c_str());

@@ -20,10 +20,14 @@ T apply_binary({{ p }}_binary_op_t op, T a, T b) {
     return op == {{ NAME }}_BINARY_MUL || op == {{ NAME }}_BINARY_MIN ? (a && b) : (a || b);
   } else {
     switch (op) {
-      case {{ NAME }}_BINARY_ADD: return a + b;
-      case {{ NAME }}_BINARY_SUB: return a - b;
-      case {{ NAME }}_BINARY_MUL: return a * b;
-      case {{ NAME }}_BINARY_DIV: return b == T(0) && !std::is_floating_point<T>::value ? T(0) : a / b;
+      case {{ NAME }}_BINARY_ADD: return T(a + b);
+      case {{ NAME }}_BINARY_SUB: return T(a - b);
+      case {{ NAME }}_BINARY_MUL: return T(a * b);
+      case {{ NAME }}_BINARY_DIV:
+        if constexpr (!is_real<T>) {
+          if (b == T(0)) return T(0);
+        }
+        return T(a / b);
       case {{ NAME }}_BINARY_MAX: return a > b ? a : b;
       case {{ NAME }}_BINARY_MIN: return a < b ? a : b;
       default: return T(0);
@@ -135,7 +139,7 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
+          using Acc = typename std::conditional<is_real<T>, double, int64_t>::type;
           std::vector<Acc> acc(numel_of(*out_shape), Acc(0));
           const T* a = static_cast<const T*>(x);
           for_each_index(*x_shape, so, zero,

@@ -16,6 +16,7 @@
 #include <pthread.h>
 
 #include "core.h"
+#include "half_types.h"
 #include "{{ p }}_device.h"
 
 namespace {{ p }} {
@@ -182,6 +183,13 @@ struct Tag {
   using type = T;
 };
 
+// The 16-bit floating-point types are stored as such and computed in float (compute_t<T>):
+// an op reads its operands into float, and rounds once when it stores a result.
+using core::bfloat16;
+using core::compute_t;
+using core::float16;
+using core::is_real;
+
 // Calls f(Tag<T>{}) for the C++ type of `dtype`; false when unsupported.
 template <typename F>
 bool dispatch({{ p }}_dtype_t dtype, F&& f) {
@@ -194,19 +202,54 @@ bool dispatch({{ p }}_dtype_t dtype, F&& f) {
     case {{ NAME }}_INT64: f(Tag<int64_t>{}); return true;
     case {{ NAME }}_FLOAT32: f(Tag<float>{}); return true;
     case {{ NAME }}_FLOAT64: f(Tag<double>{}); return true;
+    case {{ NAME }}_FLOAT16: f(Tag<float16>{}); return true;
+    case {{ NAME }}_BFLOAT16: f(Tag<bfloat16>{}); return true;
   }
   return false;
 }
 
-// The same for the floating-point types only (ops defined on reals).
+// The same for the floating-point types only (ops defined on reals; the 16-bit ones included).
 template <typename F>
 bool dispatch_float({{ p }}_dtype_t dtype, F&& f) {
   switch (dtype) {
     case {{ NAME }}_FLOAT32: f(Tag<float>{}); return true;
     case {{ NAME }}_FLOAT64: f(Tag<double>{}); return true;
+    case {{ NAME }}_FLOAT16: f(Tag<float16>{}); return true;
+    case {{ NAME }}_BFLOAT16: f(Tag<bfloat16>{}); return true;
     default: return false;
   }
 }
+
+// Whether dispatch_float takes `dtype`.
+inline bool real_dtype({{ p }}_dtype_t dtype) {
+  return dispatch_float(dtype, [](auto) {});
+}
+
+// Whether an op with a float32 body takes `dtype`: FLOAT32, or a 16-bit type it computes in float32.
+inline bool float_body_dtype({{ p }}_dtype_t dtype) {
+  return dtype == {{ NAME }}_FLOAT32 || dtype == {{ NAME }}_FLOAT16 || dtype == {{ NAME }}_BFLOAT16;
+}
+
+// The operands of an op whose body is written for float32, on arrays of `dtype` (see
+// float_body_dtype): FLOAT32 arrays are used in place; a 16-bit input is read into a float32
+// copy, and a 16-bit output is computed in a float32 buffer that finish() rounds into it once.
+// For use inside {{ NAME }}_SUBMIT, where the arrays are the library's views.
+class FloatOperands {
+ public:
+  explicit FloatOperands({{ p }}_dtype_t dtype) : dtype_(dtype) {}
+  // `n` elements of the input at `p` (NULL stays NULL: an optional operand).
+  const float* in(const void* p, int64_t n);
+  // A float32 buffer for `n` elements of the output at `p`; `read` when the op reads its
+  // output too (an accumulation: C of a GEMM with beta != 0).
+  float* out(void* p, int64_t n, bool read = false);
+  void finish();
+
+ private:
+  float* buffer(int64_t n);
+  {{ p }}_dtype_t dtype_;
+  std::vector<std::unique_ptr<float[]>> buffers_;
+  std::vector<std::pair<float*, std::pair<void*, int64_t>>> outputs_;  // buffer -> (array, n)
+};
 
 template <typename T>
 const T* as(const void* p) {

@@ -13,71 +13,98 @@
 #include "debug.h"
 #include "internal.h"
 
+namespace {{ p }} {
+namespace {
+
+// Softmax over the middle axis of [outer, axis, inner] (y may be x).
+void softmax_rows(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      const float* src = x + o * axis * inner + in;
+      float* dst = y + o * axis * inner + in;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t a = 0; a < axis; ++a) mx = std::max(mx, src[a * inner]);
+      float sum = 0.f;
+      for (int64_t a = 0; a < axis; ++a) sum += (dst[a * inner] = std::exp(src[a * inner] - mx));
+      for (int64_t a = 0; a < axis; ++a) dst[a * inner] /= sum;
+    }
+}
+
+}  // namespace
+}  // namespace {{ p }}
+
 using namespace {{ p }};  // NOLINT
 
 extern "C" {
 
-{{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, const float* x, float* y, int64_t outer,
-                                  int64_t axis, int64_t inner) {
+{{ p }}_status_t {{ p }}_softmax_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* x, void* y,
+                                  int64_t outer, int64_t axis, int64_t inner) {
   debug::Trace trace_("softmax_forward");
-  trace_.tensor("x", x, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("y", y, {{ NAME }}_FLOAT32, {outer, axis, inner});
+  trace_.tensor("x", x, dtype, {outer, axis, inner}).tensor("y", y, dtype, {outer, axis, inner});
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   {{ NAME }}_DEVICE_POINTERS(s, x, y);
   {{ NAME }}_SUBMIT(s, {
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t in = 0; in < inner; ++in) {
-        const float* src = x + o * axis * inner + in;
-        float* dst = y + o * axis * inner + in;
-        float mx = -std::numeric_limits<float>::infinity();
-        for (int64_t a = 0; a < axis; ++a) mx = std::max(mx, src[a * inner]);
-        float sum = 0.f;
-        for (int64_t a = 0; a < axis; ++a) sum += (dst[a * inner] = std::exp(src[a * inner] - mx));
-        for (int64_t a = 0; a < axis; ++a) dst[a * inner] /= sum;
-      }
+    FloatOperands f(dtype);
+    const int64_t numel = outer * axis * inner;
+    const float* fx = f.in(x, numel);
+    float* fy = f.out(y, numel);
+    softmax_rows(fx, fy, outer, axis, inner);
     if (debug::settings().autocompare && x != y) {
-      std::vector<float> want(static_cast<size_t>(outer * axis * inner));
-      reference::softmax_forward(x, want.data(), outer, axis, inner);
-      debug::compare("softmax_forward", "y", y, want.data(), static_cast<int64_t>(want.size()),
-                     debug::dims_string({outer, axis, inner}));
+      std::vector<float> want(static_cast<size_t>(numel));
+      reference::softmax_forward(fx, want.data(), outer, axis, inner);
+      debug::compare("softmax_forward", "y", fy, want.data(), numel, debug::dims_string({outer, axis, inner}));
     }
+    f.finish();
   });
 }
 
-{{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, const float* y, const float* dy,
-                                   float* dx, int64_t outer, int64_t axis, int64_t inner) {
+{{ p }}_status_t {{ p }}_softmax_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* y,
+                                   const void* dy, void* dx, int64_t outer, int64_t axis, int64_t inner) {
   debug::Trace trace_("softmax_backward");
-  trace_.tensor("dy", dy, {{ NAME }}_FLOAT32, {outer, axis, inner}).tensor("dx", dx, {{ NAME }}_FLOAT32, {outer, axis, inner});
+  trace_.tensor("dy", dy, dtype, {outer, axis, inner}).tensor("dx", dx, dtype, {outer, axis, inner});
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   {{ NAME }}_DEVICE_POINTERS(s, y, dy, dx);
   {{ NAME }}_SUBMIT(s, {
+    FloatOperands f(dtype);
+    const int64_t numel = outer * axis * inner;
+    const float* fy = f.in(y, numel);
+    const float* fdy = f.in(dy, numel);
+    float* fdx = f.out(dx, numel);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
         const int64_t base = o * axis * inner + in;
         float dot = 0.f;
-        for (int64_t a = 0; a < axis; ++a) dot += y[base + a * inner] * dy[base + a * inner];
-        for (int64_t a = 0; a < axis; ++a)
-          dx[base + a * inner] = y[base + a * inner] * (dy[base + a * inner] - dot);
+        for (int64_t a = 0; a < axis; ++a) dot += fy[base + a * inner] * fdy[base + a * inner];
+        for (int64_t a = 0; a < axis; ++a) fdx[base + a * inner] = fy[base + a * inner] * (fdy[base + a * inner] - dot);
       }
+    f.finish();
   });
 }
 
-{{ p }}_status_t {{ p }}_softmax_cross_entropy_forward({{ p }}_stream_t s, const float* logits,
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* logits,
                                                 const void* labels, int soft_label,
-                                                int64_t ignore_index, float* softmax,
-                                                float* loss, int64_t outer, int64_t classes,
+                                                int64_t ignore_index, void* softmax,
+                                                void* loss, int64_t outer, int64_t classes,
                                                 int64_t inner) {
   debug::Trace trace_("softmax_cross_entropy_forward");
-  trace_.attr("soft_label", soft_label).attr("ignore_index", ignore_index).tensor("logits", logits, {{ NAME }}_FLOAT32, {outer, classes, inner}).tensor("loss", loss, {{ NAME }}_FLOAT32, {outer, inner});
-  {{ p }}_status_t st = {{ p }}_softmax_forward(s, logits, softmax, outer, classes, inner);
-  if (st != {{ NAME }}_OK) return st;
+  trace_.attr("soft_label", soft_label).attr("ignore_index", ignore_index).tensor("logits", logits, dtype, {outer, classes, inner}).tensor("loss", loss, dtype, {outer, inner});
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   {{ NAME }}_DEVICE_POINTERS(s, logits, labels, softmax, loss);
   {{ NAME }}_SUBMIT(s, {
+    FloatOperands f(dtype);
+    const int64_t numel = outer * classes * inner;
+    const float* z_all = f.in(logits, numel);
+    const float* soft = soft_label ? f.in(labels, numel) : nullptr;
+    float* sm = f.out(softmax, numel);
+    float* out = f.out(loss, outer * inner);
+    softmax_rows(z_all, sm, outer, classes, inner);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
         const int64_t base = o * classes * inner + in;
         float l = 0.f;
         if (soft_label) {
-          const float* lab = static_cast<const float*>(labels);
           for (int64_t c = 0; c < classes; ++c)
-            l -= lab[base + c * inner] * std::log(std::max(softmax[base + c * inner], 1e-30f));
+            l -= soft[base + c * inner] * std::log(std::max(sm[base + c * inner], 1e-30f));
         } else {
           const int64_t c = static_cast<const int64_t*>(labels)[o * inner + in];
           if (c == ignore_index) {
@@ -87,7 +114,7 @@ extern "C" {
             return;
           } else {
             // log-softmax computed from the logits for accuracy
-            const float* z = logits + base;
+            const float* z = z_all + base;
             float mx = -std::numeric_limits<float>::infinity();
             for (int64_t k = 0; k < classes; ++k) mx = std::max(mx, z[k * inner]);
             double sum = 0.0;
@@ -95,35 +122,41 @@ extern "C" {
             l = static_cast<float>(std::log(sum) - (z[c * inner] - mx));
           }
         }
-        loss[o * inner + in] = l;
+        out[o * inner + in] = l;
       }
+    f.finish();
   });
 }
 
-{{ p }}_status_t {{ p }}_softmax_cross_entropy_backward({{ p }}_stream_t s, const float* softmax,
+{{ p }}_status_t {{ p }}_softmax_cross_entropy_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype, const void* softmax,
                                                  const void* labels, int soft_label,
-                                                 int64_t ignore_index, const float* dloss,
-                                                 float* dlogits, int64_t outer, int64_t classes,
+                                                 int64_t ignore_index, const void* dloss,
+                                                 void* dlogits, int64_t outer, int64_t classes,
                                                  int64_t inner) {
   debug::Trace trace_("softmax_cross_entropy_backward");
-  trace_.attr("soft_label", soft_label).tensor("dloss", dloss, {{ NAME }}_FLOAT32, {outer, inner}).tensor("dlogits", dlogits, {{ NAME }}_FLOAT32, {outer, classes, inner});
+  trace_.attr("soft_label", soft_label).tensor("dloss", dloss, dtype, {outer, inner}).tensor("dlogits", dlogits, dtype, {outer, classes, inner});
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   {{ NAME }}_DEVICE_POINTERS(s, softmax, labels, dloss, dlogits);
   {{ NAME }}_SUBMIT(s, {
+    FloatOperands f(dtype);
+    const int64_t numel = outer * classes * inner;
+    const float* sm = f.in(softmax, numel);
+    const float* soft = soft_label ? f.in(labels, numel) : nullptr;
+    const float* dl = f.in(dloss, outer * inner);
+    float* dz = f.out(dlogits, numel);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t in = 0; in < inner; ++in) {
         const int64_t base = o * classes * inner + in;
-        const float g = dloss[o * inner + in];
+        const float g = dl[o * inner + in];
         if (soft_label) {
-          const float* lab = static_cast<const float*>(labels);
-          for (int64_t c = 0; c < classes; ++c)
-            dlogits[base + c * inner] = g * (softmax[base + c * inner] - lab[base + c * inner]);
+          for (int64_t c = 0; c < classes; ++c) dz[base + c * inner] = g * (sm[base + c * inner] - soft[base + c * inner]);
         } else {
           const int64_t label = static_cast<const int64_t*>(labels)[o * inner + in];
           for (int64_t c = 0; c < classes; ++c)
-            dlogits[base + c * inner] =
-                label == ignore_index ? 0.f : g * (softmax[base + c * inner] - (c == label ? 1.f : 0.f));
+            dz[base + c * inner] = label == ignore_index ? 0.f : g * (sm[base + c * inner] - (c == label ? 1.f : 0.f));
         }
       }
+    f.finish();
   });
 }
 
@@ -142,7 +175,7 @@ extern "C" {
           for (int64_t a = 0; a < axis; ++a) mx = std::max(mx, src[a * inner]);
           double sum = 0.0;
           for (int64_t a = 0; a < axis; ++a) sum += std::exp(static_cast<double>(src[a * inner] - mx));
-          const T log_sum = static_cast<T>(std::log(sum));
+          const compute_t<T> log_sum = static_cast<compute_t<T>>(std::log(sum));
           for (int64_t a = 0; a < axis; ++a) dst[a * inner] = src[a * inner] - mx - log_sum;
         }
     });
@@ -164,7 +197,7 @@ extern "C" {
           for (int64_t a = 0; a < axis; ++a) sum += as<T>(dy)[base + a * inner];
           for (int64_t a = 0; a < axis; ++a)
             as<T>(dx)[base + a * inner] =
-                as<T>(dy)[base + a * inner] - std::exp(as<T>(y)[base + a * inner]) * static_cast<T>(sum);
+                as<T>(dy)[base + a * inner] - std::exp(as<T>(y)[base + a * inner]) * static_cast<compute_t<T>>(sum);
         }
     });
   });
@@ -224,9 +257,9 @@ extern "C" {
             status_ = {{ NAME }}_ERROR_INVALID_VALUE;
             return;
           }
-          T g = reduction == {{ NAME }}_REDUCTION_NONE ? as<T>(dloss)[o * inner + in] : as<T>(dloss)[0];
+          compute_t<T> g = reduction == {{ NAME }}_REDUCTION_NONE ? as<T>(dloss)[o * inner + in] : as<T>(dloss)[0];
           if (reduction == {{ NAME }}_REDUCTION_MEAN) g /= as<T>(total_weight)[0];
-          as<T>(dx)[(o * classes + t) * inner + in] = -(weight ? as<T>(weight)[t] : T(1)) * g;
+          as<T>(dx)[(o * classes + t) * inner + in] = T(-(weight ? compute_t<T>(as<T>(weight)[t]) : 1) * g);
         }
     });
   });

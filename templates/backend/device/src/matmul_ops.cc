@@ -184,28 +184,36 @@ using namespace {{ p }};  // NOLINT
 
 extern "C" {
 
-{{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                       int64_t ldb, float beta, float* c, int64_t ldc) {
+{{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, {{ p }}_dtype_t dtype, int trans_a, int trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void* a, int64_t lda, const void* b,
+                       int64_t ldb, float beta, void* c, int64_t ldc) {
   debug::Trace trace_("gemm");
-  trace_.attr("trans_a", trans_a).attr("trans_b", trans_b).attr("m", m).attr("n", n).attr("k", k).attr("alpha", alpha).attr("beta", beta).tensor("a", a, {{ NAME }}_FLOAT32, {trans_a ? k : m, trans_a ? m : k}).tensor("b", b, {{ NAME }}_FLOAT32, {trans_b ? n : k, trans_b ? k : n}).tensor("c", c, {{ NAME }}_FLOAT32, {m, n});
+  trace_.attr("trans_a", trans_a).attr("trans_b", trans_b).attr("m", m).attr("n", n).attr("k", k).attr("alpha", alpha).attr("beta", beta).tensor("a", a, dtype, {trans_a ? k : m, trans_a ? m : k}).tensor("b", b, dtype, {trans_b ? n : k, trans_b ? k : n}).tensor("c", c, dtype, {m, n});
   if (m < 0 || n < 0 || k < 0 || (m * n > 0 && !c)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   const bool compare = debug::settings().autocompare && m * n > 0;
   {{ NAME }}_DEVICE_POINTERS(s, a, b, c);
   {{ NAME }}_SUBMIT(s, {
+    // the extent of each row-major operand, up to its last element
+    auto extent = [](int64_t rows, int64_t cols, int64_t ld) { return rows > 0 && cols > 0 ? (rows - 1) * ld + cols : 0; };
+    FloatOperands f(dtype);
+    const float* fa = f.in(a, trans_a ? extent(k, m, lda) : extent(m, k, lda));
+    const float* fb = f.in(b, trans_b ? extent(n, k, ldb) : extent(k, n, ldb));
+    float* fc = f.out(c, extent(m, n, ldc), beta != 0.f || ldc != n);  // (rows apart: keep what lies between)
     std::vector<float> c_before;  // beta reads C, which the op overwrites
-    if (compare && beta != 0.f) c_before.assign(c, c + (m - 1) * ldc + n);
-    gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (compare && beta != 0.f) c_before.assign(fc, fc + (m - 1) * ldc + n);
+    gemm(trans_a, trans_b, m, n, k, alpha, fa, lda, fb, ldb, beta, fc, ldc);
     if (compare) {
       std::vector<float> want(static_cast<size_t>((m - 1) * ldc + n)), got(m * n), packed(m * n);
-      reference::gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c_before.data(), want.data(), ldc);
+      reference::gemm(trans_a, trans_b, m, n, k, alpha, fa, lda, fb, ldb, beta, c_before.data(), want.data(), ldc);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
-          got[i * n + j] = c[i * ldc + j];
+          got[i * n + j] = fc[i * ldc + j];
           packed[i * n + j] = want[i * ldc + j];
         }
       debug::compare("gemm", "c", got.data(), packed.data(), m * n, debug::dims_string({m, n}));
     }
+    f.finish();
   });
 }
 

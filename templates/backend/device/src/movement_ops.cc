@@ -4,6 +4,8 @@
 // (PyTorch's copy_ and zero_, Paddle's full and contiguous), not only kernels a framework could
 // run on the CPU instead (toolchain/scaffold/op_kernels.toml: `required`). The kernels that use
 // them live in their families (kernels/creation_kernels.cc, shape_kernels.cc, stride_kernels.cc).
+// Here too: FloatOperands (internal.h), the float32 views of 16-bit arrays that ops with a
+// float32 body compute through.
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
@@ -14,6 +16,50 @@
 
 #include "debug.h"
 #include "internal.h"
+
+namespace {{ p }} {
+namespace {
+
+template <typename F>
+void dispatch_half({{ p }}_dtype_t dtype, F&& f) {
+  if (dtype == {{ NAME }}_FLOAT16) f(Tag<float16>{});
+  else if (dtype == {{ NAME }}_BFLOAT16) f(Tag<bfloat16>{});
+}
+
+}  // namespace
+
+float* FloatOperands::buffer(int64_t n) {
+  buffers_.emplace_back(new float[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+  return buffers_.back().get();
+}
+
+const float* FloatOperands::in(const void* p, int64_t n) {
+  if (p == nullptr || dtype_ == {{ NAME }}_FLOAT32) return static_cast<const float*>(p);
+  float* wide = buffer(n);
+  dispatch_half(dtype_, [&](auto tag) {
+    const auto* src = static_cast<const typename decltype(tag)::type*>(p);
+    parallel_for(n, 2, [&](int64_t begin, int64_t end) { std::copy(src + begin, src + end, wide + begin); });
+  });
+  return wide;
+}
+
+float* FloatOperands::out(void* p, int64_t n, bool read) {
+  if (p == nullptr || dtype_ == {{ NAME }}_FLOAT32) return static_cast<float*>(p);
+  float* wide = read ? const_cast<float*>(in(p, n)) : buffer(n);
+  outputs_.push_back({wide, {p, n}});
+  return wide;
+}
+
+void FloatOperands::finish() {
+  for (const auto& [wide, array] : outputs_)
+    dispatch_half(dtype_, [&, wide = wide, array = array](auto tag) {
+      auto* dst = static_cast<typename decltype(tag)::type*>(array.first);
+      parallel_for(array.second, 4, [&](int64_t begin, int64_t end) { std::copy(wide + begin, wide + end, dst + begin); });
+    });
+  outputs_.clear();
+}
+
+}  // namespace {{ p }}
 
 using namespace {{ p }};  // NOLINT
 

@@ -119,8 +119,8 @@ extern "C" {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
       const T* in = as<T>(x);
       T* o = as<T>(out);
-      const T sc = static_cast<T>(scale);
-      for (int64_t i = 0; i < numel; ++i) o[i] = mask[i] ? in[i] * sc : T(0);
+      const compute_t<T> sc = static_cast<compute_t<T>>(scale);
+      for (int64_t i = 0; i < numel; ++i) o[i] = mask[i] ? T(in[i] * sc) : T(0);
     });
   });
 }
@@ -182,7 +182,7 @@ extern "C" {
           if (skip_index >= 0 && k == skip_index) continue;
           const T* src = g + (b * num_index + j) * inner;
           T* dst = o + (b * axis_size + k) * inner;
-          for (int64_t i = 0; i < inner; ++i) dst[i] += src[i];
+          for (int64_t i = 0; i < inner; ++i) dst[i] = T(dst[i] + src[i]);
         }
     });
   });

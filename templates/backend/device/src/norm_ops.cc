@@ -98,9 +98,9 @@ extern "C" {
   {{ NAME }}_DEVICE_POINTERS(s, x, mean, variance, scale, bias, y);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
-      std::vector<T> a(channels), b(channels);
+      std::vector<compute_t<T>> a(channels), b(channels);
       for (int64_t c = 0; c < channels; ++c) {
-        const T inv = T(1) / std::sqrt(as<T>(variance)[c] + static_cast<T>(epsilon));
+        const compute_t<T> inv = 1 / std::sqrt(compute_t<T>(as<T>(variance)[c]) + static_cast<compute_t<T>>(epsilon));
         a[c] = (scale ? as<T>(scale)[c] : T(1)) * inv;
         b[c] = (bias ? as<T>(bias)[c] : T(0)) - as<T>(mean)[c] * a[c];
       }

@@ -30,7 +30,7 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     if (!dispatch(dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
+          using Acc = typename std::conditional<is_real<T>, double, int64_t>::type;
           const T* a = static_cast<const T*>(x);
           std::vector<Acc> acc(out_numel, op == {{ NAME }}_REDUCE_MAX
                                               ? static_cast<Acc>(std::numeric_limits<T>::lowest())

@@ -1,5 +1,5 @@
 // Activations (device/src/activation_ops.cc): relu and its backward (threshold_backward at 0),
-// sqrt, on the device's unary ops in float32/float64.
+// sqrt, on the device's unary ops in float32/float64 (and float16/bfloat16 where the device has them).
 #include <ATen/ExpandUtils.h>
 
 #include "common.h"
@@ -8,7 +8,7 @@ namespace torch_{{ p }} {
 namespace {
 
 std::optional<at::Tensor> unary(const at::Tensor& self, {{ p }}_unary_op_t op) {
-  if (!float_or_double(self)) return std::nullopt;
+  if (!real_dtype(self)) return std::nullopt;
   const c10::DeviceGuard guard(self.device());
   at::Tensor x = contiguous(self);
   at::Tensor out = empty_device(self.sizes(), self.options());
@@ -47,7 +47,7 @@ at::Tensor& sqrt_out(const at::Tensor& self, at::Tensor& out) {
 at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
   KernelName k("aten::threshold_backward");
   const bool ok = threshold.toDouble() == 0.0 && grad.scalar_type() == self.scalar_type() &&
-                  float_or_double(self) &&
+                  real_dtype(self) &&
                   grad.device() == self.device();
   if (!ok) return run_on_cpu<ATEN_OP(threshold_backward)>(grad, self, threshold);
   const auto sizes = at::infer_size(grad.sizes(), self.sizes());

@@ -32,7 +32,7 @@ class KernelName {
 };
 
 // The device dtype of a torch dtype; false for dtypes the device library has no ops for
-// (half, bfloat16, complex, ...).
+// (complex, ...{{ "" if half_precision else "; half and bfloat16: this flavour has no half precision" }}).
 bool device_dtype(at::ScalarType type, {{ p }}_dtype_t* out);
 {{ p }}_dtype_t device_dtype(at::ScalarType type);  // throws for unsupported dtypes
 bool is_device_dtype(at::ScalarType type);
@@ -64,15 +64,26 @@ bool fallback_requested(const std::string& op);
 // The boxed CPU fallback (counts the op; refuses under {{ NAME }}_STRICT_FALLBACK=1).
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
-// True when every tensor is a float32 tensor on the device (what gemm and convolution take).
-inline bool float32_device(std::initializer_list<const at::Tensor*> ts) {
+// The 16-bit float types, where the device library computes them (flavour.toml: half-precision).
+inline bool half_type(at::ScalarType type) {
+  return {{ "type == at::kHalf || type == at::kBFloat16" if half_precision else "false" }};
+}
+
+// True when the tensors are device tensors of one dtype that gemm and convolution take:
+// float32, or float16/bfloat16 (computed in float32).
+inline bool gemm_dtype_device(std::initializer_list<const at::Tensor*> ts) {
+  const at::ScalarType type = (*ts.begin())->scalar_type();
+  if (type != at::kFloat && !half_type(type)) return false;
   for (const at::Tensor* t : ts)
-    if (t->scalar_type() != at::kFloat || t->device().type() != c10::DeviceType::PrivateUse1) return false;
+    if (t->scalar_type() != type || t->device().type() != c10::DeviceType::PrivateUse1) return false;
   return true;
 }
 
-// True for float32 and float64 tensors (what the pooling, softmax and loss ops take).
-inline bool float_or_double(const at::Tensor& t) { return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble; }
+// True for the floating-point dtypes the device's real-valued ops take (activations, pooling
+// with indices, log-softmax, losses): float32, float64, and float16/bfloat16.
+inline bool real_dtype(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble || half_type(t.scalar_type());
+}
 
 // ---- dtypes at the kernel entry ----------------------------------------------------
 // False when an argument is a tensor (or a dtype) the device library has no ops for.

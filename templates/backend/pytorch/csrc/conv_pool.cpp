@@ -11,7 +11,7 @@ namespace {
 // at::convolution sends PrivateUse1 tensors here. The device implements 2-D, non-transposed
 // convolution in float32 (NCHW input, OIHW weight, any groups/stride/padding/dilation).
 bool conv_supported(const at::Tensor& input, const at::Tensor& weight, bool transposed) {
-  return !transposed && input.dim() == 4 && weight.dim() == 4 && float32_device({&input, &weight});
+  return !transposed && input.dim() == 4 && weight.dim() == 4 && gemm_dtype_device({&input, &weight});
 }
 
 {{ p }}_conv2d_params_t conv_params(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
@@ -74,19 +74,20 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
                        at::IntArrayRef output_padding, int64_t groups) {
   KernelName k("aten::convolution_overrideable");
   if (conv_on_cpu() || !conv_supported(input, weight, transposed) ||
-      (bias.has_value() && bias->defined() && bias->scalar_type() != at::kFloat))
+      (bias.has_value() && bias->defined() && bias->scalar_type() != input.scalar_type()))
     return convolution_cpu(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   const c10::DeviceGuard guard(input.device());
   const {{ p }}_conv2d_params_t p = conv_params(input, weight, stride, padding, dilation, groups);
   at::Tensor x = contiguous(input), w = contiguous(weight);
   at::Tensor y = empty_device({p.batch, p.out_channels, p.out_h, p.out_w}, input.options());
   if (y.numel() == 0) return y;
-  check({{ p }}_conv2d_forward(current_stream(), &p, x.const_data_ptr<float>(), w.const_data_ptr<float>(), y.data_ptr<float>()),
+  const {{ p }}_dtype_t dtype = device_dtype(input.scalar_type());
+  check({{ p }}_conv2d_forward(current_stream(), dtype, &p, x.const_data_ptr(), w.const_data_ptr(), y.data_ptr()),
         "conv2d_forward");
   if (bias.has_value() && bias->defined()) {
     at::Tensor b = contiguous(*bias);
     {{ p }}_shape_t ys = shape_of(y.sizes()), bs = shape_of({p.out_channels, 1, 1});
-    check({{ p }}_binary(current_stream(), {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, y.const_data_ptr(), &ys, b.const_data_ptr(), &bs,
+    check({{ p }}_binary(current_stream(), {{ NAME }}_BINARY_ADD, dtype, y.const_data_ptr(), &ys, b.const_data_ptr(), &bs,
                       y.data_ptr(), &ys),
           "binary");
   }
@@ -98,7 +99,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups,
     std::array<bool, 3> output_mask) {
   KernelName k("aten::convolution_backward_overrideable");
-  if (conv_on_cpu() || !conv_supported(input, weight, transposed) || grad_output.scalar_type() != at::kFloat)
+  if (conv_on_cpu() || !conv_supported(input, weight, transposed) || grad_output.scalar_type() != input.scalar_type())
     return convolution_backward_cpu(grad_output, input, weight, stride, padding, dilation, transposed, output_padding,
                                     groups, output_mask);
   const c10::DeviceGuard guard(input.device());
@@ -108,9 +109,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   if (output_mask[0]) dx = empty_device(input.sizes(), input.options());
   if (output_mask[1]) dw = empty_device(weight.sizes(), weight.options());
   if ((output_mask[0] || output_mask[1]) && x.numel() > 0)
-    check({{ p }}_conv2d_backward(current_stream(), &p, x.const_data_ptr<float>(), w.const_data_ptr<float>(),
-                               dy.const_data_ptr<float>(), output_mask[0] ? dx.data_ptr<float>() : nullptr,
-                               output_mask[1] ? dw.data_ptr<float>() : nullptr),
+    check({{ p }}_conv2d_backward(current_stream(), device_dtype(input.scalar_type()), &p, x.const_data_ptr(),
+                               w.const_data_ptr(), dy.const_data_ptr(), output_mask[0] ? dx.data_ptr() : nullptr,
+                               output_mask[1] ? dw.data_ptr() : nullptr),
           "conv2d_backward");
   if (output_mask[1] && x.numel() == 0) dw.zero_();
   if (output_mask[2]) db = grad_output.sum({0, 2, 3});
@@ -150,7 +151,7 @@ PoolArgs pool_args(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayR
 std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
                                                            at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
   KernelName k("aten::max_pool2d_with_indices");
-  if (!float_or_double(self)) return run_on_cpu<ATEN_OP(max_pool2d_with_indices)>(self, kernel, stride, padding, dilation, ceil_mode);
+  if (!real_dtype(self)) return run_on_cpu<ATEN_OP(max_pool2d_with_indices)>(self, kernel, stride, padding, dilation, ceil_mode);
   const c10::DeviceGuard guard(self.device());
   const PoolArgs a = pool_args(self, kernel, stride, padding, dilation, ceil_mode);
   at::Tensor x = contiguous(self);
@@ -167,7 +168,7 @@ at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const
                                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                                             bool ceil_mode, const at::Tensor& indices) {
   KernelName k("aten::max_pool2d_with_indices_backward");
-  if (!float_or_double(self) || grad_output.scalar_type() != self.scalar_type())
+  if (!real_dtype(self) || grad_output.scalar_type() != self.scalar_type())
     return run_on_cpu<ATEN_OP(max_pool2d_with_indices_backward)>(grad_output, self, kernel, stride, padding, dilation, ceil_mode, indices);
   const c10::DeviceGuard guard(self.device());
   const PoolArgs a = pool_args(self, kernel, stride, padding, dilation, ceil_mode);

@@ -1,5 +1,5 @@
 // Element-wise kernels: add/sub/mul/div with numpy broadcasting and type promotion,
-// comparisons, neg, and the compound updates optimizers use
+// comparisons, neg, reciprocal, and the compound updates optimizers use
 // (addcmul_, addcdiv_, lerp_). Each is a composition of device-library ops.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
@@ -176,6 +176,27 @@ at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
   return r ? store(*r, out) : run_on_cpu<ATEN_OP2(neg, out)>(self, out);
 }
 
+// ---- reciprocal --------------------------------------------------------------------------
+// 1 / self (torch.amp.GradScaler's inverse scale, taken in float64): a device division of a
+// device one.
+std::optional<at::Tensor> reciprocal_of(const at::Tensor& self) {
+  if (!is_device_dtype(self.scalar_type()) || !at::isFloatingType(self.scalar_type())) return std::nullopt;
+  const c10::DeviceGuard guard(self.device());
+  return binary(scalar_on_device(1.0, self.scalar_type(), self.device()), self, {{ NAME }}_BINARY_DIV);
+}
+
+at::Tensor reciprocal(const at::Tensor& self) {
+  KernelName k("aten::reciprocal");
+  auto r = reciprocal_of(self);
+  return r ? *r : run_on_cpu<ATEN_OP(reciprocal)>(self);
+}
+
+at::Tensor& reciprocal_out(const at::Tensor& self, at::Tensor& out) {
+  KernelName k("aten::reciprocal.out");
+  auto r = reciprocal_of(self);
+  return r ? store(*r, out) : run_on_cpu<ATEN_OP2(reciprocal, out)>(self, out);
+}
+
 // ---- optimizer updates -----------------------------------------------------------------
 bool float_device(std::initializer_list<const at::Tensor*> ts) {
   for (const at::Tensor* t : ts)
@@ -234,6 +255,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
       .impl("eq.Tensor", TORCH_FN(eq_tensor)).impl("eq.Scalar", TORCH_FN(eq_scalar))
       .impl("eq.Tensor_out", TORCH_FN(eq_tensor_out))
       .impl("neg", TORCH_FN(neg)).impl("neg.out", TORCH_FN(neg_out))
+      .impl("reciprocal", TORCH_FN(reciprocal)).impl("reciprocal.out", TORCH_FN(reciprocal_out))
       .impl("addcmul_", TORCH_FN(addcmul_)).impl("addcdiv_", TORCH_FN(addcdiv_))
       .impl("lerp_.Scalar", TORCH_FN(lerp_scalar_));
 }

@@ -26,7 +26,7 @@ AxisView axis_view(const at::Tensor& t, int64_t dim) {
 
 at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
   KernelName k("aten::_log_softmax");
-  if (!float_or_double(self) || half_to_float) return run_on_cpu<ATEN_OP(_log_softmax)>(self, dim, half_to_float);
+  if (!real_dtype(self) || half_to_float) return run_on_cpu<ATEN_OP(_log_softmax)>(self, dim, half_to_float);
   const c10::DeviceGuard guard(self.device());
   const AxisView v = axis_view(self, dim);
   at::Tensor x = contiguous(self);
@@ -40,7 +40,7 @@ at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) 
 
 at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim, at::ScalarType input_dtype) {
   KernelName k("aten::_log_softmax_backward_data");
-  if (!float_or_double(output) || grad_output.scalar_type() != output.scalar_type() || input_dtype != output.scalar_type())
+  if (!real_dtype(output) || grad_output.scalar_type() != output.scalar_type() || input_dtype != output.scalar_type())
     return run_on_cpu<ATEN_OP(_log_softmax_backward_data)>(grad_output, output, dim, input_dtype);
   const c10::DeviceGuard guard(output.device());
   const AxisView v = axis_view(output, dim);
@@ -55,7 +55,7 @@ at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor&
 
 // nll_loss takes input [N, C] or [C] and target [N] or [].
 bool nll_supported(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight) {
-  return float_or_double(self) && target.scalar_type() == at::kLong && (self.dim() == 1 || self.dim() == 2) &&
+  return real_dtype(self) && target.scalar_type() == at::kLong && (self.dim() == 1 || self.dim() == 2) &&
          (!weight.has_value() || !weight->defined() || weight->scalar_type() == self.scalar_type());
 }
 

@@ -1,5 +1,5 @@
-// Matrix products (device/src/matmul_ops.cc): mm, addmm, bmm on the device gemm, in float32;
-// other dtypes take the CPU from inside the kernel.
+// Matrix products (device/src/matmul_ops.cc): mm, addmm, bmm on the device gemm, in float32
+// (and float16/bfloat16, computed in float32); other dtypes take the CPU from inside the kernel.
 
 #include "common.h"
 
@@ -23,17 +23,18 @@ GemmOperand gemm_operand(const at::Tensor& m) {
   return {c, false, std::max<int64_t>(1, cols)};
 }
 
-// out[M,N] (contiguous, float32) = alpha * a @ b + beta * out
+// out[M,N] (contiguous, a's dtype: gemm_dtype_device) = alpha * a @ b + beta * out
 void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, double alpha, double beta) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  const {{ p }}_dtype_t dtype = device_dtype(out.scalar_type());
   if (m == 0 || n == 0) return;
   if (k == 0) {  // an empty sum: out = beta * out
-    check({{ p }}_scale(current_stream(), {{ NAME }}_FLOAT32, out.const_data_ptr(), out.data_ptr(), out.numel(), beta, 0, 1), "scale");
+    check({{ p }}_scale(current_stream(), dtype, out.const_data_ptr(), out.data_ptr(), out.numel(), beta, 0, 1), "scale");
     return;
   }
   GemmOperand A = gemm_operand(a), B = gemm_operand(b);
-  check({{ p }}_gemm(current_stream(), A.trans, B.trans, m, n, k, static_cast<float>(alpha), A.t.const_data_ptr<float>(), A.ld,
-                  B.t.const_data_ptr<float>(), B.ld, static_cast<float>(beta), out.data_ptr<float>(), n),
+  check({{ p }}_gemm(current_stream(), dtype, A.trans, B.trans, m, n, k, static_cast<float>(alpha), A.t.const_data_ptr(), A.ld,
+                  B.t.const_data_ptr(), B.ld, static_cast<float>(beta), out.data_ptr(), n),
         "gemm");
 }
 
@@ -50,13 +51,13 @@ at::Tensor mm_device(const at::Tensor& self, const at::Tensor& mat2) {
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   KernelName k("aten::mm");
-  if (!float32_device({&self, &mat2})) return run_on_cpu<ATEN_OP(mm)>(self, mat2);
+  if (!gemm_dtype_device({&self, &mat2})) return run_on_cpu<ATEN_OP(mm)>(self, mat2);
   return mm_device(self, mat2);
 }
 
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   KernelName k("aten::mm.out");
-  if (!float32_device({&self, &mat2, &out})) return run_on_cpu<ATEN_OP2(mm, out)>(self, mat2, out);
+  if (!gemm_dtype_device({&self, &mat2, &out})) return run_on_cpu<ATEN_OP2(mm, out)>(self, mat2, out);
   return store(mm_device(self, mat2), out);
 }
 
@@ -75,7 +76,8 @@ at::Tensor addmm_device(const at::Tensor& self, const at::Tensor& mat1, const at
   } else {
     at::Tensor s = contiguous(self);
     {{ p }}_shape_t ss = shape_of(s.sizes()), os = shape_of(sizes);
-    check({{ p }}_broadcast(current_stream(), {{ NAME }}_FLOAT32, s.const_data_ptr(), &ss, out.data_ptr(), &os), "broadcast");
+    check({{ p }}_broadcast(current_stream(), device_dtype(out.scalar_type()), s.const_data_ptr(), &ss, out.data_ptr(), &os),
+          "broadcast");
   }
   gemm(mat1, mat2, out, alpha.toDouble(), b);
   return out;
@@ -84,14 +86,14 @@ at::Tensor addmm_device(const at::Tensor& self, const at::Tensor& mat1, const at
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
   KernelName k("aten::addmm");
-  if (!float32_device({&self, &mat1, &mat2})) return run_on_cpu<ATEN_OP(addmm)>(self, mat1, mat2, beta, alpha);
+  if (!gemm_dtype_device({&self, &mat1, &mat2})) return run_on_cpu<ATEN_OP(addmm)>(self, mat1, mat2, beta, alpha);
   return addmm_device(self, mat1, mat2, beta, alpha);
 }
 
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                       const at::Scalar& alpha, at::Tensor& out) {
   KernelName k("aten::addmm.out");
-  if (!float32_device({&self, &mat1, &mat2, &out})) return run_on_cpu<ATEN_OP2(addmm, out)>(self, mat1, mat2, beta, alpha, out);
+  if (!gemm_dtype_device({&self, &mat1, &mat2, &out})) return run_on_cpu<ATEN_OP2(addmm, out)>(self, mat1, mat2, beta, alpha, out);
   return store(addmm_device(self, mat1, mat2, beta, alpha), out);
 }
 
@@ -109,13 +111,13 @@ at::Tensor bmm_device(const at::Tensor& self, const at::Tensor& mat2) {
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
   KernelName k("aten::bmm");
-  if (!float32_device({&self, &mat2})) return run_on_cpu<ATEN_OP(bmm)>(self, mat2);
+  if (!gemm_dtype_device({&self, &mat2})) return run_on_cpu<ATEN_OP(bmm)>(self, mat2);
   return bmm_device(self, mat2);
 }
 
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   KernelName k("aten::bmm.out");
-  if (!float32_device({&self, &mat2, &out})) return run_on_cpu<ATEN_OP2(bmm, out)>(self, mat2, out);
+  if (!gemm_dtype_device({&self, &mat2, &out})) return run_on_cpu<ATEN_OP2(bmm, out)>(self, mat2, out);
   return store(bmm_device(self, mat2), out);
 }
 

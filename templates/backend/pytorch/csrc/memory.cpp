@@ -28,6 +28,10 @@ bool device_dtype(at::ScalarType type, {{ p }}_dtype_t* out) {
     case at::kLong: *out = {{ NAME }}_INT64; return true;
     case at::kFloat: *out = {{ NAME }}_FLOAT32; return true;
     case at::kDouble: *out = {{ NAME }}_FLOAT64; return true;
+{%- if half_precision %}
+    case at::kHalf: *out = {{ NAME }}_FLOAT16; return true;
+    case at::kBFloat16: *out = {{ NAME }}_BFLOAT16; return true;
+{%- endif %}
     default: return false;
   }
 }

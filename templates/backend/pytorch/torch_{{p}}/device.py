@@ -156,6 +156,12 @@ def current_stream(device=None) -> torch.Stream:
     )
 
 
+# ---- mixed precision -------------------------------------------------------------------
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """What torch.autocast("{{ device_type }}") may cast to (torch asks the device module)."""
+    return [{{ "torch.float16, torch.bfloat16" if half_precision else "" }}]
+
+
 # ---- CPU fallback --------------------------------------------------------------------
 def fallback_counts() -> dict[str, int]:
     """Ops that ran on the CPU because they have no {{ device_type }} kernel, with how often."""

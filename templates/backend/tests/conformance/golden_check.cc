@@ -97,7 +97,7 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
     Dev<float> dy(y.host);
     const bool tb = attr_int(c, "trans_b", 0) != 0;
     const int64_t m = x.dims[0], k = x.dims[1], n = tb ? y.dims[0] : y.dims[1];
-    status = {{ p }}_gemm(nullptr, 0, tb, m, n, k, 1.f, dx.ptr(), k, dy.ptr(), tb ? k : n, 0.f, dout.ptr(), n);
+    status = {{ p }}_gemm(nullptr, {{ NAME }}_FLOAT32, 0, tb, m, n, k, 1.f, dx.ptr(), k, dy.ptr(), tb ? k : n, 0.f, dout.ptr(), n);
   } else if (c.op == "conv2d") {
     const Tensor& w = c.tensors.at("w");
     Dev<float> dw(w.host);
@@ -109,7 +109,7 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
     p.pad_top = p.pad_left = attr_int(c, "pad", 0);
     p.dilation_h = p.dilation_w = attr_int(c, "dilation", 1);
     p.groups = attr_int(c, "groups", 1);
-    status = {{ p }}_conv2d_forward(nullptr, &p, dx.ptr(), dw.ptr(), dout.ptr());
+    status = {{ p }}_conv2d_forward(nullptr, {{ NAME }}_FLOAT32, &p, dx.ptr(), dw.ptr(), dout.ptr());
   } else if (c.op == "pool2d") {
     {{ p }}_pool2d_params_t p{};
     p.batch = x.dims[0], p.channels = x.dims[1], p.in_h = x.dims[2], p.in_w = x.dims[3];
@@ -119,10 +119,10 @@ std::string run_case(const Case& c, const Tensor& expected, std::vector<float>* 
     p.pad_top = p.pad_left = attr_int(c, "pad", 0);
     p.is_max = static_cast<int>(attr_int(c, "max", 1));
     p.exclusive = 1;  // Paddle's avg_pool2d default
-    status = {{ p }}_pool2d_forward(nullptr, &p, dx.ptr(), dout.ptr());
+    status = {{ p }}_pool2d_forward(nullptr, {{ NAME }}_FLOAT32, &p, dx.ptr(), dout.ptr());
   } else if (c.op == "softmax") {
     const int64_t axis = x.dims.back();
-    status = {{ p }}_softmax_forward(nullptr, dx.ptr(), dout.ptr(), x.numel() / axis, axis, 1);
+    status = {{ p }}_softmax_forward(nullptr, {{ NAME }}_FLOAT32, dx.ptr(), dout.ptr(), x.numel() / axis, axis, 1);
   } else if (c.op == "reduce") {
     static const std::map<std::string, {{ p }}_reduce_op_t> ops = {
         {"sum", {{ NAME }}_REDUCE_SUM}, {"mean", {{ NAME }}_REDUCE_MEAN}, {"max", {{ NAME }}_REDUCE_MAX}};

@@ -31,7 +31,7 @@ CONFORMANCE_CASE("ops.conv_pool", conv2d_matches_naive) {
           ref[((n * p.out_channels + o) * p.out_h + oy) * p.out_w + ox] = acc;
         }
   Dev<float> dx(x), dw(w), dy(y);
-  REQUIRE_OK({{ p }}_conv2d_forward(nullptr, &p, dx.ptr(), dw.ptr(), dy.ptr()));
+  REQUIRE_OK({{ p }}_conv2d_forward(nullptr, {{ NAME }}_FLOAT32, &p, dx.ptr(), dw.ptr(), dy.ptr()));
   y = dy.host();
   REQUIRE(y.size() == ref.size());
   for (size_t i = 0; i < y.size(); ++i) EXPECT(conformance::near(y[i], ref[i]));

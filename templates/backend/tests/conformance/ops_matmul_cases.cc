@@ -21,7 +21,7 @@ CONFORMANCE_CASE("ops.matmul", gemm_matches_naive) {
         ref[i * n + j] = static_cast<float>(acc);
       }
     Dev<float> da(a), db(b), dc(c);
-    REQUIRE_OK({{ p }}_gemm(nullptr, 0, 0, m, n, k, 1.f, da.ptr(), k, db.ptr(), n, 0.f, dc.ptr(), n));
+    REQUIRE_OK({{ p }}_gemm(nullptr, {{ NAME }}_FLOAT32, 0, 0, m, n, k, 1.f, da.ptr(), k, db.ptr(), n, 0.f, dc.ptr(), n));
     c = dc.host();
     REQUIRE(c.size() == ref.size());
     for (size_t i = 0; i < c.size(); ++i) EXPECT(conformance::near(c[i], ref[i], tol));
@@ -31,7 +31,7 @@ CONFORMANCE_CASE("ops.matmul", gemm_matches_naive) {
     for (int64_t p = 0; p < k; ++p)
       for (int64_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
     Dev<float> dat(at), dbt(bt);
-    EXPECT_OK({{ p }}_gemm(nullptr, 1, 1, m, n, k, 1.f, dat.ptr(), m, dbt.ptr(), k, 1.f, dc.ptr(), n));
+    EXPECT_OK({{ p }}_gemm(nullptr, {{ NAME }}_FLOAT32, 1, 1, m, n, k, 1.f, dat.ptr(), m, dbt.ptr(), k, 1.f, dc.ptr(), n));
     c = dc.host();
     REQUIRE(c.size() == ref.size());
     for (size_t i = 0; i < c.size(); ++i) EXPECT(conformance::near(c[i], 2.f * ref[i], tol));
@@ -51,7 +51,7 @@ CONFORMANCE_CASE("ops.matmul", gemm_alpha_beta) {
       want[i * n + j] = 2 * acc + 0.5f * c0[i * n + j];
     }
   Dev<float> da(a), db(b), dc(c0);
-  REQUIRE_OK({{ p }}_gemm(nullptr, 0, 1, m, n, k, 2.f, da.ptr(), k, db.ptr(), k, 0.5f, dc.ptr(), n));
+  REQUIRE_OK({{ p }}_gemm(nullptr, {{ NAME }}_FLOAT32, 0, 1, m, n, k, 2.f, da.ptr(), k, db.ptr(), k, 0.5f, dc.ptr(), n));
   const std::vector<float> c = dc.host();
   REQUIRE(c.size() == want.size());
   for (size_t i = 0; i < c.size(); ++i) EXPECT(conformance::near(c[i], want[i], 1e-5));

@@ -131,6 +131,7 @@ Scalar make_scalar({{ p }}_dtype_t dtype, double v) {
     case {{ NAME }}_INT64: return scalar_of(static_cast<cl_long>(v));
     case {{ NAME }}_FLOAT32: return scalar_of(static_cast<cl_float>(v));
     case {{ NAME }}_FLOAT64: return scalar_of(v);
+    case {{ NAME }}_FLOAT16: case {{ NAME }}_BFLOAT16: break;  // no kernels (suffix)
   }
   return Scalar();
 }
@@ -146,7 +147,8 @@ cl_int set_arg(cl_kernel k, cl_uint& i, const T& v) {
   return clSetKernelArg(k, i++, sizeof(T), &v);
 }
 
-// The kernel-name suffix of `dtype` on `device`; NULL when the device lacks it.
+// The kernel-name suffix of `dtype` on `device`; NULL when the device lacks it, with the
+// error detail saying so (the conformance suite counts the dtype unimplemented, by design).
 const char* suffix({{ p }}_dtype_t dtype, int device) {
   switch (dtype) {
     case {{ NAME }}_BOOL: case {{ NAME }}_UINT8: return "u8";
@@ -155,8 +157,13 @@ const char* suffix({{ p }}_dtype_t dtype, int device) {
     case {{ NAME }}_INT32: return "i32";
     case {{ NAME }}_INT64: return "i64";
     case {{ NAME }}_FLOAT32: return "f32";
-    case {{ NAME }}_FLOAT64: return device_info(device).fp64 ? "f64" : nullptr;
+    case {{ NAME }}_FLOAT64:
+      if (device_info(device).fp64) return "f64";
+      core::unimplemented("float64 (the device has no cl_khr_fp64)", "the OpenCL flavour");
+      return nullptr;
+    case {{ NAME }}_FLOAT16: case {{ NAME }}_BFLOAT16: break;  // not yet: kernels with vload_half/vstore_half_rte
   }
+  core::unimplemented(core::dtype_name(dtype), "the OpenCL flavour");
   return nullptr;
 }
 
@@ -459,9 +466,12 @@ extern "C" {
   return strided_copy_space(s, "copy_2d", "u8", rs, rd, space, rows * width_bytes);
 }
 
-{{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+{{ p }}_status_t {{ p }}_gemm({{ p }}_stream_t s, {{ p }}_dtype_t dtype, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, float alpha, const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
+                       int64_t ldc) {
   if (m < 0 || n < 0 || k < 0) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (dtype != {{ NAME }}_FLOAT32)
+    return core::unimplemented((std::string("gemm of ") + core::dtype_name(dtype)).c_str(), "the OpenCL flavour");
   if (m == 0 || n == 0) return {{ NAME }}_OK;
   BufferRef ra, rb, rc;
   if (!resolve_all(s, {% raw %}{{c, &rc}}{% endraw %})) return {{ NAME }}_ERROR_INVALID_VALUE;

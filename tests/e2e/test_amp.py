@@ -1,0 +1,94 @@
+"""Mixed precision on the device, Paddle: `devkit verify --amp O1|O2` trains LeNet under
+paddle.amp.auto_cast with a GradScaler on two asynchronous devices with opaque memory, and
+`test-ops` runs every kernel registered for float16 and bfloat16 (casts bit for bit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import devkit
+
+pytestmark = pytest.mark.e2e
+
+
+def verify_amp(project: Path, level: str) -> tuple[dict, dict[str, dict]]:
+    proc = devkit("verify", str(project), "--runner", "host", "--amp", level, "--json", check=False)
+    summary = json.loads(proc.stdout)
+    report = json.loads(Path(summary["report"]).read_text())
+    checks = {c["name"]: c for c in report["checks"]}
+    failed = [(c["name"], c.get("detail")) for c in report["checks"] if not c["passed"]]
+    assert summary["passed"] and not failed, failed or proc.stderr[-3000:]
+    assert report["modes"]["asynchronous"] and report["modes"]["opaque_memory"] and report["modes"]["devices"] == 2
+    assert summary["plot"] and Path(summary["plot"]).is_file()  # the AMP curve against the float32 CPU one
+    return report, checks
+
+
+def test_amp_o1_trains_with_the_gemms_in_float16_and_the_scaler_on_the_device(built_project):
+    _, checks = verify_amp(built_project, "O1")
+    amp = checks["mnist amp O1"]
+    # Paddle's own op counts: the white-list ops ran in float16
+    assert amp["op_stats"]["conv2d"]["float16"] > 0 and amp["op_stats"]["matmul_v2"]["float16"] > 0
+    assert amp["device"]["heldout_accuracy"] >= amp["cpu"]["heldout_accuracy"] - 0.01
+    assert amp["max_curve_abs_diff"] <= amp["criteria"]["max_curve_abs_diff"]
+    # where each kernel ran, by dtype: nothing on the CPU, the GradScaler's op in the device library
+    placement = checks["fallback report"]
+    assert placement["amp"] == "O1" and placement["fallback"] == []
+    for kernel in ("conv2d", "conv2d_grad", "matmul", "matmul_grad"):
+        assert placement["dtypes"][kernel]["float16"]["device"] > 0, kernel
+    assert "check_finite_and_unscale" in placement["device_library_ops"]["check_finite_and_unscale"]
+    # an overflowing step: found on the device, the step skipped, the scale halved
+    overflow = checks["amp overflow (O1)"]
+    assert overflow["found_inf"] and overflow["changed_parameters"] == [] and overflow["scale_after"] == 2.0**39
+    # Paddle's bfloat16 gate said in one line, and the bfloat16 kernels verified by explicit casts
+    bf16 = checks["bfloat16 (explicit casts)"]
+    assert "turns bfloat16 auto_cast off for custom device type 'stpu'" in bf16["gate"]
+    assert bf16["op_stats"]["conv2d"]["bfloat16"] > 0 and bf16["op_stats"]["adam_"]["bfloat16"] > 0
+
+
+def test_amp_o2_holds_at_most_two_thirds_of_the_float32_device_memory(built_project):
+    _, checks = verify_amp(built_project, "O2")
+    amp = checks["mnist amp O2"]
+    assert amp["peak_memory_bytes"] <= 0.65 * amp["fp32_peak_memory_bytes"]
+    # O2: the parameters are float16, updated with float32 master weights by the device's adam
+    placement = checks["fallback report"]
+    assert placement["dtypes"]["adam"]["float16"]["device"] > 0 and placement["fallback"] == []
+    assert checks["amp overflow (O2)"]["changed_parameters"] == []
+
+
+def test_test_ops_runs_every_float16_and_bfloat16_kernel(built_project):
+    proc = devkit("test-ops", str(built_project), "--runner", "host", "--dtypes", "float16,bfloat16", "--json")
+    result = json.loads(proc.stdout)
+    report = json.loads(Path(result["report"]).read_text())
+    ran = [r for r in report["results"] if r["status"] in ("pass", "fail", "error")]
+    assert ran and all(r["status"] == "pass" for r in ran), [r for r in ran if r["status"] != "pass"]
+    assert {"cast float32 <-> float16 bit-exact", "cast float32 <-> bfloat16 bit-exact"} <= {r["case"] for r in ran}
+    for kernel in ("matmul_grad", "conv2d_grad", "softmax_grad", "cross_entropy_with_softmax_grad", "pool2d_grad"):
+        assert {"float16", "bfloat16"} <= set(report["registered_kernels"][kernel]), kernel
+    # every kernel registered for a 16-bit dtype ran in it, but the optimizer (verify --amp trains with it)
+    assert report["dtypes_not_exercised"] == [] and "adam" in report["not_exercised"]
+
+
+def test_torch_autocast_and_grad_scaler_train_on_the_device(built_project):
+    """torch.autocast("stpu") in float16 with torch.amp.GradScaler, and in bfloat16: torch's own
+    policy lists registered for AutocastPrivateUse1, the convolutions and GEMMs in the low dtype
+    on the device, the scaler's two ops as device kernels, no CPU fallback."""
+    devkit("build", str(built_project), "--framework", "torch", "--runner", "host", "--json")
+    proc = devkit("verify", str(built_project), "--framework", "torch", "--runner", "host", "--amp", "O1", "--json")
+    summary = json.loads(proc.stdout)
+    report = json.loads(Path(summary["report"]).read_text())
+    checks = {c["name"]: c for c in report["checks"]}
+    assert summary["passed"], [(c["name"], c["detail"]) for c in report["checks"] if not c["passed"]]
+    for dtype in ("float16", "bfloat16"):
+        amp = checks[f"mnist autocast {dtype}"]
+        assert amp["ops"]["aten.convolution.default"][f"{dtype} on stpu"] > 0
+        assert amp["ops"]["aten.addmm.default"][f"{dtype} on stpu"] > 0
+        assert amp["fallbacks"] == {} and amp["device"]["heldout_accuracy"] >= amp["cpu"]["heldout_accuracy"] - 0.01
+    scaler_ops = checks["mnist autocast float16"]["ops"]
+    assert "float32 on stpu" in scaler_ops["aten._amp_foreach_non_finite_check_and_unscale_.default"]
+    assert "float32 on stpu" in scaler_ops["aten._amp_update_scale_.default"]
+    overflow = checks["amp overflow (autocast float16)"]
+    assert overflow["changed_parameters"] == [] and overflow["scale_after"] == 2.0**39
+    ops = checks["ops"]  # the scaler's ops and reciprocal are op cases too, against torch's CPU
+    assert ops["passed"] and "GradScaler update after an overflow" in {c["case"] for c in ops["cases"]}

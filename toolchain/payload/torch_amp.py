@@ -1,0 +1,215 @@
+"""Mixed precision on the device, PyTorch (`devkit verify --framework torch --amp O1`): LeNet
+trained under torch.autocast with torch.amp.GradScaler (float16) and under autocast in bfloat16,
+each against the float32 CPU curve, with the dtype and device of every op the first step ran
+(a dispatch trace) and no CPU fallback; and a step whose loss scale overflows float16."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from records import CheckRecord, TorchAmpVerdict, TorchOverflowCheck, TrainingCriteria
+from torch_common import first_line, log
+from torch_training import fallback_counts, initial_state, lenet, split_by_design, train, unimplemented_kernels
+from training_verdict import Dataset, cpu_reference, failed_check, require_data, training_verdict
+
+CURVE_DIFF = {"float16": 0.15, "bfloat16": 0.3}  # from the float32 CPU curve (bfloat16 keeps 8 bits)
+ACCURACY_POINTS = 0.01
+# what must run in the low dtype on the device (torch's lower-precision list: convolutions, GEMMs)
+LOW_PRECISION_OPS = ("aten.convolution.default", "aten.addmm.default")
+SCALER_OPS = ("aten._amp_foreach_non_finite_check_and_unscale_.default", "aten._amp_update_scale_.default")
+
+
+def dispatch_trace(torch: ModuleType) -> Any:
+    """A TorchDispatchMode recording each op's name, the dtypes of its tensor outputs (its inputs
+    when it returns none: the in-place scaler ops) and whether they are on the device."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    class Trace(TorchDispatchMode):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: Counter[tuple[str, str, str]] = Counter()
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            tensors = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+            tensors = tensors or [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+            for t in tensors[:1]:
+                self.ops[(str(func), str(t.dtype).removeprefix("torch."), t.device.type)] += 1
+            return out
+
+    return Trace()
+
+
+def train_amp(
+    torch: ModuleType, device: str, data: Dataset, steps: int, batch: int, seed: int, dtype: str
+) -> dict[str, Any]:
+    """LeNet under torch.autocast(device, dtype); float16 with a dynamic GradScaler. The first
+    step runs under the dispatch trace."""
+    F = torch.nn.functional
+    low = getattr(torch, dtype)
+    torch.manual_seed(seed)
+    model = lenet(torch)
+    model.load_state_dict(initial_state(torch, model, seed))
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler(device, init_scale=2.0**15, enabled=dtype == "float16")
+    order = np.random.RandomState(seed).permutation(len(data["x_train"]))
+    getattr(torch, device).reset_fallback_counts()
+    losses, skipped, trace = [], 0, dispatch_trace(torch)
+    start = time.perf_counter()
+    for step in range(steps):
+        idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
+        x = torch.from_numpy(data["x_train"][idx]).to(device)
+        y = torch.from_numpy(data["y_train"][idx].reshape(-1).astype(np.int64)).to(device)
+        with trace if step == 0 else _nothing():
+            with torch.autocast(device_type=device, dtype=low):
+                loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            scale = scaler.get_scale() if scaler.is_enabled() else 1.0
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        skipped += scaler.is_enabled() and scaler.get_scale() < scale
+        losses.append(float(loss.item()))
+        if step % 50 == 0 or step == steps - 1:
+            log(f"  mnist autocast {dtype} {device} step {step}: loss {losses[-1]:.4f}")
+    seconds = time.perf_counter() - start
+    fell_back = fallback_counts(torch, device)
+    model.eval()
+    correct = 0
+    with torch.no_grad(), torch.autocast(device_type=device, dtype=low):
+        for i in range(0, len(data["x_test"]), 256):
+            logits = model(torch.from_numpy(data["x_test"][i : i + 256]).to(device))
+            label = torch.from_numpy(data["y_test"][i : i + 256].reshape(-1).astype(np.int64)).to(device)
+            correct += int((logits.argmax(dim=1) == label).sum().item())
+    table: dict[str, dict[str, int]] = {}
+    for (op, dt, where), n in sorted(trace.ops.items()):
+        table.setdefault(op, {})[f"{dt} on {where}"] = n
+    return {
+        "losses": losses,
+        "heldout_accuracy": correct / len(data["x_test"]),
+        "train_seconds": seconds,
+        "ops": table,
+        "fallbacks": fell_back,
+        "skipped_steps": int(skipped),
+    }
+
+
+class _nothing:  # (a context that does nothing: the steps after the traced one)
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def check_autocast(
+    torch: ModuleType,
+    device: str,
+    data: Dataset | None,
+    steps: int,
+    batch: int,
+    seed: int,
+    dtype: str,
+    reference: str | None,
+) -> TorchAmpVerdict | CheckRecord:
+    name = f"mnist autocast {dtype}"
+    try:
+        data = require_data(data, name)
+        dev = train_amp(torch, device, data, steps, batch, seed, dtype)
+        cpu = cpu_reference(
+            lambda: train(torch, "cpu", data, steps, batch, seed),
+            f"torch {torch.__version__}",
+            {"steps": steps, "batch_size": batch, "seed": seed},
+            reference,
+        )
+    except Exception as exc:
+        return failed_check(name, first_line(exc))
+    criteria: TrainingCriteria = {
+        "min_loss_drop_fraction": 0.5,
+        "min_heldout_accuracy": cpu["heldout_accuracy"] - ACCURACY_POINTS,
+        "max_curve_abs_diff": CURVE_DIFF[dtype],
+    }
+    run = {k: dev[k] for k in ("losses", "heldout_accuracy", "train_seconds")}
+    verdict = training_verdict(name, run, cpu, criteria, data, steps, batch, seed)  # type: ignore[arg-type]
+    problems = [
+        f"{op} did not run in {dtype} on {device}"
+        for op in LOW_PRECISION_OPS
+        if not dev["ops"].get(op, {}).get(f"{dtype} on {device}")
+    ]
+    if dtype == "float16":
+        problems += [f"{op} did not run on {device}" for op in SCALER_OPS if not _on(dev["ops"].get(op, {}), device)]
+    designed, unexpected = split_by_design(dev["fallbacks"], unimplemented_kernels(torch, device))
+    if unexpected:
+        problems.append(f"CPU fallbacks: {unexpected}")
+    low = sorted(
+        op.removeprefix("aten.").removesuffix(".default") for op, d in dev["ops"].items() if f"{dtype} on {device}" in d
+    )
+    result: TorchAmpVerdict = {
+        **verdict,
+        "passed": verdict["passed"] and not problems,
+        "detail": verdict["detail"]
+        + f"; {dtype} on {device}: {', '.join(low) or 'nothing'}"
+        + (f"; {dev['skipped_steps']} steps skipped by the scaler" if dtype == "float16" else "")
+        + (f"; {'; '.join(problems)}" if problems else ", no CPU fallback"),
+        "dtype": dtype,
+        "ops": dev["ops"],
+        "fallbacks": dev["fallbacks"],
+        "fallbacks_by_design": designed,
+    }
+    return result
+
+
+def _on(placements: dict[str, int], device: str) -> bool:
+    return any(key.endswith(f" on {device}") for key in placements)
+
+
+def check_overflow(
+    torch: ModuleType, device: str, data: Dataset | None, batch: int, seed: int
+) -> TorchOverflowCheck | CheckRecord:
+    """A clean step, then one with a loss scale of 2^40, which overflows float16: the scaler
+    must find the infinity on the device, skip the optimizer step (parameters bit-identical) and
+    halve the scale."""
+    name = "amp overflow (autocast float16)"
+    try:
+        data = require_data(data, name)
+        F = torch.nn.functional
+        torch.manual_seed(seed)
+        model = lenet(torch)
+        model.load_state_dict(initial_state(torch, model, seed))
+        model.to(device)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        x = torch.from_numpy(data["x_train"][:batch]).to(device)
+        y = torch.from_numpy(data["y_train"][:batch].reshape(-1).astype(np.int64)).to(device)
+
+        def step(scaler: Any) -> None:
+            with torch.autocast(device_type=device, dtype=torch.float16):
+                loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+
+        step(torch.amp.GradScaler(device, init_scale=1024.0))
+        before = {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
+        huge = torch.amp.GradScaler(device, init_scale=2.0**40)
+        step(huge)
+        scale = float(huge.get_scale())
+        changed = sorted(n for n, p in model.named_parameters() if not torch.equal(p.detach().cpu(), before[n]))
+    except Exception as exc:
+        return failed_check(name, first_line(exc))
+    passed = not changed and scale == 2.0**39
+    return {
+        "name": name,
+        "passed": passed,
+        "detail": "loss scale 2^40: optimizer step "
+        + (f"applied to {', '.join(changed)}" if changed else "skipped (parameters unchanged)")
+        + f", scale {scale:g} (want {2.0**39:g})",
+        "changed_parameters": changed,
+        "scale_after": scale,
+    }
