@@ -1,6 +1,7 @@
 """Mixed precision on the device, Paddle: `devkit verify --amp O1|O2` trains LeNet under
 paddle.amp.auto_cast with a GradScaler on two asynchronous devices with opaque memory, and
-`test-ops` runs every kernel registered for float16 and bfloat16 (casts bit for bit)."""
+`test-ops` runs every kernel registered for float16 and bfloat16 (casts bit for bit). PyTorch's
+`--amp` is in test_torch.py, on its project."""
 
 from __future__ import annotations
 
@@ -68,27 +69,3 @@ def test_test_ops_runs_every_float16_and_bfloat16_kernel(built_project):
         assert {"float16", "bfloat16"} <= set(report["registered_kernels"][kernel]), kernel
     # every kernel registered for a 16-bit dtype ran in it, but the optimizer (verify --amp trains with it)
     assert report["dtypes_not_exercised"] == [] and "adam" in report["not_exercised"]
-
-
-def test_torch_autocast_and_grad_scaler_train_on_the_device(built_project):
-    """torch.autocast("stpu") in float16 with torch.amp.GradScaler, and in bfloat16: torch's own
-    policy lists registered for AutocastPrivateUse1, the convolutions and GEMMs in the low dtype
-    on the device, the scaler's two ops as device kernels, no CPU fallback."""
-    devkit("build", str(built_project), "--framework", "torch", "--runner", "host", "--json")
-    proc = devkit("verify", str(built_project), "--framework", "torch", "--runner", "host", "--amp", "O1", "--json")
-    summary = json.loads(proc.stdout)
-    report = json.loads(Path(summary["report"]).read_text())
-    checks = {c["name"]: c for c in report["checks"]}
-    assert summary["passed"], [(c["name"], c["detail"]) for c in report["checks"] if not c["passed"]]
-    for dtype in ("float16", "bfloat16"):
-        amp = checks[f"mnist autocast {dtype}"]
-        assert amp["ops"]["aten.convolution.default"][f"{dtype} on stpu"] > 0
-        assert amp["ops"]["aten.addmm.default"][f"{dtype} on stpu"] > 0
-        assert amp["fallbacks"] == {} and amp["device"]["heldout_accuracy"] >= amp["cpu"]["heldout_accuracy"] - 0.01
-    scaler_ops = checks["mnist autocast float16"]["ops"]
-    assert "float32 on stpu" in scaler_ops["aten._amp_foreach_non_finite_check_and_unscale_.default"]
-    assert "float32 on stpu" in scaler_ops["aten._amp_update_scale_.default"]
-    overflow = checks["amp overflow (autocast float16)"]
-    assert overflow["changed_parameters"] == [] and overflow["scale_after"] == 2.0**39
-    ops = checks["ops"]  # the scaler's ops and reciprocal are op cases too, against torch's CPU
-    assert ops["passed"] and "GradScaler update after an overflow" in {c["case"] for c in ops["cases"]}

@@ -479,7 +479,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="")
     p.add_argument("--ops", default="")
-    p.add_argument("--dtypes", required=True, help="comma-separated (devkit passes its --dtypes)")
+    p.add_argument("--dtypes", default="", help="comma-separated: the op tests' (devkit passes its --dtypes)")
     p.add_argument("--gen-golden", type=Path)
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -494,7 +494,10 @@ def main() -> int:
                 f"devkit-problem: the plugin's device {device!r} is not registered (found {types}) | "
                 "check the wheel with devkit check-abi"
             )
-        report = run_tests(device, args.ops, [d for d in args.dtypes.split(",") if d])
+        dtypes = [d for d in args.dtypes.split(",") if d]
+        if not dtypes:
+            p.error("--dtypes is needed to run the op tests")
+        report = run_tests(device, args.ops, dtypes)
     Path(args.out).write_text(json.dumps(report, indent=2, default=float))
     sys.stdout.flush()
     os._exit(0)

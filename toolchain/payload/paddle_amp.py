@@ -56,6 +56,17 @@ def _model(place: str, seed: int, level: str, dtype: str) -> tuple[Any, Any]:
     return model, opt
 
 
+def _step(model: Any, opt: Any, scaler: Any, x: Any, y: Any, level: str) -> Any:
+    """One training step under auto_cast(level, float16) and `scaler`; the loss."""
+    with paddle.amp.auto_cast(level=level, dtype="float16"):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    opt.clear_grad()
+    return loss
+
+
 def _accuracy(model: Any, data: Dataset, level: str, dtype: str) -> float:
     model.eval()
     correct = 0.0
@@ -84,12 +95,7 @@ def train_amp(place: str, data: Dataset, steps: int, batch: int, seed: int, leve
         for step in range(steps):
             idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
             x, y = paddle.to_tensor(data["x_train"][idx]), paddle.to_tensor(data["y_train"][idx])
-            with paddle.amp.auto_cast(level=level, dtype="float16"):
-                loss = F.cross_entropy(model(x), y)
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-            opt.clear_grad()
+            loss = _step(model, opt, scaler, x, y, level)
             skipped += bool(scaler._cache_found_inf)
             losses.append(float(loss))
             if step % 50 == 0 or step == steps - 1:
@@ -189,19 +195,10 @@ def check_overflow(
         data = require_data(data, name)
         model, opt = _model(device, seed, level, "float16")
         x, y = paddle.to_tensor(data["x_train"][:batch]), paddle.to_tensor(data["y_train"][:batch])
-
-        def step(scaler: Any) -> None:
-            with paddle.amp.auto_cast(level=level, dtype="float16"):
-                loss = F.cross_entropy(model(x), y)
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-            opt.clear_grad()
-
-        step(_scaler(1024.0))
+        _step(model, opt, _scaler(1024.0), x, y, level)
         before = {n: p.numpy().copy() for n, p in model.named_parameters()}
         huge = _scaler(2.0**40, decr_every_n_nan_or_inf=1)
-        step(huge)
+        _step(model, opt, huge, x, y, level)
         found = bool(huge._cache_found_inf)
         scale = _scale_of(huge)
         changed = sorted(n for n, p in model.named_parameters() if not np.array_equal(p.numpy(), before[n]))

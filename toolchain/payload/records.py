@@ -241,6 +241,7 @@ class OpCheckCase(_OpCheckCaseRequired, total=False):
     cpu_by_design: list[str]
     error: str
     stats: dict[str, float | bool]  # the random ops' statistics
+    not_run: str  # why a case was not run (an in-place op left to the CPU by design)
 
 
 class PaddleOpsCheck(CheckRecord):

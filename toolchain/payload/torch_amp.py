@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from records import CheckRecord, TorchAmpVerdict, TorchOverflowCheck, TrainingCriteria
 from torch_common import first_line, log
-from torch_training import fallback_counts, initial_state, lenet, split_by_design, train, unimplemented_kernels
-from training_verdict import Dataset, cpu_reference, failed_check, require_data, training_verdict
+from torch_training import cpu_curve, fallback_counts, initial_state, lenet, split_by_design, unimplemented_kernels
+from training_verdict import Dataset, failed_check, require_data, training_verdict
 
 CURVE_DIFF = {"float16": 0.15, "bfloat16": 0.3}  # from the float32 CPU curve (bfloat16 keeps 8 bits)
 ACCURACY_POINTS = 0.01
@@ -122,12 +122,7 @@ def check_autocast(
     try:
         data = require_data(data, name)
         dev = train_amp(torch, device, data, steps, batch, seed, dtype)
-        cpu = cpu_reference(
-            lambda: train(torch, "cpu", data, steps, batch, seed),
-            f"torch {torch.__version__}",
-            {"steps": steps, "batch_size": batch, "seed": seed},
-            reference,
-        )
+        cpu = cpu_curve(torch, data, steps, batch, seed, reference)
     except Exception as exc:
         return failed_check(name, first_line(exc))
     criteria: TrainingCriteria = {

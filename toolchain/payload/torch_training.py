@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from records import (
     CheckRecord,
+    CpuCurve,
     TorchFallbackCheck,
     TorchKernelsCheck,
     TorchTrainingVerdict,
@@ -126,6 +127,18 @@ def split_by_design(fell_back: dict[str, int], patterns: list[str]) -> tuple[dic
     return designed, {op: n for op, n in fell_back.items() if op not in designed}
 
 
+def cpu_curve(
+    torch: ModuleType, data: Dataset | None, steps: int, batch: int, seed: int, reference: str | None
+) -> CpuCurve:
+    """The float32 CPU curve the device's is judged against: trained here, or read from `reference`."""
+    return cpu_reference(
+        lambda: train(torch, "cpu", data, steps, batch, seed),
+        f"torch {torch.__version__}",
+        {"steps": steps, "batch_size": batch, "seed": seed},
+        reference,
+    )
+
+
 def check_mnist(
     torch: ModuleType, device: str, data: Dataset | None, steps: int, batch: int, seed: int, reference: str | None
 ) -> TorchTrainingVerdict | CheckRecord:
@@ -133,12 +146,7 @@ def check_mnist(
         getattr(torch, device).reset_fallback_counts()
         dev = train(torch, device, data, steps, batch, seed)
         fell_back = fallback_counts(torch, device)
-        cpu = cpu_reference(
-            lambda: train(torch, "cpu", data, steps, batch, seed),
-            f"torch {torch.__version__}",
-            {"steps": steps, "batch_size": batch, "seed": seed},
-            reference,
-        )
+        cpu = cpu_curve(torch, data, steps, batch, seed, reference)
     except Exception as exc:
         return failed_check("mnist", first_line(exc))
     criteria: TrainingCriteria = {
