@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
 from check_common import F, np, paddle  # noqa: E402
 from mnist import LeNet  # noqa: E402
+from paddle_amp import amp_step  # noqa: E402
 
 
 def dispatch_us(place: str, n: int) -> float:
@@ -46,16 +47,11 @@ def train_step_ms(place: str, steps: int, batch: int = 64, amp: str = "") -> flo
     y = paddle.to_tensor(rng.randint(0, 10, (batch, 1)).astype("int64"))
 
     def step():
-        if not amp:
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-        else:
-            with paddle.amp.auto_cast(level=amp, dtype="float16"):
-                loss = F.cross_entropy(model(x), y)
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
+        if amp:
+            return amp_step(model, opt, scaler, x, y, amp)  # verify --amp's step
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
         opt.clear_grad()
         return loss
 

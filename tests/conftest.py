@@ -34,6 +34,17 @@ def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproces
     return proc
 
 
+def verify_passes(project: Path, *args: str) -> tuple[dict, dict]:
+    """`devkit verify PROJECT --runner host --json ARGS`, which must pass: its summary and its
+    report.json (a failure names each failed check with its detail, or shows verify's stderr)."""
+    proc = devkit("verify", str(project), "--runner", "host", "--json", *args, check=False)
+    summary = json.loads(proc.stdout)
+    report = json.loads(Path(summary["report"]).read_text())
+    failed = [(c["name"], c.get("detail")) for c in report["checks"] if not c["passed"]]
+    assert summary["passed"] and not failed, failed or proc.stderr[-3000:]
+    return summary, report
+
+
 def json_commands() -> set[str]:
     """Every devkit command with a --json option ("build", "config show", ...), from the CLI itself."""
     import typer

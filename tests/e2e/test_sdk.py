@@ -21,7 +21,7 @@ from pathlib import Path
 
 import docker.models.containers
 import pytest
-from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk
+from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk, verify_passes
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 
@@ -423,11 +423,7 @@ def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
 def test_the_opencl_device_verifies_on_pocl(sdk_project, framework):
     """verify on the host's OpenCL (pocl): ops vs CPU and LeNet, with the ops the OpenCL library does
     not implement on the CPU by design (their kernels unregistered), any other fallback a failure."""
-    proc = devkit("verify", str(sdk_project), "--framework", framework, "--runner", "host", "--json", check=False)
-    summary = json.loads(proc.stdout)
-    report = json.loads(Path(summary["report"]).read_text())
-    failed = [(c["name"], c.get("detail")) for c in report["checks"] if not c["passed"]]
-    assert summary["passed"] and not failed, failed or proc.stderr[-3000:]
+    _, report = verify_passes(sdk_project, "--framework", framework)
     conformance = report["checks"][0]  # the device library's suite on pocl, every case by name
     assert conformance["name"] == "device conformance" and conformance["counts"]["unimplemented"] == 30
     assert {"ops.conv_pool.conv2d_matches_naive", "collectives.every_collective_across_processes"} <= set(

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import collective_cases, devkit, verify_distributed
+from conftest import collective_cases, devkit, verify_distributed, verify_passes
 
 from devkit.run.envs import cache_root, clone_env
 from devkit.util.errors import ExitCode
@@ -482,11 +482,8 @@ def test_torch_autocast_and_grad_scaler_train_on_the_device(torch_project, torch
     """torch.autocast("stpu") in float16 with torch.amp.GradScaler, and in bfloat16: torch's own
     policy lists registered for AutocastPrivateUse1, the convolutions and GEMMs in the low dtype
     on the device, the scaler's two ops as device kernels, no CPU fallback."""
-    proc = devkit("verify", str(torch_project), "--framework", "torch", "--runner", "host", "--amp", "O1", "--json")
-    summary = json.loads(proc.stdout)
-    report = json.loads(Path(summary["report"]).read_text())
+    _, report = verify_passes(torch_project, "--framework", "torch", "--amp", "O1")
     checks = {c["name"]: c for c in report["checks"]}
-    assert summary["passed"], [(c["name"], c["detail"]) for c in report["checks"] if not c["passed"]]
     for dtype in ("float16", "bfloat16"):
         amp = checks[f"mnist autocast {dtype}"]
         assert amp["ops"]["aten.convolution.default"][f"{dtype} on stpu"] > 0

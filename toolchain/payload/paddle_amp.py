@@ -7,13 +7,15 @@ auto_cast refuses for most custom device types, through explicit casts."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from check_common import F, _first_line, log, np, paddle
 from mnist import LeNet, initial_state
 from op_helpers import rng
-from records import AmpOverflowCheck, AmpTrainingVerdict, Bfloat16Check, CheckRecord, TrainingCriteria
-from training_verdict import Dataset, cpu_reference, failed_check, require_data, training_verdict
+from records import AmpOverflowCheck, AmpTrainingVerdict, Bfloat16Check, CheckRecord, CpuCurve, TrainingCriteria
+from training_verdict import Dataset, failed_check, require_data, training_verdict
 
 # How far the mixed-precision curve may stray from the float32 CPU one: float16 rounds every
 # activation (2^-11 relative) and the runs drift apart over the steps. Accuracy: within a point.
@@ -22,15 +24,20 @@ BF16_CURVE_DIFF = 0.3  # bfloat16 keeps 8 bits of mantissa
 ACCURACY_POINTS = 0.01
 
 
-def _op_stats() -> dict[str, dict[str, int]]:
-    """Paddle's counts of the ops run since the last call, by dtype (its collect_operator_stats)."""
-    raw = paddle.base.core.get_low_precision_op_list() or {}
-    paddle.base.core.clear_low_precision_op_list()
-    stats = {}
-    for op, value in sorted(raw.items()):
-        calls = [int(v) for v in (value.split(",") if isinstance(value, str) else value)]
-        stats[op] = dict(zip(("float16", "bfloat16", "float32", "other"), calls, strict=False))
-    return stats
+@contextmanager
+def _op_counts() -> Iterator[dict[str, dict[str, int]]]:
+    """Paddle's counts of the ops the block runs, by dtype (its collect_operator_stats): the
+    yielded dict is filled when the block ends."""
+    counts: dict[str, dict[str, int]] = {}
+    paddle.amp.debugging.enable_operator_stats_collection()  # (clears the earlier counts)
+    try:
+        yield counts
+        raw = paddle.base.core.get_low_precision_op_list() or {}
+        for op, value in sorted(raw.items()):
+            calls = [int(v) for v in (value.split(",") if isinstance(value, str) else value)]
+            counts[op] = dict(zip(("float16", "bfloat16", "float32", "other"), calls, strict=False))
+    finally:
+        paddle.set_flags({"FLAGS_low_precision_op_list": 0})  # (without disable_...: it prints the table)
 
 
 def _scaler(init_loss_scaling: float, **kwargs: Any) -> Any:
@@ -56,7 +63,7 @@ def _model(place: str, seed: int, level: str, dtype: str) -> tuple[Any, Any]:
     return model, opt
 
 
-def _step(model: Any, opt: Any, scaler: Any, x: Any, y: Any, level: str) -> Any:
+def amp_step(model: Any, opt: Any, scaler: Any, x: Any, y: Any, level: str) -> Any:
     """One training step under auto_cast(level, float16) and `scaler`; the loss."""
     with paddle.amp.auto_cast(level=level, dtype="float16"):
         loss = F.cross_entropy(model(x), y)
@@ -87,22 +94,17 @@ def train_amp(place: str, data: Dataset, steps: int, batch: int, seed: int, leve
     order = rng(seed).permutation(len(data["x_train"]))
     paddle.device.synchronize()
     paddle.device.reset_max_memory_allocated(place)
-    paddle.amp.debugging.enable_operator_stats_collection()
-    _op_stats()
     losses, skipped = [], 0
     start = time.perf_counter()
-    try:
+    with _op_counts() as stats:
         for step in range(steps):
             idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
             x, y = paddle.to_tensor(data["x_train"][idx]), paddle.to_tensor(data["y_train"][idx])
-            loss = _step(model, opt, scaler, x, y, level)
+            loss = amp_step(model, opt, scaler, x, y, level)
             skipped += bool(scaler._cache_found_inf)
             losses.append(float(loss))
             if step % 50 == 0 or step == steps - 1:
                 log(f"  mnist amp {level} {place} step {step}: loss {losses[-1]:.4f}")
-        stats = _op_stats()
-    finally:
-        paddle.set_flags({"FLAGS_low_precision_op_list": 0})
     seconds = time.perf_counter() - start
     peak = int(paddle.device.max_memory_allocated(place))  # (of the training steps: before evaluation)
     return {
@@ -136,23 +138,16 @@ def low_precision_ops(stats: dict[str, dict[str, int]]) -> list[str]:
 
 
 def check_amp(
-    device: str, data: Dataset | None, steps: int, batch: int, seed: int, level: str, reference: str | None = None
+    device: str, data: Dataset | None, steps: int, batch: int, seed: int, level: str, cpu_curve: Callable[[], CpuCurve]
 ) -> AmpTrainingVerdict | CheckRecord:
     """LeNet under AMP on the device vs float32 on the CPU: the loss falls, the curve stays within
     AMP_CURVE_DIFF, the held-out accuracy within a point of the CPU's; the convolutions and GEMMs
     ran in float16 (Paddle's counts); O2 holds at most 0.65x the float32 run's device memory."""
     name = f"mnist amp {level}"
     try:
-        from mnist import train
-
         data = require_data(data, name)
         dev = train_amp(device, data, steps, batch, seed, level)
-        cpu = cpu_reference(
-            lambda: train("cpu", data, steps, batch, seed),
-            f"paddle {paddle.__version__}",
-            {"steps": steps, "batch_size": batch, "seed": seed},
-            reference,
-        )
+        cpu = cpu_curve()
         fp32_peak = peak_memory_fp32(device, data, min(steps, 5), batch, seed) if level == "O2" else 0
     except Exception as exc:
         return failed_check(name, _first_line(exc))
@@ -195,10 +190,10 @@ def check_overflow(
         data = require_data(data, name)
         model, opt = _model(device, seed, level, "float16")
         x, y = paddle.to_tensor(data["x_train"][:batch]), paddle.to_tensor(data["y_train"][:batch])
-        _step(model, opt, _scaler(1024.0), x, y, level)
+        amp_step(model, opt, _scaler(1024.0), x, y, level)
         before = {n: p.numpy().copy() for n, p in model.named_parameters()}
         huge = _scaler(2.0**40, decr_every_n_nan_or_inf=1)
-        _step(model, opt, huge, x, y, level)
+        amp_step(model, opt, huge, x, y, level)
         found = bool(huge._cache_found_inf)
         scale = _scale_of(huge)
         changed = sorted(n for n, p in model.named_parameters() if not np.array_equal(p.numpy(), before[n]))
@@ -238,10 +233,13 @@ def bfloat16_gate(device: str) -> str:
     )
 
 
-def check_bfloat16(device: str, data: Dataset | None, steps: int, batch: int, seed: int) -> Bfloat16Check | CheckRecord:
+def check_bfloat16(
+    device: str, data: Dataset | None, steps: int, batch: int, seed: int, cpu_curve: Callable[[], CpuCurve]
+) -> Bfloat16Check | CheckRecord:
     """LeNet in bfloat16 by explicit casts (parameters and inputs bfloat16, Adam with float32
     master weights), since auto_cast may refuse it: every step finite, the loss falls and stays
-    within BF16_CURVE_DIFF of the float32 CPU curve's first steps."""
+    within BF16_CURVE_DIFF of the float32 CPU curve's first steps (the curve check_amp judges by:
+    the same weights and batches, so its first steps are a shorter run's)."""
     name = "bfloat16 (explicit casts)"
     gate = bfloat16_gate(device)
     try:
@@ -254,10 +252,8 @@ def check_bfloat16(device: str, data: Dataset | None, steps: int, batch: int, se
         model.to(dtype="bfloat16")
         opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters(), multi_precision=True)
         order = rng(seed).permutation(len(data["x_train"]))
-        paddle.amp.debugging.enable_operator_stats_collection()
-        _op_stats()
         losses = []
-        try:
+        with _op_counts() as stats:
             for step in range(steps):
                 idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
                 x = paddle.to_tensor(data["x_train"][idx]).astype("bfloat16")
@@ -266,15 +262,14 @@ def check_bfloat16(device: str, data: Dataset | None, steps: int, batch: int, se
                 opt.step()
                 opt.clear_grad()
                 losses.append(float(loss.astype("float32")))
-            stats = _op_stats()
-        finally:
-            paddle.set_flags({"FLAGS_low_precision_op_list": 0})
-        cpu = train("cpu", data, steps, batch, seed)
+        cpu_losses = cpu_curve()["losses"]
+        if len(cpu_losses) < steps:  # (a run shorter than this check: its own CPU steps)
+            cpu_losses = train("cpu", data, steps, batch, seed)["losses"]
     except Exception as exc:
         return failed_check(name, (gate + "; " if gate else "") + _first_line(exc))
     window = max(1, min(10, steps // 4))
     first, last = float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
-    diff = float(np.max(np.abs(np.array(losses) - np.array(cpu["losses"]))))
+    diff = float(np.max(np.abs(np.array(losses) - np.array(cpu_losses[:steps]))))
     bf16 = sorted(op for op, calls in stats.items() if calls["bfloat16"])
     passed = bool(np.all(np.isfinite(losses))) and last < 0.5 * first and diff <= BF16_CURVE_DIFF
     passed = passed and all(op in bf16 for op in ("conv2d", "matmul_v2"))

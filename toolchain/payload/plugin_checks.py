@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -24,13 +24,13 @@ import queued_work
 from battery import BATTERY, check_battery
 from check_common import BACKWARD_TOL, FORWARD_TOL, F, _compare, _first_line, log, np, paddle
 from kernel_signatures import check_kernel_signatures
-from mnist import check_mnist
+from mnist import check_mnist, train
 from op_cases import op_cases
 from op_helpers import rng, run_case
 from paddle_basics import check_devices, check_registration, check_tensor
 from plugin_exports import by_design, unimplemented_kernels
-from records import CheckRecord, OpCheckCase, PaddleOpsCheck, VerifyReport
-from training_verdict import Dataset, add_training_arguments, load_data, timed, write_report
+from records import CheckRecord, CpuCurve, OpCheckCase, PaddleOpsCheck, VerifyReport
+from training_verdict import Dataset, add_training_arguments, cpu_reference, load_data, timed, write_report
 
 # What with_fallback_by_design() runs: a check, or a case of the ops check
 Entry = TypeVar("Entry", CheckRecord, OpCheckCase)
@@ -327,19 +327,30 @@ def amp_checks(
     device: str, data: Dataset | None, training: tuple[int, int, int], level: str, reference: str | None
 ) -> list[tuple[str, str, Callable[[], CheckRecord]]]:
     """--amp LEVEL, in place of the float32 mnist check: LeNet under AMP vs the float32 CPU curve,
-    an overflowing step, and bfloat16 through explicit casts (a third of the steps)."""
+    an overflowing step, and bfloat16 through explicit casts (a third of the steps). The CPU curve
+    is trained (or read from `reference`) once, for both training checks."""
     steps, batch, seed = training
+
+    @cache
+    def cpu_curve() -> CpuCurve:
+        return cpu_reference(
+            lambda: train("cpu", data, steps, batch, seed),
+            f"paddle {paddle.__version__}",
+            {"steps": steps, "batch_size": batch, "seed": seed},
+            reference,
+        )
+
     return [
         (
             "mnist",
             f"mnist amp {level} ({steps} steps)",
-            lambda: paddle_amp.check_amp(device, data, *training, level, reference),
+            lambda: paddle_amp.check_amp(device, data, *training, level, cpu_curve),
         ),
         ("mnist", f"amp overflow ({level})", lambda: paddle_amp.check_overflow(device, data, batch, seed, level)),
         (
             "mnist",
             "bfloat16 (explicit casts)",
-            lambda: paddle_amp.check_bfloat16(device, data, max(steps // 3, 40), batch, seed),
+            lambda: paddle_amp.check_bfloat16(device, data, max(steps // 3, 40), batch, seed, cpu_curve),
         ),
     ]
 

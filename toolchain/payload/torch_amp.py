@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
+from contextlib import nullcontext
 from types import ModuleType
 from typing import Any
 
 import numpy as np
-from records import CheckRecord, TorchAmpVerdict, TorchOverflowCheck, TrainingCriteria
+from records import CheckRecord, CpuCurve, TorchAmpVerdict, TorchOverflowCheck, TrainingCriteria
 from torch_common import first_line, log
-from torch_training import cpu_curve, fallback_counts, initial_state, lenet, split_by_design, unimplemented_kernels
+from torch_training import fallback_counts, initial_state, lenet, split_by_design, unimplemented_kernels
 from training_verdict import Dataset, failed_check, require_data, training_verdict
 
 CURVE_DIFF = {"float16": 0.15, "bfloat16": 0.3}  # from the float32 CPU curve (bfloat16 keeps 8 bits)
@@ -66,7 +68,7 @@ def train_amp(
         idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
         x = torch.from_numpy(data["x_train"][idx]).to(device)
         y = torch.from_numpy(data["y_train"][idx].reshape(-1).astype(np.int64)).to(device)
-        with trace if step == 0 else _nothing():
+        with trace if step == 0 else nullcontext():
             with torch.autocast(device_type=device, dtype=low):
                 loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
@@ -100,14 +102,6 @@ def train_amp(
     }
 
 
-class _nothing:  # (a context that does nothing: the steps after the traced one)
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def check_autocast(
     torch: ModuleType,
     device: str,
@@ -116,22 +110,24 @@ def check_autocast(
     batch: int,
     seed: int,
     dtype: str,
-    reference: str | None,
+    cpu: Callable[[], CpuCurve],
 ) -> TorchAmpVerdict | CheckRecord:
+    """LeNet under autocast(dtype) on the device vs `cpu()`, the float32 CPU curve (trained once for
+    both dtypes, or read from the native reference)."""
     name = f"mnist autocast {dtype}"
     try:
         data = require_data(data, name)
         dev = train_amp(torch, device, data, steps, batch, seed, dtype)
-        cpu = cpu_curve(torch, data, steps, batch, seed, reference)
+        curve = cpu()
     except Exception as exc:
         return failed_check(name, first_line(exc))
     criteria: TrainingCriteria = {
         "min_loss_drop_fraction": 0.5,
-        "min_heldout_accuracy": cpu["heldout_accuracy"] - ACCURACY_POINTS,
+        "min_heldout_accuracy": curve["heldout_accuracy"] - ACCURACY_POINTS,
         "max_curve_abs_diff": CURVE_DIFF[dtype],
     }
     run = {k: dev[k] for k in ("losses", "heldout_accuracy", "train_seconds")}
-    verdict = training_verdict(name, run, cpu, criteria, data, steps, batch, seed)  # type: ignore[arg-type]
+    verdict = training_verdict(name, run, curve, criteria, data, steps, batch, seed)  # type: ignore[arg-type]
     problems = [
         f"{op} did not run in {dtype} on {device}"
         for op in LOW_PRECISION_OPS

@@ -15,9 +15,10 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from functools import cache
 
 import torch_amp
-from records import CheckRecord, VerifyReport
+from records import CheckRecord, CpuCurve, VerifyReport
 from torch_basics import (
     check_dataloader,
     check_devices,
@@ -29,7 +30,7 @@ from torch_basics import (
 )
 from torch_common import first_line, log
 from torch_ops import check_ops
-from torch_training import check_fallback_report, check_kernels, check_mnist
+from torch_training import check_fallback_report, check_kernels, check_mnist, cpu_curve
 from training_verdict import add_training_arguments, failed_check, load_data, timed, write_report
 
 
@@ -66,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         report["checks"].append(timed(lambda: check_registration(torch, args.device)))
         if report["checks"][-1]["passed"]:
             data = load_data(args.data)
+
+            @cache
+            def float32_curve() -> CpuCurve:  # the CPU curve both autocast checks judge by, trained once
+                return cpu_curve(torch, data, args.steps, args.batch_size, args.seed, args.cpu_reference)
+
             checks: dict[str, Callable[[], CheckRecord]] = {
                 "version-guard": lambda: check_version_guard(torch, args.device),
                 "tensor": lambda: check_tensor(torch, args.device),
@@ -78,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
                     torch, args.device, data, args.steps, args.batch_size, args.seed, args.cpu_reference
                 ),
                 "mnist-autocast-float16": lambda: torch_amp.check_autocast(
-                    torch, args.device, data, args.steps, args.batch_size, args.seed, "float16", args.cpu_reference
+                    torch, args.device, data, args.steps, args.batch_size, args.seed, "float16", float32_curve
                 ),
                 "mnist-autocast-bfloat16": lambda: torch_amp.check_autocast(
-                    torch, args.device, data, args.steps, args.batch_size, args.seed, "bfloat16", args.cpu_reference
+                    torch, args.device, data, args.steps, args.batch_size, args.seed, "bfloat16", float32_curve
                 ),
                 "amp-overflow": lambda: torch_amp.check_overflow(torch, args.device, data, args.batch_size, args.seed),
                 "kernels": lambda: check_kernels(torch, args.device),
