@@ -80,6 +80,14 @@ def test_test_ops_passes_on_the_generated_backend(built_project):
     for case in ("matmul", "conv2d pad 2", "cast float32 <-> float16 bit-exact"):
         assert cases[(case, "float16")]["status"] == "pass", cases[(case, "float16")]
     assert cases[("linear", "bfloat16")]["status"] == "pass"
+    # the quantization kernels bit for bit, inference and training modes
+    for case, dtype in (
+        ("quantize_linear per-tensor round_type 0 (ties, clipping)", "float32"),
+        ("quantize_linear per-channel axis 1", "float32"),
+        ("dequantize_linear int8 per-tensor", "int8"),
+        ("quantize_linear training (moving average scales)", "float32"),
+    ):
+        assert cases[(case, dtype)]["status"] == "pass" and cases[(case, dtype)]["tolerance"]["forward"]["atol"] == 0
     # every registered kernel x dtype is run by some case but for these (integer gradients, kernels
     # whose cases have no integer form yet, and adam in float16/bfloat16, which Paddle's CPU has no
     # kernel to compare with: verify --amp trains with it): a new registration needs a case

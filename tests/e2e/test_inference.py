@@ -116,3 +116,59 @@ def test_cpp_demo_runs_against_the_given_library_and_fails_loudly_without_one(in
     assert not cpp["passed"] and "configure C++ demo failed" in cpp["detail"]
     log = Path(summary["report"]).with_name("verify.log").read_text()
     assert "Paddle Inference not found: set PADDLE_INFERENCE_DIR" in log
+
+
+@pytest.mark.parametrize("model", ["mnist", "mobilenet_v1"])
+def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project, model):
+    proc = devkit(
+        "verify",
+        str(infer_project),
+        "--runner",
+        "host",
+        "--infer",
+        "--quant",
+        "int8",
+        "--model",
+        model,
+        "--warmup",
+        "1",
+        "--repeats",
+        "3",
+        "--json",
+    )
+    summary = json.loads(proc.stdout)
+    assert summary["passed"], proc.stderr
+    check = json.loads(Path(summary["report"]).read_text())["checks"][0]
+    assert check["name"] == f"inference {model} int8"
+    quant = check["quant"]
+    assert quant["qdq_ops"]["quantize_linear"] > 0 and quant["qdq_ops"]["dequantize_linear"] > 0
+    assert quant["levels"]["0"]["passed"] and quant["levels"]["1"]["passed"] and not quant["levels"]["1"]["not_run"]
+    # level 0: the runtime's passes folded every pair; what ran, ran on the device
+    placement = check["placement"]
+    ran = {op for where in ("on_device", "host_shape_ops", "cpu_fallback") for op in placement[where]}
+    assert not ran & {"quantize_linear", "dequantize_linear"} and placement["cpu_fallback"] == {}
+
+
+def test_quant_refuses_a_model_that_is_not_quantized(infer_project, tmp_path):
+    model_dir = tmp_path / "float-lenet"
+    script = (
+        "import paddle, sys; from paddle.static import InputSpec; paddle.seed(1); m = paddle.vision.models.LeNet(); "
+        "m.eval(); paddle.jit.save(m, sys.argv[1], input_spec=[InputSpec([1, 1, 28, 28], 'float32', 'x')])"
+    )
+    subprocess.run([str(paddle_python()), "-c", script, str(model_dir / "model")], check=True, capture_output=True)
+    proc = devkit(
+        "verify",
+        str(infer_project),
+        "--runner",
+        "host",
+        "--infer",
+        "--quant",
+        "int8",
+        "--model-dir",
+        str(model_dir),
+        "--json",
+        check=False,
+    )
+    assert proc.returncode == ExitCode.INPUT, proc.stderr
+    assert "model.json is not a quantized (QDQ) model: it holds 0 quantize_linear, 0 dequantize_linear" in proc.stderr
+    assert "paddle.quantization" in proc.stderr

@@ -451,6 +451,26 @@ CASES = [
         "--amp trains LeNet on one device",
     ),
     Case(
+        "verify-quant-dtype",
+        lambda i: ["verify", P(i), "--infer", "--quant", "int4"],
+        "--quant 'int4' is not a quantization devkit verifies",
+    ),
+    Case(
+        "verify-quant-without-infer",
+        lambda i: ["verify", P(i), "--quant", "int8"],
+        "--quant verifies quantized inference with Paddle Inference",
+    ),
+    Case(
+        "verify-quant-torch",
+        lambda i: ["verify", P(i), "--framework", "torch", "--infer", "--quant", "int8"],
+        "--quant verifies quantized inference with Paddle Inference",
+    ),
+    Case(
+        "verify-quant-distributed",
+        lambda i: ["verify", P(i), "--infer", "--quant", "int8", "--distributed", "2"],
+        "--quant checks inference on one device",
+    ),
+    Case(
         "check-abi-arch-without-paddle",
         lambda i: ["check-abi", str(i.not_elf), "--arch", "armhf"],
         "has no PaddlePaddle runtime",

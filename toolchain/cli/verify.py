@@ -99,6 +99,17 @@ def verify(
             "torch.amp.GradScaler, and in bfloat16).",
         ),
     ] = "",
+    quant: Annotated[
+        str,
+        typer.Option(
+            "--quant",
+            metavar="DTYPE",
+            help="With --infer: int8 quantizes each model with Paddle's post-training quantization (QDQ, seeded "
+            "calibration) and checks it at level 0 (the deployment: QDQ folded by the runtime's passes, every op "
+            "on the device, vs Paddle CPU) and level 1 (simulated int8: QDQ kernels on the device vs Paddle CPU); "
+            "a --model-dir must hold a quantized model.",
+        ),
+    ] = "",
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
@@ -117,6 +128,7 @@ def verify(
         modes=DeviceModes.parse(modes),
         distributed=distributed,
         amp=amp,
+        quant=quant,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:

@@ -25,7 +25,7 @@ from typing import IO, TYPE_CHECKING, Any, TypedDict, cast
 
 if TYPE_CHECKING:  # types only (numpy is imported where it is used, records is not needed to run)
     import numpy as np
-    from records import InferenceCheck, InferMeasurement, KernelPlacement
+    from records import InferenceCheck, InferMeasurement, KernelPlacement, QuantCheck
 
 os.environ.setdefault("GLOG_minloglevel", "2")
 
@@ -41,8 +41,9 @@ RTOL, ATOL = _TOL["infer_rtol"], _TOL["infer_atol"]
 _SELECTED = re.compile(r"\[([a-z_0-9]+)\] selected kernel\(is_valid: \d \): \(([^,]+), [^,]+, ([a-z0-9:_]+)\)")
 
 
-def export(name: str, prefix: Path) -> None:
-    """Save the model with random weights (no weights can be downloaded)."""
+def export(name: str, prefix: Path, quant: str, device: str) -> None:
+    """Save the model with random weights (no weights can be downloaded); with `quant`, its QDQ
+    form, and the simulated-int8 comparison beside it (quant_model.py)."""
     import paddle
     from paddle.static import InputSpec
 
@@ -51,7 +52,16 @@ def export(name: str, prefix: Path) -> None:
     paddle.set_device("cpu")
     model = build(paddle.vision)
     model.eval()
+    if quant:
+        import quant_model
+
+        quant_model.write(simulated_path(str(prefix)), quant_model.export(model, shape, prefix, device))
+        return
     paddle.jit.save(model, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
+
+
+def simulated_path(prefix: str) -> Path:
+    return Path(prefix + ".simulated.json")
 
 
 def model_files(prefix: str) -> tuple[str, str]:
@@ -205,6 +215,7 @@ def main() -> int:
     p.add_argument("--phase", choices=["export", "probe", "measure"])
     p.add_argument("--prefix")
     p.add_argument("--shape")
+    p.add_argument("--quant", choices=["int8"], default="")
     args = p.parse_args()
 
     if args.phase:
@@ -232,8 +243,21 @@ def main() -> int:
         prefix, name = find_prefix(args.model_dir), str(args.model_dir)
     else:
         prefix, name = str(work / args.model / "model"), args.model
-        if child("--phase", "export", "--model", args.model, "--device", args.device, "--prefix", prefix).returncode:
+        quant = ["--quant", args.quant] if args.quant else []
+        if child(
+            "--phase", "export", "--model", args.model, "--device", args.device, "--prefix", prefix, *quant
+        ).returncode:
             raise SystemExit(f"exporting {args.model} failed")
+    qdq_ops: dict[str, int] = {}
+    if args.quant:
+        import quant_model
+
+        qdq_ops = quant_model.qdq_counts(Path(model_files(prefix)[0]))
+        if not all(qdq_ops.values()):
+            raise SystemExit(
+                f"{name} is not a quantized (QDQ) model: its program holds {qdq_ops}; quantize it with "
+                "paddle.quantization (PTQ or QAT, converted) and save it with paddle.jit.save"
+            )
     measured = work / "measure.json"
     if child(
         "--phase",
@@ -275,6 +299,21 @@ def main() -> int:
         report["detail"] += f" but those the device library lacks, on the CPU by design: {designed}" + (
             f" (and, on their CPU output, {beside})" if beside else ""
         )
+    if args.quant:
+        import quant_model
+
+        simulated = simulated_path(prefix)
+        quant_record = quant_model.levels(
+            qdq_ops,
+            dict(placement),
+            report["outputs_agree"],
+            json.loads(simulated.read_text()) if simulated.exists() else None,
+            RTOL,
+        )
+        report["quant"] = cast("QuantCheck", quant_record)
+        levels = quant_record["levels"].values()
+        report["passed"] = passed and all(lv["passed"] or lv["not_run"] for lv in levels)
+        report["detail"] += "; " + "; ".join(lv["detail"] for lv in levels)
     Path(args.out).write_text(json.dumps(report, indent=2))
     print(report["detail"], flush=True)
     return 0
@@ -284,7 +323,7 @@ def run_phase(args: argparse.Namespace) -> int:
     import numpy as np
 
     if args.phase == "export":
-        export(args.model, Path(args.prefix))
+        export(args.model, Path(args.prefix), args.quant, args.device)
         return 0
     if args.phase == "probe":
         shape = [int(s) for s in args.shape.split(",")]

@@ -26,6 +26,7 @@ import check_common as common  # noqa: E402
 import op_cases  # noqa: E402
 import op_helpers  # noqa: E402
 import plugin_checks as checks  # noqa: E402  (sets FLAGS_enable_api_kernel_fallback=0, imports paddle)
+import quant_cases  # noqa: E402
 from op_helpers import Inputs, OpCase  # noqa: E402
 from records import GoldenSummary, OpResult, OpTestsReport, Tolerance  # noqa: E402
 
@@ -276,6 +277,12 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> OpTestsReport:
         if half in dtypes and half in registered.get("cast", set()) and (not pattern or pattern.search("cast")):
             results.append(check_half_cast(device, half))
             common.log(f"  cast float32 <-> {half} bit-exact: {results[-1]['status']}")
+    results += quant_cases.run(
+        device,
+        registered,
+        dtypes,
+        lambda case, kernel: not pattern or bool(pattern.search(case) or pattern.search(kernel)),
+    )
     if "float32" in dtypes:
         for extra in (checks.check_optimizers, checks.check_random, checks.check_dropout_random):
             case_entry = extra(device)

@@ -377,11 +377,30 @@ class KernelPlacement(TypedDict, total=False):
     error: str
 
 
-class InferenceCheck(CheckRecord, InferFigures):
-    """infer_checks.py's JSON: one model's inference check."""
+class QuantLevel(TypedDict):
+    """One level of a quantized model's check (quant_model.py): 0, the deployment's folded float
+    program on the device; 1, simulated int8 (QDQ kernels on the device)."""
 
+    passed: bool
+    not_run: bool
+    detail: str
+
+
+class QuantCheck(TypedDict):
+    dtype: str  # int8
+    qdq_ops: dict[str, int]  # quantize_linear / dequantize_linear in the saved program
+    levels: dict[str, QuantLevel]  # "0", "1"
+
+
+class _InferenceCheckRequired(CheckRecord, InferFigures):
     model: str
     placement: KernelPlacement
+
+
+class InferenceCheck(_InferenceCheckRequired, total=False):
+    """infer_checks.py's JSON: one model's inference check."""
+
+    quant: QuantCheck  # --quant
 
 
 # ---- whole reports

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..payload.quant_model import qdq_counts
 from ..project.config import INFER_MODELS
 from ..run.select import host_recipe
 from ..run.step import HostRunner, Step
@@ -28,6 +29,7 @@ class InferOptions:
     repeats: int = VERIFY_DEFAULTS.repeats
     inference_dir: Path | None = None
     bundle: Path | None = None  # the project's inference bundle, whose C++ demo runs
+    quant: str = ""  # int8: each model quantized (QDQ) and checked at levels 0 and 1 (payload/quant_model.py)
 
 
 def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, report_dir: Path) -> VerifyResult:
@@ -43,7 +45,9 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
             f"e.g. --warmup {VERIFY_DEFAULTS.warmup} --repeats {VERIFY_DEFAULTS.repeats}",
         )
     if infer.model_dir is not None:
-        _model_prefix(infer.model_dir)  # before a verify environment is made for it
+        prefix = _model_prefix(infer.model_dir)  # before a verify environment is made for it
+        if infer.quant:
+            _check_quantized(prefix)
     checks: list[Check] = []
     with plugin_session(wheel, options, report_dir, (infer.model_dir,) if infer.model_dir else ()) as session:
         runner, work = session.runner, session.work
@@ -55,7 +59,8 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         models = []
         for name, model_args in targets:
             check = session.run_check(
-                f"inference {name} on {options.recipe.name} ({infer.warmup} warmup, {infer.repeats} repeats)",
+                f"inference {name}{' ' + infer.quant if infer.quant else ''} on {options.recipe.name} "
+                f"({infer.warmup} warmup, {infer.repeats} repeats)",
                 INFER_PAYLOAD,
                 [
                     *model_args,
@@ -65,10 +70,12 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
                     str(infer.repeats),
                     "--work",
                     runner.path(work),
+                    *(["--quant", infer.quant] if infer.quant else []),
                 ],
                 f"{Path(name).name}.json",
             )
-            checks.append(replace(check, name=f"inference {Path(name).name}"))
+            label = f"inference {Path(name).name}" + (f" {infer.quant}" if infer.quant else "")
+            checks.append(replace(check, name=label))
             models.append(_model_prefix(infer.model_dir) if infer.model_dir else str(work / name / "model"))
         checks.append(Check.from_json(cpp_demo(infer, options, models, work, session.log)))
     report = Report.of(
@@ -101,6 +108,18 @@ def _model_prefix(model_dir: Path) -> str:
             raise InputError(f"{params} is empty", fix)
         return str(program.with_suffix(""))
     raise InputError(f"{model_dir} holds no exported model", fix)
+
+
+def _check_quantized(prefix: str) -> None:
+    """A --model-dir given with --quant holds a QDQ program (quantize_linear and dequantize_linear)."""
+    program = next(p for p in (Path(prefix + ".json"), Path(prefix + ".pdmodel")) if p.is_file())
+    counts = qdq_counts(program)
+    if not all(counts.values()):
+        raise InputError(
+            f"{program} is not a quantized (QDQ) model: it holds " + ", ".join(f"{n} {op}" for op, n in counts.items()),
+            "quantize it with paddle.quantization (PTQ or QAT, then convert) and save it with paddle.jit.save, "
+            "or drop --quant",
+        )
 
 
 def cpp_demo(infer: InferOptions, options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict[str, Any]:

@@ -44,6 +44,7 @@ class VerifyRequest:
     modes: DeviceModes = CHECK_MODES  # --modes
     distributed: int = 0  # --distributed N: data parallel on N devices in N processes
     amp: str = ""  # --amp LEVEL: train under mixed precision
+    quant: str = ""  # --quant DTYPE: quantized inference
 
 
 def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
@@ -110,10 +111,12 @@ def run_verification(
     config = project_config(project)
     framework = framework_for(project, wheel, request.framework)
     _check_amp(request, framework, infer)
+    _check_quant(request, framework, infer)
     suffix = (
         framework.tree_suffix
         + ("-distributed" if request.distributed else "")
         + (f"-amp-{request.amp}" if request.amp else "")
+        + (f"-{request.quant}" if request.quant else "")
     )
     if project is not None:
         report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{suffix}{'-infer' if infer else ''}"
@@ -160,6 +163,7 @@ def run_verification(
                 repeats=config.verify.repeats if request.repeats is None else request.repeats,
                 inference_dir=inference_dir,
                 bundle=_inference_bundle(project, recipe),
+                quant=request.quant,
             ),
             report_dir,
         )
@@ -179,6 +183,23 @@ def _check_amp(request: VerifyRequest, framework: Framework, infer: bool) -> Non
         )
     if infer or request.distributed or (request.model or "mnist") != "mnist":
         raise InputError("--amp trains LeNet on one device", "drop --infer, --distributed and --model (or --amp)")
+
+
+QUANT_DTYPES = ("int8",)
+
+
+def _check_quant(request: VerifyRequest, framework: Framework, infer: bool) -> None:
+    """--quant DTYPE: quantized inference (Paddle)."""
+    if not request.quant:
+        return
+    if request.quant not in QUANT_DTYPES:
+        raise InputError(f"--quant {request.quant!r} is not a quantization devkit verifies", "use --quant int8")
+    if not infer or "infer" not in framework.modes:
+        raise InputError(
+            "--quant verifies quantized inference with Paddle Inference", "add --infer (with --framework paddle)"
+        )
+    if request.distributed or request.amp:
+        raise InputError("--quant checks inference on one device", "drop --distributed and --amp (or --quant)")
 
 
 def _device_tests(

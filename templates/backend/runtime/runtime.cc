@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -351,6 +352,18 @@ namespace {{ p }}_kernels {
 void ApplyFallbackOps();  // kernels/fallback_ops.cc
 }
 
+// The PIR passes Paddle Inference runs on a program for this device: for a custom device it runs
+// these and no device passes of its own. They are the CPU's first three: a quantized (QDQ)
+// program's quantize_linear/dequantize_linear pairs are folded away, so its float program runs
+// on the device kernels (Paddle 3.3.1 lowers a loaded program's dequantize_linear to the
+// quantize kernel: unfolded, the pairs would compute garbage). Paddle copies the list after
+// InitPlugin returns; a user drops one with Config.delete_pass.
+const std::vector<std::string> kInferencePasses = {
+    "add_shadow_output_after_dead_parameter_pass",
+    "delete_quant_dequant_linear_op_pass",
+    "delete_weight_dequant_linear_op_pass",
+};
+
 extern "C" void InitPlugin(CustomRuntimeParams* params) {
   // Refuses (leaves the version unset) when Paddle's struct sizes differ from
   // the device_ext.h this plugin was compiled against.
@@ -358,6 +371,7 @@ extern "C" void InitPlugin(CustomRuntimeParams* params) {
   {{ p }}_kernels::ApplyFallbackOps();
   params->device_type = const_cast<char*>("{{ device_type }}");
   params->sub_device_type = const_cast<char*>("{{ device_type }}-host-v" {{ NAME }}_PLUGIN_VERSION);
+  params->pir_default_passes = const_cast<std::vector<std::string>*>(&kInferencePasses);
 
   C_DeviceInterface* ifc = params->interface;
   std::memset(reinterpret_cast<void*>(ifc), 0, sizeof(C_DeviceInterface));

@@ -480,6 +480,38 @@ typedef struct {
                                 const void* const* xs, void* const* outs, const int64_t* numels,
                                 {{ p }}_dtype_t found_dtype, const void* found_inf);
 
+/* ---- quantization ------------------------------------------------------
+ * Symmetric linear int8 quantization, as Paddle's quantize_linear/dequantize_linear and an
+ * int8 engine compute it. A scale s is the abs-max threshold of its tensor or channel:
+ * q = x * (qmax / s). Per-channel scales index the middle of a [outer, channels, inner] view
+ * of the array (channels = 1: one scale for the whole tensor). */
+typedef struct {
+  int64_t outer, channels, inner;
+  int32_t qmax;       /* 127 for 8 bits */
+  int32_t round_type; /* 0: q = round-half-even(x * (qmax * 1/s)), clipped to [-qmax-1, qmax];
+                         1: x clipped to [-s, s] first, then rounded half away from zero */
+} {{ p }}_quant_params_t;
+
+/* out = q (see above) for x of FLOAT32, FLOAT16 or BFLOAT16, computed in float32; out is INT8,
+ * or FLOAT32 holding the integer (a fake-quantized tensor). 1/s is 1/(s + 1e-6) for s <= 1e-30. */
+{{ p }}_status_t {{ p }}_quantize_linear({{ p }}_stream_t s, const {{ p }}_quant_params_t* p,
+                                  {{ p }}_dtype_t x_dtype, const void* x, const float* scale,
+                                  {{ p }}_dtype_t out_dtype, void* out);
+
+/* out = x * s / qmax in float32, for x of INT8 or FLOAT32 (integer values), out FLOAT32. */
+{{ p }}_status_t {{ p }}_dequantize_linear({{ p }}_stream_t s, const {{ p }}_quant_params_t* p,
+                                    {{ p }}_dtype_t x_dtype, const void* x, const float* scale,
+                                    float* out);
+
+/* Observes the scales of x (quantization-aware training): scale[c] = max |x| over channel c.
+ * With one channel and in_accum/in_state given, the moving average instead:
+ * out_state = rate * in_state + 1, out_accum = rate * in_accum + max|x|, scale = out_accum /
+ * out_state (each one float). x is FLOAT32, FLOAT16 or BFLOAT16. */
+{{ p }}_status_t {{ p }}_quant_observe({{ p }}_stream_t s, const {{ p }}_quant_params_t* p,
+                                {{ p }}_dtype_t x_dtype, const void* x, float rate,
+                                const float* in_accum, const float* in_state, float* out_accum,
+                                float* out_state, float* scale);
+
 /* Random numbers from a counter-based generator: the same seed gives the same
  * values on every architecture. */
 {{ p }}_status_t {{ p }}_random_uniform({{ p }}_stream_t s, float* out, int64_t numel, float low,

@@ -1,0 +1,138 @@
+"""Quantized (int8) inference models for `devkit verify --infer --quant int8` (run inside the
+verify environment, by infer_checks.py).
+
+export() makes a QDQ model with Paddle's own post-training quantization: abs-max observers on
+every conv/linear input and weight, calibrated on seeded inputs (no download), converted so that
+each quantized tensor passes quantize_linear -> dequantize_linear, and saved for paddle.inference.
+
+Two levels are checked from it:
+- level 0, the deployment: paddle.inference folds the QDQ pairs with the passes the plugin's
+  runtime hands Paddle and runs the float program on the device (infer_checks' measurement);
+- level 1, simulated int8: the converted model run eagerly, every quantize_linear and
+  dequantize_linear a device kernel, against the same model on Paddle's CPU kernels. (Paddle
+  3.3.1 cannot be the reference with paddle.inference: a loaded program's dequantize_linear is
+  lowered to the quantize kernel, on the CPU too.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+QDQ_OPS = ("quantize_linear", "dequantize_linear")
+CALIBRATION_BATCHES, CALIBRATION_BATCH = 8, 4
+_OP_NAME = re.compile(r'"#":"(?:[0-9a-z_]+\.)?((?:de)?quantize_linear)"')
+
+
+def qdq_counts(program: Path) -> dict[str, int]:
+    """quantize_linear / dequantize_linear ops in a saved program (.json or .pdmodel)."""
+    text = program.read_text(errors="replace") if program.suffix == ".json" else program.read_bytes().decode("latin-1")
+    counts = dict.fromkeys(QDQ_OPS, 0)
+    if program.suffix == ".json":
+        for name in _OP_NAME.findall(text):
+            counts[name] += 1
+    else:  # a ProgramDesc: op types are plain strings in the protobuf
+        for name in QDQ_OPS:
+            counts[name] = len(re.findall(rf"(?<![a-z_]){name}(?![a-z_])", text))
+    return counts
+
+
+def quantized(model: Any, shape: list[int]) -> Any:
+    """`model` with abs-max post-training quantization, calibrated on seeded inputs and converted to
+    QDQ form (float weights kept, each behind its own quantize/dequantize pair)."""
+    import numpy as np
+    import paddle
+    from paddle.quantization import PTQ, QuantConfig
+    from paddle.quantization.observers import AbsmaxObserver
+
+    model.eval()
+    ptq = PTQ(QuantConfig(activation=AbsmaxObserver(quant_bits=8), weight=AbsmaxObserver(quant_bits=8)))
+    observed = ptq.quantize(model)
+    rng = np.random.RandomState(7)
+    for _ in range(CALIBRATION_BATCHES):
+        observed(paddle.to_tensor(rng.uniform(0, 1, [CALIBRATION_BATCH, *shape[1:]]).astype("float32")))
+    return ptq.convert(observed, remain_weight=True)
+
+
+def export(model: Any, shape: list[int], prefix: Path, device: str) -> dict[str, Any]:
+    """Save the QDQ model at `prefix` and return level 1, simulated int8 on the device vs the CPU."""
+    import numpy as np
+    import paddle
+    from paddle.static import InputSpec
+
+    paddle.set_device("cpu")
+    qdq = quantized(model, shape)
+    # a fixed input shape: Paddle 3.3.1 cannot save a QDQ model with a dynamic batch
+    paddle.jit.save(qdq, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
+    x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
+    return simulate(qdq, x, device)
+
+
+def simulate(qdq: Any, x: Any, device: str) -> dict[str, Any]:
+    import numpy as np
+    import paddle
+
+    paddle.set_device("cpu")
+    cpu = qdq(paddle.to_tensor(x)).numpy()
+    paddle.set_device(device)
+    flags = paddle.get_flags(["FLAGS_enable_api_kernel_fallback"])
+    paddle.set_flags({"FLAGS_enable_api_kernel_fallback": False})  # a kernel missing on the device raises
+    try:
+        dev = qdq(paddle.to_tensor(x)).numpy()
+    finally:
+        paddle.set_flags(flags)
+    diff = np.abs(dev.astype(np.float64) - cpu)
+    return {
+        "max_abs_diff": float(diff.max()),
+        "mean_abs_diff": float(diff.mean()),
+        "top1_agree": bool(np.argmax(dev) == np.argmax(cpu)),
+        "output_range": float(np.abs(cpu).max()),
+    }
+
+
+def write(path: Path, record: dict[str, Any]) -> None:
+    path.write_text(json.dumps(record))
+
+
+def levels(
+    qdq_ops: dict[str, int],
+    placement: dict[str, Any],
+    outputs_agree: bool,
+    simulated: dict[str, Any] | None,
+    rtol: float,
+) -> dict[str, Any]:
+    """The quant record of a model's inference check: level 0 from the deployment's measurement and
+    kernel placement, level 1 from the simulation (None: a user's model, whose Python is not here)."""
+    ran = {op for where in ("on_device", "host_shape_ops", "cpu_fallback") for op in placement.get(where, {})}
+    left = sorted(ran & set(QDQ_OPS))
+    folded = not left and "error" not in placement
+    level0 = {
+        "passed": bool(outputs_agree and folded and not placement.get("cpu_fallback")),
+        "not_run": False,
+        "detail": (
+            "level 0 (deployment): the runtime's passes folded every QDQ pair, the float program ran on the device"
+            if folded
+            else f"level 0 (deployment): {', '.join(left) or 'QDQ ops'} left in the program Paddle ran "
+            "(the plugin's runtime hands Paddle no QDQ-folding passes?)"
+        ),
+    }
+    if simulated is None:
+        level1 = {
+            "passed": False,
+            "not_run": True,
+            "detail": "level 1 (simulated int8): not run for a saved model (it needs the model's Python: Paddle 3.3.1 "
+            "lowers a loaded program's dequantize_linear to the quantize kernel); not counted as passed",
+        }
+    else:
+        bound = rtol * simulated["output_range"]
+        ok = simulated["top1_agree"] and simulated["max_abs_diff"] <= bound
+        level1 = {
+            "passed": bool(ok),
+            "not_run": False,
+            "detail": f"level 1 (simulated int8, QDQ kernels on the device vs Paddle CPU): max |diff| "
+            f"{simulated['max_abs_diff']:.2e} (<= {bound:.2e} required), top-1 "
+            f"{'agrees' if simulated['top1_agree'] else 'DIFFERS'}",
+        }
+    return {"dtype": "int8", "qdq_ops": qdq_ops, "levels": {"0": level0, "1": level1}}
