@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import tarfile
 from pathlib import Path
@@ -172,3 +173,19 @@ def test_quant_refuses_a_model_that_is_not_quantized(infer_project, tmp_path):
     assert proc.returncode == ExitCode.INPUT, proc.stderr
     assert "model.json is not a quantized (QDQ) model: it holds 0 quantize_linear, 0 dequantize_linear" in proc.stderr
     assert "paddle.quantization" in proc.stderr
+
+
+def test_the_runtime_hands_paddle_the_configured_passes(tmp_path):
+    """[tool.devkit] inference-passes reaches Paddle through the runtime: with none, nothing folds a
+    quantized model's QDQ pairs and Paddle 3.3.1 cannot even prepare its program for the device."""
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    pyproject = project / "pyproject.toml"
+    text = pyproject.read_text()
+    assert "\ninference-passes = [" in text
+    pyproject.write_text(re.sub(r"\ninference-passes = \[[^]]*\]", "\ninference-passes = []", text))
+    devkit("build", str(project), "--runner", "host")
+    args = ("--runner", "host", "--infer", "--quant", "int8", "--model", "mnist", "--warmup", "1", "--repeats", "2")
+    proc = devkit("verify", str(project), *args, check=False)
+    assert proc.returncode == ExitCode.VERIFICATION_FAILED, proc.stderr[-2000:]
+    assert "inference mnist int8 on x86_64" in proc.stderr and "failed" in proc.stderr

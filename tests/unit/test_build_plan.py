@@ -12,6 +12,7 @@ from conftest import devkit
 from devkit.building.plan import BuildPlan, plan_build
 from devkit.building.plugin import BuildOptions, BuildRequest, device_bundle_name
 from devkit.building.sdk import ProvidedSdk
+from devkit.project.config import DEFAULT_INFERENCE_PASSES
 from devkit.project.frameworks import PADDLE, TORCH
 from devkit.project.project import Project, load_project
 from devkit.project.recipes import find_recipe
@@ -70,6 +71,8 @@ def test_native_host_build_compiles_against_the_reference_runtime(projects, tmp_
     assert "--toolchain-file" not in p.argv and "--runtime-platform" not in p.argv
     assert p.build_dir == "build/py3-none-linux_x86_64" and p.log == project.log_dir / "build-x86_64.log"
     assert p.env["ON_INFER"] == "OFF" and p.env["CCACHE_BASEDIR"] == str(project.root)
+    # the runtime's inference passes come from [tool.devkit] (default: the CPU's QDQ folding)
+    assert p.env["DEVKIT_INFERENCE_PASSES"].split(";") == list(DEFAULT_INFERENCE_PASSES)
     assert p.env["CCACHE_DIR"] == str((tmp_path / "cache" / "ccache").resolve())
     assert p.title == "build STPU paddle plugin wheel (paddle 3.3.1) for x86_64"
     assert p.says_portability  # the host's toolchain: the container's oldest base is the fix

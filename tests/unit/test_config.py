@@ -123,6 +123,9 @@ def test_values_are_read_and_aliases_resolved():
         ({"paddle-versions": {"x86_64": ["three"]}}, "tool.devkit.paddle-versions.x86_64"),
         ({"ci": {"python": 3.11}}, "tool.devkit.ci.python"),
         ({"verify": 5}, "tool.devkit.verify"),
+        ({"inference-passes": "delete_quant_dequant_linear_op_pass"}, "tool.devkit.inference-passes"),
+        ({"inference-passes": ['x", "y']}, "tool.devkit.inference-passes"),  # (a C string literal's escape)
+        ({"inference-passes": ["a;b"]}, "tool.devkit.inference-passes"),  # (CMake's list separator)
     ],
 )
 def test_bad_keys_and_values_name_the_key(table, key):

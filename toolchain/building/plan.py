@@ -118,6 +118,8 @@ def plan_build(
         "ON_INFER": "ON" if options.infer else "OFF",
         "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
         "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else "",
+        # [tool.devkit] inference-passes, for the runtime to hand Paddle (CMakeLists.txt)
+        "DEVKIT_INFERENCE_PASSES": ";".join(project.config.inference_passes),
         **(sdk.build_env(runner) if sdk else {}),
     }
     return BuildPlan(

@@ -7,6 +7,7 @@ names the key (`tool.devkit.verify.steps`), so a typo never silently means "defa
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,16 @@ CI_PROVIDERS = ("github", "gitlab")
 BUILDER_BASES = {"bullseye": "glibc 2.31, GCC 10", "bookworm": "glibc 2.36, GCC 12"}
 DEFAULT_BUILDER_BASE = "bullseye"  # the oldest that compiles the C++17 backend: closest to the frameworks' floor
 VERIFY_SUITE = "bookworm"  # verify images run Python 3.11, which every pinned framework wheel supports
+
+
+# The CPU's first passes in Paddle 3.3.1 (paddle_pass_builder.cc, kPirCpuPasses): QDQ folding.
+DEFAULT_INFERENCE_PASSES = (
+    "add_shadow_output_after_dead_parameter_pass",
+    "delete_quant_dequant_linear_op_pass",
+    "delete_weight_dequant_linear_op_pass",
+)
+# A pass name as Paddle's pass registry spells them: it reaches C++ source as a string literal.
+PASS_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def default_targets() -> tuple[str, ...]:
@@ -107,6 +118,12 @@ class DevkitConfig:
         + "; the older links plugins that load on more systems (a lower manylinux tag)",
     )
     jobs: int = setting(0, "parallel matrix lanes (one per target); 0: one per 2 CPUs")
+    inference_passes: tuple[str, ...] = setting(
+        DEFAULT_INFERENCE_PASSES,
+        "the PIR passes Paddle Inference runs on programs for the device (the generated runtime hands them to "
+        "Paddle, which runs no device passes of its own for a custom device); the default folds quantized "
+        "models' QDQ pairs, as on the CPU",
+    )
     verify: VerifySettings = VerifySettings()
     tolerances: Tolerances = Tolerances()
     ci: CiSettings = CiSettings()
@@ -217,11 +234,24 @@ def _runtime_versions(table: Any, framework: Framework) -> dict[str, tuple[str, 
     return resolved
 
 
+def _pass_names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail("inference-passes", f"= {value!r} must be a list of pass names", _PASSES_FIX)
+    for name in value:
+        if not PASS_NAME.fullmatch(name):
+            raise _fail("inference-passes", f"has {name!r}, which is not a pass name", _PASSES_FIX)
+    return tuple(value)
+
+
+_PASSES_FIX = "name Paddle's PIR passes, e.g. inference-passes = " + json.dumps(list(DEFAULT_INFERENCE_PASSES))
+
+
 def parse_config(devkit: dict[str, Any], *, name: str, device_type: str, root: Path | None = None) -> DevkitConfig:
     """`devkit` is the [tool.devkit] table (name/device-type already read by the caller); `root`,
     the project directory, is what relative SDK paths are taken from."""
     sections = {"verify", "tolerances", "ci", "torch", "sdk", *(f"{f}-versions" for f in FRAMEWORKS)}
     scalars = {"name", "device-type", "targets", "modes", "frameworks", "runner", "builder-base", "jobs"}
+    scalars.add("inference-passes")
     _check_keys(devkit, sections | scalars, "")
     values: dict[str, Any] = {"name": name, "device_type": device_type}
     if "targets" in devkit:
@@ -247,6 +277,8 @@ def parse_config(devkit: dict[str, Any], *, name: str, device_type: str, root: P
         values["builder_base"] = _choices(devkit["builder-base"], "builder-base", tuple(BUILDER_BASES), many=False)
     if "jobs" in devkit:
         values["jobs"] = _number(devkit["jobs"], "jobs", int, 0)
+    if "inference-passes" in devkit:
+        values["inference_passes"] = _pass_names(devkit["inference-passes"])
     if "frameworks" in devkit:
         values["frameworks"] = tuple(
             dict.fromkeys(_choices(devkit["frameworks"], "frameworks", tuple(FRAMEWORKS), True))
@@ -292,7 +324,13 @@ def settings_rows(section: str) -> list[tuple[str, str, str]]:
     return _rows(SETTINGS_SECTIONS[section])
 
 
-TOP_LEVEL_SETTINGS = ("modes", "runner", "builder_base", "jobs")  # [tool.devkit] keys with a plain default
+TOP_LEVEL_SETTINGS = (
+    "modes",
+    "runner",
+    "builder_base",
+    "jobs",
+    "inference_passes",
+)  # [tool.devkit] keys with a plain default
 
 
 def top_level_rows() -> list[tuple[str, str, str]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 
 from .. import DISTRIBUTION, __version__
-from ..project.config import default_targets, setting_line, settings_toml
+from ..project.config import DEFAULT_INFERENCE_PASSES, default_targets, setting_line, settings_toml
 from ..project.naming import BackendName
 from ..project.recipes import find_recipe
 from ..util.errors import InputError
@@ -45,6 +45,7 @@ def template_context(backend: BackendName, flavour: Flavour | None = None) -> di
         "recipes": [find_recipe(name) for name in default_targets()],
         # [tool.devkit] keys and sections written from the settings model
         "settings_toml": settings_toml,
+        "default_inference_passes": DEFAULT_INFERENCE_PASSES,
         "setting_line": setting_line,
     }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "inference_passes.h"
 #include "paddle/phi/backends/device_ext.h"
 #include "{{ p }}_device.h"
 
@@ -353,16 +354,13 @@ void ApplyFallbackOps();  // kernels/fallback_ops.cc
 }
 
 // The PIR passes Paddle Inference runs on a program for this device: for a custom device it runs
-// these and no device passes of its own. They are the CPU's first three: a quantized (QDQ)
-// program's quantize_linear/dequantize_linear pairs are folded away, so its float program runs
-// on the device kernels (Paddle 3.3.1 lowers a loaded program's dequantize_linear to the
-// quantize kernel: unfolded, the pairs would compute garbage). Paddle copies the list after
-// InitPlugin returns; a user drops one with Config.delete_pass.
-const std::vector<std::string> kInferencePasses = {
-    "add_shadow_output_after_dead_parameter_pass",
-    "delete_quant_dequant_linear_op_pass",
-    "delete_weight_dequant_linear_op_pass",
-};
+// these and no device passes of its own ([tool.devkit] inference-passes, through the generated
+// inference_passes.h). The default is the CPU's first three: a quantized (QDQ) program's
+// quantize_linear/dequantize_linear pairs are folded away, so its float program runs on the
+// device kernels (Paddle 3.3.1 lowers a loaded program's dequantize_linear to the quantize
+// kernel: unfolded, the pairs would compute garbage). Paddle copies the list after InitPlugin
+// returns; a user drops one with Config.delete_pass.
+const std::vector<std::string> kInferencePasses = { {{- NAME }}_INFERENCE_PASSES};
 
 extern "C" void InitPlugin(CustomRuntimeParams* params) {
   // Refuses (leaves the version unset) when Paddle's struct sizes differ from
