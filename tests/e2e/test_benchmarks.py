@@ -49,5 +49,7 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         "| LeNet training step, batch 64: device memory high-water mark (stpu:0 async) |",
         "| LeNet training step, batch 64, AMP O1 float16 (stpu:0 async vs stpu:0 float32 vs CPU float32) |",
         "| torch LeNet training step, batch 64, Adam, autocast float16 (stpu:0 async vs stpu:0 float32 vs CPU float32) |",
+        "| mnist int8 through the int8 engine vs float32, both on stpu (PTQ model) |",
     ):
         assert row in table
+    assert results["inference"][0]["int8_engine_ms"] > 0

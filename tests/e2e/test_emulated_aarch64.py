@@ -79,6 +79,8 @@ def test_aarch64_inference_under_emulation(project):
             "--arch",
             "aarch64",
             "--infer",
+            "--quant",  # LeNet quantized: its float program (level 0) and int8 (levels 1 and 2)
+            "int8",
             "--model",
             "mnist",
             "--warmup",
@@ -89,3 +91,7 @@ def test_aarch64_inference_under_emulation(project):
         ).stdout
     )
     assert summary["passed"], summary
+    check = json.loads(Path(summary["report"]).read_text())["checks"][0]
+    levels = check["quant"]["levels"]
+    assert all(levels[n]["passed"] and not levels[n]["not_run"] for n in ("0", "1", "2")), levels
+    assert levels["2"]["int8_ops"] == {"conv2d": 2, "matmul": 3}  # Paddle 3.2.2's PIR, through the engine

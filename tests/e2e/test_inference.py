@@ -143,7 +143,14 @@ def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project,
     assert check["name"] == f"inference {model} int8"
     quant = check["quant"]
     assert quant["qdq_ops"]["quantize_linear"] > 0 and quant["qdq_ops"]["dequantize_linear"] > 0
-    assert quant["levels"]["0"]["passed"] and quant["levels"]["1"]["passed"] and not quant["levels"]["1"]["not_run"]
+    levels = quant["levels"]
+    assert all(levels[n]["passed"] and not levels[n]["not_run"] for n in ("0", "1", "2")), levels
+    # level 2: every conv and fc in the int8 engine, one layer alone within 1 LSB of simulated int8
+    program = {"mnist": {"conv2d": 2, "matmul": 3}, "mobilenet_v1": {"conv2d": 14, "depthwise_conv2d": 13, "matmul": 1}}
+    assert levels["2"]["int8_ops"] == program[model]
+    assert {u["layer"] for u in levels["2"]["units"]} == {"conv2d 3x3 stride 2 pad 1", "depthwise conv2d 3x3", "fc"}
+    assert all(u["max_lsb"] <= 1 for u in levels["2"]["units"]) and levels["2"]["model"]["mean_lsb"] <= 1
+    assert "relu" in levels["2"]["float32_ops"] and levels["2"]["latency_ms"]["avg_ms"] > 0
     # level 0: the runtime's passes folded every pair; what ran, ran on the device
     placement = check["placement"]
     ran = {op for where in ("on_device", "host_shape_ops", "cpu_fallback") for op in placement[where]}

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from devkit.payload import quant_model
+from devkit.payload import quant_engine, quant_model
 
+NO_ENGINE = {"passed": False, "not_run": True, "detail": "level 2 (int8 engine): not run"}
 FOLDED = {"on_device": {"conv2d": 2, "matmul": 3}, "host_shape_ops": {"full_int_array": 2}, "cpu_fallback": {}}
 EXACT = {"max_abs_diff": 0.0, "mean_abs_diff": 0.0, "top1_agree": True, "output_range": 4.9}
 
@@ -23,23 +24,62 @@ def test_qdq_ops_are_counted_by_their_op_name_not_where_the_words_appear(tmp_pat
 
 
 def test_both_levels_pass_when_folded_on_the_device_and_the_simulation_agrees():
-    record = quant_model.levels({"quantize_linear": 9, "dequantize_linear": 9}, FOLDED, True, EXACT, 1e-4)
-    assert all(level["passed"] for level in record["levels"].values())
+    record = quant_model.levels({"quantize_linear": 9, "dequantize_linear": 9}, FOLDED, True, EXACT, 1e-4, NO_ENGINE)
+    assert record["levels"]["0"]["passed"] and record["levels"]["1"]["passed"] and record["levels"]["2"]["not_run"]
     assert record["levels"]["0"]["detail"].startswith("level 0 (deployment)")
 
 
 def test_level_0_fails_when_qdq_ops_reached_the_kernels():
     unfolded = {**FOLDED, "on_device": {**FOLDED["on_device"], "dequantize_linear": 9}}
-    level0 = quant_model.levels({}, unfolded, True, EXACT, 1e-4)["levels"]["0"]
+    level0 = quant_model.levels({}, unfolded, True, EXACT, 1e-4, NO_ENGINE)["levels"]["0"]
     assert not level0["passed"] and "dequantize_linear left in the program" in level0["detail"]
-    fell_back = quant_model.levels({}, {**FOLDED, "cpu_fallback": {"conv2d": 1}}, True, EXACT, 1e-4)
+    fell_back = quant_model.levels({}, {**FOLDED, "cpu_fallback": {"conv2d": 1}}, True, EXACT, 1e-4, NO_ENGINE)
     assert not fell_back["levels"]["0"]["passed"]
 
 
 def test_level_1_fails_beyond_the_relative_bound_or_on_another_class_and_is_not_run_for_a_saved_model():
     off = {**EXACT, "max_abs_diff": 1e-3}  # 1e-3 > 1e-4 x 4.9
-    assert not quant_model.levels({}, FOLDED, True, off, 1e-4)["levels"]["1"]["passed"]
+    assert not quant_model.levels({}, FOLDED, True, off, 1e-4, NO_ENGINE)["levels"]["1"]["passed"]
     wrong_class = {**EXACT, "top1_agree": False}
-    assert not quant_model.levels({}, FOLDED, True, wrong_class, 1e-4)["levels"]["1"]["passed"]
-    saved = quant_model.levels({}, FOLDED, True, None, 1e-4)["levels"]["1"]
+    assert not quant_model.levels({}, FOLDED, True, wrong_class, 1e-4, NO_ENGINE)["levels"]["1"]["passed"]
+    saved = quant_model.levels({}, FOLDED, True, None, 1e-4, NO_ENGINE)["levels"]["1"]
     assert saved["not_run"] and not saved["passed"] and "not counted as passed" in saved["detail"]
+
+
+ENGINE = {
+    "model": {"max_abs_diff": 1e-6, "max_lsb": 0.0, "mean_lsb": 0.0, "top1": 8, "reference_top1": 8},
+    "deployment_top1_agree": True,
+    "units": [{"layer": "conv2d", "max_lsb": 0.0, "passed": True}, {"layer": "fc", "max_lsb": 0.3, "passed": True}],
+    "latency_ms": {"avg_ms": 0.8, "min_ms": 0.7, "max_ms": 0.9},
+}
+PROGRAM = {"conv2d": 2, "matmul": 3, "relu": 2, "pool2d": 2, "quantize_linear": 14}
+ENGINE_RUN = {"on_device": {"relu": 2, "pool2d": 2, "add": 5}, "cpu_fallback": {}}  # conv2d/matmul: in the engine
+
+
+def test_level_2_counts_the_engines_ops_and_says_why_the_rest_stayed_float():
+    level2 = quant_engine.level2(ENGINE, PROGRAM, ENGINE_RUN)
+    assert level2["passed"] and level2["int8_ops"] == {"conv2d": 2, "matmul": 3}
+    assert set(level2["float32_ops"]) == {"relu", "pool2d", "add"} and all(level2["float32_ops"].values())
+    assert "5 of 5 conv/fc ops in int8" in level2["detail"]
+
+
+def test_level_2_fails_on_a_layer_past_1_lsb_a_conv_left_out_or_another_class():
+    units = [*ENGINE["units"], {"layer": "depthwise", "max_lsb": 1.5, "passed": False}]
+    assert not quant_engine.level2({**ENGINE, "units": units}, PROGRAM, ENGINE_RUN)["passed"]
+    left = {**ENGINE_RUN, "on_device": {**ENGINE_RUN["on_device"], "conv2d": 1}}
+    outside = quant_engine.level2(ENGINE, PROGRAM, left)
+    assert not outside["passed"] and "NOT in the engine: {'conv2d': 1}" in outside["detail"]
+    other = {**ENGINE, "model": {**ENGINE["model"], "top1": 3}}
+    assert not quant_engine.level2(other, PROGRAM, ENGINE_RUN)["passed"]
+    drifted = {**ENGINE, "model": {**ENGINE["model"], "mean_lsb": 1.4}}
+    assert not quant_engine.level2(drifted, PROGRAM, ENGINE_RUN)["passed"]
+
+
+def test_level_2_without_an_engine_is_not_run_and_not_passed():
+    level2 = quant_engine.level2({"unavailable": "Pass stpu_int8_engine_pass has not been registered"}, PROGRAM, {})
+    assert level2["not_run"] and not level2["passed"] and "has not been registered" in level2["detail"]
+
+
+def test_level_2_fails_when_the_engine_raises():
+    level2 = quant_engine.level2({"error": "stpu device op conv2d_int8 failed: UNSUPPORTED"}, PROGRAM, {})
+    assert not level2["passed"] and not level2["not_run"] and "conv2d_int8 failed" in level2["detail"]

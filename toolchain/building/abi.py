@@ -43,10 +43,11 @@ from .sdk_abi import SdkExports, resolve_sdk_symbols
 
 @lru_cache(maxsize=8)
 def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
-    """The shared libraries in the wheel's paddle/libs (parsed once per file, then read from
-    devkit's cache: libphi_core.so alone exports ~66k symbols)."""
+    """The shared libraries in the wheel's paddle/libs, and the extension module paddle/base/libpaddle.so
+    that holds PIR, which the int8 engine links (parsed once per file, then read from devkit's cache:
+    libphi_core.so alone exports ~66k symbols)."""
     libs = {}
-    for path in sorted((paddle_root / "libs").glob("*.so*")):
+    for path in sorted((paddle_root / "libs").glob("*.so*")) + sorted((paddle_root / "base").glob("libpaddle.so")):
         stat = path.stat()
         cached = cache_root() / "abi" / f"{path.name}-{stat.st_size}-{stat.st_mtime_ns}.json"
         if cached.is_file():
@@ -64,7 +65,7 @@ def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
 
 @lru_cache(maxsize=8)
 def paddle_exports(paddle_root: Path) -> dict[str, frozenset[str]]:
-    """Exported symbols of each shared library in the wheel's paddle/libs."""
+    """Exported symbols of each of Paddle's shared libraries (paddle_libraries)."""
     return {name: frozenset(lib.defined) for name, lib in paddle_libraries(paddle_root).items()}
 
 
@@ -144,7 +145,7 @@ def check_library(lib: LibraryAbi, recipe: Recipe, paddle_root: Path, paddle_ver
 
     for owner, symbols in unresolved_symbols(lib, locate).items():
         if owner:
-            fix = f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so and libcommon.so)"
+            fix = f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so, libcommon.so and libpaddle.so)"
             findings.append(unlinked_finding(lib, symbols, owner, fix))
         else:
             abi_hint = " or with a different _GLIBCXX_USE_CXX11_ABI" if _cxx11(symbols) != paddle_cxx11 else ""

@@ -115,7 +115,13 @@ class Runtime:
 
 
 RUNTIMES = {
-    "paddle": Runtime("paddlepaddle", "paddle", "paddle", ("paddle/include/", "paddle/libs/", "paddle/version/")),
+    # (paddle/base/libpaddle.so: PIR, which the int8 engine links)
+    "paddle": Runtime(
+        "paddlepaddle",
+        "paddle",
+        "paddle",
+        ("paddle/include/", "paddle/libs/", "paddle/version/", "paddle/base/libpaddle.so"),
+    ),
     "torch": Runtime(
         "torch", "torch", "torch", ("torch/include/", "torch/lib/", "torch/share/", "torch/version.py"), python="311"
     ),
@@ -228,11 +234,30 @@ def _checked_runtime(root: Path, runtime: Runtime) -> Path:
                 f"delete {root} to unpack it again",
                 "environment",
             )
+    if any(not any(name.startswith(wanted) for name in recorded["files"]) for wanted in runtime.unpack):
+        with setting_up(root):  # unpacked by a devkit that needed less of the wheel
+            _extract(root, wheel, runtime)
     return root / runtime.package
 
 
+def _extract(root: Path, wheel: Path, runtime: Runtime) -> None:
+    """Unpack what a cross build needs of the runtime's wheel into `root`, and record it."""
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            members = [i for i in zf.infolist() if i.filename.startswith(runtime.unpack) and not i.is_dir()]
+            extract_zip(zf, root, [i.filename for i in members])
+    except (zipfile.BadZipFile, UnsafeArchive) as exc:
+        raise problem(
+            f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry", "environment"
+        ) from None
+    (root / UNPACKED_MARKER).write_text(
+        json.dumps(
+            {"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {i.filename: i.file_size for i in members}}
+        )
+    )
+
+
 def _unpack_runtime(root: Path, python: Path, runtime: Runtime, version: str, platform: str, index_url: str) -> Path:
-    marker = root / UNPACKED_MARKER
     shutil.rmtree(root, ignore_errors=True)  # an interrupted setup is redone
     download = root / "download"
     py = runtime.python or f"{sys.version_info.major}{sys.version_info.minor}"
@@ -257,21 +282,7 @@ def _unpack_runtime(root: Path, python: Path, runtime: Runtime, version: str, pl
         version,
         platform,
     )
-    wheel = next(download.glob(f"{runtime.distribution}-*.whl"))
-    wanted = runtime.unpack
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            members = [i for i in zf.infolist() if i.filename.startswith(wanted) and not i.is_dir()]
-            extract_zip(zf, root, [i.filename for i in members])
-    except (zipfile.BadZipFile, UnsafeArchive) as exc:
-        raise problem(
-            f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry", "environment"
-        ) from None
-    marker.write_text(
-        json.dumps(
-            {"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {i.filename: i.file_size for i in members}}
-        )
-    )
+    _extract(root, next(download.glob(f"{runtime.distribution}-*.whl")), runtime)
     return root / runtime.package
 
 

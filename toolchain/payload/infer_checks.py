@@ -79,8 +79,9 @@ def find_prefix(model_dir: Path) -> str:
     raise SystemExit(f"{model_dir} holds no exported model (<name>.json or .pdmodel with .pdiparams)")
 
 
-def predictor(prefix: str, device: str) -> Any:
-    """A paddle.inference predictor (Paddle's objects are Any here)."""
+def predictor(prefix: str, device: str, engine: bool = False) -> Any:
+    """A paddle.inference predictor (Paddle's objects are Any here); `engine`: with the plugin's int8
+    engine (quant_engine.py)."""
     from paddle import inference
 
     config = inference.Config(*model_files(prefix))
@@ -88,6 +89,10 @@ def predictor(prefix: str, device: str) -> Any:
         config.disable_gpu()
     else:
         config.enable_custom_device(device, 0)
+    if engine:
+        import quant_engine
+
+        quant_engine.use_engine(config, device)
     return inference.create_predictor(config)
 
 
@@ -107,8 +112,8 @@ class Timing(TypedDict):
     max_ms: float
 
 
-def timed(prefix: str, device: str, x: np.ndarray, warmup: int, repeats: int) -> Timing:
-    pred = predictor(prefix, device)
+def timed(prefix: str, device: str, x: np.ndarray, warmup: int, repeats: int, engine: bool = False) -> Timing:
+    pred = predictor(prefix, device, engine)
     for _ in range(warmup):
         run_once(pred, x)
     times: list[float] = []
@@ -126,9 +131,9 @@ def timed(prefix: str, device: str, x: np.ndarray, warmup: int, repeats: int) ->
     }
 
 
-def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> KernelPlacement:
+def kernel_placement(prefix: str, device: str, input_shape: list[int], engine: bool = False) -> KernelPlacement:
     """Where Paddle placed each op's kernel: run one prediction in a child with
-    the kernel-selection pass logging, and read its choices."""
+    the kernel-selection pass logging, and read its choices (an engine's ops are not among them)."""
     env = {**os.environ, "GLOG_vmodule": "pd_op_to_kernel_pass=6", "GLOG_minloglevel": "0", "GLOG_logtostderr": "1"}
     # The log goes to a file, not a pipe: helper processes Paddle leaves behind
     # may hold a pipe open and block reading it to the end.
@@ -142,6 +147,7 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int]) -> Kernel
             device,
             "--shape",
             ",".join(map(str, input_shape)),
+            *(["--engine"] if engine else []),
             env=env,
             log=log,
         )
@@ -216,6 +222,7 @@ def main() -> int:
     p.add_argument("--prefix")
     p.add_argument("--shape")
     p.add_argument("--quant", choices=["int8"], default="")
+    p.add_argument("--engine", action="store_true")
     args = p.parse_args()
 
     if args.phase:
@@ -239,11 +246,11 @@ def main() -> int:
             raise SystemExit(f"cannot tell the plugin's device type; registered: {types}")
         args.device = types[0]
     work = args.work.resolve()
+    quant = ["--quant", args.quant] if args.quant else []
     if args.model_dir:
         prefix, name = find_prefix(args.model_dir), str(args.model_dir)
     else:
         prefix, name = str(work / args.model / "model"), args.model
-        quant = ["--quant", args.quant] if args.quant else []
         if child(
             "--phase", "export", "--model", args.model, "--device", args.device, "--prefix", prefix, *quant
         ).returncode:
@@ -272,6 +279,7 @@ def main() -> int:
         str(args.repeats),
         "--out",
         str(measured),
+        *quant,
     ).returncode:
         raise SystemExit("running the model failed (see the lines above)")
     from plugin_exports import by_design
@@ -300,15 +308,23 @@ def main() -> int:
             f" (and, on their CPU output, {beside})" if beside else ""
         )
     if args.quant:
+        import quant_engine
         import quant_model
 
         simulated = simulated_path(prefix)
+        engine = report.get("engine")
+        engine_placement = (
+            kernel_placement(prefix, args.device, report["input_shape"], engine=True)
+            if engine and not {"unavailable", "error"} & set(engine)
+            else {}
+        )
         quant_record = quant_model.levels(
             qdq_ops,
             dict(placement),
             report["outputs_agree"],
             json.loads(simulated.read_text()) if simulated.exists() else None,
             RTOL,
+            quant_engine.level2(engine, quant_model.op_counts(Path(model_files(prefix)[0])), dict(engine_placement)),
         )
         report["quant"] = cast("QuantCheck", quant_record)
         levels = quant_record["levels"].values()
@@ -327,7 +343,7 @@ def run_phase(args: argparse.Namespace) -> int:
         return 0
     if args.phase == "probe":
         shape = [int(s) for s in args.shape.split(",")]
-        run_once(predictor(args.prefix, args.device), np.zeros(shape, dtype="float32"))
+        run_once(predictor(args.prefix, args.device, args.engine), np.zeros(shape, dtype="float32"))
         # The placement log is written. Skip interpreter teardown: with verbose
         # logging on, Paddle 3.3.1 can abort in an exit handler and then hang in
         # its own signal handler.
@@ -375,8 +391,42 @@ def run_phase(args: argparse.Namespace) -> int:
             f"top-5 overlap {top5:.0%}; {args.device} {dev['avg_ms']:.1f} ms vs cpu {cpu['avg_ms']:.1f} ms"
         ),
     }
+    if args.quant:
+        report["engine"] = measure_engine(args, x, cpu["output"])
     Path(args.out).write_text(json.dumps(report))
     return 0
+
+
+def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarray) -> dict[str, Any]:
+    """Level 2's measurement: the model and one-layer models through the plugin's int8 engine,
+    against their simulated-int8 CPU outputs."""
+    import numpy as np
+    import quant_engine
+    import quant_model
+
+    reference_file = quant_model.simulated_output(args.prefix)
+    if not reference_file.exists():
+        return {"unavailable": "no simulated-int8 reference for a saved model (see level 1)"}
+    try:
+        run = timed(args.prefix, args.device, x, args.warmup, args.repeats, engine=True)
+    except Exception as exc:
+        said = " ".join(str(exc).split())[:400]
+        # a plugin without the engine (a flavour without the int8 ops) registers no pass of its name
+        return {"unavailable" if "has not been registered" in said else "error": said}
+
+    def through_engine(prefix: str, inputs: np.ndarray) -> np.ndarray:
+        return run_once(predictor(prefix, args.device, engine=True), inputs)
+
+    return {
+        "model": quant_engine.compare(run["output"], np.load(reference_file)),
+        "deployment_top1_agree": bool(np.argmax(run["output"]) == np.argmax(deployment)),
+        "units": quant_engine.unit_checks(args.device, through_engine),
+        "latency_ms": {
+            "avg_ms": round(run["avg_ms"], 3),
+            "min_ms": round(run["min_ms"], 3),
+            "max_ms": round(run["max_ms"], 3),
+        },
+    }
 
 
 if __name__ == "__main__":

@@ -5,13 +5,14 @@ export() makes a QDQ model with Paddle's own post-training quantization: abs-max
 every conv/linear input and weight, calibrated on seeded inputs (no download), converted so that
 each quantized tensor passes quantize_linear -> dequantize_linear, and saved for paddle.inference.
 
-Two levels are checked from it:
+Three levels are checked from it:
 - level 0, the deployment: paddle.inference folds the QDQ pairs with the passes the plugin's
   runtime hands Paddle and runs the float program on the device (infer_checks' measurement);
 - level 1, simulated int8: the converted model run eagerly, every quantize_linear and
   dequantize_linear a device kernel, against the same model on Paddle's CPU kernels. (Paddle
   3.3.1 cannot be the reference with paddle.inference: a loaded program's dequantize_linear is
-  lowered to the quantize kernel, on the CPU too.)
+  lowered to the quantize kernel, on the CPU too.) That CPU output is level 2's reference;
+- level 2, the plugin's int8 engine (quant_engine.py).
 """
 
 from __future__ import annotations
@@ -22,21 +23,31 @@ from pathlib import Path
 from typing import Any
 
 QDQ_OPS = ("quantize_linear", "dequantize_linear")
+# The CPU's QDQ folding (Paddle 3.3.1's first CPU passes; the generated runtime's default list)
+QDQ_FOLDING = (
+    "add_shadow_output_after_dead_parameter_pass",
+    "delete_quant_dequant_linear_op_pass",
+    "delete_weight_dequant_linear_op_pass",
+)
 CALIBRATION_BATCHES, CALIBRATION_BATCH = 8, 4
-_OP_NAME = re.compile(r'"#":"(?:[0-9a-z_]+\.)?((?:de)?quantize_linear)"')
+_OP_NAME = re.compile(r'"#":"(?:[0-9]+\.)?([a-z_0-9]+)"')  # an op of a PIR program's JSON: "#":"1.conv2d"
+
+
+def op_counts(program: Path) -> dict[str, int]:
+    """The ops of a saved PIR program (.json), by name."""
+    counts: dict[str, int] = {}
+    for name in _OP_NAME.findall(program.read_text(errors="replace")):
+        counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def qdq_counts(program: Path) -> dict[str, int]:
     """quantize_linear / dequantize_linear ops in a saved program (.json or .pdmodel)."""
-    text = program.read_text(errors="replace") if program.suffix == ".json" else program.read_bytes().decode("latin-1")
-    counts = dict.fromkeys(QDQ_OPS, 0)
     if program.suffix == ".json":
-        for name in _OP_NAME.findall(text):
-            counts[name] += 1
-    else:  # a ProgramDesc: op types are plain strings in the protobuf
-        for name in QDQ_OPS:
-            counts[name] = len(re.findall(rf"(?<![a-z_]){name}(?![a-z_])", text))
-    return counts
+        found = op_counts(program)
+        return {name: found.get(name, 0) for name in QDQ_OPS}
+    text = program.read_bytes().decode("latin-1")  # a ProgramDesc: op types are plain strings in the protobuf
+    return {name: len(re.findall(rf"(?<![a-z_]){name}(?![a-z_])", text)) for name in QDQ_OPS}
 
 
 def quantized(model: Any, shape: list[int]) -> Any:
@@ -56,8 +67,14 @@ def quantized(model: Any, shape: list[int]) -> Any:
     return ptq.convert(observed, remain_weight=True)
 
 
+def simulated_output(prefix: str) -> Path:
+    """Where export() leaves the simulated-int8 CPU output for the measurement's input."""
+    return Path(prefix + ".simulated.npy")
+
+
 def export(model: Any, shape: list[int], prefix: Path, device: str) -> dict[str, Any]:
-    """Save the QDQ model at `prefix` and return level 1, simulated int8 on the device vs the CPU."""
+    """Save the QDQ model at `prefix` (and its simulated-int8 CPU output for the input every
+    measurement uses) and return level 1, simulated int8 on the device vs the CPU."""
     import numpy as np
     import paddle
     from paddle.static import InputSpec
@@ -67,15 +84,16 @@ def export(model: Any, shape: list[int], prefix: Path, device: str) -> dict[str,
     # a fixed input shape: Paddle 3.3.1 cannot save a QDQ model with a dynamic batch
     paddle.jit.save(qdq, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
     x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
-    return simulate(qdq, x, device)
+    return simulate(qdq, x, device, simulated_output(str(prefix)))
 
 
-def simulate(qdq: Any, x: Any, device: str) -> dict[str, Any]:
+def simulate(qdq: Any, x: Any, device: str, save_cpu: Path) -> dict[str, Any]:
     import numpy as np
     import paddle
 
     paddle.set_device("cpu")
     cpu = qdq(paddle.to_tensor(x)).numpy()
+    np.save(save_cpu, cpu)
     paddle.set_device(device)
     flags = paddle.get_flags(["FLAGS_enable_api_kernel_fallback"])
     paddle.set_flags({"FLAGS_enable_api_kernel_fallback": False})  # a kernel missing on the device raises
@@ -102,9 +120,11 @@ def levels(
     outputs_agree: bool,
     simulated: dict[str, Any] | None,
     rtol: float,
+    level2: dict[str, Any],
 ) -> dict[str, Any]:
     """The quant record of a model's inference check: level 0 from the deployment's measurement and
-    kernel placement, level 1 from the simulation (None: a user's model, whose Python is not here)."""
+    kernel placement, level 1 from the simulation (None: a user's model, whose Python is not here),
+    level 2 as quant_engine.level2 judged it."""
     ran = {op for where in ("on_device", "host_shape_ops", "cpu_fallback") for op in placement.get(where, {})}
     left = sorted(ran & set(QDQ_OPS))
     folded = not left and "error" not in placement
@@ -135,4 +155,4 @@ def levels(
             f"{simulated['max_abs_diff']:.2e} (<= {bound:.2e} required), top-1 "
             f"{'agrees' if simulated['top1_agree'] else 'DIFFERS'}",
         }
-    return {"dtype": "int8", "qdq_ops": qdq_ops, "levels": {"0": level0, "1": level1}}
+    return {"dtype": "int8", "qdq_ops": qdq_ops, "levels": {"0": level0, "1": level1, "2": level2}}

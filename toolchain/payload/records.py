@@ -9,7 +9,7 @@ keys are those of a `total=False` class (typing.NotRequired is Python 3.11's).""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 
 class DevkitTolerances(TypedDict):
@@ -361,10 +361,14 @@ class InferFigures(TypedDict):
     repeats: int
 
 
-class InferMeasurement(InferFigures):
+class _InferMeasurementRequired(InferFigures):
+    detail: str
+
+
+class InferMeasurement(_InferMeasurementRequired, total=False):
     """The measure phase's JSON (inside infer_checks.py)."""
 
-    detail: str
+    engine: dict[str, Any]  # --quant: level 2's measurement (infer_checks.measure_engine)
 
 
 class KernelPlacement(TypedDict, total=False):
@@ -401,6 +405,7 @@ class InferenceCheck(_InferenceCheckRequired, total=False):
     """infer_checks.py's JSON: one model's inference check."""
 
     quant: QuantCheck  # --quant
+    engine: dict[str, Any]  # --quant: level 2's measurement (infer_checks.measure_engine)
 
 
 # ---- whole reports

@@ -15,6 +15,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from .. import DISTRIBUTION, __version__
+from ..payload.quant_model import QDQ_FOLDING
 from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework
 from ..project.recipes import all_recipes, find_recipe
 from ..project.sdk import SdkSettings, parse_sdk
@@ -35,11 +36,7 @@ VERIFY_SUITE = "bookworm"  # verify images run Python 3.11, which every pinned f
 
 
 # The CPU's first passes in Paddle 3.3.1 (paddle_pass_builder.cc, kPirCpuPasses): QDQ folding.
-DEFAULT_INFERENCE_PASSES = (
-    "add_shadow_output_after_dead_parameter_pass",
-    "delete_quant_dequant_linear_op_pass",
-    "delete_weight_dequant_linear_op_pass",
-)
+DEFAULT_INFERENCE_PASSES = QDQ_FOLDING
 # A pass name as Paddle's pass registry spells them: it reaches C++ source as a string literal.
 PASS_NAME = re.compile(r"[a-z][a-z0-9_]*")
 

@@ -22,6 +22,8 @@ from ..util.resources import resource_dir
 from .c_api import STUBS_FILE, implementation
 
 FRAMEWORKS = tuple(ALL_FRAMEWORKS)
+# The device-library ops the int8 engine (templates/backend/engine/) computes with.
+INT8_ENGINE_OPS = ("quantize_linear", "conv2d_int8", "gemm_int8", "requantize")
 _FLAVOUR_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
@@ -38,6 +40,8 @@ class Flavour:
     # whether its ops compute the 16-bit float dtypes (FLOAT16, BFLOAT16): the adapters register
     # their kernels for float16/bfloat16 only then
     half_precision: bool = False
+    # whether it has the ops of the int8 engine (engine/): the plugin has the engine only then
+    int8_engine: bool = True
 
     def context(self) -> dict[str, object]:
         return {
@@ -49,6 +53,7 @@ class Flavour:
             "sdk_summary": self.summary,
             "device_sources": list(self.device_sources),
             "half_precision": self.half_precision,
+            "int8_engine": self.int8_engine,
             "unregistered": {fw: list(self.unregistered.get(fw, ())) for fw in FRAMEWORKS},
         }
 
@@ -71,7 +76,13 @@ def _with_stubs(flavour: Flavour) -> Flavour:
     src = flavour.root / "device" / "src"
     found = implementation(flavour.name, (p.read_text() for p in sorted(src.glob("*.cc"))), src)
     sources = flavour.device_sources + ((STUBS_FILE,) if found.stubs else ())
-    return dataclasses.replace(flavour, device_sources=sources, unregistered=found.unregistered, stubs=found.stubs)
+    return dataclasses.replace(
+        flavour,
+        device_sources=sources,
+        unregistered=found.unregistered,
+        stubs=found.stubs,
+        int8_engine=not set(INT8_ENGINE_OPS) & set(found.missing),
+    )
 
 
 def load_flavour(name: str | None) -> Flavour:

@@ -74,6 +74,8 @@ def _template_files(flavour: Flavour) -> dict[str, Path]:
                 continue
             if root == backend_root and any(rel.startswith(d + "/") for d in flavour.replaces):
                 continue
+            if rel.startswith("engine/") and not flavour.int8_engine:  # (the device library lacks its ops)
+                continue
             files[rel] = src
     return files
 

@@ -57,8 +57,24 @@ if(ON_INFER AND PADDLE_INFERENCE_DIR)
       "point it at an unpacked Paddle Inference release.")
   endif()
   target_link_libraries(Paddle::Paddle INTERFACE "${_inference_lib}")
+  add_library(Paddle::PIR INTERFACE IMPORTED)  # (the inference library holds PIR too)
   message(STATUS "Paddle ${PADDLE_VERSION}: headers from ${PADDLE_ROOT}, linking ${_inference_lib}")
   return()
+endif()
+# Paddle's PIR (programs, passes, the Custom Engine's executor) is in libpaddle.so, the Python
+# extension module: what the int8 engine (engine/) links. Only its shared library links it: an
+# executable would need libpython for the extension's Python symbols.
+find_library(PADDLE_PIR_LIBRARY NAMES paddle PATHS "${PADDLE_ROOT}/base" NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+if(NOT PADDLE_PIR_LIBRARY)
+  message(FATAL_ERROR "libpaddle.so not found in ${PADDLE_ROOT}/base: the int8 engine needs Paddle's PIR. "
+                      "Is ${PADDLE_ROOT} a complete paddlepaddle wheel?")
+endif()
+add_library(Paddle::PIR INTERFACE IMPORTED)
+target_link_libraries(Paddle::PIR INTERFACE "${PADDLE_PIR_LIBRARY}")
+# Some releases (3.2.2 for aarch64) keep PIR's core in a library of its own beside libphi_core.
+find_library(PADDLE_PIR_CORE_LIBRARY NAMES pir PATHS "${PADDLE_ROOT}/libs" NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+if(PADDLE_PIR_CORE_LIBRARY)
+  target_link_libraries(Paddle::PIR INTERFACE "${PADDLE_PIR_CORE_LIBRARY}")
 endif()
 
 # PD_RegisterPhiKernel and the phi runtime live in libphi_core.so and

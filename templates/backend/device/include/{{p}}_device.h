@@ -512,6 +512,26 @@ typedef struct {
                                 const float* in_accum, const float* in_state, float* out_accum,
                                 float* out_state, float* scale);
 
+/* int8 arithmetic, what an int8 engine computes a quantized convolution or matmul with:
+ * int8 x int8 products summed in int32, then rescaled once (requantize). */
+
+/* y = conv(x, w) in int32: x int8 NCHW, w int8 OIHW (I = in_channels / groups), y int32 NCHW. */
+{{ p }}_status_t {{ p }}_conv2d_int8({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p, const int8_t* x,
+                              const int8_t* w, int32_t* y);
+
+/* Row-major C[m,n] = op(A)[m,k] op(B)[k,n] in int32 for int8 A and B (lda/ldb as gemm's). */
+{{ p }}_status_t {{ p }}_gemm_int8({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,
+                            int64_t k, const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
+                            int32_t* c, int64_t ldc);
+
+/* Rescales int32 accumulators of x_q * w_q products over a [outer, channels, inner] view (channel c
+ * takes w_scales[c]; channels = 1: one weight scale): v = acc * (x_scale / qmax) * (w_scale / qmax),
+ * the value the float operands would have given. out is FLOAT32 (v), or INT8 requantized to
+ * *out_scale: round-half-even(v * qmax / out_scale) clipped to [-qmax-1, qmax]. */
+{{ p }}_status_t {{ p }}_requantize({{ p }}_stream_t s, const {{ p }}_quant_params_t* p, const int32_t* acc,
+                             const float* x_scale, const float* w_scales, {{ p }}_dtype_t out_dtype,
+                             const float* out_scale, void* out);
+
 /* Random numbers from a counter-based generator: the same seed gives the same
  * values on every architecture. */
 {{ p }}_status_t {{ p }}_random_uniform({{ p }}_stream_t s, float* out, int64_t numel, float low,

@@ -146,12 +146,6 @@ bool is_pointwise(const {{ p }}_conv2d_params_t& p) {
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
-bool valid_conv(const {{ p }}_conv2d_params_t* p) {
-  return p && p->groups > 0 && p->in_channels % p->groups == 0 &&
-         p->out_channels % p->groups == 0 && p->stride_h > 0 && p->stride_w > 0 &&
-         p->dilation_h > 0 && p->dilation_w > 0;
-}
-
 // Pooling window [start, end) of output position `o` along one axis.
 void pool_window(int64_t o, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
                  bool adaptive, int64_t* start, int64_t* end) {

@@ -356,6 +356,12 @@ void parallel_for(int64_t n, int64_t cost_per_item, F&& f) {
   }
 }
 
+// Whether a convolution's parameters are consistent (conv_pool_ops.cc, int8_ops.cc).
+inline bool valid_conv(const {{ p }}_conv2d_params_t* p) {
+  return p && p->groups > 0 && p->in_channels % p->groups == 0 && p->out_channels % p->groups == 0 &&
+         p->stride_h > 0 && p->stride_w > 0 && p->dilation_h > 0 && p->dilation_w > 0;
+}
+
 // ---- GEMM (matmul_ops.cc; convolutions use it too) ---------------------------
 
 // Row-major C[m,n] = alpha*op(A)[m,k]*op(B)[k,n] + beta*C, where op(X) = X^T when

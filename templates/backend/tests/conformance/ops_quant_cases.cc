@@ -112,3 +112,67 @@ CONFORMANCE_CASE("ops.quant", bad_arguments_are_refused_before_anything_is_queue
                                        out.ptr()),
                 {{ NAME }}_ERROR_INVALID_VALUE);
 }
+
+CONFORMANCE_CASE("ops.quant", conv2d_int8_sums_products_in_int32) {
+  // one image, 4 input channels in 2 groups, 4 output channels, 3x3 kernel, stride 2, padding 1
+  const {{ p }}_conv2d_params_t p = {1, 4, 5, 5, 4, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 2};
+  std::vector<int8_t> x(4 * 5 * 5), w(4 * 2 * 3 * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 53 % 256) - 128);
+  std::vector<int32_t> want(4 * 3 * 3, 0);
+  for (int oc = 0; oc < 4; ++oc)
+    for (int oh = 0; oh < 3; ++oh)
+      for (int ow = 0; ow < 3; ++ow)
+        for (int ic = 0; ic < 2; ++ic)
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 3; ++kw) {
+              const int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw, channel = (oc / 2) * 2 + ic;
+              if (ih < 0 || ih >= 5 || iw < 0 || iw >= 5) continue;
+              want[(oc * 3 + oh) * 3 + ow] += w[((oc * 2 + ic) * 3 + kh) * 3 + kw] * x[(channel * 5 + ih) * 5 + iw];
+            }
+  Dev<int8_t> dx(x), dw(w);
+  Dev<int32_t> y(want.size(), -1);
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_conv2d_int8(nullptr, &p, dx.ptr(), dw.ptr(), y.ptr()));
+  EXPECT(y.host() == want);
+}
+
+CONFORMANCE_CASE("ops.quant", gemm_int8_takes_either_operand_transposed) {
+  // A [2,3], B [3,2]; the extremes -128 * -128 summed three times do not overflow int32
+  const std::vector<int8_t> a = {-128, 2, 3, 4, -5, 127}, b = {-128, 1, 0, -1, 7, 2};
+  std::vector<int32_t> want(4, 0);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int q = 0; q < 3; ++q) want[i * 2 + j] += a[i * 3 + q] * b[q * 2 + j];
+  std::vector<int8_t> bt(6);  // B^T [2,3]
+  for (int q = 0; q < 3; ++q)
+    for (int j = 0; j < 2; ++j) bt[j * 3 + q] = b[q * 2 + j];
+  Dev<int8_t> da(a), db(b), dbt(bt);
+  Dev<int32_t> c(4, 0), ct(4, 0);
+  REQUIRE_OK({{ p }}_gemm_int8(nullptr, 0, 0, 2, 2, 3, da.ptr(), 3, db.ptr(), 2, c.ptr(), 2));
+  REQUIRE_OK({{ p }}_gemm_int8(nullptr, 0, 1, 2, 2, 3, da.ptr(), 3, dbt.ptr(), 3, ct.ptr(), 2));
+  EXPECT(c.host() == want);
+  EXPECT(ct.host() == want);
+  EXPECT_STATUS({{ p }}_gemm_int8(nullptr, 0, 0, 2, 2, 3, da.ptr(), 2, db.ptr(), 2, c.ptr(), 2),
+                {{ NAME }}_ERROR_INVALID_VALUE);  // lda < k
+}
+
+CONFORMANCE_CASE("ops.quant", requantize_rescales_by_the_activation_and_each_channels_weight_scale) {
+  // [outer 1, channels 2, inner 2]: channel c takes w_scales[c]; qmax 64 keeps the factors exact
+  Dev<int32_t> acc(std::vector<int32_t>{64 * 64, -2 * 64 * 64, 64 * 64, 3});
+  Dev<float> x_scale(std::vector<float>{2.f}), w_scales(std::vector<float>{1.f, 4.f}), out(4, 0.f);
+  const {{ p }}_quant_params_t p = {1, 2, 2, 64, 0};
+  REQUIRE_OK({{ p }}_requantize(nullptr, &p, acc.ptr(), x_scale.ptr(), w_scales.ptr(), {{ NAME }}_FLOAT32, nullptr,
+                               out.ptr()));
+  const float tiny = static_cast<float>(3 * (2.0 / 64) * (4.0 / 64));
+  EXPECT((out.host() == std::vector<float>{2.f, -4.f, 8.f, tiny}));
+  // requantized to int8 with an output scale of 8: v * 64 / 8, clipped
+  Dev<float> out_scale(std::vector<float>{8.f});
+  Dev<int8_t> q(4, 0);
+  REQUIRE_OK({{ p }}_requantize(nullptr, &p, acc.ptr(), x_scale.ptr(), w_scales.ptr(), {{ NAME }}_INT8, out_scale.ptr(),
+                               q.ptr()));
+  EXPECT((q.host() == std::vector<int8_t>{16, -32, 64, 0}));
+  EXPECT_STATUS({{ p }}_requantize(nullptr, &p, acc.ptr(), x_scale.ptr(), w_scales.ptr(), {{ NAME }}_INT8, nullptr,
+                                  q.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);  // int8 out needs its scale
+}

@@ -1,0 +1,253 @@
+// The {{ NAME }} int8 engine: Paddle's Custom Engine interface (InitPluginCustomEngine) for the
+// custom_engine.{{ p }}_int8_engine ops int8_engine_pass.cc puts in a program.
+//
+// Each op is one quantized convolution or matmul. Built once (at its first run, when its weight and
+// scales are on the device), it quantizes the weight to int8 on the device; each run it quantizes x
+// with x's scale (the same integers Paddle's quantize_linear gives), sums int8 products in int32
+// (conv2d_int8 / gemm_int8) and rescales the sums once to float (requantize): what the QDQ program
+// computes in float, in integer arithmetic. Everything is queued on the op's stream; nothing here
+// reads device memory. A vendor's engine replaces these device calls by its graph compiler's.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "int8_engine_op.h"
+#include "kernel_helpers.h"
+#include "paddle/fluid/custom_engine/custom_engine_ext.h"
+#include "paddle/fluid/framework/new_executor/instruction/custom_engine_instruction.h"
+#include "paddle/fluid/pir/dialect/kernel/ir/kernel_type.h"
+#include "paddle/fluid/pir/transforms/pd_op_to_kernel_pass.h"
+#include "paddle/pir/include/core/builtin_attribute.h"
+#include "paddle/pir/include/core/builtin_type.h"
+#include "paddle/pir/include/core/ir_context.h"
+
+namespace {{ p }}_engine {
+namespace {
+
+using {{ p }}_kernels::axis_view;
+using {{ p }}_kernels::AxisView;
+using {{ p }}_kernels::stream_of;
+
+constexpr const char* kKernel = "int8_engine";  // how the device library's op trace names its calls
+
+std::vector<int> int_list(pir::Operation* op, const char* name) {
+  std::vector<int> values;
+  for (const pir::Attribute& a : op->attribute<pir::ArrayAttribute>(name).AsVector())
+    values.push_back(a.dyn_cast<pir::Int32Attribute>().data());
+  return values;
+}
+
+int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
+
+// Leading padding and output size of one spatial axis, as Paddle's conv2d infers them.
+void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vector<int>& paddings, int axis,
+               const std::string& algorithm, int64_t* pad, int64_t* out) {
+  if (algorithm == "SAME") {
+    *out = (in + stride - 1) / stride;
+    *pad = std::max<int64_t>((*out - 1) * stride + k - in, 0) / 2;
+    return;
+  }
+  int64_t before = 0, after = 0;
+  if (algorithm != "VALID") {
+    before = paddings.size() == 4 ? paddings[2 * axis] : paddings[axis];
+    after = paddings.size() == 4 ? paddings[2 * axis + 1] : paddings[axis];
+  }
+  *pad = before;
+  *out = (in + before + after - (dilation * (k - 1) + 1)) / stride + 1;
+}
+
+{{ p }}_quant_params_t per_tensor(int64_t numel, int32_t qmax, int32_t round_type) {
+  return {1, 1, numel, qmax, round_type};
+}
+
+class Int8Engine {
+ public:
+  Int8Engine(pir::Operation* op, std::vector<phi::DenseTensor*> inputs, phi::DenseTensor* out)
+      : kind_(op->attribute<pir::StrAttribute>("kind").AsString()),
+        x_(inputs.at(0)), w_(inputs.at(1)), x_scale_(inputs.at(2)), w_scale_(inputs.at(3)), out_(out),
+        x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")), w_qmax_(int_attr(op, "w_qmax")),
+        w_round_(int_attr(op, "w_round_type")), w_axis_(int_attr(op, "w_quant_axis")) {
+    if (kind_ == "matmul") {
+      trans_w_ = op->attribute<pir::BoolAttribute>("transpose_y").data();
+    } else {
+      strides_ = int_list(op, "strides");
+      paddings_ = int_list(op, "paddings");
+      dilations_ = int_list(op, "dilations");
+      algorithm_ = op->attribute<pir::StrAttribute>("padding_algorithm").AsString();
+      groups_ = std::max(1, int_attr(op, "groups"));
+    }
+  }
+
+  void Run(const phi::CustomContext& ctx) {
+    const phi::Place place = ctx.GetPlace();
+    for (const phi::DenseTensor* t : {x_, w_, x_scale_, w_scale_})
+      PADDLE_ENFORCE_EQ(t->place() == place && t->dtype() == phi::DataType::FLOAT32, true,
+                        common::errors::PreconditionNotMet("{{ device_type }} int8 engine: its inputs are float32 "
+                                                           "tensors on %s (one is %s on %s)",
+                                                           place.DebugString(), phi::DataTypeToString(t->dtype()),
+                                                           t->place().DebugString()));
+    {{ p }}_stream_t stream = stream_of(ctx);
+    if (!weight_ready_) {  // the weight is constant: quantized once, on the device
+      w_int8_.Resize(w_->dims());
+      ctx.Alloc(&w_int8_, phi::DataType::INT8);
+      const {{ p }}_quant_params_t wq = weight_layout(w_->dims(), w_qmax_, w_round_);
+      {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &wq, {{ NAME }}_FLOAT32, w_->data(), w_scale_->data<float>(),
+                                             {{ NAME }}_INT8, w_int8_.data()),
+                       kKernel);
+      weight_ready_ = true;
+    }
+    x_int8_.Resize(x_->dims());
+    ctx.Alloc(&x_int8_, phi::DataType::INT8);
+    const {{ p }}_quant_params_t xq = per_tensor(x_->numel(), x_qmax_, x_round_);
+    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &xq, {{ NAME }}_FLOAT32, x_->data(), x_scale_->data<float>(),
+                                           {{ NAME }}_INT8, x_int8_.data()),
+                     kKernel);
+    const {{ p }}_quant_params_t rescale = kind_ == "matmul" ? Matmul(ctx, stream) : Conv(ctx, stream);
+    {{ NAME }}_CHECK({{ p }}_requantize(stream, &rescale, acc_.data<int32_t>(), x_scale_->data<float>(),
+                                     w_scale_->data<float>(), {{ NAME }}_FLOAT32, nullptr, out_->data()),
+                     kKernel);
+  }
+
+ private:
+  // The weight's scales: one, or one per slice along w_quant_axis.
+  {{ p }}_quant_params_t weight_layout(const phi::DDim& dims, int32_t qmax, int32_t round) const {
+    if (w_axis_ < 0) return per_tensor(common::product(dims), qmax, round);
+    const AxisView v = axis_view(dims, w_axis_);
+    return {v.outer, v.axis, v.inner, qmax, round};
+  }
+
+  // int32 sums into acc_ and the output allocated; returns the layout acc_ is rescaled over.
+  {{ p }}_quant_params_t Conv(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
+    const phi::DDim& x = x_->dims();
+    const phi::DDim& w = w_->dims();
+    {{ p }}_conv2d_params_t p{};
+    p.batch = x[0];
+    p.in_channels = x[1];
+    p.in_h = x[2];
+    p.in_w = x[3];
+    p.out_channels = w[0];
+    p.kernel_h = w[2];
+    p.kernel_w = w[3];
+    p.stride_h = strides_[0];
+    p.stride_w = strides_[1];
+    p.dilation_h = algorithm_ == "SAME" ? 1 : dilations_[0];
+    p.dilation_w = algorithm_ == "SAME" ? 1 : dilations_[1];
+    p.groups = groups_;
+    conv_axis(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, paddings_, 0, algorithm_, &p.pad_top, &p.out_h);
+    conv_axis(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, paddings_, 1, algorithm_, &p.pad_left, &p.out_w);
+    const phi::DDim out_dims = common::make_ddim({p.batch, p.out_channels, p.out_h, p.out_w});
+    Allocate(ctx, out_dims);
+    {{ NAME }}_CHECK({{ p }}_conv2d_int8(stream, &p, x_int8_.data<int8_t>(), w_int8_.data<int8_t>(),
+                                       acc_.data<int32_t>()),
+                     kKernel);
+    if (w_axis_ < 0) return per_tensor(acc_.numel(), x_qmax_, 0);
+    return {p.batch, p.out_channels, p.out_h * p.out_w, x_qmax_, 0};
+  }
+
+  {{ p }}_quant_params_t Matmul(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
+    const phi::DDim& x = x_->dims();
+    const phi::DDim& w = w_->dims();
+    const int64_t k = x[x.size() - 1], n = trans_w_ ? w[0] : w[1], m = x_->numel() / std::max<int64_t>(k, 1);
+    PADDLE_ENFORCE_EQ(w.size() == 2 && (trans_w_ ? w[1] : w[0]) == k, true,
+                      common::errors::InvalidArgument("{{ device_type }} int8 engine: matmul of [..., %d] by a "
+                                                      "%d-d weight that does not take it", k, w.size()));
+    std::vector<int64_t> out_dims = common::vectorize(x);
+    out_dims.back() = n;
+    Allocate(ctx, common::make_ddim(out_dims));
+    {{ NAME }}_CHECK({{ p }}_gemm_int8(stream, 0, trans_w_ ? 1 : 0, m, n, k, x_int8_.data<int8_t>(), k,
+                                     w_int8_.data<int8_t>(), trans_w_ ? k : n, acc_.data<int32_t>(), n),
+                     kKernel);
+    if (w_axis_ < 0) return per_tensor(acc_.numel(), x_qmax_, 0);
+    return {m, n, 1, x_qmax_, 0};
+  }
+
+  void Allocate(const phi::CustomContext& ctx, const phi::DDim& dims) {
+    acc_.Resize(dims);
+    ctx.Alloc(&acc_, phi::DataType::INT32);
+    out_->Resize(dims);
+    ctx.Alloc(out_, phi::DataType::FLOAT32);
+  }
+
+  std::string kind_;
+  phi::DenseTensor *x_, *w_, *x_scale_, *w_scale_, *out_;  // Paddle's, stable across runs
+  int32_t x_qmax_, x_round_, w_qmax_, w_round_, w_axis_;
+  bool trans_w_ = false;
+  std::vector<int> strides_, paddings_, dilations_;
+  std::string algorithm_;
+  int groups_ = 1;
+  bool weight_ready_ = false;
+  phi::DenseTensor w_int8_, x_int8_, acc_;  // the engine's own device memory
+};
+
+using Instruction = paddle::framework::CustomEngineInstruction;
+
+C_Status RegisterOp() {
+  RegisterInt8EngineOp();
+  return C_SUCCESS;
+}
+
+// The op in the kernel dialect: inputs re-mapped, outputs allocated on the device, attributes
+// kept (Paddle's executor requires op_name), the empty region given its one block.
+C_Status Lower(C_CustomEngineLowerParams* params) {
+  auto* ctx = reinterpret_cast<pir::IrContext*>(params->ir_context);
+  auto* source = reinterpret_cast<pir::Operation*>(params->operation);
+  const auto& place = *reinterpret_cast<phi::Place*>(params->place);
+  auto* ops = reinterpret_cast<std::unordered_map<pir::Operation*, pir::Operation*>*>(params->map_op_pair);
+  auto* values = reinterpret_cast<std::unordered_map<pir::Value, pir::Value>*>(params->map_value_pair);
+  std::vector<pir::Type> outputs;
+  for (uint32_t i = 0; i < source->num_results(); ++i) {
+    std::vector<pir::Type> tensors;
+    for (pir::Type t : source->result(i).type().dyn_cast<pir::VectorType>().data())
+      tensors.push_back(paddle::dialect::AllocatedDenseTensorType::get(ctx, place, t.dyn_cast<pir::DenseTensorType>()));
+    outputs.push_back(pir::VectorType::get(ctx, tensors));
+  }
+  std::vector<pir::Value> inputs;
+  for (uint32_t i = 0; i < source->num_operands(); ++i) inputs.push_back(values->at(source->operand_source(i)));
+  pir::AttributeMap attributes = source->attributes();
+  attributes["op_name"] = pir::StrAttribute::get(ctx, source->name());
+  pir::Operation* lowered = pir::Operation::Create(inputs, attributes, outputs,
+                                                   ctx->GetRegisteredOpInfo(Int8EngineOp::name()), 1);
+  lowered->set_attribute("origin_id", pir::Int64Attribute::get(ctx, lowered->id()));
+  pir::Block* block = lowered->region(0).empty() ? &lowered->region(0).emplace_back() : &lowered->region(0).front();
+  if (!source->region(0).empty())
+    paddle::dialect::ProcessBlock(place, &source->region(0).front(), block, ctx, ops, values);
+  (*ops)[source] = lowered;
+  for (uint32_t i = 0; i < source->num_results(); ++i) (*values)[source->result(i)] = lowered->result(i);
+  reinterpret_cast<pir::Block*>(params->block)->push_back(lowered);
+  return C_SUCCESS;
+}
+
+C_Status Build(C_CustomEngineInstruction instruction) {
+  auto* ins = reinterpret_cast<Instruction*>(instruction);
+  const auto& tensors = ins->GetEngineValueToTensors();
+  std::vector<phi::DenseTensor*> inputs;
+  for (const pir::Value& v : ins->GetEngineInputs()) inputs.push_back(tensors.at(v).at(0));
+  PADDLE_ENFORCE_EQ(inputs.size() == 4 && ins->GetEngineOutputs().size() == 1, true,
+                    common::errors::PreconditionNotMet("{{ device_type }} int8 engine: an op of %d inputs and %d "
+                                                       "outputs, not [x, w, x_scale, w_scale] -> [out]",
+                                                       inputs.size(), ins->GetEngineOutputs().size()));
+  phi::DenseTensor* out = tensors.at(ins->GetEngineOutputs()[0]).at(0);
+  ins->SetCustomEngine(new Int8Engine(ins->Operation(), inputs, out));
+  ins->SetCustomEngineDeleter([](void* engine) { delete static_cast<Int8Engine*>(engine); });
+  return C_SUCCESS;
+}
+
+C_Status Execute(C_CustomEngineInstruction instruction) {
+  auto* ins = reinterpret_cast<Instruction*>(instruction);
+  static_cast<Int8Engine*>(ins->CustomEngine())->Run(static_cast<const phi::CustomContext&>(ins->DeviceContext()));
+  return C_SUCCESS;
+}
+
+}  // namespace
+}  // namespace {{ p }}_engine
+
+extern "C" void InitPluginCustomEngine(CustomEngineParams* params) {
+  std::memset(reinterpret_cast<void*>(params->interface), 0, sizeof(C_CustomEngineInterface));
+  params->interface->size = sizeof(C_CustomEngineInterface);
+  params->interface->register_custom_engine_op = {{ p }}_engine::RegisterOp;
+  params->interface->custom_engine_op_lower = {{ p }}_engine::Lower;
+  params->interface->graph_engine_build = {{ p }}_engine::Build;
+  params->interface->graph_engine_execute = {{ p }}_engine::Execute;
+}

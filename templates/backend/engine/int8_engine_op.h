@@ -1,0 +1,42 @@
+// The int8 engine's op, custom_engine.{{ p }}_int8_engine: one quantized conv2d, depthwise_conv2d
+// or matmul whose quantize/dequantize pairs the engine computes in int8 arithmetic.
+// int8_engine_pass.cc puts it in a program, int8_engine.cc lowers, builds and runs it.
+//
+// Its one operand is a builtin.combine of [x, w, x_scale, w_scale] (the float activation and
+// weight, and the abs-max scales their quantize_linear ops had); its one result, a vector of the
+// output tensor, is taken apart by a builtin.split (what Paddle's executor requires of an engine
+// op). Every attribute the engine needs is on the op itself: its region stays empty, so nothing
+// inside it is lowered or constant-folded.
+#pragma once
+
+#include <vector>
+
+#include "paddle/fluid/pir/dialect/operator/interface/op_yaml_info.h"
+#include "paddle/pir/include/core/builder.h"
+#include "paddle/pir/include/core/builtin_type.h"
+#include "paddle/pir/include/core/op_base.h"
+#include "paddle/pir/include/core/operation_utils.h"
+
+namespace {{ p }}_engine {
+
+class Int8EngineOp : public pir::Op<Int8EngineOp, paddle::dialect::OpYamlInfoInterface> {
+ public:
+  using Op::Op;
+  // "custom_engine" in the name is how Paddle tells an engine op (op_dialect.h: IsCustomEngineOp)
+  static const char* name() { return "custom_engine.{{ p }}_int8_engine"; }
+  static constexpr uint32_t attributes_num = 0;  // (its attributes are free-form, read by the engine)
+  static constexpr const char** attributes_name = nullptr;
+  static OpInfoTuple GetOpInfo();
+  static void Build(pir::Builder& builder, pir::OperationArgument& argument, pir::Value inputs,  // NOLINT
+                    const std::vector<pir::Type>& output_types, const pir::AttributeMap& attributes);
+  void VerifySig();
+  pir::Value inputs() { return operand_source(0); }
+  pir::Value out() { return result(0); }
+};
+
+// Registers the op in Paddle's custom_engine dialect (the engine's register_custom_engine_op).
+void RegisterInt8EngineOp();
+
+}  // namespace {{ p }}_engine
+
+IR_DECLARE_EXPLICIT_TYPE_ID({{ p }}_engine::Int8EngineOp)

@@ -1,0 +1,136 @@
+// {{ p }}_int8_engine_pass: hands the int8 engine every quantized convolution and matmul of an
+// inference program. Listed in [tool.devkit] inference-passes (before the QDQ-folding passes), it
+// runs in Paddle Inference's pass pipeline for the device, before constant folding and lowering.
+//
+// It looks for what Paddle's quantization (PTQ or QAT, converted) leaves around a conv2d,
+// depthwise_conv2d or matmul:
+//
+//   x' = dequantize_linear(quantize_linear(x, sx))    w' = dequantize_linear(quantize_linear(w, sw))
+//   y  = conv2d(x', w')
+//
+// with w, sx and sw parameters, x per-tensor, w per-tensor or per output channel, and replaces the
+// five ops by one custom_engine.{{ p }}_int8_engine op on [x, w, sx, sw] that computes y in int8
+// (int8_engine.cc). What it does not match (NHWC, a transposed x, scales per input channel) is left
+// as it was: the folding passes after it run that part in float.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "int8_engine_op.h"
+#include "paddle/pir/include/core/builtin_attribute.h"
+#include "paddle/pir/include/core/builtin_op.h"
+#include "paddle/pir/include/core/ir_context.h"
+#include "paddle/pir/include/pass/pass.h"
+#include "paddle/pir/include/pass/pass_registry.h"
+
+namespace {{ p }}_engine {
+namespace {
+
+pir::Operation* producer(pir::Value v) { return v ? v.defining_op() : nullptr; }
+
+bool is(pir::Operation* op, const char* name) { return op != nullptr && op->name() == name; }
+
+bool is_parameter(pir::Value v) {
+  pir::Operation* op = producer(v);
+  return op != nullptr && op->isa<pir::ParameterOp>();
+}
+
+int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
+
+// A quantize_linear -> dequantize_linear pair in inference mode, and what it quantizes.
+struct Qdq {
+  pir::Operation* quantize;
+  pir::Operation* dequantize;
+  pir::Value source;
+  pir::Value scale;
+  int32_t axis, qmax, round_type;
+};
+
+std::optional<Qdq> qdq_feeding(pir::Value v) {
+  pir::Operation* dq = producer(v);
+  if (!is(dq, "pd_op.dequantize_linear")) return std::nullopt;
+  pir::Operation* q = producer(dq->operand_source(0));
+  if (!is(q, "pd_op.quantize_linear") || !is_parameter(q->operand_source(1))) return std::nullopt;
+  if (!q->attribute<pir::BoolAttribute>("is_test").data() || q->attribute<pir::BoolAttribute>("only_observer").data())
+    return std::nullopt;
+  const int32_t qmax = int_attr(q, "qmax");
+  if (qmax < 1 || qmax > 127 || int_attr(dq, "qmax") != qmax || int_attr(dq, "quant_axis") != int_attr(q, "quant_axis"))
+    return std::nullopt;
+  return Qdq{q, dq, q->operand_source(0), q->operand_source(1), int_attr(q, "quant_axis"), qmax, int_attr(q, "round_type")};
+}
+
+// The attributes of the engine op for `anchor` with its quantized operands, or nullopt when the
+// engine does not take it.
+std::optional<pir::AttributeMap> engine_attributes(pir::Operation* anchor, const Qdq& x, const Qdq& w) {
+  pir::IrContext* ctx = pir::IrContext::Instance();
+  const std::string& kind = anchor->name();
+  pir::AttributeMap attrs;
+  if (x.axis != -1 || !is_parameter(w.source)) return std::nullopt;  // activations: one scale
+  if (kind == "pd_op.matmul") {
+    // x [..., K] times a [K, N] weight; its scales per tensor or per output column
+    if (anchor->attribute<pir::BoolAttribute>("transpose_x").data()) return std::nullopt;
+    const bool trans_w = anchor->attribute<pir::BoolAttribute>("transpose_y").data();
+    if (w.axis != -1 && w.axis != (trans_w ? 0 : 1)) return std::nullopt;
+    attrs["transpose_y"] = anchor->attribute("transpose_y");
+  } else {
+    // NCHW convolutions; weight scales per tensor or per output channel (OIHW axis 0)
+    const std::string layout = anchor->attribute<pir::StrAttribute>("data_format").AsString();
+    if ((layout != "NCHW" && layout != "AnyLayout") || (w.axis != -1 && w.axis != 0)) return std::nullopt;
+    for (const char* name : {"strides", "paddings", "padding_algorithm", "dilations"}) attrs[name] = anchor->attribute(name);
+    attrs["groups"] = anchor->attribute("groups");
+  }
+  attrs["kind"] = pir::StrAttribute::get(ctx, kind == "pd_op.matmul" ? "matmul" : "conv2d");
+  attrs["quantized_op"] = pir::StrAttribute::get(ctx, kind);
+  attrs["x_qmax"] = pir::Int32Attribute::get(ctx, x.qmax);
+  attrs["x_round_type"] = pir::Int32Attribute::get(ctx, x.round_type);
+  attrs["w_qmax"] = pir::Int32Attribute::get(ctx, w.qmax);
+  attrs["w_round_type"] = pir::Int32Attribute::get(ctx, w.round_type);
+  attrs["w_quant_axis"] = pir::Int32Attribute::get(ctx, w.axis);
+  return attrs;
+}
+
+void erase_if_unused(pir::Operation* op) {
+  if (op->use_empty()) op->Erase();
+}
+
+bool hand_to_engine(pir::Operation* anchor) {
+  const std::optional<Qdq> x = qdq_feeding(anchor->operand_source(0));
+  const std::optional<Qdq> w = qdq_feeding(anchor->operand_source(1));
+  if (!x || !w) return false;
+  const std::optional<pir::AttributeMap> attrs = engine_attributes(anchor, *x, *w);
+  if (!attrs) return false;
+  pir::Builder builder(pir::IrContext::Instance(), anchor->GetParent(), pir::Block::Iterator(*anchor));
+  auto inputs = builder.Build<pir::CombineOp>(std::vector<pir::Value>{x->source, w->source, x->scale, w->scale});
+  auto engine = builder.Build<Int8EngineOp>(inputs.out(), std::vector<pir::Type>{anchor->result(0).type()}, *attrs);
+  auto outputs = builder.Build<pir::SplitOp>(engine.out());
+  anchor->result(0).ReplaceAllUsesWith(outputs.outputs()[0]);
+  anchor->Erase();
+  // a quantized activation may feed other ops too: its pair stays for them
+  for (pir::Operation* op : {x->dequantize, x->quantize, w->dequantize, w->quantize}) erase_if_unused(op);
+  return true;
+}
+
+class Int8EnginePass : public pir::Pass {
+ public:
+  // opt_level 0: it runs at every optimization level a predictor is given (a model the engine
+  // computes must not silently become a float one)
+  Int8EnginePass() : pir::Pass("{{ p }}_int8_engine_pass", 0) {}
+
+  bool CanApplyOn(pir::Operation* op) const override { return op->isa<pir::ModuleOp>() && op->num_regions() > 0; }
+
+  void Run(pir::Operation* op) override {
+    pir::Block& block = op->dyn_cast<pir::ModuleOp>().block();
+    std::vector<pir::Operation*> anchors;  // (collected first: the rewrite changes the block)
+    for (pir::Operation& candidate : block)
+      if (is(&candidate, "pd_op.conv2d") || is(&candidate, "pd_op.depthwise_conv2d") || is(&candidate, "pd_op.matmul"))
+        anchors.push_back(&candidate);
+    // (no AddStatistics: Paddle keeps the count in a std::any, which on aarch64 builds of Paddle
+    // does not take a value from another library: "Invalid type for attribute __match_count__")
+    for (pir::Operation* anchor : anchors) hand_to_engine(anchor);
+  }
+};
+
+}  // namespace
+}  // namespace {{ p }}_engine
+
+REGISTER_IR_PASS({{ p }}_int8_engine_pass, {{ p }}_engine::Int8EnginePass);

@@ -1,0 +1,147 @@
+"""Level 2 of `devkit verify --infer --quant int8`: the plugin's int8 engine (the generated
+backend's engine/), run by paddle.inference with its pass first in the device's pass list.
+
+The engine computes each quantized convolution and matmul in int8 arithmetic (int8 x int8 summed
+in int32, rescaled once); the simulated-int8 reference (quant_model.simulate, Paddle's CPU kernels
+on the QDQ model) computes the same in float32. So:
+- one quantized layer alone must agree with the reference to 1 LSB of its output's int8 grid
+  (max|reference| / 127) per element: the engine's sums are exact, the reference's are float32;
+- a whole model's output may differ by more: where the reference's rounding puts a value on the
+  other side of a quantization tie, the next layer's integers differ by one and that carries on.
+  A model must agree on top-1 with the simulated and the deployment references, and on average
+  within 1 LSB.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ENGINE_OPS = ("conv2d", "depthwise_conv2d", "matmul")  # what the engine takes (with QDQ inputs)
+# The int8 op list of the Rockchip NPU seed, in Paddle's op names, and why what the engine does not
+# take stays float32 on the device.
+SEED_OPS = {
+    "conv2d": "",
+    "depthwise_conv2d": "",
+    "matmul": "",  # (fc)
+    "pool2d": "PTQ puts no QDQ around it: it pools the engine's dequantized output",
+    "softmax": "PTQ puts no QDQ around it",
+    "batch_norm": "not folded into the convolution by Paddle 3.3.1's passes for a custom device",
+    "concat": "PTQ puts no QDQ around it",
+    "add": "the bias of a conv/fc, added to the engine's float output",
+    "subtract": "PTQ puts no QDQ around it",
+    "multiply": "PTQ puts no QDQ around it",
+    "divide": "PTQ puts no QDQ around it",
+    "transpose": "shape op: moves the engine's float output",
+    "reshape": "shape op: moves the engine's float output",
+    "flatten": "shape op: moves the engine's float output",
+    "sigmoid": "PTQ puts no QDQ around it",
+    "scale": "PTQ puts no QDQ around it",
+    "pad": "PTQ puts no QDQ around it",
+    "relu": "PTQ puts no QDQ around it: it follows the engine's float output",
+}
+
+
+def engine_pass(device: str) -> str:
+    return f"{device}_int8_engine_pass"
+
+
+def use_engine(config: Any, device: str) -> None:
+    """A paddle.inference Config whose device passes are the engine's pass, then the QDQ folding."""
+    from quant_model import QDQ_FOLDING  # (imported where used: devkit's tests import this module alone)
+
+    config.enable_custom_passes([engine_pass(device), *QDQ_FOLDING], True)
+
+
+def lsb(reference: Any) -> float:
+    import numpy as np
+
+    return float(np.abs(reference).max()) / 127 or 1.0
+
+
+def compare(out: Any, reference: Any) -> dict[str, Any]:
+    import numpy as np
+
+    step = lsb(reference)
+    diff = np.abs(out.astype(np.float64) - reference.astype(np.float64))
+    return {
+        "max_abs_diff": float(diff.max()),
+        "max_lsb": float(diff.max() / step),
+        "mean_lsb": float(diff.mean() / step),
+        "top1": int(np.argmax(out)),
+        "reference_top1": int(np.argmax(reference)),
+    }
+
+
+# One quantized layer each: (name, layer builder, input shape)
+UNITS: list[tuple[str, Callable[[Any], Any], list[int]]] = [
+    ("conv2d 3x3 stride 2 pad 1", lambda nn: nn.Conv2D(3, 8, 3, stride=2, padding=1), [1, 3, 17, 17]),
+    ("depthwise conv2d 3x3", lambda nn: nn.Conv2D(8, 8, 3, padding=1, groups=8), [1, 8, 12, 12]),
+    ("fc", lambda nn: nn.Linear(40, 10), [3, 40]),
+]
+
+
+def unit_checks(device: str, run: Callable[[str, Any], Any]) -> list[dict[str, Any]]:
+    """Each of UNITS quantized, through the engine (`run(prefix, x)`) vs the simulated reference:
+    at most 1 LSB per element."""
+    import numpy as np
+    import paddle
+    from paddle.static import InputSpec
+    from quant_model import quantized
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="devkit-int8-units-") as tmp:
+        for i, (name, build, shape) in enumerate(UNITS):
+            paddle.set_device("cpu")
+            paddle.seed(11 + i)
+            qdq = quantized(build(paddle.nn), shape)
+            x = np.random.RandomState(3).uniform(-1, 1, shape).astype("float32")
+            reference = qdq(paddle.to_tensor(x)).numpy()
+            prefix = str(Path(tmp) / f"unit{i}")
+            paddle.jit.save(qdq, prefix, input_spec=[InputSpec(shape, "float32", "x")])
+            found = compare(run(prefix, x), reference)
+            results.append({"layer": name, **found, "passed": found["max_lsb"] <= 1.0})
+    return results
+
+
+def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement: dict[str, Any]) -> dict[str, Any]:
+    """Level 2's verdict from the engine's measurement (None: the plugin has no engine) and where
+    the engine run placed the program's ops."""
+    if engine is None or "unavailable" in engine:
+        why = (engine or {}).get("unavailable", "no measurement")
+        return {"passed": False, "not_run": True, "detail": f"level 2 (int8 engine): not run: {why}"}
+    if "error" in engine:
+        return {"passed": False, "not_run": False, "detail": f"level 2 (int8 engine) failed: {engine['error']}"}
+    quantizable = {op: n for op, n in program_ops.items() if op in ENGINE_OPS}
+    left = {op: n for op, n in placement.get("on_device", {}).items() if op in ENGINE_OPS}
+    left.update({op: n for op, n in placement.get("cpu_fallback", {}).items() if op in ENGINE_OPS})
+    in_engine = {op: n - left.get(op, 0) for op, n in quantizable.items()}
+    ran = {**placement.get("on_device", {}), **placement.get("cpu_fallback", {})}
+    float_ops = {op: SEED_OPS[op] for op in ran if op in SEED_OPS and op not in ENGINE_OPS}
+    model, units = engine["model"], engine["units"]
+    units_ok = all(u["passed"] for u in units)
+    model_ok = model["top1"] == model["reference_top1"] and engine["deployment_top1_agree"] and model["mean_lsb"] <= 1.0
+    covered = not left and sum(in_engine.values()) > 0
+    detail = (
+        f"level 2 (int8 engine): {sum(in_engine.values())} of {sum(quantizable.values())} conv/fc ops in int8 "
+        f"({', '.join(f'{op} {n}' for op, n in in_engine.items())}); output vs simulated int8: max "
+        f"{model['max_lsb']:.2f} LSB, mean {model['mean_lsb']:.2f} LSB, top-1 "
+        f"{'agrees' if model['top1'] == model['reference_top1'] else 'DIFFERS'} (and "
+        f"{'agrees' if engine['deployment_top1_agree'] else 'DIFFERS'} with the deployment's); one layer alone: "
+        + ", ".join(f"{u['layer']} {u['max_lsb']:.2f} LSB" for u in units)
+        + f"; {engine['latency_ms']['avg_ms']:.1f} ms"
+    )
+    if left:
+        detail += f"; NOT in the engine: {left}"
+    return {
+        "passed": bool(units_ok and model_ok and covered),
+        "not_run": False,
+        "detail": detail,
+        "int8_ops": in_engine,
+        "float32_ops": float_ops,
+        "model": model,
+        "units": units,
+        "latency_ms": engine["latency_ms"],
+    }
