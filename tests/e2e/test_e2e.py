@@ -60,12 +60,15 @@ def test_plugin_links_paddle_core_libraries(built_project):
     lib = next(built_project.glob("build/*/stpu/libpaddle-custom-stpu-impl.so"))
     needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
     assert "libphi_core.so" in needed and "libcommon.so" in needed
-    # the loader links nothing of Paddle's, so Paddle can always open it, and exports only InitPlugin
+    assert "[libpaddle.so]" in needed  # Paddle's PIR, for the int8 engine (engine/)
+    # the loader links nothing of Paddle's, so Paddle can always open it, and exports only the two
+    # entry points Paddle looks up in it (the runtime's and the Custom Engine's), which it forwards
     loader = lib.parent.parent / "libpaddle-custom-stpu.so"
     needed = subprocess.run(["readelf", "-d", str(loader)], capture_output=True, text=True).stdout
-    assert "libphi_core.so" not in needed and "libcommon.so" not in needed
+    assert "libphi_core.so" not in needed and "libcommon.so" not in needed and "libpaddle.so" not in needed
     exported = subprocess.run(["nm", "-D", "--defined-only", str(loader)], capture_output=True, text=True).stdout
-    assert [line.split()[-1] for line in exported.splitlines() if " T " in line] == ["InitPlugin"]
+    entry_points = sorted(line.split()[-1] for line in exported.splitlines() if " T " in line)
+    assert entry_points == ["InitPlugin", "InitPluginCustomEngine"]
 
 
 def test_a_loader_opened_by_a_relative_path_loads_nothing_from_the_working_directory(built_project, tmp_path):

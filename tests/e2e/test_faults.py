@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import devkit
 
-from devkit.payload.build_plugin import UNPACKED_MARKER, Problem, target_paddle
+from devkit.payload.build_plugin import PADDLE, UNPACKED_MARKER, Problem, target_paddle
 from devkit.run.envs import cache_root
 from devkit.util.archives import extract_tar, validate_wheel, write_tar_gz
 from devkit.util.errors import DevkitError
@@ -288,7 +288,14 @@ def _cached_target_wheel(cache: Path) -> Path:
     from devkit.util.archives import sha256_file
 
     (root / UNPACKED_MARKER).write_text(
-        json.dumps({"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {"paddle/libs/libphi_core.so": 9}})
+        json.dumps(
+            {
+                "wheel": wheel.name,
+                "sha256": sha256_file(wheel),
+                "unpacked": list(PADDLE.unpack),
+                "files": {"paddle/libs/libphi_core.so": 9},
+            }
+        )
     )
     return root
 
@@ -311,6 +318,29 @@ def test_a_changed_unpacked_library_in_the_cache_is_named(tmp_path):
     with pytest.raises(Problem) as exc:
         target_paddle(tmp_path, Path(sys.executable), "3.2.2", "manylinux2014_aarch64")
     assert "libphi_core.so differs from" in exc.value.text
+
+
+def test_a_cache_unpacked_for_fewer_parts_of_the_wheel_is_completed_from_the_cached_wheel(tmp_path):
+    """A cache an older devkit unpacked (no paddle/base/libpaddle.so, which the int8 engine links)
+    is completed from the wheel it downloaded, which is rechecked, not downloaded again."""
+    root = tmp_path / "paddle" / "3.2.2-manylinux2014_aarch64"
+    (root / "download").mkdir(parents=True)
+    wheel = root / "download" / "paddlepaddle-3.2.2-cp311-cp311-manylinux2014_aarch64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("paddle/libs/libphi_core.so", b"\x7fELF core")
+        zf.writestr("paddle/base/libpaddle.so", b"\x7fELF pir")
+        zf.writestr("paddle/base/other.py", b"not unpacked")
+    (root / "paddle" / "libs").mkdir(parents=True)
+    (root / "paddle" / "libs" / "libphi_core.so").write_bytes(b"\x7fELF core")
+    from devkit.util.archives import sha256_file
+
+    old = {"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {"paddle/libs/libphi_core.so": 9}}
+    (root / UNPACKED_MARKER).write_text(json.dumps(old))
+    assert target_paddle(tmp_path, Path(sys.executable), "3.2.2", "manylinux2014_aarch64") == root / "paddle"
+    assert (root / "paddle" / "base" / "libpaddle.so").read_bytes() == b"\x7fELF pir"
+    assert not (root / "paddle" / "base" / "other.py").exists()
+    recorded = json.loads((root / UNPACKED_MARKER).read_text())
+    assert recorded["unpacked"] == list(PADDLE.unpack) and "paddle/base/libpaddle.so" in recorded["files"]
 
 
 def test_check_abi_rechecks_a_cached_target_wheel_too(tmp_path, monkeypatch):

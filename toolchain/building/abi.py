@@ -9,6 +9,7 @@ exports, or a system library by its symbol version); the C++11 string ABI.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -41,6 +42,14 @@ from .elf import (
 from .sdk_abi import SdkExports, resolve_sdk_symbols
 
 
+def _digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 @lru_cache(maxsize=8)
 def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
     """The shared libraries in the wheel's paddle/libs, and the extension module paddle/base/libpaddle.so
@@ -48,8 +57,8 @@ def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
     libphi_core.so alone exports ~66k symbols)."""
     libs = {}
     for path in sorted((paddle_root / "libs").glob("*.so*")) + sorted((paddle_root / "base").glob("libpaddle.so")):
-        stat = path.stat()
-        cached = cache_root() / "abi" / f"{path.name}-{stat.st_size}-{stat.st_mtime_ns}.json"
+        # by content: every fresh environment installs the same libraries with new times
+        cached = cache_root() / "abi" / f"{path.name}-{path.stat().st_size}-{_digest(path)}.json"
         if cached.is_file():
             data = json.loads(cached.read_text())
             libs[path.name] = LibraryAbi(**{**data, "defined": set(data["defined"])})

@@ -234,8 +234,8 @@ def _checked_runtime(root: Path, runtime: Runtime) -> Path:
                 f"delete {root} to unpack it again",
                 "environment",
             )
-    if any(not any(name.startswith(wanted) for name in recorded["files"]) for wanted in runtime.unpack):
-        with setting_up(root):  # unpacked by a devkit that needed less of the wheel
+    if recorded.get("unpacked") != list(runtime.unpack):
+        with setting_up(root):  # unpacked by a devkit that needed other parts of the wheel
             _extract(root, wheel, runtime)
     return root / runtime.package
 
@@ -252,7 +252,12 @@ def _extract(root: Path, wheel: Path, runtime: Runtime) -> None:
         ) from None
     (root / UNPACKED_MARKER).write_text(
         json.dumps(
-            {"wheel": wheel.name, "sha256": sha256_file(wheel), "files": {i.filename: i.file_size for i in members}}
+            {
+                "wheel": wheel.name,
+                "sha256": sha256_file(wheel),
+                "unpacked": list(runtime.unpack),
+                "files": {i.filename: i.file_size for i in members},
+            }
         )
     )
 

@@ -163,6 +163,19 @@ def check_ops(device: str, registered: list[str], unimplemented: list[str]) -> P
     results.append(with_fallback_by_design(check_optimizers, ["sgd", "adam"], unimplemented, device))
     results.append(with_fallback_by_design(check_random, ["uniform", "gaussian"], unimplemented, device))
     results.append(with_fallback_by_design(check_dropout_random, ["dropout", "dropout_grad"], unimplemented, device))
+    import quant_cases  # (bit for bit: the quantization kernels' cases of test-ops)
+
+    for quant in quant_cases.run(device, registered_dtypes(device), ["float32"], lambda case, kernel: True):
+        if quant["status"] == "not registered":
+            continue
+        quantized: OpCheckCase = {
+            "case": quant["case"],
+            "kernels": quant["kernels"],
+            "passed": quant["status"] == "pass",
+        }
+        if "error" in quant:
+            quantized["error"] = quant["error"]
+        results.append(quantized)
     failed = [r["case"] for r in results if not r["passed"]]
     covered = {k for r in results for k in r["kernels"]}
     uncovered = sorted(set(registered) - covered)

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "int8_engine_op.h"
-#include "kernel_helpers.h"
+#include "../kernels/kernel_helpers.h"  // (by its path from here: see CMakeLists.txt)
 #include "paddle/fluid/custom_engine/custom_engine_ext.h"
 #include "paddle/fluid/framework/new_executor/instruction/custom_engine_instruction.h"
 #include "paddle/fluid/pir/dialect/kernel/ir/kernel_type.h"

@@ -138,6 +138,7 @@ extern "C" __attribute__((visibility("default"))) void InitPluginCustomEngine(Cu
     init(params);
     return;
   }
+  params->interface->size = sizeof(C_CustomEngineInterface);
   params->interface->register_custom_engine_op = NothingToRegister;
   params->interface->graph_engine_build = EngineUnavailable;
   params->interface->graph_engine_execute = EngineUnavailable;
