@@ -64,25 +64,18 @@ def test_bundle_layout_and_manifest(infer_project, tmp_path):
     )
 
 
-@pytest.mark.parametrize("model", ["mnist", "mobilenet_v1", "resnet50"])
-def test_verify_infer_matches_cpu_on_device(infer_project, model):
-    proc = devkit(
-        "verify",
-        str(infer_project),
-        "--runner",
-        "host",
-        "--infer",
-        "--model",
-        model,
-        "--warmup",
-        "2",
-        "--repeats",
-        "5",
-        "--json",
-    )
+def verify_infer(project: Path, *args: str) -> dict:
+    """`devkit verify PROJECT --runner host --infer --json ARGS`, which must pass: its report.json
+    (conftest.verify_passes cannot serve: the C++ demo's check is "not run", never passed, here)."""
+    proc = devkit("verify", str(project), "--runner", "host", "--infer", "--json", *args)
     summary = json.loads(proc.stdout)
     assert summary["passed"], proc.stderr
-    report = json.loads(Path(summary["report"]).read_text())
+    return json.loads(Path(summary["report"]).read_text())
+
+
+@pytest.mark.parametrize("model", ["mnist", "mobilenet_v1", "resnet50"])
+def test_verify_infer_matches_cpu_on_device(infer_project, model):
+    report = verify_infer(infer_project, "--model", model, "--warmup", "2", "--repeats", "5")
     check = report["checks"][0]
     assert check["top1_agree"] and check["placement"]["cpu_fallback"] == {}
     assert {"conv2d", "relu"} <= set(check["placement"]["on_device"]) or model == "mnist"
@@ -121,25 +114,9 @@ def test_cpp_demo_runs_against_the_given_library_and_fails_loudly_without_one(in
 
 @pytest.mark.parametrize("model", ["mnist", "mobilenet_v1"])
 def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project, model):
-    proc = devkit(
-        "verify",
-        str(infer_project),
-        "--runner",
-        "host",
-        "--infer",
-        "--quant",
-        "int8",
-        "--model",
-        model,
-        "--warmup",
-        "1",
-        "--repeats",
-        "3",
-        "--json",
-    )
-    summary = json.loads(proc.stdout)
-    assert summary["passed"], proc.stderr
-    check = json.loads(Path(summary["report"]).read_text())["checks"][0]
+    check = verify_infer(infer_project, "--quant", "int8", "--model", model, "--warmup", "1", "--repeats", "3")[
+        "checks"
+    ][0]
     assert check["name"] == f"inference {model} int8"
     quant = check["quant"]
     assert quant["qdq_ops"]["quantize_linear"] > 0 and quant["qdq_ops"]["dequantize_linear"] > 0

@@ -55,13 +55,9 @@ def export(name: str, prefix: Path, quant: str, device: str) -> None:
     if quant:
         import quant_model
 
-        quant_model.write(simulated_path(str(prefix)), quant_model.export(model, shape, prefix, device))
+        quant_model.export(model, shape, prefix, device)
         return
     paddle.jit.save(model, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
-
-
-def simulated_path(prefix: str) -> Path:
-    return Path(prefix + ".simulated.json")
 
 
 def model_files(prefix: str) -> tuple[str, str]:
@@ -311,7 +307,7 @@ def main() -> int:
         import quant_engine
         import quant_model
 
-        simulated = simulated_path(prefix)
+        simulated = quant_model.simulated_record(prefix)
         engine = report.get("engine")
         engine_placement = (
             kernel_placement(prefix, args.device, report["input_shape"], engine=True)

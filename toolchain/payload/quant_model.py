@@ -72,9 +72,14 @@ def simulated_output(prefix: str) -> Path:
     return Path(prefix + ".simulated.npy")
 
 
+def simulated_record(prefix: str) -> Path:
+    """Where export() leaves level 1's comparison (simulate's record)."""
+    return Path(prefix + ".simulated.json")
+
+
 def export(model: Any, shape: list[int], prefix: Path, device: str) -> dict[str, Any]:
-    """Save the QDQ model at `prefix` (and its simulated-int8 CPU output for the input every
-    measurement uses) and return level 1, simulated int8 on the device vs the CPU."""
+    """Save the QDQ model at `prefix`, and beside it its simulated-int8 CPU output for the input every
+    measurement uses and level 1's comparison (simulated int8 on the device vs the CPU), returned too."""
     import numpy as np
     import paddle
     from paddle.static import InputSpec
@@ -84,7 +89,9 @@ def export(model: Any, shape: list[int], prefix: Path, device: str) -> dict[str,
     # a fixed input shape: Paddle 3.3.1 cannot save a QDQ model with a dynamic batch
     paddle.jit.save(qdq, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
     x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
-    return simulate(qdq, x, device, simulated_output(str(prefix)))
+    record = simulate(qdq, x, device, simulated_output(str(prefix)))
+    simulated_record(str(prefix)).write_text(json.dumps(record))
+    return record
 
 
 def simulate(qdq: Any, x: Any, device: str, save_cpu: Path) -> dict[str, Any]:
@@ -108,10 +115,6 @@ def simulate(qdq: Any, x: Any, device: str, save_cpu: Path) -> dict[str, Any]:
         "top1_agree": bool(np.argmax(dev) == np.argmax(cpu)),
         "output_range": float(np.abs(cpu).max()),
     }
-
-
-def write(path: Path, record: dict[str, Any]) -> None:
-    path.write_text(json.dumps(record))
 
 
 def levels(
