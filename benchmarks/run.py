@@ -122,13 +122,14 @@ def in_both_modes(script: str, python: Path, args: list[str], env: dict, rounds:
     runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
     for _ in range(rounds):
         for mode, modes in MODES.items():
-            out = subprocess.run(
-                [str(python), str(HERE / script), "stpu", *args],
-                capture_output=True,
-                text=True,
-                env={**env, **modes.env("stpu")},
-                timeout=1800,
-            )
+            with tempfile.TemporaryDirectory(prefix="inductor-") as inductor:  # torch.compile starts cold
+                out = subprocess.run(
+                    [str(python), str(HERE / script), "stpu", *args],
+                    capture_output=True,
+                    text=True,
+                    env={**env, **modes.env("stpu"), "TORCHINDUCTOR_CACHE_DIR": inductor},
+                    timeout=1800,
+                )
             if out.returncode != 0:
                 raise SystemExit(f"{script} ({mode}) failed:\n{out.stderr[-3000:]}")
             runs[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -294,6 +295,22 @@ def mode_rows(figures: dict, prefix: str, step: str) -> list[tuple[str, str, str
                     f"{step}, {'autocast' if prefix else 'AMP O1'} float16 (stpu:0 {mode} vs stpu:0 float32 vs CPU float32)",
                     f"{amp:.1f} ms vs {fp32['device']:.1f} ms vs {fp32['cpu']:.1f} ms",
                     f"{ratio(amp, fp32['device'])} of float32; {ratio(amp, fp32['cpu'])} of CPU",
+                )
+            )
+        if "compiled_train_step_ms" in d:
+            compiled, eager = d["compiled_train_step_ms"]["device"], d["train_step_ms"]["device"]
+            rows.append(
+                (
+                    f"{step}, torch.compile (stpu:0 {mode}, compiled vs eager)",
+                    f"{compiled:.1f} ms vs {eager:.1f} ms",
+                    ratio(compiled, eager),
+                )
+            )
+            rows.append(
+                (
+                    f"{step}: torch.compile's first call, cold vs from Inductor's cache (stpu:0 {mode})",
+                    f"{d['compile_s']['cold']:.1f} s vs {d['compile_s']['cached']:.1f} s",
+                    "",
                 )
             )
         if "empty_us" in d:

@@ -9,6 +9,7 @@ adapter's device and on torch's CPU, measured alternately in one process.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -45,10 +46,12 @@ def empty_us(device: str, n: int) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
-def train_step_ms(device: str, steps: int, batch: int = 64, amp: bool = False) -> float:
-    """One LeNet step (Adam); with `amp`, under torch.autocast(float16) and a GradScaler."""
+def train_step_ms(device: str, steps: int, batch: int = 64, amp: bool = False, compiled: bool = False) -> float:
+    """One LeNet step (Adam); with `amp`, under torch.autocast(float16) and a GradScaler; with
+    `compiled`, the model through torch.compile (its compile is in the warm-up steps, not timed)."""
     torch.manual_seed(0)
     model = lenet(torch).to(device)
+    run = torch.compile(model) if compiled else model
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     scaler = torch.amp.GradScaler(device, init_scale=1024.0, enabled=amp)
     x = torch.rand(batch, 1, 28, 28).to(device)
@@ -56,7 +59,7 @@ def train_step_ms(device: str, steps: int, batch: int = 64, amp: bool = False) -
 
     def step():
         with torch.autocast(device_type=device, dtype=torch.float16, enabled=amp):
-            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss = torch.nn.functional.cross_entropy(run(x), y)
         opt.zero_grad()
         scaler.scale(loss).backward()
         scaler.step(opt)
@@ -70,6 +73,19 @@ def train_step_ms(device: str, steps: int, batch: int = 64, amp: bool = False) -
         loss = step()
     loss.item()
     return (time.perf_counter() - start) / steps * 1e3
+
+
+def compile_s(device: str, batch: int = 64) -> float:
+    """Seconds of a LeNet training step's first call under torch.compile: tracing, code generation
+    and the C++ compiler (cold in a fresh TORCHINDUCTOR_CACHE_DIR; from its cache the next time)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = torch.compile(lenet(torch).to(device))
+    x, y = torch.rand(batch, 1, 28, 28).to(device), torch.randint(0, 10, (batch,)).to(device)
+    start = time.perf_counter()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    getattr(torch, device).synchronize()
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -95,6 +111,12 @@ def main() -> None:
     result["peak_device_memory_mb"] = module.max_memory_reserved() / 2**20
     # mixed precision on the device (autocast float16 + GradScaler) against the float32 figures above
     result["amp_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, amp=True)}
+    # torch.compile (Inductor): the compile, cold then from Inductor's cache (benchmarks/run.py gives
+    # each run a fresh cache directory), and the compiled step against the eager one above
+    importlib.import_module("torch._inductor.compile_fx")  # imported before the clock starts
+
+    result["compile_s"] = {"cold": compile_s(args.device), "cached": compile_s(args.device)}
+    result["compiled_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, compiled=True)}
     result["fallbacks"] = dict(getattr(torch, args.device).fallback_counts())
     print(json.dumps(result), flush=True)
     sys.stdout.flush()

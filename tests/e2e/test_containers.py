@@ -79,6 +79,18 @@ def test_x86_64_container_verify(project):
     assert_cloned_from_a_clean_reference(summary)
 
 
+def test_x86_64_container_verify_compiles_onto_the_device(tmp_path):
+    """torch.compile in the verify container: its image gets the C++ compiler and Python headers
+    Inductor needs (a layer, made once), and the compiled kernels run on the device."""
+    project = tmp_path / "STPU"
+    devkit("new-backend", "STPU", "--out", str(project))
+    devkit("build", str(project), "--framework", "torch", "--runner", "host")
+    argv = ["verify", str(project), "--framework", "torch", "--compile", "--runner", "docker", "--json"]
+    summary = json.loads(devkit(*argv).stdout)
+    names = [c["name"] for c in summary["checks"] if c["passed"]]
+    assert summary["passed"] and {"compile mlp", "compile lenet", "compile trace"} <= set(names), summary
+
+
 def test_x86_64_container_verify_distributed(project):
     """Two ranks of Paddle's launcher inside one verify container (its /dev/shm holds the
     collectives' files), and the lost-rank runs."""

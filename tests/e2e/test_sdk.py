@@ -203,6 +203,17 @@ def test_import_torch_without_the_sdk_runtime_is_one_line_and_cpu_still_works(sd
     found = subprocess.run([str(reference / "bin/python"), "-c", script], env=env, capture_output=True, text=True)
     assert found.returncode == 0 and found.stdout.split()[1] == "6.0", found.stderr[-2000:]
     assert int(found.stdout.split()[0]) >= 1  # pocl's CPU device (CI installs pocl-opencl-icd)
+    # torch.compile: this device library cannot launch compiled kernels, so Inductor is refused in
+    # one line naming the backend that works, which does
+    script = (
+        "import torch\nf = lambda x: torch.relu(x) * 2\nx = torch.ones(3, device='stpu')\n"
+        "print(torch.compile(f, backend='aot_eager')(x).sum().item())\n"
+        "try:\n    torch.compile(f)(x)\nexcept Exception as e:\n    print('REFUSED', str(e))\n"
+    )
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path / "inductor")
+    compiled = subprocess.run([str(reference / "bin/python"), "-c", script], env=env, capture_output=True, text=True)
+    assert compiled.stdout.splitlines()[0] == "6.0", compiled.stderr[-2000:]
+    assert 'cannot launch compiled kernels: compile with torch.compile(model, backend="aot_eager")' in compiled.stdout
 
 
 def test_import_paddle_without_the_sdk_runtime_is_one_line_and_cpu_still_works(sdk_project, tmp_path):

@@ -496,3 +496,18 @@ def test_torch_autocast_and_grad_scaler_train_on_the_device(torch_project, torch
     assert overflow["changed_parameters"] == [] and overflow["scale_after"] == 2.0**39
     ops = checks["ops"]  # the scaler's ops and reciprocal are op cases too, against torch's CPU
     assert ops["passed"] and "GradScaler update after an overflow" in {c["case"] for c in ops["cases"]}
+
+
+def test_torch_compile_runs_inductor_kernels_on_the_device_queue(torch_project, torch_build):
+    """torch.compile's default backend on stpu:1 and a stream of its own: every generated kernel
+    launched through the device library (none called on the host), matmul/conv as the device's
+    eager kernels, no CPU fallback, results as eager and the CPU; ordering, recompiles, the trace."""
+    _, report = verify_passes(torch_project, "--framework", "torch", "--compile")
+    checks = {c["name"]: c for c in report["checks"]}
+    assert "mnist" not in checks and {"compile ordering", "compile shapes", "compile trace"} <= checks.keys()
+    for model in ("mlp", "lenet"):
+        check = checks[f"compile {model}"]
+        assert check["compiled_kernels"] > 0 and check["launches"] >= check["compiled_kernels"], check
+        assert check["direct_calls"] == 0 and check["extern_kernels"] > 0 and check["fallbacks"] == {}, check
+        assert check["max_diff_cpu"] < 1e-4 and check["max_diff_eager"] < 1e-4, check
+    assert "device 1 stream" in checks["compile trace"]["detail"]

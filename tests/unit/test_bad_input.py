@@ -451,6 +451,21 @@ CASES = [
         "--amp trains LeNet on one device",
     ),
     Case(
+        "verify-compile-paddle",
+        lambda i: ["verify", P(i), "--compile"],
+        "--compile checks torch.compile; the PaddlePaddle adapter has no compiler backend",
+    ),
+    Case(
+        "verify-compile-amp",
+        lambda i: ["verify", P(i), "--framework", "torch", "--compile", "--amp", "O1"],
+        "--compile checks compiled models of its own on one process",
+    ),
+    Case(
+        "verify-compile-other-seam",  # the aarch64 reference is torch 2.9.1
+        lambda i: ["verify", P(i), "--framework", "torch", "--compile", "--arch", "aarch64"],
+        "--compile: the device's Inductor backend needs torch 2.13",
+    ),
+    Case(
         "verify-quant-dtype",
         lambda i: ["verify", P(i), "--infer", "--quant", "int4"],
         "--quant 'int4' is not a quantization devkit verifies",

@@ -110,6 +110,16 @@ def verify(
             "a --model-dir must hold a quantized model.",
         ),
     ] = "",
+    compile_: Annotated[
+        bool,
+        typer.Option(
+            "--compile",
+            help="Check torch.compile with its default backend (Inductor) on the device instead of training: an MLP "
+            "and LeNet forward + training steps on the last card and its own stream vs eager and the CPU, eager -> "
+            "compiled -> eager ordering, recompiles on new shapes, every kernel in the device's op trace "
+            "(--framework torch).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
@@ -129,6 +139,7 @@ def verify(
         distributed=distributed,
         amp=amp,
         quant=quant,
+        compile=compile_,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:

@@ -179,6 +179,25 @@ class TorchOverflowCheck(CheckRecord):
     scale_after: float
 
 
+class CompiledCode(TypedDict):
+    """What the generated code of a compiled model runs (torch_compile.code_counts())."""
+
+    compiled_kernels: int  # kernels Inductor generated (forward and backward graphs)
+    launches: int  # their launch calls in the generated code
+    extern_kernels: int  # aten calls of the generated code: the device's eager kernels
+    direct_calls: int  # kernels the generated code calls on the host (must be 0)
+
+
+class TorchCompileCheck(CheckRecord, CompiledCode):
+    """A "compile <model>" check (torch_compile.check_model())."""
+
+    model: str
+    max_diff_eager: float  # compiled vs eager on the device, largest |diff| over losses, outputs, parameters
+    max_diff_cpu: float
+    fallbacks: dict[str, int]
+    compile_seconds: float  # the first compiled step: tracing, code generation, C++ compilation
+
+
 class BatteryRun(TrainingRun):
     eval_loss: float
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from functools import cache
 
 import torch_amp
+import torch_compile
 from records import CheckRecord, CpuCurve, VerifyReport
 from torch_basics import (
     check_dataloader,
@@ -40,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated checks (default: all but fallback-report)")
     parser.add_argument("--ops", default="", help="with ops: a regular expression selecting cases")
     parser.add_argument("--amp", default="", choices=("", "O1"), help="mnist under torch.autocast and a GradScaler")
+    parser.add_argument(
+        "--compile", action="store_true", help="torch.compile (Inductor) on the device instead of mnist"
+    )
     add_training_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -61,7 +65,13 @@ def main(argv: list[str] | None = None) -> int:
             "devices",
             "queued-work",
             "ops",
-            *(["mnist-autocast-float16", "mnist-autocast-bfloat16", "amp-overflow"] if args.amp else ["mnist"]),
+            *(["mnist-autocast-float16", "mnist-autocast-bfloat16", "amp-overflow"] if args.amp else []),
+            *(
+                ["compile-mlp", "compile-lenet", "compile-ordering", "compile-shapes", "compile-trace"]
+                if args.compile
+                else []
+            ),
+            *([] if args.amp or args.compile else ["mnist"]),
         ]
         log("check registration")
         report["checks"].append(timed(lambda: check_registration(torch, args.device)))
@@ -90,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
                     torch, args.device, data, args.steps, args.batch_size, args.seed, "bfloat16", float32_curve
                 ),
                 "amp-overflow": lambda: torch_amp.check_overflow(torch, args.device, data, args.batch_size, args.seed),
+                "compile-mlp": lambda: torch_compile.check_model(torch, args.device, "mlp"),
+                "compile-lenet": lambda: torch_compile.check_model(torch, args.device, "lenet"),
+                "compile-ordering": lambda: torch_compile.check_ordering(torch, args.device),
+                "compile-shapes": lambda: torch_compile.check_shapes(torch, args.device),
+                "compile-trace": lambda: torch_compile.check_trace(torch, args.device),
                 "kernels": lambda: check_kernels(torch, args.device),
                 "fallback-report": lambda: check_fallback_report(torch, args.device, data, args.seed),
             }

@@ -37,6 +37,9 @@ class Framework:
     wheel_label: str = ""  # what its wheel is called in messages
     train_models: tuple[str, ...] = ("mnist",)  # what `verify` can train (the first: the default)
     amp_levels: tuple[str, ...] = ()  # what `verify --amp` takes: the framework's mixed-precision levels
+    # The releases (major.minor) whose compiler seam the adapter targets (torch.compile's Inductor
+    # device registration): `verify --compile` checks those; empty: the framework has no compiler backend.
+    compiler_seam: tuple[str, ...] = ()
     # In the names of build trees, logs and locks (Paddle's, the first adapter, are unsuffixed).
     tree_suffix: str = ""
 
@@ -76,6 +79,7 @@ TORCH = Framework(
     unpacked_runtime=True,
     verify_extras=("numpy",),  # torch does not require it; the checks compare with it
     amp_levels=("O1",),  # torch.autocast (float16 with torch.amp.GradScaler, and bfloat16)
+    compiler_seam=("2.13",),  # torch.compile with Inductor, the default backend
     verify_imports=("numpy", "torch.utils.data", "torch.profiler"),
     plugin_glob="lib/python3*/site-packages/torch_*/_build_info.py",
     tree_suffix="-torch",

@@ -104,11 +104,17 @@ def verify_spec(recipe: Recipe) -> ImageSpec:
     return ImageSpec(f"verify-{recipe.name}", "verify.Dockerfile" if framework else "verify-device.Dockerfile", recipe)
 
 
-def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ...], key: str, log: Path) -> str:
-    """The target's verify image with a vendor SDK's runtime installed by apt (a layer on it,
-    tagged by the packages and the image below, so made once); `key` names the declaration."""
+# What a verify image adds for `verify --compile`: Inductor compiles the kernels it generates
+# with the machine's C++ compiler, against Python's headers (its kernels' Python bindings).
+COMPILER_PACKAGES = ("g++", "python3-dev")
+
+
+def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ...], declared: str, log: Path) -> str:
+    """The target's verify image with Debian packages installed by apt (a layer on it, tagged by
+    the packages and the image below, so made once): a vendor SDK's runtime, the compiler
+    Inductor needs; `declared` says who asked for them (the error names it)."""
     base = ensure_image(engine, verify_spec(recipe), log)
-    kind = f"verify-{recipe.name}-sdk"
+    kind = f"verify-{recipe.name}-layer"
     tag = f"devkit-{kind}:{hashlib.sha256(' '.join([base, *packages]).encode()).hexdigest()[:12]}"
     # The names match project/sdk.py's DEBIAN_PACKAGE pattern: nothing a shell would interpret.
     dockerfile = (
@@ -118,7 +124,7 @@ def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ..
     with _image_lock(kind):
         if engine.image(tag) is None:
             try:
-                with status(f"[bold]building image {tag}[/] (SDK runtime: {' '.join(packages)})…"):
+                with status(f"[bold]building image {tag}[/] ({' '.join(packages)})…"):
                     engine.build_image(
                         tar_context({"Dockerfile": dockerfile.encode()}),
                         tag=tag,
@@ -129,12 +135,12 @@ def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ..
                     )
             except DevkitError as exc:
                 raise InputError(
-                    f"pyproject.toml: tool.devkit.sdk.{key}.debian: apt could not install {' '.join(packages)} "
-                    f"in the {recipe.name} verify image ({exc.problem})",
+                    f"{declared}: apt could not install {' '.join(packages)} in the {recipe.name} verify image "
+                    f"({exc.problem})",
                     "check each name with `apt-cache policy NAME` on Debian bookworm for that architecture",
                     log=log,
                 ) from None
-            err.print(f"[green]✓[/] built image {tag} with the SDK runtime ({recipe.oci_platform})")
+            err.print(f"[green]✓[/] built image {tag} with {' '.join(packages)} ({recipe.oci_platform})")
     return tag
 
 

@@ -18,7 +18,7 @@ from ..project.sdk import SdkSource
 from ..run.container import ContainerRunner, Mount
 from ..run.engine import Engine
 from ..run.envs import cache_root, container_reference_envs
-from ..run.images import builder_spec, ensure_image, ensure_runtime_image, verify_spec
+from ..run.images import COMPILER_PACKAGES, builder_spec, ensure_image, ensure_runtime_image, verify_spec
 from ..run.step import HostRunner, Runner
 from ..util.errors import EnvironmentProblem, InputError
 from ..util.resources import PAYLOAD_DIR
@@ -97,11 +97,17 @@ def build_place(
 
 
 def verify_runner(
-    choice: str, recipe: Recipe, work: Path, inputs: list[Path], log: Path, sdk_runtime: SdkSource | None = None
+    choice: str,
+    recipe: Recipe,
+    work: Path,
+    inputs: list[Path],
+    log: Path,
+    sdk_runtime: SdkSource | None = None,
+    compiler: bool = False,
 ) -> Runner:
     """A runner for the target's architecture with `work` writable and `inputs` readable, and in a
-    container the vendor SDK's runtime (`sdk_runtime`, [tool.devkit.sdk.runtime]) installed. On
-    the host the driver is the machine's own."""
+    container the vendor SDK's runtime (`sdk_runtime`, [tool.devkit.sdk.runtime]) installed, and
+    with `compiler` the C++ compiler torch.compile needs. On the host both are the machine's own."""
     if use_container(choice):
         engine = Engine.connect()
         if engine.files_mode == "copy":
@@ -112,10 +118,14 @@ def verify_runner(
                 "engine with qemu",
             )
         spec = verify_spec(recipe)
-        if sdk_runtime is None:
+        compilers = COMPILER_PACKAGES if compiler else ()
+        if sdk_runtime is None and not compilers:
             image = ensure_image(engine, spec, log)
+        elif sdk_runtime is None:
+            image = ensure_runtime_image(engine, recipe, compilers, "verify --compile", log)
         elif sdk_runtime.kind == "debian":
-            image = ensure_runtime_image(engine, recipe, sdk_runtime.packages, sdk_runtime.key, log)
+            declared = f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key}.debian"
+            image = ensure_runtime_image(engine, recipe, sdk_runtime.packages + compilers, declared, log)
         else:
             raise InputError(
                 f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key} is a {sdk_runtime.kind}; verify images take an SDK "

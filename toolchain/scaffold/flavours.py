@@ -42,6 +42,8 @@ class Flavour:
     half_precision: bool = False
     # whether it has the ops of the int8 engine (engine/): the plugin has the engine only then
     int8_engine: bool = True
+    # whether it runs compiled kernels (launch_kernel): the PyTorch adapter offers Inductor only then
+    compiled_kernels: bool = True
 
     def context(self) -> dict[str, object]:
         return {
@@ -54,6 +56,7 @@ class Flavour:
             "device_sources": list(self.device_sources),
             "half_precision": self.half_precision,
             "int8_engine": self.int8_engine,
+            "compiled_kernels": self.compiled_kernels,
             "unregistered": {fw: list(self.unregistered.get(fw, ())) for fw in FRAMEWORKS},
         }
 
@@ -82,6 +85,7 @@ def _with_stubs(flavour: Flavour) -> Flavour:
         unregistered=found.unregistered,
         stubs=found.stubs,
         int8_engine=not set(INT8_ENGINE_OPS) & set(found.missing),
+        compiled_kernels="launch_kernel" not in found.missing,
     )
 
 

@@ -11,6 +11,7 @@ import jinja2
 
 from .. import DISTRIBUTION, __version__
 from ..project.config import DEFAULT_INFERENCE_PASSES, default_targets, setting_line, settings_toml
+from ..project.frameworks import TORCH
 from ..project.naming import BackendName
 from ..project.recipes import find_recipe
 from ..util.errors import InputError
@@ -39,6 +40,7 @@ def template_context(backend: BackendName, flavour: Flavour | None = None) -> di
         "project_name": backend.project_name,
         "plugin_target": backend.project_name,  # the CMake target: libpaddle-custom-<type>.so
         "plugin_version": PLUGIN_VERSION,
+        "inductor_seam": list(TORCH.compiler_seam),
         "paddle_version": find_recipe(HOST_RECIPE).paddle_version or "",
         "devkit_version": __version__,
         "devkit_distribution": DISTRIBUTION,

@@ -45,6 +45,7 @@ class VerifyRequest:
     distributed: int = 0  # --distributed N: data parallel on N devices in N processes
     amp: str = ""  # --amp LEVEL: train under mixed precision
     quant: str = ""  # --quant DTYPE: quantized inference
+    compile: bool = False  # --compile: torch.compile (Inductor) on the device
 
 
 def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
@@ -112,11 +113,13 @@ def run_verification(
     framework = framework_for(project, wheel, request.framework)
     _check_amp(request, framework, infer)
     _check_quant(request, framework, infer)
+    _check_compile(request, framework, infer, recipe)
     suffix = (
         framework.tree_suffix
         + ("-distributed" if request.distributed else "")
         + (f"-amp-{request.amp}" if request.amp else "")
         + (f"-{request.quant}" if request.quant else "")
+        + ("-compile" if request.compile else "")
     )
     if project is not None:
         report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{suffix}{'-infer' if infer else ''}"
@@ -133,6 +136,7 @@ def run_verification(
         data_dir=request.data,
         modes=request.modes,
         amp=request.amp,
+        compile=request.compile,
     )
     if request.distributed:
         check_distributed_request(request.distributed, options, infer)
@@ -200,6 +204,31 @@ def _check_quant(request: VerifyRequest, framework: Framework, infer: bool) -> N
         )
     if request.distributed or request.amp:
         raise InputError("--quant checks inference on one device", "drop --distributed and --amp (or --quant)")
+
+
+def _check_compile(request: VerifyRequest, framework: Framework, infer: bool, recipe: Recipe) -> None:
+    """--compile: torch.compile's default backend on one process's devices, where the target's
+    torch has the seam the adapter targets."""
+    if not request.compile:
+        return
+    if not framework.compiler_seam:
+        raise InputError(
+            f"--compile checks torch.compile; the {framework.label} adapter has no compiler backend",
+            "use --framework torch, or drop --compile",
+        )
+    if infer or request.distributed or request.amp or (request.model or "mnist") != "mnist":
+        raise InputError(
+            "--compile checks compiled models of its own on one process",
+            "drop --infer, --distributed, --amp and --model",
+        )
+    version = framework.version(recipe)
+    if version is not None and ".".join(version.split(".")[:2]) not in framework.compiler_seam:
+        raise InputError(
+            f"--compile: the device's Inductor backend needs torch {' or '.join(framework.compiler_seam)} (the seam the "
+            f"adapter is written for), and the {recipe.name} reference is torch {version}",
+            f"verify --compile on a target with torch {framework.compiler_seam[-1]}; on {recipe.name} compile with "
+            'torch.compile(model, backend="aot_eager")',
+        )
 
 
 def _device_tests(

@@ -51,6 +51,7 @@ class VerifyOptions:
     # the project's device bundle (device library + conformance suite), run by the training checks; None: a bare wheel
     device_bundle: Path | None = None
     amp: str = ""  # --amp LEVEL: train under the framework's mixed precision ("": float32)
+    compile: bool = False  # --compile: the framework's compiler on the device instead of training
 
     @property
     def modes_env(self) -> dict[str, str]:
@@ -261,7 +262,7 @@ def plugin_session(
     log = fresh_log(report_dir)
     with work_dir() as work:
         mounts = [wheel.parent, *inputs, *([links] if links else [])]
-        runner = verify_runner(options.runner, options.recipe, work, mounts, log, options.sdk_runtime)
+        runner = verify_runner(options.runner, options.recipe, work, mounts, log, options.sdk_runtime, options.compile)
         pending = None
         if conformance and options.device_bundle is not None:
             suite = unpack_device_bundle(options.device_bundle, work / "device-bundle", options.recipe)

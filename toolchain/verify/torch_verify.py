@@ -30,6 +30,12 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
     }
 
 
+def inductor_env(session: PluginSession) -> dict[str, str | None]:
+    """Inductor's caches in the session's own directory: its default, /tmp/torchinductor_<user>, is
+    a name any local user can take first."""
+    return {"TORCHINDUCTOR_CACHE_DIR": session.runner.path(session.work / "inductor")}
+
+
 def with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
     """A bare wheel names its device: torch_<type>-<version>-...whl."""
     if options.device_type:
@@ -55,9 +61,10 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             f"torch checks on {options.recipe.name} ({options.steps} mnist steps, CPU fallback forbidden)",
             PAYLOAD,
             ["--data", data, "--steps", str(options.steps), *(["--amp", options.amp] if options.amp else [])]
+            + (["--compile"] if options.compile else [])
             + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
-            env=torch_env(options, session, strict=True),
+            env={**torch_env(options, session, strict=True), **inductor_env(session)},
         )
         registration = report.check("registration")
         if registration is not None and registration.passed:

@@ -596,6 +596,36 @@ typedef enum {
 /* Waits (on the stream) until every rank has reached it. */
 {{ p }}_status_t {{ p }}_ccl_barrier({{ p }}_stream_t s, {{ p }}_comm_t comm);
 
+/* ---- compiled kernels ------------------------------------------------- */
+/* A kernel a compiler generated for the device (torch.compile's Inductor: see the PyTorch
+ * adapter's README), queued like an op and run by the stream's worker as entry(args), in
+ * order with the stream's other work. args[i] is, for a BUFFER argument, the library's view
+ * of the device pointer (the kernel's loads and stores go there: the host never gets a
+ * readable address); for a value argument, the address of a copy of the value. `name`
+ * (a C identifier) is what the op trace, errors and the fault handler call it. A BUFFER
+ * that is not memory of the stream's device is {{ NAME }}_ERROR_INVALID_VALUE, at once. */
+typedef void (*{{ p }}_kernel_entry_t)(void* const* args);
+typedef enum {
+  {{ NAME }}_KERNEL_ARG_BUFFER = 0,
+  {{ NAME }}_KERNEL_ARG_INT64 = 1,
+  {{ NAME }}_KERNEL_ARG_FLOAT32 = 2,
+  {{ NAME }}_KERNEL_ARG_FLOAT64 = 3,
+} {{ p }}_kernel_arg_kind_t;
+typedef struct {
+  {{ p }}_kernel_arg_kind_t kind;
+  union {
+    void* buffer;
+    int64_t i64;
+    float f32;
+    double f64;
+  } value;
+} {{ p }}_kernel_arg_t;
+{{ p }}_status_t {{ p }}_launch_kernel({{ p }}_stream_t stream, const char* name, {{ p }}_kernel_entry_t entry,
+                                const {{ p }}_kernel_arg_t* args, size_t num_args);
+/* The stream's id, unique in the process, as the op trace prints it ("stream=<id>"); NULL:
+ * the current device's default stream. */
+{{ p }}_status_t {{ p }}_stream_get_id({{ p }}_stream_t stream, uint64_t* id);
+
 /* ---- debugging -------------------------------------------------------- */
 /* Names the framework kernel on whose behalf the calling thread's next ops run,
  * for {{ NAME }}_DUMP_OP_ARGS and {{ NAME }}_AUTOCOMPARE output (see README). */

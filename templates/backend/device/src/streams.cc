@@ -620,6 +620,12 @@ extern "C" {
   return {{ NAME }}_OK;
 }
 
+{{ p }}_status_t {{ p }}_stream_get_id({{ p }}_stream_t stream, uint64_t* id) {
+  if (!id) return {{ NAME }}_ERROR_INVALID_VALUE;
+  *id = (stream ? stream : default_stream())->id;
+  return {{ NAME }}_OK;
+}
+
 // The stream is freed once nothing refers to it: events recorded on it and other streams'
 // queued waits for it keep it (drained, complete) until they are done with it.
 {{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream) {

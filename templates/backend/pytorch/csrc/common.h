@@ -9,7 +9,10 @@
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
+#include <optional>
 #include <string>
+
+#include <c10/core/DeviceGuard.h>
 
 #include "{{ p }}_device.h"
 #include "runtime/device.h"
@@ -98,9 +101,25 @@ inline bool device_dtypes(at::TensorList ts) {
   return true;
 }
 
-// A registered kernel behind a dtype check: a call with a tensor of a dtype the device lacks
-// (half, bfloat16, complex, ...) runs the op on the CPU through the fallback, like an op
-// without a kernel, instead of failing inside the kernel ("has no ops for dtype Half").
+// ---- the device a kernel runs on ------------------------------------------------------
+// The first {{ device_type }} tensor among a kernel's arguments: its device is made current for
+// the call (its streams, its memory), as torch's generated CUDA wrappers do, so an op on
+// {{ device_type }}:1 works whatever the current device is.
+template <class T>
+void first_device(std::optional<c10::Device>&, const T&) {}
+inline void first_device(std::optional<c10::Device>& d, const at::Tensor& t) {
+  if (!d && t.defined() && t.device().type() == c10::DeviceType::PrivateUse1) d = t.device();
+}
+inline void first_device(std::optional<c10::Device>& d, const std::optional<at::Tensor>& t) {
+  if (t.has_value()) first_device(d, *t);
+}
+inline void first_device(std::optional<c10::Device>& d, at::TensorList ts) {
+  for (const at::Tensor& t : ts) first_device(d, t);
+}
+
+// A registered kernel behind a dtype check and a device guard: a call with a tensor of a dtype
+// the device lacks (half, bfloat16, complex, ...) runs the op on the CPU through the fallback,
+// like an op without a kernel, instead of failing inside the kernel ("has no ops for dtype Half").
 template <class Fn, class Sig = typename Fn::FuncType>
 struct DtypeChecked;
 template <class Fn, class Ret, class... Args>
@@ -110,6 +129,9 @@ struct DtypeChecked<Fn, Ret(Args...)> {
     return handle;
   }
   static Ret call(Args... args) {
+    std::optional<c10::Device> device;
+    (first_device(device, args), ...);
+    const c10::OptionalDeviceGuard guard(device);
     if ((device_dtypes(args) && ...)) return (*Fn::func_ptr())(std::forward<Args>(args)...);
     return c10::impl::BoxedKernelWrapper<Ret(Args...)>::call(c10::BoxedKernel::makeFromFunction<&cpu_fallback>(), *op(),
                                                              c10::DispatchKeySet(), std::forward<Args>(args)...);

@@ -71,6 +71,14 @@ int64_t current_stream_id(int64_t device) {
   return Streams::get().current(static_cast<c10::DeviceIndex>(device)).id();
 }
 
+// The device library's id of a torch stream: what its op trace prints as stream=<id>.
+int64_t library_stream_id(int64_t device, int64_t stream_id) {
+  const c10::Stream stream(c10::Stream::UNSAFE, device_of(static_cast<c10::DeviceIndex>(device)), stream_id);
+  uint64_t id = 0;
+  check({{ p }}_stream_get_id(Streams::get().handle(stream), &id), "stream_get_id");
+  return static_cast<int64_t>(id);
+}
+
 // What torch.<device>.synchronize() means, as in CUDA: all work of the device, every stream.
 void synchronize_device(int64_t device) {
   check({{ p }}_device_synchronize(static_cast<int>(device)), "device_synchronize");
@@ -90,6 +98,7 @@ TORCH_LIBRARY({{ p }}, m) {
   m.def("manual_seed(int seed, int device) -> ()", &manual_seed);
   m.def("initial_seed(int device) -> int", &initial_seed);
   m.def("current_stream_id(int device) -> int", &current_stream_id);
+  m.def("library_stream_id(int device, int stream_id) -> int", &library_stream_id);
   m.def("synchronize(int device) -> ()", &synchronize_device);
   m.def("build_info() -> str", &build_info);
 }

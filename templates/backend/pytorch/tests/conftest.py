@@ -1,5 +1,7 @@
+import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
@@ -7,6 +9,9 @@ import torch
 import torch_{{ p }}  # noqa: F401 - registers the device even with autoload off
 
 DEVICE = "{{ device_type }}"
+# Inductor's caches in a directory of our own: its default, /tmp/torchinductor_<user>, is a name
+# another local user can take first (set before anything compiles)
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-"))
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 
 _ops = torch.ops.{{ p }}
@@ -80,6 +84,20 @@ def _lazy_init() -> None:  # torch calls this on device modules before using the
     pass
 
 
+@dataclass(frozen=True)
+class DeviceProperties:
+    """What torch.cuda.get_device_properties() gives, as far as the device library tells it."""
+
+    name: str
+    total_memory: int
+    multi_processor_count: int  # the host-backed device computes on the host's cores
+
+
+def get_device_properties(device=None) -> DeviceProperties:
+    index = _index(device)
+    return DeviceProperties(f"{{ NAME }}:{index}", mem_get_info(index)[1], os.cpu_count() or 1)
+
+
 # ---- random numbers --------------------------------------------------------------------
 def manual_seed(seed: int) -> None:
     _ops.manual_seed(int(seed), current_device())
@@ -147,6 +165,11 @@ def Event(enable_timing: bool = False) -> torch.Event:  # noqa: N802 - mirrors t
     return torch.Event(device=torch.device("{{ device_type }}", current_device()), enable_timing=enable_timing)
 
 
+def stream(stream: torch.Stream) -> torch.Stream:
+    """`with torch.{{ device_type }}.stream(s):` makes s the current stream (as torch.cuda.stream)."""
+    return stream
+
+
 def current_stream(device=None) -> torch.Stream:
     index = _index(device)
     return torch.Stream(
@@ -154,6 +177,11 @@ def current_stream(device=None) -> torch.Stream:
         device_index=index,
         device_type=_PRIVATEUSE1,
     )
+
+
+def library_stream_id(stream: torch.Stream) -> int:
+    """The device library's id of `stream`: what its op trace ({{ NAME }}_DUMP_OP_ARGS) prints as stream=<id>."""
+    return int(_ops.library_stream_id(stream.device_index, stream.stream_id))
 
 
 # ---- mixed precision -------------------------------------------------------------------
@@ -182,3 +210,17 @@ def unimplemented_kernels() -> list[str]:
 def registered_kernels() -> list[str]:
     """The aten ops with a {{ device_type }} kernel (after {{ NAME }}_FALLBACK_OPS), sorted."""
     return sorted(torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"))
+
+
+# ---- torch.compile ---------------------------------------------------------------------
+# What Inductor looks up on the device module (torch/_inductor/codegen/common.py), imported
+# on first use: Inductor is heavy, and most programs never compile.
+_INDUCTOR_NAMES = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen", "WrapperFxCodegen")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _INDUCTOR_NAMES:
+        from . import _inductor
+
+        return getattr(_inductor, name)
+    raise AttributeError(f"module torch.{{ device_type }} has no attribute {name!r}")

@@ -1,0 +1,77 @@
+"""torch.compile with its default backend (Inductor) on the device: the seam in torch_{{ p }}/_inductor.py."""
+
+import re
+
+import pytest
+import torch
+from conftest import run_python
+from torch._inductor.utils import run_and_get_code
+
+
+def f(x, y):
+    return torch.relu(x * 2 + y).sum(dim=1) / 3
+
+{% if compiled_kernels %}
+
+def test_compiled_kernels_are_launched_on_the_device_queue(device):
+    x, y = torch.randn(6, 5), torch.randn(6, 5)
+    out, code = run_and_get_code(torch.compile(f), x.to(device), y.to(device))
+    torch.testing.assert_close(out.cpu(), f(x, y), rtol=1e-5, atol=1e-6)
+    kernels = re.findall(r"^(\w+) = async_compile\.cpp_pybinding\(", code[0], re.M)
+    assert kernels, code[0]
+    for kernel in kernels:  # launched through the device library, never called on the host
+        assert re.search(rf"{{ p }}_launch\({kernel}, ", code[0]), code[0]
+        assert not re.search(rf"^\s*{kernel}\(", code[0], re.M), code[0]
+    assert torch.{{ device_type }}.fallback_counts() == {}
+
+
+def test_training_step_on_the_second_card_matches_cpu():
+    torch.manual_seed(0)
+    cpu = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    dev = torch.device("{{ device_type }}", torch.{{ device_type }}.device_count() - 1)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    model.load_state_dict(cpu.state_dict())
+    model.to(dev)
+    x, y = torch.randn(4, 8), torch.randn(4, 4)
+    for m, inputs in ((cpu, (x, y)), (torch.compile(model), (x.to(dev), y.to(dev)))):
+        loss = torch.nn.functional.mse_loss(m(inputs[0]), inputs[1])
+        loss.backward()
+    for a, b in zip(cpu.parameters(), model.parameters()):
+        torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_cpp_wrapper_is_refused_in_one_line(device):
+    with pytest.raises(Exception, match="cpp_wrapper and AOTInductor .* are not supported on {{ device_type }}"):
+        torch.compile(f, options={"cpp_wrapper": True})(torch.ones(2, 2, device=device), torch.ones(2, 2, device=device))
+
+
+def test_a_host_dereference_in_a_generated_wrapper_faults_naming_the_allocation(tmp_path):
+    # The generated Python with one launch replaced by a direct call: the host runs the kernel on
+    # device memory, which it cannot read. The device library's fault handler names the address
+    # and its allocation, and the process ends.
+    code = """
+import re, torch
+from torch._inductor.codecache import PyCodeCache
+from torch._inductor.utils import run_and_get_code
+f = lambda x: torch.relu(x * 2)
+x = torch.randn(1000, device="{{ device_type }}")
+_, code = run_and_get_code(torch.compile(f), x)
+host = re.sub(r"{{ p }}_launch\\((\\w+), '\\w+', \\w+, '\\w*', \\((.*)\\)\\)", r"\\1(\\2)", code[0])
+assert host != code[0]
+PyCodeCache.load(host).call([x])
+torch.{{ device_type }}.synchronize()
+print("no fault")
+"""
+    result = run_python(code, TORCHINDUCTOR_CACHE_DIR=str(tmp_path))
+    assert result.returncode != 0 and "no fault" not in result.stdout, result.stdout + result.stderr
+    fault = [line for line in result.stderr.splitlines() if "host access to device memory" in line]
+    assert len(fault) == 1 and re.search(r"byte \d+ of the \d+-byte allocation at 0x", fault[0]), result.stderr
+{% else %}
+
+def test_inductor_is_refused_in_one_line_by_this_flavour(device):
+    # This device library cannot launch compiled kernels: Inductor says so, and names the fallback.
+    with pytest.raises(Exception, match='cannot launch compiled kernels: compile with torch.compile\\(model, backend="aot_eager"\\)'):
+        torch.compile(f)(torch.ones(2, 2, device=device), torch.ones(2, 2, device=device))
+    out = torch.compile(f, backend="aot_eager")(torch.ones(2, 2, device=device), torch.ones(2, 2, device=device))
+    torch.testing.assert_close(out.cpu(), f(torch.ones(2, 2), torch.ones(2, 2)))
+{% endif %}
