@@ -109,12 +109,14 @@ def verify_spec(recipe: Recipe) -> ImageSpec:
 COMPILER_PACKAGES = ("g++", "python3-dev")
 
 
-def ensure_runtime_image(engine: Engine, recipe: Recipe, packages: tuple[str, ...], declared: str, log: Path) -> str:
+def ensure_runtime_image(
+    engine: Engine, recipe: Recipe, packages: tuple[str, ...], declared: str, log: Path, layer: str = "sdk"
+) -> str:
     """The target's verify image with Debian packages installed by apt (a layer on it, tagged by
-    the packages and the image below, so made once): a vendor SDK's runtime, the compiler
-    Inductor needs; `declared` says who asked for them (the error names it)."""
+    the packages and the image below, so made once): a vendor SDK's runtime ("sdk"), the compiler
+    Inductor needs ("compiler"); `declared` says who asked for them (the error names it)."""
     base = ensure_image(engine, verify_spec(recipe), log)
-    kind = f"verify-{recipe.name}-layer"
+    kind = f"verify-{recipe.name}-{layer}"
     tag = f"devkit-{kind}:{hashlib.sha256(' '.join([base, *packages]).encode()).hexdigest()[:12]}"
     # The names match project/sdk.py's DEBIAN_PACKAGE pattern: nothing a shell would interpret.
     dockerfile = (

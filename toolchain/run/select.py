@@ -122,7 +122,7 @@ def verify_runner(
         if sdk_runtime is None and not compilers:
             image = ensure_image(engine, spec, log)
         elif sdk_runtime is None:
-            image = ensure_runtime_image(engine, recipe, compilers, "verify --compile", log)
+            image = ensure_runtime_image(engine, recipe, compilers, "verify --compile", log, layer="compiler")
         elif sdk_runtime.kind == "debian":
             declared = f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key}.debian"
             image = ensure_runtime_image(engine, recipe, sdk_runtime.packages + compilers, declared, log)

@@ -612,7 +612,7 @@ typedef enum {
   {{ NAME }}_KERNEL_ARG_FLOAT64 = 3,
 } {{ p }}_kernel_arg_kind_t;
 typedef struct {
-  {{ p }}_kernel_arg_kind_t kind;
+  int32_t kind; /* a {{ p }}_kernel_arg_kind_t (an int: a value outside it is refused, not undefined) */
   union {
     void* buffer;
     int64_t i64;

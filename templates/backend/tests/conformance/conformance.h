@@ -72,7 +72,8 @@ void sleep_ms(void* ms);
 // Polls until `done` or `seconds` passed: a hang is a failure, not a suite that never ends.
 bool within(double seconds, const std::function<bool()>& done);
 
-// Runs `body` in a forked child: its exit status (waitpid's) and what it wrote to stderr.
+// Runs `body` in a forked child: its exit status (waitpid's) and what it wrote to stderr; a child
+// still running after 300 s is killed (SIGKILL) and says so in `err`.
 struct ChildResult {
   int status = 0;
   std::string err;

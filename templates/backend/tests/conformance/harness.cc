@@ -7,11 +7,13 @@
 // expectations that name the library's error detail, an "unimplemented" outcome, JUnit) is
 // this file.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -223,9 +225,25 @@ ChildResult in_child(const std::function<int()>& body) {
     _exit(body());
   }
   close(err_pipe[1]);
+  // A child that hangs (a deadlock inherited through fork, an emulator's own) is killed after
+  // kChildSeconds and named, rather than stopping the suite.
+  constexpr int kChildSeconds = 300;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kChildSeconds);
   char buf[512];
-  ssize_t n = 0;
-  while ((n = read(err_pipe[0], buf, sizeof(buf))) > 0) r.err.append(buf, static_cast<size_t>(n));
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd p{err_pipe[0], POLLIN, 0};
+    const int ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      kill(child, SIGKILL);
+      r.err += "[conformance] the child did not end within " + std::to_string(kChildSeconds) + " s: killed\n";
+      break;
+    }
+    const ssize_t n = read(err_pipe[0], buf, sizeof(buf));
+    if (n <= 0) break;  // the child's end closed: it ended
+    r.err.append(buf, static_cast<size_t>(n));
+  }
   close(err_pipe[0]);
   waitpid(child, &r.status, 0);
   return r;

@@ -100,7 +100,7 @@ CONFORMANCE_CASE("launch", bad_launches_refused) {
                 {{ NAME }}_ERROR_INVALID_VALUE);
   EXPECT_STATUS({{ p }}_launch_kernel(nullptr, nullptr, launch_area::axpb, args.data(), args.size()),
                 {{ NAME }}_ERROR_INVALID_VALUE);
-  args[2].kind = static_cast<{{ p }}_kernel_arg_kind_t>(7);
+  args[2].kind = 7;
   EXPECT_STATUS({{ p }}_launch_kernel(nullptr, "axpb", launch_area::axpb, args.data(), args.size()),
                 {{ NAME }}_ERROR_INVALID_VALUE);
   EXPECT_OK({{ p }}_device_synchronize(0));  // nothing was queued, nothing failed

@@ -126,6 +126,10 @@ CONFORMANCE_CASE("flavour.host", a_forked_child_is_refused) {
 // Signals the device did not cause go on to the previous handler (here the default action): a
 // SIGSEGV sent by kill kills; a SIGBUS in device memory is named.
 CONFORMANCE_CASE("flavour.host", signals_the_device_did_not_cause_are_passed_on) {
+  // qemu-user (an emulated target's verify sets DEVKIT_EMULATED) handles a guest's fatal signal
+  // in its own code, which can deadlock in a forked child (armhf, 2026-11-26): what happens there
+  // is the emulator's, and this case is the native targets' to prove.
+  if (conformance::emulated()) return;
   Dev<float> x(16, 1.f);  // the fault handler is installed
   const conformance::ChildResult killed = conformance::in_child([] {
     kill(getpid(), SIGSEGV);
@@ -133,9 +137,6 @@ CONFORMANCE_CASE("flavour.host", signals_the_device_did_not_cause_are_passed_on)
   });
   EXPECT(WIFSIGNALED(killed.status) && WTERMSIG(killed.status) == SIGSEGV);
   if (conformance::failed()) std::printf("  SIGSEGV by kill: child status %d, stderr: %s\n", killed.status, killed.err.c_str());
-  // qemu-user (an emulated target's verify sets DEVKIT_EMULATED) aborts in its own signal code on
-  // a queued SIGBUS, before the handler runs: there, this half is the native targets' to prove.
-  if (conformance::emulated()) return;
   const conformance::ChildResult bus = conformance::in_child([&] {  // as the kernel sends it when device memory cannot be backed
     siginfo_t info;
     std::memset(&info, 0, sizeof(info));
