@@ -32,6 +32,8 @@ from torch_training import fallback_counts, lenet
 from training_verdict import failed_check
 
 RTOL, ATOL = 1e-5, 1e-6
+# A kernel Inductor defines in its generated Python (the name it is called or launched by)
+KERNEL_DEFINITION = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(", re.M)
 STEPS = 3
 SEED = 7
 
@@ -57,7 +59,7 @@ def code_counts(code: list[str]) -> CompiledCode:
     directly (none may be: that would be the host running a kernel on device memory)."""
     text = "\n".join(code)
     launched = re.findall(r"^\s*\w+_launch\((\w+), '", text, re.M)
-    defined = re.findall(r"^(\w+) = async_compile\.cpp_pybinding\(", text, re.M)
+    defined = KERNEL_DEFINITION.findall(text)
     called = [k for k in defined if re.search(rf"^\s*{k}\(", text, re.M)]
     return {
         "compiled_kernels": len(set(defined)),
@@ -298,7 +300,7 @@ def traced_child(device: str) -> None:
         result = train_steps(torch, model, x.to(dev), y.to(dev), compiled=True)
         seconds = time.perf_counter() - start
         stream.synchronize()
-    kernels = re.findall(r"^(\w+) = async_compile\.cpp_pybinding\(", "\n".join(result["code"]), re.M)
+    kernels = KERNEL_DEFINITION.findall("\n".join(result["code"]))
     library_stream = getattr(torch, device).library_stream_id(stream)
     line = {"kernels": kernels, "device": dev.index, "stream": library_stream, "seconds": seconds}
     print("RESULT " + json.dumps(line), flush=True)

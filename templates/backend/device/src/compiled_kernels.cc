@@ -6,9 +6,11 @@
 // arguments into a launch packet and start the kernel on its cores; here the worker calls
 // the generated code (which the framework compiled for the host CPU) directly.
 #include <cctype>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "debug.h"
@@ -21,9 +23,10 @@ namespace {
 // process, since a queued item and the last-op record hold the pointer.
 const char* interned(const char* name) {
   static std::mutex mu;
-  static auto* names = new std::set<std::string>();  // leaked: read during exit
+  static auto* names = new std::set<std::string, std::less<>>();  // leaked: read during exit
   std::lock_guard<std::mutex> lock(mu);
-  return names->insert(name).first->c_str();
+  auto known = names->find(std::string_view(name));  // a kernel launched again: no string made
+  return (known != names->end() ? known : names->emplace(name).first)->c_str();
 }
 
 bool identifier(const char* name) {
@@ -44,10 +47,12 @@ extern "C" {
   if (entry == nullptr || !identifier(name) || (args == nullptr && num_args > 0))
     return {{ NAME }}_ERROR_INVALID_VALUE;
   const char* kernel = interned(name);
-  uint64_t stream_id = 0;
-  {{ p }}_stream_get_id(s, &stream_id);
   debug::Trace trace_(kernel);
-  trace_.attr("launch", "compiled").attr("device", stream_device(s)).attr("stream", stream_id).attr("args", num_args);
+  if (debug::settings().dump >= 2) {  // (the attributes are printed from level 2 only)
+    uint64_t stream_id = 0;
+    {{ p }}_stream_get_id(s, &stream_id);
+    trace_.attr("launch", "compiled").attr("device", stream_device(s)).attr("stream", stream_id).attr("args", num_args);
+  }
   std::vector<{{ p }}_kernel_arg_t> argv(args, args + num_args);
   for (size_t i = 0; i < num_args; ++i) {
     {{ p }}_kernel_arg_t& a = argv[i];
