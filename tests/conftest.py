@@ -34,6 +34,24 @@ def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproces
     return proc
 
 
+def build_tools_bin() -> Path:
+    """The host build's tools env (cmake, ninja, scikit-build-core; no framework runtime)."""
+    from devkit.run.envs import cache_root
+
+    return next((cache_root() / "host" / "envs").glob("host-*-paddle-none")) / "bin"
+
+
+def standalone_build_env(project: Path, build_dir: Path, tools: Path | None = None) -> dict[str, str]:
+    """The environment of a test's own CMake build of a generated project (-DWITH_PADDLE=OFF):
+    paths under the directory both lie in are hashed relative (CCACHE_BASEDIR), as devkit's builds
+    have them, so a later run's build of the same sources in new temporary directories compiles
+    from ccache; with `tools`, that bin directory (cmake, ninja) first on PATH."""
+    env = {**os.environ, "CCACHE_BASEDIR": os.path.commonpath([project, build_dir]), "CCACHE_NOHASHDIR": "1"}
+    if tools is not None:
+        env["PATH"] = f"{tools}:{env['PATH']}"
+    return env
+
+
 def verify_passes(project: Path, *args: str) -> tuple[dict, dict]:
     """`devkit verify PROJECT --runner host --json ARGS`, which must pass: its summary and its
     report.json (a failure names each failed check with its detail, or shows verify's stderr)."""
@@ -137,9 +155,38 @@ def render_with_opencl_sdk(root: Path, name: str, *, headers: str = "", packages
     return project
 
 
-def wheel_name(arch: str, policy: str = r"manylinux_2_\d+") -> str:
-    """The STPU plugin wheel's name as a regex: devkit retags every wheel manylinux with auditwheel."""
-    return rf"paddle_custom_stpu-0\.1\.0-py3-none-{policy}_{arch}\.whl"
+def wheel_name(arch: str, policy: str = r"manylinux_2_\d+", device: str = "stpu") -> str:
+    """The plugin wheel's name as a regex: devkit retags every wheel manylinux with auditwheel."""
+    return rf"paddle_custom_{device}-0\.1\.0-py3-none-{policy}_{arch}\.whl"
+
+
+def fresh_names(seed: int) -> dict[str, str]:
+    """Names no test has used: mixed case with an underscore (both frameworks take it), one with a
+    digit (Paddle takes it, torch.device() does not), and a name torch owns in mixed case."""
+    import random
+    import string
+
+    from devkit.project.naming import CXX_KEYWORDS, PADDLE_RESERVED, torch_reserved
+
+    rng = random.Random(seed)
+
+    def word(n: int) -> str:
+        while True:  # (a word with 'cuda' in it is refused by Paddle's rule first)
+            w = "".join(rng.choice(string.ascii_letters) for _ in range(n))
+            if "cuda" not in w.lower():
+                return w
+
+    # Names only torch's rule refuses: not C++ keywords (torch owns `float`), nor Paddle's devices.
+    owned = sorted(
+        n
+        for n in torch_reserved()
+        if len(n) > 3 and "_" not in n and n not in CXX_KEYWORDS and n not in PADDLE_RESERVED and "cuda" not in n
+    )
+    return {
+        "mixed": rng.choice(string.ascii_uppercase) + word(4) + "_" + word(3),
+        "digit": rng.choice(string.ascii_uppercase) + word(3) + str(rng.randrange(10)) + word(2),
+        "owned": rng.choice(owned).capitalize(),
+    }
 
 
 # What every verification runs with: the reference device as unforgiving as hardware.

@@ -23,11 +23,11 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     results = json.loads((tmp_path / "short.json").read_text())
-    assert results["short"] and results["verify_x86_64"]["passed"] and results["verify_x86_64"]["inline_passed"]
+    assert results["short"] and "verify_x86_64" not in results  # verify end to end: the full run's figure
     assert results["build_host"]["noop_compiled"] == 0 and results["build_host"]["edit_compiled"] == 1
     assert results["build_host"]["cold_compiled"] >= 4  # unity builds: two units each for kernels and device
     torch = results["torch"]
-    assert torch["verify_passed"] and torch["noop_compiled"] == 0
+    assert torch["noop_compiled"] == 0 and "verify_s" not in torch
     for mode in ("async", "inline"):  # the device queuing work and running it inline, each vs the CPU
         for key in ("dispatch_us", "train_step_ms"):
             assert set(results["device_vs_cpu"][mode][key]) == {"device", "cpu"}
@@ -43,7 +43,6 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     for row in (
         "| torch LeNet training step, batch 64, Adam (stpu:0 async vs CPU) |",
         "| LeNet training step, batch 64 (stpu:0 inline vs CPU) |",
-        "| verify end to end, x86_64 native: async device vs inline |",
         "| one-kernel edit rebuild (host) |",
         "| torch small tensor made and freed (stpu:0 async vs CPU) |",
         "| LeNet training step, batch 64: device memory high-water mark (stpu:0 async) |",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import build_tools_bin, standalone_build_env
 
 pytestmark = pytest.mark.e2e
 
@@ -49,11 +50,8 @@ def as_nobody(*argv: str) -> list[str]:
 def device_test(built_project, tmp_path_factory) -> Path:
     """The device library's test binary, built alone (-DWITH_PADDLE=OFF) from the session's project
     with the build tools its build used."""
-    from devkit.run.envs import cache_root
-
-    tools = next((cache_root() / "host" / "envs").glob("host-*-paddle-none")) / "bin"
-    env = {**os.environ, "PATH": f"{tools}:{os.environ['PATH']}"}
     build = tmp_path_factory.mktemp("ccl-device-build")
+    env = standalone_build_env(built_project, build, build_tools_bin())
     configure = ["cmake", "-S", str(built_project), "-B", str(build), "-G", "Ninja", "-DWITH_PADDLE=OFF"]
     subprocess.run(configure, check=True, env=env, capture_output=True)
     subprocess.run(["cmake", "--build", str(build), "--target", "test_stpu_device"], check=True, env=env)

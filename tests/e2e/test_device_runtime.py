@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import devkit
+from conftest import devkit, standalone_build_env
 
 pytestmark = pytest.mark.e2e
 
@@ -44,8 +44,11 @@ def build(project: Path, build_dir: Path, target: str, *definitions: str) -> flo
     """Configures and builds `target`; the seconds it took."""
     start = time.monotonic()
     configure = ["cmake", "-S", str(project), "-B", str(build_dir), "-G", "Ninja", "-DWITH_PADDLE=OFF", *definitions]
-    subprocess.run(configure, check=True, capture_output=True)
-    made = subprocess.run(["cmake", "--build", str(build_dir), "--target", target], capture_output=True, text=True)
+    env = standalone_build_env(project, build_dir)
+    subprocess.run(configure, check=True, capture_output=True, env=env)
+    made = subprocess.run(
+        ["cmake", "--build", str(build_dir), "--target", target], capture_output=True, text=True, env=env
+    )
     assert made.returncode == 0, made.stdout[-3000:]
     return time.monotonic() - start
 

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PADDLE_CHECKS, devkit, wheel_name
+from conftest import PADDLE_CHECKS, build_tools_bin, devkit, standalone_build_env, wheel_name
 
 from devkit.run.envs import cache_root, reference_env
 from devkit.run.step import HostRunner
@@ -28,11 +28,6 @@ def paddle_python() -> Path:
     reference = reference_env(HostRunner(), "3.3.1", cache_root() / "tests-reference-env.log")
     assert reference is not None
     return reference / "bin" / "python"
-
-
-def build_tools_bin() -> Path:
-    """The host build's tools env (cmake, ninja, scikit-build-core; no framework runtime)."""
-    return next((cache_root() / "host" / "envs").glob("host-*-paddle-none")) / "bin"
 
 
 def test_build_produces_pinned_wheel(built_project):
@@ -161,8 +156,8 @@ def test_configure_names_missing_paddle(tmp_path):
 def test_generated_project_tests_pass(built_project, tmp_path):
     """The vendor's own tests: device library C++ tests, then pytest on the installed plugin."""
     bindir = build_tools_bin()
-    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
     build = tmp_path / "device-build"
+    env = standalone_build_env(built_project, build, bindir)
     subprocess.run(
         ["cmake", "-S", str(built_project), "-B", str(build), "-G", "Ninja", "-DWITH_PADDLE=OFF"],
         check=True,

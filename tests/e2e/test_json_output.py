@@ -4,7 +4,11 @@ download, CMake, compilers) and whatever is or is not cached.
 Every command that takes --json is run here, in order, against one empty devkit cache
 (DEVKIT_CACHE_DIR), so each first use happens inside one of them: the tools environment,
 the reference Paddle environment, the target torch wheel, the aarch64 Paddle wheel. The
-commands that need a Docker Engine run the same way in test_containers.py."""
+commands that need a Docker Engine run the same way in test_containers.py.
+
+The backend gets a name no test has used (mixed case with an underscore): with an empty
+compiler cache its builds compile every source anyway, so they also show that a new name
+builds in both adapters and runs on its device (test_torch.py probes the names torch refuses)."""
 
 from __future__ import annotations
 
@@ -13,11 +17,12 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import check_json_output, json_commands, wheel_name
+from conftest import check_json_output, fresh_names, json_commands, wheel_name
 
 pytestmark = pytest.mark.e2e
 
@@ -50,11 +55,13 @@ def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
 
 
 def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
-    cache, project = tmp_path / "cache", tmp_path / "STPU"
+    seed = time.time_ns()
+    backend = fresh_names(seed)["mixed"]
+    cache, project = tmp_path / "cache", tmp_path / backend
     p = str(project)
     wheel: dict[str, str] = {}
     steps: list[tuple[str, Callable[[], object]]] = [
-        ("new-backend", lambda: run_json(cache, "new-backend", "STPU", "--out", p)),
+        ("new-backend", lambda: run_json(cache, "new-backend", backend, "--out", p)),
         ("config show", lambda: run_json(cache, "config", "show", p)),
         ("matrix list", lambda: run_json(cache, "matrix", "list", p)),
         ("ci", lambda: run_json(cache, "ci", p, "--provider", "github")),
@@ -79,6 +86,9 @@ def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
     # first use: pip downloads the target torch wheel (the output that once landed on stdout)
     torch = run_json(cache, "build", p, "--framework", "torch", "--runner", "host")
     assert isinstance(torch, dict) and torch["framework"] == "torch"
-    assert re.fullmatch(wheel_name("x86_64"), Path(wheel["paddle"]).name)
+    # the new name's torch device runs an op vs torch's CPU (Paddle's ran verify above)
+    ops = run_json(cache, "test-ops", p, "--framework", "torch", "--runner", "host", "--ops", "nn.functional.relu")
+    assert isinstance(ops, dict) and ops["passed"] and ops["counts"]["pass"] > 0, f"{backend} (seed {seed}): {ops}"
+    assert re.fullmatch(wheel_name("x86_64", device=backend.lower()), Path(wheel["paddle"]).name), (backend, wheel)
     # Nothing that takes --json is left out: a new command must be added here or to ELSEWHERE.
     assert json_commands() - run - set(ELSEWHERE) == set()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import docker.models.containers
 import pytest
-from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk, verify_passes
+from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk, standalone_build_env, verify_passes
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 
@@ -402,17 +402,15 @@ def test_without_an_opencl_driver_each_framework_says_so_once_and_works_on_the_c
 def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
     """The conformance suite (tests/conformance) and the flavour's own cases on the OpenCL device
     the ICD loader finds here (pocl): memory, copies, streams, events, each implemented op."""
-    tools = tmp_path / "tools" / "bin"  # cmake and ninja from pip, as the plugin builds get them
-    subprocess.run([sys.executable, "-m", "venv", tmp_path / "tools"], check=True)
-    subprocess.run([tools / "pip", "install", "-q", "cmake", "ninja"], check=True)
     build = tmp_path / "build"
+    env = standalone_build_env(sdk_project, build)  # cmake and ninja from pip (devkit's own)
     subprocess.run(
-        [tools / "cmake", "-S", sdk_project, "-B", build, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools / 'ninja'}"]
-        + ["-DWITH_PADDLE=OFF", "-DWITH_TESTING=ON"],
+        ["cmake", "-S", sdk_project, "-B", build, "-G", "Ninja", "-DWITH_PADDLE=OFF", "-DWITH_TESTING=ON"],
         check=True,
         capture_output=True,
+        env=env,
     )
-    subprocess.run([tools / "cmake", "--build", build], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", build], check=True, capture_output=True, env=env)
     proc = subprocess.run([build / "test_stpu_device"], capture_output=True, text=True)
     assert proc.returncode == 0 and re.search(r"\n\d+ passed, 0 failed, 44 unimplemented\n", proc.stdout), (
         proc.stdout + proc.stderr

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import collective_cases, devkit, verify_distributed, verify_passes
+from conftest import collective_cases, devkit, fresh_names, verify_distributed, verify_passes
 
 from devkit.run.envs import cache_root, clone_env
 from devkit.util.errors import ExitCode
@@ -415,36 +415,10 @@ def test_devkit_knows_every_name_the_installed_torch_uses(torch_env):
     assert not missing, f"add to {TORCH_NAMES_FILE}: {missing}"
 
 
-def fresh_names(seed: int) -> dict[str, str]:
-    """Names no test has used: mixed case with an underscore (both frameworks take it), one with a
-    digit (Paddle takes it, torch.device() does not), and a name torch owns in mixed case."""
-    import random
-    import string
-
-    from devkit.project.naming import CXX_KEYWORDS, PADDLE_RESERVED, torch_reserved
-
-    rng = random.Random(seed)
-
-    def word(n: int) -> str:
-        while True:  # (a word with 'cuda' in it is refused by Paddle's rule first)
-            w = "".join(rng.choice(string.ascii_letters) for _ in range(n))
-            if "cuda" not in w.lower():
-                return w
-
-    # Names only torch's rule refuses: not C++ keywords (torch owns `float`), nor Paddle's devices.
-    owned = sorted(
-        n
-        for n in torch_reserved()
-        if len(n) > 3 and "_" not in n and n not in CXX_KEYWORDS and n not in PADDLE_RESERVED and "cuda" not in n
-    )
-    return {
-        "mixed": rng.choice(string.ascii_uppercase) + word(4) + "_" + word(3),
-        "digit": rng.choice(string.ascii_uppercase) + word(3) + str(rng.randrange(10)) + word(2),
-        "owned": rng.choice(owned).capitalize(),
-    }
-
-
-def test_fresh_names_are_refused_in_one_line_or_work_in_both_frameworks(torch_env, tmp_path):
+def test_fresh_names_are_refused_in_one_line_or_rendered(torch_env, tmp_path):
+    """Names no test has used, against what the installed torch takes. The accepted kind (mixed
+    case with an underscore) is also built by both adapters and run on: test_json_output.py's
+    empty-cache run uses such a name, since its builds compile from nothing anyway."""
     import time
 
     seed = time.time_ns()
@@ -461,6 +435,7 @@ def test_fresh_names_are_refused_in_one_line_or_work_in_both_frameworks(torch_en
         proc = devkit("new-backend", name, "--out", str(project), check=False)
         if kind == "mixed":
             assert torch_says == "free" and proc.returncode == 0, f"{context}: {torch_says}; {proc.stderr}"
+            assert (project / "pytorch" / f"torch_{name.lower()}").is_dir(), context
             continue
         assert torch_says.startswith("taken"), f"{context}: torch takes {name.lower()!r}, devkit refused it"
         errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
@@ -468,14 +443,6 @@ def test_fresh_names_are_refused_in_one_line_or_work_in_both_frameworks(torch_en
             f"{context}: {proc.stderr}"
         )
         assert "Fix: pass --device-type " in errors[0] and not project.exists()
-    # The accepted name: both adapters build and pass verify (registered, ops vs CPU, LeNet trains).
-    project = tmp_path / names["mixed"]
-    for framework in ("paddle", "torch"):
-        devkit("build", str(project), "--framework", framework, "--runner", "host")
-        summary = json.loads(
-            devkit("verify", str(project), "--framework", framework, "--runner", "host", "--json").stdout
-        )
-        assert summary["passed"], f"{context}: {framework}: {summary}"
 
 
 def test_torch_autocast_and_grad_scaler_train_on_the_device(torch_project, torch_build):
