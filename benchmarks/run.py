@@ -6,9 +6,9 @@
 Measures the generated STPU backend: render time; clean (no ccache; the short run keeps it), no-op and
 one-kernel-edit builds on the host and in the builder container; cross vs emulated
 compile (aarch64); verify end to end (x86_64 native with the device asynchronous and
-inline, aarch64 emulated, torch; not in the short run); op dispatch and LeNet training step time on stpu:0 vs the
-framework's CPU, with the device in both modes; MobileNetV1 and ResNet50 inference
-latency device vs CPU. Ratios are taken within one run (these machines are noisy).
+inline, aarch64 emulated, torch; the full run only); op dispatch and LeNet training step
+time on stpu:0 vs the framework's CPU, with the device in both modes; MobileNetV1 and
+ResNet50 inference latency device vs CPU. Ratios are taken within one run (these machines are noisy).
 Nothing here asserts a timing.
 """
 
@@ -152,7 +152,8 @@ def device_vs_cpu(python: Path, short: bool) -> dict:
 
 
 def torch_series(project: Path, short: bool) -> dict:
-    """The PyTorch adapter: cold and no-op builds, verify, and dispatch / LeNet step vs torch's CPU."""
+    """The PyTorch adapter: cold and no-op builds, dispatch / LeNet step vs torch's CPU, and (full
+    run) verify end to end."""
     from devkit.project.frameworks import TORCH
     from devkit.run.envs import clone_env, reference_env
     from devkit.run.step import HostRunner

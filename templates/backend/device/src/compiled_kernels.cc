@@ -48,7 +48,7 @@ extern "C" {
     return {{ NAME }}_ERROR_INVALID_VALUE;
   const char* kernel = interned(name);
   debug::Trace trace_(kernel);
-  if (debug::settings().dump >= 2) {  // (the attributes are printed from level 2 only)
+  if (trace_.wants_attrs()) {  // (the stream's id only for the trace)
     uint64_t stream_id = 0;
     {{ p }}_stream_get_id(s, &stream_id);
     trace_.attr("launch", "compiled").attr("device", stream_device(s)).attr("stream", stream_id).attr("args", num_args);

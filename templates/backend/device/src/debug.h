@@ -38,12 +38,14 @@ class Trace {
   explicit Trace(const char* op) : op_(op), on_(settings().dump > 0) {}
   ~Trace();
   const char* op() const { return op_; }
+  // Attributes are printed from dump level 2: a caller skips work that only feeds attr().
+  bool wants_attrs() const { return on_ && settings().dump >= 2; }
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
 
   template <typename V>
   Trace& attr(const char* name, V value) {
-    if (on_ && settings().dump >= 2) {
+    if (wants_attrs()) {
       std::ostringstream s;
       s << ' ' << name << '=' << value;
       attrs_ += s.str();
