@@ -376,6 +376,13 @@ from torch.nn.utils.rnn import PackedSequence
 name = sys.argv[1]
 owners = (torch.Tensor, torch.nn.Module, PackedSequence, torch.TypedStorage, torch.UntypedStorage)
 replaced = [o.__name__ for o in owners if hasattr(o, name)]
+try:  # one of torch's own device types (ideep, vulkan): torch.device() takes it before any renaming
+    torch.device(name)
+except RuntimeError:
+    pass
+else:
+    print("taken: torch's own device type")
+    sys.exit()
 try:
     torch.utils.rename_privateuse1_backend(name)
     torch._register_device_module(name, types.ModuleType(name))
