@@ -18,6 +18,7 @@ import pytest
 
 from devkit.run.engine import OWNER_LABEL, STEP_LABEL, Engine
 from devkit.run.envs import container_reference_envs
+from devkit.util.fsutil import exclusive_lock
 
 
 def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -246,7 +247,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def built_project(tmp_path_factory) -> Path:
     project = tmp_path_factory.mktemp("e2e") / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
-    devkit("build", str(project), "--runner", "host", "--json")
+    # Under xdist both workers' first files want this build at once: one at a time, so the second
+    # compiles from the ccache the first filled instead of both compiling cold on two cores.
+    with exclusive_lock(_engine_root(tmp_path_factory) / "built-project.lock", lambda holder: None):
+        devkit("build", str(project), "--runner", "host", "--json")
     return project
 
 

@@ -1,15 +1,18 @@
-// The CPU fallback and its switches (read once, when the library is loaded):
+// The CPU fallback and its switches (read when the library is loaded):
 //
 //   {{ NAME }}_FALLBACK_OPS=re1,re2   kernels not to register: a comma-separated list of
 //       regular expressions, each matched against whole operator names with or without
 //       the "aten::" prefix (e.g. "aten::add\.Tensor", "add.*", "convolution_.*").
 //       Those ops take the CPU fallback; use it to isolate a suspect kernel without
 //       rebuilding. The library prints what it did not register, once.
-//   {{ NAME }}_STRICT_FALLBACK=1      every fallback raises instead of running on the CPU.
+//   {{ NAME }}_STRICT_FALLBACK=1      every fallback raises instead of running on the CPU;
+//       torch.{{ p }}.strict_fallback(False) lifts it for a block (a fallback report after
+//       strict checks, in the same process).
 //
 // Ops without a {{ device_type }} kernel run on the CPU: at::native::cpu_fallback copies the
 // inputs to the host, runs the CPU kernel and copies the results back. Each fallback is
 // counted per operator (torch.{{ p }}.fallback_counts()).
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -41,7 +44,6 @@ std::vector<std::string> split(const std::string& list) {
 }
 
 struct Settings {
-  bool strict = env_flag("{{ NAME }}_STRICT_FALLBACK");
   const char* spec = std::getenv("{{ NAME }}_FALLBACK_OPS");
   {{ p }}::core::OpPatterns patterns{spec ? spec : "", "{{ NAME }}_FALLBACK_OPS"};
   {{ p }}::core::OpPatterns unimplemented{kUnimplemented, "the unimplemented kernels"};
@@ -55,6 +57,11 @@ bool matches(const {{ p }}::core::OpPatterns& patterns, const std::string& op) {
 // Function-local statics: kernels register from static initializers of other files.
 const Settings& settings() {
   static const Settings s;
+  return s;
+}
+
+std::atomic<bool>& strict() {
+  static std::atomic<bool> s{env_flag("{{ NAME }}_STRICT_FALLBACK")};
   return s;
 }
 
@@ -82,7 +89,7 @@ bool fallback_requested(const std::string& op) {
 
 void note_cpu_fallback(const std::string& op) {
   // (the ops the device library does not implement fall back by design, strict or not)
-  TORCH_CHECK(!settings().strict || matches(settings().unimplemented, op), "op ", op,
+  TORCH_CHECK(!strict() || matches(settings().unimplemented, op), "op ", op,
               " has no {{ device_type }} kernel and {{ NAME }}_STRICT_FALLBACK=1 forbids the CPU fallback");
   std::lock_guard<std::mutex> lock(g_mu);
   ++counts()[op];
@@ -134,7 +141,10 @@ std::vector<std::string> skipped_kernels() {
   return skipped();
 }
 
-bool strict_fallback() { return settings().strict; }
+bool strict_fallback() { return strict(); }
+
+// The previous setting, for the caller to put back.
+bool set_strict_fallback(bool enabled) { return strict().exchange(enabled); }
 
 std::vector<std::string> unimplemented_kernels() { return split(kUnimplemented); }
 
@@ -146,6 +156,7 @@ TORCH_LIBRARY_FRAGMENT({{ p }}, m) {
   // Kernels {{ NAME }}_FALLBACK_OPS removed; the first call prints them on stderr.
   m.def("skipped_kernels() -> str[]", &skipped_kernels);
   m.def("strict_fallback() -> bool", &strict_fallback);
+  m.def("set_strict_fallback(bool enabled) -> bool", &set_strict_fallback);
   // Patterns of the ops left unregistered because the device library lacks them (by design:
   // devkit verify counts their CPU fallbacks apart).
   m.def("unimplemented_kernels() -> str[]", &unimplemented_kernels);

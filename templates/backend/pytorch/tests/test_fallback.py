@@ -21,6 +21,21 @@ def test_strict_fallback_names_the_op():
     assert "op aten::sort" in r.stderr and "{{ NAME }}_STRICT_FALLBACK=1 forbids the CPU fallback" in r.stderr
 
 
+def test_strict_fallback_is_lifted_for_a_block_only():
+    r = run_python(
+        "import torch\n"
+        "x = torch.ones(3, device='{{ device_type }}')\n"
+        "with torch.{{ device_type }}.strict_fallback(False):\n"
+        "    print(torch.cumsum(x, 0).cpu().tolist())\n"
+        "try:\n"
+        "    torch.cumsum(x, 0)\n"
+        "except RuntimeError as exc:\n"
+        "    print('refused' if 'forbids the CPU fallback' in str(exc) else exc)\n",
+        {{ NAME }}_STRICT_FALLBACK="1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[1.0, 2.0, 3.0]", "refused"]
+
+
 def test_fallback_ops_unregisters_kernels():
     r = run_python(
         "import torch\n"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,6 +201,17 @@ def fallback_counts() -> dict[str, int]:
 
 def reset_fallback_counts() -> None:
     _ops.reset_fallback_counts()
+
+
+@contextlib.contextmanager
+def strict_fallback(enabled: bool) -> Iterator[None]:
+    """Within the block, a CPU fallback raises (enabled) or runs (not), whatever
+    {{ NAME }}_STRICT_FALLBACK said at load; the setting before it comes back after."""
+    previous = bool(_ops.set_strict_fallback(enabled))
+    try:
+        yield
+    finally:
+        _ops.set_strict_fallback(previous)
 
 
 def unimplemented_kernels() -> list[str]:
