@@ -470,6 +470,45 @@ def test_torch_autocast_and_grad_scaler_train_on_the_device(torch_project, torch
     assert overflow["changed_parameters"] == [] and overflow["scale_after"] == 2.0**39
     ops = checks["ops"]  # the scaler's ops and reciprocal are op cases too, against torch's CPU
     assert ops["passed"] and "GradScaler update after an overflow" in {c["case"] for c in ops["cases"]}
+    lists = checks["autocast policy lists"]  # torch's own autocast test lists, on the device
+    assert lists["passed"] and lists["cases"] >= 140 and lists["failures"] == {}
+    assert {k.split("] ")[1].split(" ")[0] for k in lists["skipped"]} == {
+        "cudnn_convolution",
+        "cudnn_convolution_transpose",
+        "einsum",
+    }
+
+
+# The autocast-lists check with the fp32 list expected in the low dtype: a device whose policy
+# kept those ops in float32 (as torch's does) must fail it, naming them.
+WRONG_POLICY = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch, torch_amp
+torch_amp.POLICY_LISTS["torch_fp32"] = ("torch", "low")
+print(json.dumps(torch_amp.check_autocast_lists(torch, "stpu")))
+"""
+
+
+def test_the_autocast_lists_check_names_an_op_against_the_policy(torch_env):
+    from dataclasses import asdict
+
+    from devkit.project.config import Tolerances
+    from devkit.util.resources import PAYLOAD_DIR
+
+    tolerances = json.dumps(asdict(Tolerances()))
+    proc = subprocess.run(
+        [str(torch_env / "bin/python"), "-c", WRONG_POLICY, str(PAYLOAD_DIR)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEVKIT_TOLERANCES": tolerances, "STPU_STRICT_FALLBACK": "1"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    check = json.loads(proc.stdout.splitlines()[-1])
+    assert not check["passed"]
+    assert check["failures"]["torch_fp32[0] acos (float16)"] == "gave float32, policy says float16"
+    assert all(k.startswith("torch_fp32[") for k in check["failures"])
 
 
 def test_torch_compile_runs_inductor_kernels_on_the_device_queue(torch_project, torch_build):

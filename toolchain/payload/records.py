@@ -179,6 +179,15 @@ class TorchOverflowCheck(CheckRecord):
     scale_after: float
 
 
+class TorchAutocastListsCheck(CheckRecord):
+    """The "autocast policy lists" check (torch_amp.check_autocast_lists())."""
+
+    cases: int
+    failures: dict[str, str]  # "<list>[<n>] <op> (<dtype>)" -> what was wrong
+    skipped: dict[str, str]  # CUDA-only ops -> why
+    fallbacks: dict[str, int]  # ops that ran through the CPU fallback
+
+
 class CompiledCode(TypedDict):
     """What the generated code of a compiled model runs (torch_compile.code_counts())."""
 

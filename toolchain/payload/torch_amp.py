@@ -1,7 +1,8 @@
 """Mixed precision on the device, PyTorch (`devkit verify --framework torch --amp O1`): LeNet
 trained under torch.autocast with torch.amp.GradScaler (float16) and under autocast in bfloat16,
 each against the float32 CPU curve, with the dtype and device of every op the first step ran
-(a dispatch trace) and no CPU fallback; and a step whose loss scale overflows float16."""
+(a dispatch trace) and no CPU fallback; a step whose loss scale overflows float16; and every op
+of torch's own autocast test lists giving the dtype torch's policy says, on the device."""
 
 from __future__ import annotations
 
@@ -13,8 +14,16 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-from records import CheckRecord, CpuCurve, TorchAmpVerdict, TorchOverflowCheck, TrainingCriteria
+from records import (
+    CheckRecord,
+    CpuCurve,
+    TorchAmpVerdict,
+    TorchAutocastListsCheck,
+    TorchOverflowCheck,
+    TrainingCriteria,
+)
 from torch_common import first_line, log
+from torch_opinfo import allow_torch_testing_imports
 from torch_training import fallback_counts, initial_state, lenet, split_by_design, unimplemented_kernels
 from training_verdict import Dataset, failed_check, require_data, training_verdict
 
@@ -203,4 +212,136 @@ def check_overflow(
         + f", scale {scale:g} (want {2.0**39:g})",
         "changed_parameters": changed,
         "scale_after": scale,
+    }
+
+
+# torch's autocast policy tests (torch.testing._internal.autocast_test_lists.AutocastTestLists,
+# what test_cuda.py runs for CUDA): list -> (where the op is looked up, the dtype its output must
+# have: "low" is the autocast dtype; None, the one the list gives per op).
+POLICY_LISTS: dict[str, tuple[str, str | None]] = {
+    "torch_expect_builtin_promote": ("torch", None),
+    "methods_expect_builtin_promote": ("method", None),
+    "torch_fp16": ("torch", "low"),
+    "torch_fp32": ("torch", "float32"),
+    "torch_need_autocast_promote": ("torch", "float32"),
+    "nn_fp16": ("nn", "low"),
+    "nn_fp32": ("nn", "float32"),
+    "linalg_fp16": ("linalg", "low"),
+    "methods_fp16": ("method", "low"),
+    "methods_fp32": ("method", "float32"),
+}
+# Ops of the lists no device but CUDA has (no CPU kernel either, so no fallback can run them).
+CUDA_ONLY = ("cudnn_",)
+
+
+def _cast(torch: ModuleType, value: Any, dtype: Any) -> Any:
+    """The inputs as autocast would see them cast by hand: floating tensors to `dtype`."""
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_cast(torch, v, dtype) for v in value)
+    return value
+
+
+def _same(torch: ModuleType, a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and bool(torch.equal(a, b))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(torch, x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _policy_case(torch: ModuleType, device: str, where: str, entry: tuple[Any, ...], amp: Any, want: Any) -> str | None:
+    """One op of a list under torch.autocast(device, amp): None when each variant (torch.* or
+    Tensor.*) gives `want` on the device and the same bits as the inputs cast by hand outside
+    autocast (what torch's own test asserts); otherwise what is wrong."""
+    op, args = entry[0], entry[1]
+    kwargs = entry[2] if len(entry) > 2 and isinstance(entry[2], dict) else {}
+    if len(entry) > 2 and isinstance(entry[2], torch.dtype):
+        want = entry[2]  # (the builtin-promote lists: the output dtype is the list's)
+    module = {"torch": torch, "nn": torch._C._nn, "linalg": torch._C._linalg, "method": None}[where]
+    calls: list[Callable[..., Any]] = []
+    if module is not None and hasattr(module, op):
+        calls.append(lambda *a, **k: getattr(module, op)(*a, **k))
+    if hasattr(torch.Tensor, op):
+        calls.append(lambda first, *a, **k: getattr(first, op)(*a, **k))
+    if not calls:
+        return "no such op"
+    run_as = want if want in (torch.float16, torch.bfloat16) else torch.float32
+    for call in calls:
+        with torch.autocast(device_type=device, dtype=amp):
+            out = call(*args, **kwargs)
+        tensors = [t for t in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(t, torch.Tensor)]
+        if isinstance(out, torch.Tensor) and out.dtype != want:
+            return f"gave {str(out.dtype).removeprefix('torch.')}, policy says {str(want).removeprefix('torch.')}"
+        if any(t.device.type != device for t in tensors):
+            return f"gave a tensor on {tensors[0].device}"
+        control = call(*_cast(torch, args, run_as), **kwargs)
+        if not _same(torch, out, control):
+            return "differs from the inputs cast by hand outside autocast"
+    return None
+
+
+def check_autocast_lists(torch: ModuleType, device: str) -> TorchAutocastListsCheck | CheckRecord:
+    """Every op of torch's autocast test lists under torch.autocast(device) in float16 (the lists'
+    dtype), the lower-precision lists in bfloat16 too, and the banned ops refused: the device's
+    AutocastPrivateUse1 registration applies torch's own policy. Ops without a device kernel run
+    through the CPU fallback here (the lists span ops LeNet never uses); what fell back is listed."""
+    name = "autocast policy lists"
+    module = getattr(torch, device)
+    try:
+        allow_torch_testing_imports()
+        from torch.testing._internal.autocast_test_lists import AutocastTestLists
+
+        failures: dict[str, str] = {}
+        skipped: dict[str, str] = {}
+        cases = 0
+        with module.strict_fallback(False):
+            module.reset_fallback_counts()
+            torch.manual_seed(0)
+            lists = AutocastTestLists(torch.device(device))
+            runs = [("float16", lst) for lst in POLICY_LISTS]
+            runs += [("bfloat16", lst) for lst, (_, want) in POLICY_LISTS.items() if want == "low"]
+            for amp, lst in runs:
+                where, want = POLICY_LISTS[lst]
+                for n, entry in enumerate(getattr(lists, lst)):
+                    label = f"{lst}[{n}] {entry[0]} ({amp})"
+                    if entry[0].startswith(CUDA_ONLY):
+                        skipped[label] = "a CUDA-only op (cuDNN): no device but CUDA has a kernel for it"
+                        continue
+                    if len(entry) > 2 and not isinstance(entry[2], (dict, torch.dtype)) and entry[2]:
+                        # (test_cuda.py reads a third element as "skip": ROCm's flag, and einsum's
+                        # operands, so torch never runs its einsum entry, whose equation needs 4-d ones)
+                        skipped[label] = "skipped by torch's own test (a true third element)"
+                        continue
+                    cases += 1
+                    dtype = getattr(torch, amp if want == "low" else (want or "float32"))
+                    try:
+                        problem = _policy_case(torch, device, where, entry, getattr(torch, amp), dtype)
+                    except Exception as exc:
+                        problem = f"raised {first_line(exc)}"
+                    if problem:
+                        failures[label] = problem
+            for op, args, banned_module in lists.banned:
+                cases += 1
+                try:
+                    with torch.autocast(device_type=device, dtype=torch.float16):
+                        getattr(banned_module, op)(*args)
+                    failures[f"banned {op}"] = "ran under autocast; torch's policy refuses it"
+                except RuntimeError:
+                    pass
+            fell_back = fallback_counts(torch, device)
+    except Exception as exc:
+        return failed_check(name, first_line(exc))
+    return {
+        "name": name,
+        "passed": not failures and cases > 0,
+        "detail": f"{cases - len(failures)} of {cases} ops of torch's autocast test lists as the policy says"
+        + (f"; wrong: {'; '.join(f'{k}: {v}' for k, v in list(failures.items())[:5])}" if failures else "")
+        + (f"; not run: {', '.join(sorted(skipped))}" if skipped else "")
+        + (f"; {len(fell_back)} ops ran through the CPU fallback" if fell_back else ""),
+        "cases": cases,
+        "failures": failures,
+        "skipped": skipped,
+        "fallbacks": fell_back,
     }

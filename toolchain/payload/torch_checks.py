@@ -65,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
             "devices",
             "queued-work",
             "ops",
-            *(["mnist-autocast-float16", "mnist-autocast-bfloat16", "amp-overflow"] if args.amp else []),
+            *(
+                ["mnist-autocast-float16", "mnist-autocast-bfloat16", "amp-overflow", "autocast-lists"]
+                if args.amp
+                else []
+            ),
             *(
                 ["compile-mlp", "compile-lenet", "compile-ordering", "compile-shapes", "compile-trace"]
                 if args.compile
@@ -101,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                     torch, args.device, data, args.steps, args.batch_size, args.seed, "bfloat16", float32_curve
                 ),
                 "amp-overflow": lambda: torch_amp.check_overflow(torch, args.device, data, args.batch_size, args.seed),
+                "autocast-lists": lambda: torch_amp.check_autocast_lists(torch, args.device),
                 "compile-mlp": lambda: torch_compile.check_model(torch, args.device, "mlp"),
                 "compile-lenet": lambda: torch_compile.check_model(torch, args.device, "lenet"),
                 "compile-ordering": lambda: torch_compile.check_ordering(torch, args.device),

@@ -239,16 +239,22 @@ def selected_ops(op_db: Iterable[Any], pattern: str) -> list[Any]:
     return [op for op in op_db if any(w.fullmatch(op.name) or w.fullmatch(op_label(op)) for w in wanted)]
 
 
-def worker(args: argparse.Namespace) -> int:
-    import torch
-
+def allow_torch_testing_imports() -> None:
+    """torch.testing._internal imports expecttest, which the verify env (torch + NumPy) lacks;
+    only its TestCase base is needed to import the samples and lists devkit reads."""
     try:
-        import expecttest  # noqa: F401  (torch.testing._internal imports it; the verify env has torch + NumPy only)
+        import expecttest  # noqa: F401
     except ImportError:
         import types
         import unittest
 
         sys.modules["expecttest"] = types.SimpleNamespace(TestCase=unittest.TestCase)  # type: ignore[assignment]
+
+
+def worker(args: argparse.Namespace) -> int:
+    import torch
+
+    allow_torch_testing_imports()
     from torch.testing._internal.common_methods_invocations import op_db
 
     # DEVKIT_TOLERANCES, and (rtol, atol) by dtype name

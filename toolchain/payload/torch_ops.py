@@ -27,6 +27,8 @@ def op_cases(torch: ModuleType) -> list[OpCase]:
         return r.uniform(low, high, shape).astype(np.float32)
 
     labels = r.randint(0, 5, 6).astype(np.int64)
+    lstm_w = [u(20, 4), u(20, 5), u(20), u(20)]  # weight_ih, weight_hh, bias_ih, bias_hh: 4 gates x 5
+    gru_w = [u(15, 4), u(15, 5), u(15), u(15)]  # 3 gates x 5
     cases: list[OpCase] = [
         ("add broadcast", lambda a, b: a + b, [u(3, 4), u(4)], True),
         ("add alpha", lambda a, b: torch.add(a, b, alpha=2.5), [u(2, 3), u(2, 1)], True),
@@ -70,6 +72,31 @@ def op_cases(torch: ModuleType) -> list[OpCase]:
         ("nll_loss sum", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="sum"), [u(6, 5), labels], True),
         ("nll_loss none", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="none"), [u(6, 5), labels], True),
         ("cross_entropy", lambda x, t: F.cross_entropy(x, t), [u(6, 5), labels], True),
+        ("sigmoid", lambda x: torch.sigmoid(x), [u(3, 4, low=-4.0, high=4.0)], True),
+        ("tanh", lambda x: torch.tanh(x), [u(3, 4, low=-3.0, high=3.0)], True),
+        ("tanh_ in place non-contiguous", lambda x: x.clone().t().tanh_(), [u(4, 3)], True),
+        # recurrent cells: on the device torch calls the fused cell ops (CUDA's alone upstream)
+        ("lstm_cell", lambda x, h, c, *w: torch.lstm_cell(x, (h, c), *w), [u(3, 4), u(3, 5), u(3, 5)] + lstm_w, True),
+        (
+            "lstm_cell no bias",
+            lambda x, h, c, *w: torch.lstm_cell(x, (h, c), *w),
+            [u(3, 4), u(3, 5), u(3, 5)] + lstm_w[:2],
+            True,
+        ),
+        ("gru_cell", lambda x, h, *w: torch.gru_cell(x, h, *w), [u(3, 4), u(3, 5)] + gru_w, True),
+        ("gru_cell no bias", lambda x, h, *w: torch.gru_cell(x, h, *w), [u(3, 4), u(3, 5)] + gru_w[:2], True),
+        (
+            "lstm layer, 4 steps",
+            lambda x, h, c, *w: torch.lstm(x, (h, c), w, True, 1, 0.0, True, False, False),
+            [u(4, 3, 4), u(1, 3, 5), u(1, 3, 5)] + lstm_w,
+            True,
+        ),
+        (
+            "gru layer, 4 steps",
+            lambda x, h, *w: torch.gru(x, h, w, True, 1, 0.0, True, False, False),
+            [u(4, 3, 4), u(1, 3, 5)] + gru_w,
+            True,
+        ),
         ("view_as_real / view_as_complex", lambda x: torch.view_as_real(torch.view_as_complex(x)) * 2, [u(3, 2)], True),
         ("sum all", lambda x: x.sum(), [u(3, 4)], True),
         ("sum dim keepdim", lambda x: x.sum(dim=1, keepdim=True), [u(3, 4, 2)], True),

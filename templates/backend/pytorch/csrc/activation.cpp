@@ -1,5 +1,7 @@
 // Activations (device/src/activation_ops.cc): relu and its backward (threshold_backward at 0),
-// sqrt, on the device's unary ops in float32/float64 (and float16/bfloat16 where the device has them).
+// sigmoid and tanh with their backwards, sqrt, on the device's unary ops in float32/float64 (and
+// float16/bfloat16 where the device has them). sigmoid, tanh and sqrt are structured ops: their
+// .out kernel is what torch calls for the functional and in-place forms too.
 #include <ATen/ExpandUtils.h>
 
 #include "common.h"
@@ -42,23 +44,55 @@ at::Tensor& sqrt_out(const at::Tensor& self, at::Tensor& out) {
   return r ? store(*r, out) : run_on_cpu<ATEN_OP2(sqrt, out)>(self, out);
 }
 
+at::Tensor& sigmoid_out(const at::Tensor& self, at::Tensor& out) {
+  KernelName k("aten::sigmoid.out");
+  auto r = unary(self, {{ NAME }}_UNARY_SIGMOID);
+  return r ? store(*r, out) : run_on_cpu<ATEN_OP2(sigmoid, out)>(self, out);
+}
+
+at::Tensor& tanh_out(const at::Tensor& self, at::Tensor& out) {
+  KernelName k("aten::tanh.out");
+  auto r = unary(self, {{ NAME }}_UNARY_TANH);
+  return r ? store(*r, out) : run_on_cpu<ATEN_OP2(tanh, out)>(self, out);
+}
+
+// The gradient through the forward's output, for same-shaped, same-dtype operands.
+std::optional<at::Tensor> unary_grad(const at::Tensor& grad, const at::Tensor& output, {{ p }}_unary_op_t op) {
+  if (grad.sizes() != output.sizes() || grad.scalar_type() != output.scalar_type() || !real_dtype(output) ||
+      grad.device() != output.device())
+    return std::nullopt;
+  const c10::DeviceGuard guard(output.device());
+  at::Tensor y = contiguous(output), g = contiguous(grad);
+  at::Tensor out = empty_device(output.sizes(), output.options());
+  if (out.numel() > 0)
+    check({{ p }}_unary_grad(current_stream(), op, device_dtype(output.scalar_type()), y.const_data_ptr(),
+                          g.const_data_ptr(), out.data_ptr(), out.numel()),
+          "unary_grad");
+  return out;
+}
+
+at::Tensor& sigmoid_backward_out(const at::Tensor& grad, const at::Tensor& output, at::Tensor& grad_input) {
+  KernelName k("aten::sigmoid_backward.grad_input");
+  auto r = unary_grad(grad, output, {{ NAME }}_UNARY_SIGMOID);
+  return r ? store(*r, grad_input) : run_on_cpu<ATEN_OP2(sigmoid_backward, grad_input)>(grad, output, grad_input);
+}
+
+at::Tensor& tanh_backward_out(const at::Tensor& grad, const at::Tensor& output, at::Tensor& grad_input) {
+  KernelName k("aten::tanh_backward.grad_input");
+  auto r = unary_grad(grad, output, {{ NAME }}_UNARY_TANH);
+  return r ? store(*r, grad_input) : run_on_cpu<ATEN_OP2(tanh_backward, grad_input)>(grad, output, grad_input);
+}
+
 // grad_input = self <= threshold ? 0 : grad. The device's relu gradient is exactly that
 // for threshold 0 (relu's backward, given its output or input).
 at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
   KernelName k("aten::threshold_backward");
-  const bool ok = threshold.toDouble() == 0.0 && grad.scalar_type() == self.scalar_type() &&
-                  real_dtype(self) &&
-                  grad.device() == self.device();
-  if (!ok) return run_on_cpu<ATEN_OP(threshold_backward)>(grad, self, threshold);
-  const auto sizes = at::infer_size(grad.sizes(), self.sizes());
-  const c10::DeviceGuard guard(self.device());
-  at::Tensor y = contiguous(self.expand(sizes)), g = contiguous(grad.expand(sizes));
-  at::Tensor out = empty_device(sizes, self.options());
-  if (out.numel() > 0)
-    check({{ p }}_unary_grad(current_stream(), {{ NAME }}_UNARY_RELU, device_dtype(self.scalar_type()), y.const_data_ptr(),
-                          g.const_data_ptr(), out.data_ptr(), out.numel()),
-          "unary_grad");
-  return out;
+  std::optional<at::Tensor> r;
+  if (threshold.toDouble() == 0.0) {
+    const auto sizes = at::infer_size(grad.sizes(), self.sizes());
+    r = unary_grad(grad.expand(sizes), self.expand(sizes), {{ NAME }}_UNARY_RELU);
+  }
+  return r ? *r : run_on_cpu<ATEN_OP(threshold_backward)>(grad, self, threshold);
 }
 
 }  // namespace
@@ -67,6 +101,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Kernels(m)
       .impl("relu", TORCH_FN(relu)).impl("relu_", TORCH_FN(relu_))
       .impl("sqrt", TORCH_FN(sqrt)).impl("sqrt.out", TORCH_FN(sqrt_out))
+      .impl("sigmoid.out", TORCH_FN(sigmoid_out)).impl("tanh.out", TORCH_FN(tanh_out))
+      .impl("sigmoid_backward.grad_input", TORCH_FN(sigmoid_backward_out))
+      .impl("tanh_backward.grad_input", TORCH_FN(tanh_backward_out))
       .impl("threshold_backward", TORCH_FN(threshold_backward));
 }
 

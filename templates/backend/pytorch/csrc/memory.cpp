@@ -183,6 +183,11 @@ at::Tensor reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::Int
 }
 
 const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size, std::optional<at::MemoryFormat> format) {
+  // The same sizes and no layout asked for: nothing changes, as with torch's own resize_. (The
+  // CPU fallback writes an in-place op's result back through _copy_from_and_resize: restriding a
+  // transposed view there left its base laid out otherwise than autograd's record of the view,
+  // and the gradients of `x.t().exp_()` wrong.)
+  if (self.sizes() == size && !format.has_value()) return self;
   const c10::DeviceGuard guard(self.device());
   // Contiguous strides for the new sizes (channels-last when asked), then storage for them.
   auto* impl = self.unsafeGetTensorImpl();
@@ -323,8 +328,46 @@ void record_stream(at::Tensor& self, c10::Stream stream) {
 
 }  // namespace
 
+namespace {
+
+// torch.cat: each input copied into its slice of `out` by the device's strided copy (cast to
+// out's dtype on the device first where it differs). 1-d empty inputs are skipped, as torch
+// does; anything else unusual (other devices, conjugate or negative views, sizes that do not
+// line up) runs on the CPU, which also gives torch's own error for a wrong call.
+at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  KernelName k("aten::cat.out");
+  std::vector<at::Tensor> parts;
+  for (const at::Tensor& t : tensors)
+    if (!(t.dim() == 1 && t.numel() == 0)) parts.push_back(t);
+  bool ok = !parts.empty() && !out.is_conj() && !out.is_neg();
+  for (const at::Tensor& t : parts)
+    ok = ok && t.device() == out.device() && !t.is_conj() && !t.is_neg() && t.dim() == parts[0].dim() &&
+         (t.scalar_type() == out.scalar_type() || (device_dtypes(t) && device_dtypes(out)));
+  if (ok) dim = c10::maybe_wrap_dim(dim, parts[0].dim());
+  std::vector<int64_t> sizes = ok ? parts[0].sizes().vec() : std::vector<int64_t>{};
+  for (size_t i = 1; ok && i < parts.size(); ++i)
+    for (int64_t d = 0; ok && d < parts[i].dim(); ++d)
+      if (d == dim)
+        sizes[d] += parts[i].size(d);
+      else
+        ok = parts[i].size(d) == sizes[d];
+  if (!ok) return run_on_cpu<ATEN_OP2(cat, out)>(tensors, dim, out);
+  const c10::DeviceGuard guard(out.device());
+  at::native::resize_output(out, sizes);
+  int64_t offset = 0;
+  for (const at::Tensor& t : parts) {
+    const at::Tensor src = t.scalar_type() == out.scalar_type() ? t : contiguous_as(t, out.scalar_type());
+    strided_copy(src, out.narrow(dim, offset, t.size(dim)));
+    offset += t.size(dim);
+  }
+  return out;
+}
+
+}  // namespace
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Kernels(m)
+      .impl_any_dtype("cat.out", TORCH_FN(cat_out))
       .impl_any_dtype("empty.memory_format", TORCH_FN(empty_memory_format))
       .impl_any_dtype("empty_strided", TORCH_FN(empty_strided))
       .impl_any_dtype("as_strided", TORCH_FN(as_strided))

@@ -15,6 +15,18 @@ def test_fallback_runs_on_cpu_and_counts(device):
     assert torch.{{ device_type }}.fallback_counts() == {}
 
 
+def test_an_in_place_fallback_on_a_transposed_view_keeps_the_gradients(device):
+    # exp_ has no kernel: the CPU fallback writes its result back into the view, whose base must
+    # keep the layout autograd recorded (the gradient goes through the saved result)
+    x, upstream = torch.randn(4, 3), torch.randn(3, 4)
+    grads = []
+    for where in ("cpu", device):
+        leaf = x.clone().to(where).requires_grad_(True)
+        leaf.clone().t().exp_().backward(upstream.to(where))
+        grads.append(leaf.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])
+
+
 def test_strict_fallback_names_the_op():
     r = run_python("import torch; torch.sort(torch.ones(3, device='{{ device_type }}'))", {{ NAME }}_STRICT_FALLBACK="1")
     assert r.returncode != 0
