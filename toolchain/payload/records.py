@@ -184,7 +184,7 @@ class TorchAutocastListsCheck(CheckRecord):
 
     cases: int
     failures: dict[str, str]  # "<list>[<n>] <op> (<dtype>)" -> what was wrong
-    skipped: dict[str, str]  # CUDA-only ops -> why
+    skipped: dict[str, str]  # entries not run (CUDA-only ops, those torch's own test skips) -> why
     fallbacks: dict[str, int]  # ops that ran through the CPU fallback
 
 

@@ -251,14 +251,12 @@ def _same(torch: ModuleType, a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _policy_case(torch: ModuleType, device: str, where: str, entry: tuple[Any, ...], amp: Any, want: Any) -> str | None:
+def _policy_case(
+    torch: ModuleType, device: str, where: str, op: str, args: Any, kwargs: dict[str, Any], amp: Any, want: Any
+) -> str | None:
     """One op of a list under torch.autocast(device, amp): None when each variant (torch.* or
     Tensor.*) gives `want` on the device and the same bits as the inputs cast by hand outside
     autocast (what torch's own test asserts); otherwise what is wrong."""
-    op, args = entry[0], entry[1]
-    kwargs = entry[2] if len(entry) > 2 and isinstance(entry[2], dict) else {}
-    if len(entry) > 2 and isinstance(entry[2], torch.dtype):
-        want = entry[2]  # (the builtin-promote lists: the output dtype is the list's)
     module = {"torch": torch, "nn": torch._C._nn, "linalg": torch._C._linalg, "method": None}[where]
     calls: list[Callable[..., Any]] = []
     if module is not None and hasattr(module, op):
@@ -274,8 +272,8 @@ def _policy_case(torch: ModuleType, device: str, where: str, entry: tuple[Any, .
         tensors = [t for t in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(t, torch.Tensor)]
         if isinstance(out, torch.Tensor) and out.dtype != want:
             return f"gave {str(out.dtype).removeprefix('torch.')}, policy says {str(want).removeprefix('torch.')}"
-        if any(t.device.type != device for t in tensors):
-            return f"gave a tensor on {tensors[0].device}"
+        if elsewhere := [t.device for t in tensors if t.device.type != device]:
+            return f"gave a tensor on {elsewhere[0]}"
         control = call(*_cast(torch, args, run_as), **kwargs)
         if not _same(torch, out, control):
             return "differs from the inputs cast by hand outside autocast"
@@ -305,19 +303,22 @@ def check_autocast_lists(torch: ModuleType, device: str) -> TorchAutocastListsCh
             for amp, lst in runs:
                 where, want = POLICY_LISTS[lst]
                 for n, entry in enumerate(getattr(lists, lst)):
-                    label = f"{lst}[{n}] {entry[0]} ({amp})"
-                    if entry[0].startswith(CUDA_ONLY):
+                    op, args, extra = entry[0], entry[1], entry[2] if len(entry) > 2 else None
+                    label = f"{lst}[{n}] {op} ({amp})"
+                    if op.startswith(CUDA_ONLY):
                         skipped[label] = "a CUDA-only op (cuDNN): no device but CUDA has a kernel for it"
                         continue
-                    if len(entry) > 2 and not isinstance(entry[2], (dict, torch.dtype)) and entry[2]:
-                        # (test_cuda.py reads a third element as "skip": ROCm's flag, and einsum's
-                        # operands, so torch never runs its einsum entry, whose equation needs 4-d ones)
+                    # A third element is the output dtype (the builtin-promote lists), kwargs, or
+                    # test_cuda.py's "skip": ROCm's flag, and einsum's operands, so torch never runs
+                    # its einsum entry, whose equation needs 4-d ones.
+                    if extra and not isinstance(extra, (dict, torch.dtype)):
                         skipped[label] = "skipped by torch's own test (a true third element)"
                         continue
                     cases += 1
-                    dtype = getattr(torch, amp if want == "low" else (want or "float32"))
+                    expected = extra if want is None else getattr(torch, amp if want == "low" else want)
+                    kwargs = extra if isinstance(extra, dict) else {}
                     try:
-                        problem = _policy_case(torch, device, where, entry, getattr(torch, amp), dtype)
+                        problem = _policy_case(torch, device, where, op, args, kwargs, getattr(torch, amp), expected)
                     except Exception as exc:
                         problem = f"raised {first_line(exc)}"
                     if problem:

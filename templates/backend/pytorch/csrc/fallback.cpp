@@ -6,7 +6,7 @@
 //       Those ops take the CPU fallback; use it to isolate a suspect kernel without
 //       rebuilding. The library prints what it did not register, once.
 //   {{ NAME }}_STRICT_FALLBACK=1      every fallback raises instead of running on the CPU;
-//       torch.{{ p }}.strict_fallback(False) lifts it for a block (a fallback report after
+//       torch.{{ device_type }}.strict_fallback(False) lifts it for a block (a fallback report after
 //       strict checks, in the same process).
 //
 // Ops without a {{ device_type }} kernel run on the CPU: at::native::cpu_fallback copies the

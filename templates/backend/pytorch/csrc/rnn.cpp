@@ -11,11 +11,8 @@ namespace {
 
 bool given(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
-at::Tensor with_biases(at::Tensor gates, const std::optional<at::Tensor>& input_bias,
-                       const std::optional<at::Tensor>& hidden_bias) {
-  if (given(input_bias)) gates = gates + *input_bias;
-  if (given(hidden_bias)) gates = gates + *hidden_bias;
-  return gates;
+at::Tensor plus(const at::Tensor& gates, const std::optional<at::Tensor>& bias) {
+  return given(bias) ? gates + *bias : gates;
 }
 
 // workspace: the activated gates i, f, g, o side by side ([batch, 4 * hidden]).
@@ -25,7 +22,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(const at::Tensor&
                                                                const std::optional<at::Tensor>& hidden_bias) {
   KernelName k("aten::_thnn_fused_lstm_cell");
   const c10::DeviceGuard guard(input_gates.device());
-  const auto gates = with_biases(input_gates + hidden_gates, input_bias, hidden_bias).chunk(4, 1);
+  const auto gates = plus(plus(input_gates + hidden_gates, input_bias), hidden_bias).chunk(4, 1);
   at::Tensor i = gates[0].sigmoid(), f = gates[1].sigmoid(), g = gates[2].tanh(), o = gates[3].sigmoid();
   at::Tensor cy = f * cx + i * g;
   at::Tensor hy = o * cy.tanh();
@@ -58,8 +55,7 @@ std::tuple<at::Tensor, at::Tensor> fused_gru_cell(const at::Tensor& input_gates,
                                                   const std::optional<at::Tensor>& hidden_bias) {
   KernelName k("aten::_thnn_fused_gru_cell");
   const c10::DeviceGuard guard(input_gates.device());
-  auto in = (given(input_bias) ? input_gates + *input_bias : input_gates).chunk(3, 1);
-  auto hid = (given(hidden_bias) ? hidden_gates + *hidden_bias : hidden_gates).chunk(3, 1);
+  const auto in = plus(input_gates, input_bias).chunk(3, 1), hid = plus(hidden_gates, hidden_bias).chunk(3, 1);
   at::Tensor r = (in[0] + hid[0]).sigmoid(), z = (in[1] + hid[1]).sigmoid();
   at::Tensor n = (in[2] + r * hid[2]).tanh();
   at::Tensor hy = n + z * (hx - n);
