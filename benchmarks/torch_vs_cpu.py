@@ -3,7 +3,7 @@ makes one). Prints one JSON object: tiny-op dispatch time, a small tensor's allo
 training step time and the device memory high-water mark of those steps, on the
 adapter's device and on torch's CPU, measured alternately in one process.
 
-    python torch_vs_cpu.py DEVICE [--ops N] [--steps N]
+    python torch_vs_cpu.py DEVICE [--ops N] [--steps N] [--no-compile]
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ def main() -> None:
     p.add_argument("device")
     p.add_argument("--ops", type=int, default=5000)
     p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--no-compile", action="store_true", help="leave torch.compile's figures out")
     args = p.parse_args()
     result: dict = {"torch": torch.__version__}
     # alternate the devices so drift on a noisy machine hits both
@@ -113,10 +114,10 @@ def main() -> None:
     result["amp_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, amp=True)}
     # torch.compile (Inductor): the compile, cold then from Inductor's cache (benchmarks/run.py gives
     # each run a fresh cache directory), and the compiled step against the eager one above
-    importlib.import_module("torch._inductor.compile_fx")  # imported before the clock starts
-
-    result["compile_s"] = {"cold": compile_s(args.device), "cached": compile_s(args.device)}
-    result["compiled_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, compiled=True)}
+    if not args.no_compile:
+        importlib.import_module("torch._inductor.compile_fx")  # imported before the clock starts
+        result["compile_s"] = {"cold": compile_s(args.device), "cached": compile_s(args.device)}
+        result["compiled_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, compiled=True)}
     result["fallbacks"] = dict(getattr(torch, args.device).fallback_counts())
     print(json.dumps(result), flush=True)
     sys.stdout.flush()

@@ -193,7 +193,8 @@ def fresh_names(seed: int) -> dict[str, str]:
 # What every verification runs with: the reference device as unforgiving as hardware.
 CHECK_MODES_SUMMARY = "2 devices, asynchronous streams, opaque device memory"
 
-# The marks of every container test file (test_containers.py, test_emulated_*.py).
+# The marks of every container test file (test_containers.py, test_container_layers.py,
+# test_emulated_*.py).
 CONTAINER_MARKS = [
     pytest.mark.container,
     # A machine without an engine skips (a capability, not a feature); CI sets
@@ -322,9 +323,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # The targets whose images the background build makes, in this order, and the container test files
 # in the order they are handed out: the aarch64 files (the longest, under qemu) wait for the fewest
-# images.
+# images, and the x86_64 ones are two files so that each worker takes one while the other is busy.
 IMAGE_ORDER = ("aarch64", "x86_64", "armhf")
-CONTAINER_FILES = ("test_emulated_aarch64.py", "test_emulated_torch.py", "test_containers.py", "test_emulated_armhf.py")
+CONTAINER_FILES = (
+    "test_emulated_aarch64.py",
+    "test_emulated_torch.py",
+    "test_containers.py",
+    "test_container_layers.py",
+    "test_emulated_armhf.py",
+)
 
 
 @pytest.fixture(scope="session", autouse=True)

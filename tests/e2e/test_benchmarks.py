@@ -39,6 +39,8 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         # a device memory high-water mark per framework: what each allocator held from the device
         assert results["device_vs_cpu"][mode]["peak_device_memory_mb"] > 0
         assert torch["modes"][mode]["peak_device_memory_mb"] > 0
+    # torch.compile on the asynchronous device only (the short run leaves the inline device's out)
+    assert torch["modes"]["async"]["compile_s"]["cold"] > 0 and "compile_s" not in torch["modes"]["inline"]
     table = (tmp_path / "short.md").read_text()
     for row in (
         "| torch LeNet training step, batch 64, Adam (stpu:0 async vs CPU) |",

@@ -1,6 +1,7 @@
 """Container builds and verification on x86_64, for real: Docker Engine, offline-bootstrapped
 Debian images, the builder's compilers; the engine's own failures (interrupts, a stopped engine,
-a remote engine). The foreign targets under qemu are in test_emulated_*.py.
+a remote engine). The foreign targets under qemu are in test_emulated_*.py; the verifications on
+image layers (Inductor's compiler, an SDK's runtime) in test_container_layers.py.
 
 Needs a Docker Engine and qemu binfmt handlers (`.ci/run` sets both up). Images
 are built once and reused (content-hash tags), so reruns are quick."""
@@ -27,7 +28,6 @@ from conftest import (
     devkit,
     devkit_containers,
     devkit_owning,
-    render_with_opencl_sdk,
 )
 
 from devkit.run.doctor import run_doctor
@@ -79,18 +79,6 @@ def test_x86_64_container_verify(project):
     assert_cloned_from_a_clean_reference(summary)
 
 
-def test_x86_64_container_verify_compiles_onto_the_device(tmp_path):
-    """torch.compile in the verify container: its image gets the C++ compiler and Python headers
-    Inductor needs (a layer, made once), and the compiled kernels run on the device."""
-    project = tmp_path / "STPU"
-    devkit("new-backend", "STPU", "--out", str(project))
-    devkit("build", str(project), "--framework", "torch", "--runner", "host")
-    argv = ["verify", str(project), "--framework", "torch", "--compile", "--runner", "docker", "--json"]
-    summary = json.loads(devkit(*argv).stdout)
-    names = [c["name"] for c in summary["checks"] if c["passed"]]
-    assert summary["passed"] and {"compile mlp", "compile lenet", "compile trace"} <= set(names), summary
-
-
 def test_x86_64_container_verify_distributed(project):
     """Two ranks of Paddle's launcher inside one verify container (its /dev/shm holds the
     collectives' files), and the lost-rank runs."""
@@ -104,32 +92,6 @@ def test_x86_64_container_verify_distributed(project):
         "stalled rank",
     ], summary
     assert devkit_containers(owner=pid) == []
-
-
-def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
-    """The OpenCL example in the x86_64 verify container. Without [tool.devkit.sdk.runtime] the
-    verify image has no libOpenCL.so.1: the plugin's loader says so, Paddle goes on without the
-    device, and verify stops with that one line. With it, a layer on the verify image installs the
-    ICD loader and pocl, and the checks pass on OpenCL (two pocl devices, runtime-env)."""
-    project = render_with_opencl_sdk(tmp_path, "opencl-backend")
-    pyproject = project / "pyproject.toml"
-    declared = pyproject.read_text()
-    runtime = declared[declared.index("[tool.devkit.sdk.runtime]") :]
-    pyproject.write_text(declared.replace(runtime, ""))
-    devkit("build", str(project))
-    proc = devkit("verify", str(project), "--steps", "20", check=False)
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert proc.returncode == ExitCode.ENVIRONMENT and len(errors) == 1, proc.stderr[-2000:]
-    assert (
-        ": paddle-custom-stpu: the stpu device is unavailable: it needs the opencl 3.0 runtime, and libOpenCL.so.1 "
-        "could not be loaded (libOpenCL.so.1: cannot open" in errors[0]
-    ), errors[0]
-    assert "[tool.devkit.sdk.runtime]" in errors[0]
-    pyproject.write_text(declared)
-    summary = json.loads(devkit("verify", str(project), "--json").stdout)
-    report = json.loads(Path(summary["report"]).read_text())
-    assert summary["passed"] and report["runner"].startswith("docker:devkit-verify-x86_64-sdk:")
-    assert "conv2d.*" in report["unimplemented_kernels"]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

@@ -1,6 +1,8 @@
 """The CLI's contract: one-line errors with a fix, non-zero exit, --json, --version."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 from conftest import devkit
@@ -11,6 +13,17 @@ from devkit.util.errors import ExitCode
 def test_version():
     proc = devkit("--version")
     assert proc.stdout.strip().startswith("devkit ")
+
+
+def test_the_cli_starts_without_the_heavy_libraries():
+    """Every devkit command, `--help` included, starts the CLI: the docker SDK (with requests),
+    NumPy, Jinja2 and pyelftools are imported by the commands that use them, not at start-up
+    (together they took 0.37 s of a 0.85 s start on this project's CI machine)."""
+    probe = "import sys, devkit.cli.app; print(' '.join(sorted(set(m.split('.')[0] for m in sys.modules))))"
+    loaded = set(
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    )
+    assert "typer" in loaded and {"docker", "requests", "numpy", "jinja2", "elftools"}.isdisjoint(loaded), loaded
 
 
 @pytest.mark.parametrize("command", ["new-backend", "build", "verify"])

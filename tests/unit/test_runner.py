@@ -286,6 +286,8 @@ def test_the_engine_is_asked_once_per_process(monkeypatch):
     what is counted is devkit's asking, not the engine)."""
     from types import SimpleNamespace
 
+    import docker
+
     from devkit.run import engine as engine_module
     from devkit.run.select import build_cache, use_container
 
@@ -299,7 +301,7 @@ def test_the_engine_is_asked_once_per_process(monkeypatch):
             pings.append(1)
             return True
 
-    monkeypatch.setattr(engine_module.docker, "from_env", lambda timeout: Client())
+    monkeypatch.setattr(docker, "from_env", lambda timeout: Client())
     monkeypatch.setattr(engine_module, "_connected", {})
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/devkit-once.sock")
     for _ in range(4):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from elftools.elf.elffile import ELFFile
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
 
@@ -15,6 +14,9 @@ from ..util.errors import BuildFailure
 
 
 def elf_machine(data: bytes) -> str:
+    # pyelftools is imported by what reads ELF files, not by every command
+    from elftools.elf.elffile import ELFFile
+
     return str(ELFFile(io.BytesIO(data))["e_machine"])
 
 

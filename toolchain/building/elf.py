@@ -9,11 +9,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerNeedSection, GNUVerSymSection
-from elftools.elf.sections import SymbolTableSection
-
 # Symbol versions of the system libraries the manylinux policies allow
 # (glibc, libstdc++, libgcc): resolved by the target's system, not by Paddle.
 SYSTEM_VERSION = re.compile(r"^(GLIBC|GLIBCXX|CXXABI|GCC)_")
@@ -80,6 +75,12 @@ def wrong_machine(lib: LibraryAbi, expected: str, target: str, fix: str) -> list
 
 
 def read_library(data: bytes, name: str) -> LibraryAbi:
+    # pyelftools is imported by what reads ELF files, not by every command
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.gnuversions import GNUVerNeedSection, GNUVerSymSection
+    from elftools.elf.sections import SymbolTableSection
+
     elf = ELFFile(io.BytesIO(data))
     lib = LibraryAbi(name=name, machine=elf["e_machine"])
     versions: dict[int, str] = {}

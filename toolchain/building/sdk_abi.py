@@ -9,9 +9,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerDefSection
-
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
 from .elf import AbiFinding, LibraryAbi, read_library
@@ -70,6 +67,10 @@ class SdkExports:
 
     @classmethod
     def read(cls, label: str, files: list[Path]) -> SdkExports:
+        # pyelftools is imported by what reads ELF files, not by every command
+        from elftools.elf.elffile import ELFFile
+        from elftools.elf.gnuversions import GNUVerDefSection
+
         exports: dict[str, frozenset[str]] = {}
         tags: set[str] = set()
         for path in files:

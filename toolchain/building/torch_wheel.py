@@ -15,10 +15,8 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerNeedSection
-from elftools.elf.hash import GNUHashSection
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
 
@@ -41,6 +39,9 @@ from .elf import (
 )
 from .manylinux import SystemFloor
 from .sdk_abi import SdkExports, resolve_sdk_symbols
+
+if TYPE_CHECKING:
+    from elftools.elf.hash import GNUHashSection
 
 BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])")
 
@@ -81,6 +82,10 @@ def _torch_libraries(torch_root: Path) -> list[Path]:
 @lru_cache(maxsize=4)
 def torch_framework(torch_root: Path) -> tuple[set[str], SystemFloor]:
     """The libraries the torch wheel provides (left out of our wheel), and the glibc/libstdc++ they need."""
+    # pyelftools is imported by what reads ELF files, not by every command
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.gnuversions import GNUVerNeedSection
+
     newest: dict[str, tuple[int, ...]] = {}
     for path in _torch_libraries(torch_root):
         with path.open("rb") as f:
@@ -169,6 +174,9 @@ def check_torch_library(
 
 
 def _hash_tables(torch_root: Path) -> dict[str, GNUHashSection]:
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.hash import GNUHashSection
+
     tables = {}
     for path in _torch_libraries(torch_root):
         elf = ELFFile(open(path, "rb"))  # noqa: SIM115 - read lazily by the lookups; closed at exit

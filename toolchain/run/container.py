@@ -10,17 +10,17 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
-
-import docker.errors
-from docker.models.containers import Container
+from typing import IO, TYPE_CHECKING
 
 from ..project.project import LOG_DIR_NAME
-from ..run.engine import ENGINE_ERRORS, OWNER_LABEL, STEP_LABEL, Engine, owner_label
+from ..run.engine import OWNER_LABEL, STEP_LABEL, Engine, engine_errors, owner_label
 from ..run.step import Step, outcome
 from ..util.archives import extract_tar
 from ..util.console import status
 from ..util.errors import EnvironmentProblem, InternalError
+
+if TYPE_CHECKING:
+    from docker.models.containers import Container
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,8 @@ class ContainerRunner:
         return m.target if str(rel) == "." else f"{m.target}/{rel.as_posix()}"
 
     def run(self, step: Step) -> str:
+        import docker.errors  # (imported with the engine this runner holds)
+
         step.log.parent.mkdir(parents=True, exist_ok=True)
         for m in self.mounts:
             if not m.read_only:
@@ -182,7 +184,7 @@ class ContainerRunner:
                 "check the image and the engine with `devkit doctor`",
                 log=step.log,
             ) from None
-        except ENGINE_ERRORS as exc:
+        except engine_errors() as exc:
             raise EnvironmentProblem(
                 f"{step.title}: the container engine stopped answering ({type(exc).__name__})",
                 "start the engine again (`devkit doctor` checks it) and rerun: the build tree is kept, "
@@ -193,7 +195,7 @@ class ContainerRunner:
             if container is not None:
                 try:
                     container.remove(force=True)  # also on failure and Ctrl-C
-                except ENGINE_ERRORS:
+                except engine_errors():
                     pass
         return outcome(step, returncode, "\n".join(tail), self.fix_hint, started)
 

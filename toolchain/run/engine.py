@@ -2,7 +2,9 @@
 
 Anything that answers the Docker API works: a local Docker Engine, a podman
 system service socket, or a remote engine named by DOCKER_HOST (for example a
-native arm64 machine). No other module imports the docker SDK.
+native arm64 machine). Only this module and run/container.py import the docker SDK, and
+only when a command talks to an engine: with requests it takes ~0.1 s to import, which every
+devkit command would pay.
 """
 
 from __future__ import annotations
@@ -16,22 +18,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import docker
-import docker.errors
-import requests
-import urllib3
+from typing import TYPE_CHECKING
 
 from ..util.errors import EnvironmentProblem, InputError
 
-# What the SDK raises when the engine refuses a call, or stops answering in the middle of one
-# (a stream cut by a stopped engine surfaces from urllib3 or requests, not as a DockerException).
-ENGINE_ERRORS = (
-    docker.errors.DockerException,
-    requests.RequestException,
-    urllib3.exceptions.HTTPError,
-    ConnectionError,
-)
+if TYPE_CHECKING:
+    import docker
+
+
+def engine_errors() -> tuple[type[BaseException], ...]:
+    """What the SDK raises when the engine refuses a call, or stops answering in the middle of one
+    (a stream cut by a stopped engine surfaces from urllib3 or requests, not as a DockerException)."""
+    import docker.errors
+    import requests
+    import urllib3
+
+    return (docker.errors.DockerException, requests.RequestException, urllib3.exceptions.HTTPError, ConnectionError)
+
+
 STEP_LABEL = "org.devkit.step"
 OWNER_LABEL = "org.devkit.owner"  # host:pid of the devkit process that made the container
 
@@ -76,6 +80,8 @@ class Engine:
         engine = None if fresh else _connected.get(key)
         if engine is None:
             _connected.pop(key, None)
+            import docker
+
             try:
                 client = docker.from_env(timeout=PING_TIMEOUT_S)
                 client.ping()
@@ -98,7 +104,7 @@ class Engine:
                     continue
                 container.remove(force=True)
                 removed.append(container.name)
-        except ENGINE_ERRORS:
+        except engine_errors():
             pass  # best effort: the step that follows reports an engine that does not answer
         return removed
 
@@ -117,6 +123,8 @@ class Engine:
     def install_binfmt(self, platforms: list[str], image: str = BINFMT_IMAGE) -> str:
         """Register qemu handlers in the engine's kernel (binfmt_misc is kernel-wide, so
         a privileged container can do it for a remote or dind engine we have no shell on)."""
+        import docker.errors
+
         try:
             out = self.client.containers.run(image, ["--install", ",".join(platforms)], privileged=True, remove=True)
         except docker.errors.DockerException as exc:
@@ -138,6 +146,8 @@ class Engine:
 
     # ---- images ---------------------------------------------------------
     def image(self, tag: str) -> ImageInfo | None:
+        import docker.errors
+
         try:
             img = self.client.images.get(tag)
         except docker.errors.ImageNotFound:
@@ -177,6 +187,8 @@ class Engine:
         on_line: Callable[[str], object] | None = None,
     ) -> ImageInfo:
         """Build from an in-memory tar context (classic builder: no buildx needed)."""
+        import docker.errors
+
         log.parent.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         with log.open("a") as out:

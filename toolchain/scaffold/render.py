@@ -7,8 +7,6 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
-
 from .. import DISTRIBUTION, __version__
 from ..project.config import DEFAULT_INFERENCE_PASSES, default_targets, setting_line, settings_toml
 from ..project.frameworks import TORCH
@@ -86,6 +84,8 @@ def render_backend(
     backend: BackendName, out_dir: Path, *, force: bool = False, flavour: Flavour | None = None
 ) -> RenderResult:
     """Render the backend project into `out_dir`, all or nothing."""
+    import jinja2  # (by the command that renders, not by every command)
+
     flavour = flavour or host_backed()
     out_dir = out_dir.resolve()
     _check_destination(out_dir, force)

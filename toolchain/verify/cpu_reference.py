@@ -17,14 +17,17 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..building.adapters import build_adapter
 from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
 from ..util.errors import VerificationFailure
 from ..util.resources import PAYLOAD_DIR
-from .datasets import Dataset
 from .session import VerifyOptions, fresh_env, work_dir
+
+if TYPE_CHECKING:
+    from .datasets import Dataset  # (NumPy: imported by the commands that train, not by every command)
 
 PAYLOAD = PAYLOAD_DIR / "cpu_reference.py"
 

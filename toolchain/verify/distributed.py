@@ -10,7 +10,6 @@ from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.errors import InputError
 from .adapters import verify_adapter
-from .datasets import load_dataset
 from .session import VerifyOptions, VerifyResult, plugin_session
 
 MAX_RANKS = 8  # the host-backed device's default count is 2; <NAME>_DEVICE_COUNT raises it up to 8
@@ -43,6 +42,8 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
     framework = options.framework
     adapter = verify_adapter(framework)
     options = adapter.for_wheel(options, wheel)
+    from .datasets import load_dataset  # (NumPy, for the commands that train only)
+
     dataset = load_dataset(options.data_dir)
     with plugin_session(wheel, options, report_dir) as session:
         dataset.save(session.work / "data.npz")

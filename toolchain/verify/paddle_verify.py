@@ -13,7 +13,6 @@ from ..run.select import host_recipe
 from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
-from .datasets import load_dataset
 from .ops import OpsRequest, OpsResult, parse_selection, run_golden, run_test_ops
 from .report import Check
 from .session import KernelCheck, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
@@ -26,6 +25,8 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
     if options.model not in TRAIN_MODELS:
         raise InputError(f"unknown model {options.model!r}", f"use --model {' | '.join(TRAIN_MODELS)}")
     options.require_training_steps()
+    from .datasets import load_dataset  # (NumPy, for the commands that train only)
+
     dataset = load_dataset(options.data_dir)
     battery = options.model != "mnist"
     with plugin_session(wheel, options, report_dir, conformance=True) as session:

@@ -10,7 +10,6 @@ from pathlib import Path
 from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
-from .datasets import load_dataset
 from .ops import OpsRequest, OpsResult, parse_selection, run_torch_opinfo
 from .session import KernelCheck, PluginSession, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
 
@@ -51,6 +50,8 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
         )
     options.require_training_steps()
     options = with_device(options, wheel)
+    from .datasets import load_dataset  # (NumPy, for the commands that train only)
+
     dataset = load_dataset(options.data_dir)
     with plugin_session(wheel, options, report_dir, conformance=True) as session:
         dataset.save(session.work / "data.npz")
