@@ -34,6 +34,10 @@ class KernelName {
   KernelName& operator=(const KernelName&) = delete;
 };
 
+// Whether an optional tensor argument holds a tensor (torch passes an absent one as either an
+// empty optional or an undefined tensor).
+inline bool given(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+
 // The device dtype of a torch dtype; false for dtypes the device library has no ops for
 // (complex, ...{{ "" if half_precision else "; half and bfloat16: this flavour has no half precision" }}).
 bool device_dtype(at::ScalarType type, {{ p }}_dtype_t* out);

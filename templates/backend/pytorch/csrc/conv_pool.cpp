@@ -42,7 +42,7 @@ bool conv_on_cpu() {
 }
 
 at::Tensor cpu_copy(const std::optional<at::Tensor>& t) {
-  return t.has_value() && t->defined() ? t->cpu() : at::Tensor();
+  return given(t) ? t->cpu() : at::Tensor();
 }
 
 at::Tensor convolution_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -74,7 +74,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
                        at::IntArrayRef output_padding, int64_t groups) {
   KernelName k("aten::convolution_overrideable");
   if (conv_on_cpu() || !conv_supported(input, weight, transposed) ||
-      (bias.has_value() && bias->defined() && bias->scalar_type() != input.scalar_type()))
+      (given(bias) && bias->scalar_type() != input.scalar_type()))
     return convolution_cpu(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   const c10::DeviceGuard guard(input.device());
   const {{ p }}_conv2d_params_t p = conv_params(input, weight, stride, padding, dilation, groups);
@@ -84,7 +84,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   const {{ p }}_dtype_t dtype = device_dtype(input.scalar_type());
   check({{ p }}_conv2d_forward(current_stream(), dtype, &p, x.const_data_ptr(), w.const_data_ptr(), y.data_ptr()),
         "conv2d_forward");
-  if (bias.has_value() && bias->defined()) {
+  if (given(bias)) {
     at::Tensor b = contiguous(*bias);
     {{ p }}_shape_t ys = shape_of(y.sizes()), bs = shape_of({p.out_channels, 1, 1});
     check({{ p }}_binary(current_stream(), {{ NAME }}_BINARY_ADD, dtype, y.const_data_ptr(), &ys, b.const_data_ptr(), &bs,

@@ -69,7 +69,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
   TORCH_CHECK(target.numel() == n, "nll_loss: expected target of ", n, " elements, got shape ", target.sizes());
   const c10::DeviceGuard guard(self.device());
   at::Tensor x = contiguous(self), t = contiguous(target);
-  at::Tensor w = weight.has_value() && weight->defined() ? contiguous(*weight) : at::Tensor();
+  at::Tensor w = given(weight) ? contiguous(*weight) : at::Tensor();
   if (w.defined()) TORCH_CHECK(w.numel() == classes, "nll_loss: weight has ", w.numel(), " elements, expected ", classes);
   at::Tensor loss = reduction == at::Reduction::None && self.dim() == 2 ? empty_device({n}, self.options())
                                                                         : empty_device({}, self.options());
@@ -91,7 +91,7 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   const int64_t n = self.dim() == 2 ? self.size(0) : 1, classes = self.size(-1);
   const c10::DeviceGuard guard(self.device());
   at::Tensor dy = contiguous(grad_output), t = contiguous(target), tw = contiguous_as(total_weight, self.scalar_type());
-  at::Tensor w = weight.has_value() && weight->defined() ? contiguous(*weight) : at::Tensor();
+  at::Tensor w = given(weight) ? contiguous(*weight) : at::Tensor();
   at::Tensor dx = empty_device(self.sizes(), self.options());
   check({{ p }}_nll_loss_backward(current_stream(), device_dtype(self.scalar_type()), dy.const_data_ptr(), t.const_data_ptr<int64_t>(),
                                w.defined() ? w.const_data_ptr() : nullptr, static_cast<{{ p }}_reduction_t>(reduction), ignore_index,

@@ -9,8 +9,6 @@
 namespace torch_{{ p }} {
 namespace {
 
-bool given(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
-
 at::Tensor plus(const at::Tensor& gates, const std::optional<at::Tensor>& bias) {
   return given(bias) ? gates + *bias : gates;
 }
