@@ -257,8 +257,9 @@ ChildResult in_child(const std::function<int()>& body) {
   // A child that hangs is killed and named rather than stopping the suite. Natively a hang is
   // the library's (a lock inherited through fork): one run, 300 s. Under qemu-user the emulator
   // forks a threaded process itself and its child can deadlock in the emulator's own code, now
-  // and then, under load (aarch64 in CI, 2026-11-27: a child that needs a second natively); so
-  // there a hung child is run again, at most three times, each retry said in the case's output.
+  // and then, under load (aarch64 in CI, 2026-11-27: a child that natively ends within a
+  // second); so there a hung child is run again, at most three times, each retry said in the
+  // case's output.
   const int attempts = emulated() ? 3 : 1, seconds = emulated() ? 60 : 300;
   ChildResult r;
   for (int attempt = 1;; ++attempt) {
