@@ -326,10 +326,6 @@ void record_stream(at::Tensor& self, c10::Stream stream) {
   caching_allocator().recordStream(self.storage().data_ptr(), stream);
 }
 
-}  // namespace
-
-namespace {
-
 // torch.cat: each input copied into its slice of `out` by the device's strided copy (cast to
 // out's dtype on the device first where it differs). 1-d empty inputs are skipped, as torch
 // does; anything else unusual (other devices, conjugate or negative views, sizes that do not
