@@ -38,6 +38,7 @@ def projects(tmp_path_factory) -> dict[str, Project]:
 @pytest.fixture(autouse=True)
 def no_host_pip(monkeypatch):
     monkeypatch.setattr(container, "host_pip_settings", lambda: ({}, []))
+    monkeypatch.delenv("CCACHE_DIR", raising=False)
 
 
 def host_place(tmp_path: Path) -> BuildPlace:
@@ -78,6 +79,15 @@ def test_native_host_build_compiles_against_the_reference_runtime(projects, tmp_
     assert p.says_portability  # the host's toolchain: the container's oldest base is the fix
     runtime = p.step("/venv/site-packages/paddle").argv[-2:]
     assert runtime == ["--runtime-root", "/venv/site-packages/paddle"]
+
+
+def test_a_host_build_compiles_into_the_users_ccache_and_a_container_into_its_volume(projects, tmp_path, monkeypatch):
+    project = projects["plain"]
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "machine-ccache"))
+    options = BuildRequest(find_recipe("x86_64")).options(project)
+    assert plan(project, options, host_place(tmp_path), tmp_path).env["CCACHE_DIR"] == str(tmp_path / "machine-ccache")
+    in_container = plan(project, options, container_place(project, tmp_path), tmp_path)
+    assert in_container.env["CCACHE_DIR"] == "/cache/ccache"  # a host path would not be there
 
 
 def test_cross_build_in_the_container_reads_the_recipe_toolchain_file(projects, tmp_path):

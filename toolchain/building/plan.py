@@ -67,6 +67,15 @@ def build_log(project: Project, options: BuildOptions) -> Path:
     return project.log_dir / f"build-{options.recipe.name}{build_variant(options)}.log"
 
 
+def ccache_dir(place: BuildPlace) -> Path:
+    """Where a build's compiler cache is: the user's CCACHE_DIR for a build on the host (a cache a
+    machine already keeps, or one shared between devkit caches), else devkit's cache for the runner
+    (a container's is in its cache volume)."""
+    if place.runner.key == "host" and os.environ.get("CCACHE_DIR"):
+        return Path(os.environ["CCACHE_DIR"])
+    return place.cache / "ccache"
+
+
 def plan_build(
     project: Project,
     options: BuildOptions,
@@ -110,7 +119,7 @@ def plan_build(
         flags += ["--device-only"]
     what = "device library" if device_only else f"{framework.name} plugin wheel ({framework.name} {version})"
     env: dict[str, str | None] = {
-        "CCACHE_DIR": runner.path(place.cache / "ccache"),
+        "CCACHE_DIR": runner.path(ccache_dir(place)),
         # Paths below the project are hashed as relative ones, so a second checkout or a new project
         # rendered from the same templates compiles from the cache (measured: a cold build of a second
         # project 32 s -> 2.6 s).
