@@ -42,15 +42,26 @@ def build_tools_bin() -> Path:
     return next((cache_root() / "host" / "envs").glob("host-*-paddle-none")) / "bin"
 
 
-def standalone_build_env(project: Path, build_dir: Path, tools: Path | None = None) -> dict[str, str]:
-    """The environment of a test's own CMake build of a generated project (-DWITH_PADDLE=OFF):
-    paths under the directory both lie in are hashed relative (CCACHE_BASEDIR), as devkit's builds
-    have them, so a later run's build of the same sources in new temporary directories compiles
-    from ccache; with `tools`, that bin directory (cmake, ninja) first on PATH."""
-    env = {**os.environ, "CCACHE_BASEDIR": os.path.commonpath([project, build_dir]), "CCACHE_NOHASHDIR": "1"}
+def standalone_build(project: Path, name: str, tools: Path | None = None) -> tuple[Path, dict[str, str]]:
+    """The directory and environment of a test's own CMake build of a generated project
+    (-DWITH_PADDLE=OFF), laid out so that it compiles from the cache devkit's host builds of the
+    same sources filled: in devkit's ccache directory, with the project as the base directory,
+    the build directory where devkit's lies (two levels below the project: ccache hashes include
+    paths relative to it) and devkit's compiler (g++: CMake's first choice, c++, is another
+    compiler to ccache). With `tools`, that bin directory (cmake, ninja) first on PATH."""
+    from devkit.run.select import build_cache
+
+    env = {
+        **os.environ,
+        "CCACHE_DIR": str(build_cache("host") / "ccache"),
+        "CCACHE_BASEDIR": str(project),
+        "CCACHE_NOHASHDIR": "1",  # (the sanitizer builds' -g1: the directory is mapped away anyway)
+        "CXX": "g++",
+        "CC": "gcc",
+    }
     if tools is not None:
         env["PATH"] = f"{tools}:{env['PATH']}"
-    return env
+    return project / "build" / name, env
 
 
 def verify_passes(project: Path, *args: str) -> tuple[dict, dict]:

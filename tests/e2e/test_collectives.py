@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import build_tools_bin, standalone_build_env
+from conftest import build_tools_bin, standalone_build
 
 pytestmark = pytest.mark.e2e
 
@@ -47,11 +47,10 @@ def as_nobody(*argv: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def device_test(built_project, tmp_path_factory) -> Path:
+def device_test(built_project) -> Path:
     """The device library's test binary, built alone (-DWITH_PADDLE=OFF) from the session's project
     with the build tools its build used."""
-    build = tmp_path_factory.mktemp("ccl-device-build")
-    env = standalone_build_env(built_project, build, build_tools_bin())
+    build, env = standalone_build(built_project, "collectives-device-test", build_tools_bin())
     configure = ["cmake", "-S", str(built_project), "-B", str(build), "-G", "Ninja", "-DWITH_PADDLE=OFF"]
     subprocess.run(configure, check=True, env=env, capture_output=True)
     subprocess.run(["cmake", "--build", str(build), "--target", "test_stpu_device"], check=True, env=env)

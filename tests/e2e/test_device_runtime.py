@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import devkit, standalone_build_env
+from conftest import devkit, standalone_build
 
 pytestmark = pytest.mark.e2e
 
@@ -40,23 +40,22 @@ def project(tmp_path_factory) -> Path:
     return out
 
 
-def build(project: Path, build_dir: Path, target: str, *definitions: str) -> float:
-    """Configures and builds `target`; the seconds it took."""
+def build(project: Path, name: str, target: str, *definitions: str) -> tuple[Path, float]:
+    """Configures and builds `target` in the project's build/NAME; that directory and the seconds it took."""
     start = time.monotonic()
+    build_dir, env = standalone_build(project, name)
     configure = ["cmake", "-S", str(project), "-B", str(build_dir), "-G", "Ninja", "-DWITH_PADDLE=OFF", *definitions]
-    env = standalone_build_env(project, build_dir)
     subprocess.run(configure, check=True, capture_output=True, env=env)
     made = subprocess.run(
         ["cmake", "--build", str(build_dir), "--target", target], capture_output=True, text=True, env=env
     )
     assert made.returncode == 0, made.stdout[-3000:]
-    return time.monotonic() - start
+    return build_dir, time.monotonic() - start
 
 
 @pytest.mark.parametrize("sanitizer", ["address", "thread"])
 def test_the_device_library_passes_its_tests_under_sanitizers(project, tmp_path, sanitizer):
-    build_dir = tmp_path / sanitizer
-    seconds = build(project, build_dir, "test_stpu_device", f"-DSTPU_SANITIZE={sanitizer}")
+    build_dir, seconds = build(project, sanitizer, "test_stpu_device", f"-DSTPU_SANITIZE={sanitizer}")
     suppressions = tmp_path / "lsan.supp"
     suppressions.write_text(LEAKS_BY_DESIGN)
     env = {**os.environ, **SANITIZER_ENV[sanitizer], "LSAN_OPTIONS": f"suppressions={suppressions}"}
@@ -86,9 +85,9 @@ def small_stack() -> None:
 def test_a_stack_overflow_after_a_device_allocation_prints_pythons_traceback(project, tmp_path):
     """The library's SIGSEGV handler runs on an alternate stack and passes a fault outside device
     memory on to Python's faulthandler (-X faulthandler), which prints where Python was."""
-    build(project, tmp_path / "plain", "stpu_device", "-DWITH_TESTING=OFF", "-DCMAKE_BUILD_TYPE=None")
+    plain, _ = build(project, "plain", "stpu_device", "-DWITH_TESTING=OFF", "-DCMAKE_BUILD_TYPE=None")
     library = tmp_path / "libstpu_device.so"
-    archive = tmp_path / "plain" / "device" / "libstpu_device.a"
+    archive = plain / "device" / "libstpu_device.a"
     link = ["g++", "-shared", "-o", str(library), "-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"]
     subprocess.run([*link, "-pthread"], check=True)
     proc = subprocess.run(

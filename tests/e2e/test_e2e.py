@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PADDLE_CHECKS, build_tools_bin, devkit, standalone_build_env, wheel_name
+from conftest import PADDLE_CHECKS, build_tools_bin, devkit, standalone_build, wheel_name
 
 from devkit.run.envs import cache_root, reference_env
 from devkit.run.step import HostRunner
@@ -156,8 +156,7 @@ def test_configure_names_missing_paddle(tmp_path):
 def test_generated_project_tests_pass(built_project, tmp_path):
     """The vendor's own tests: device library C++ tests, then pytest on the installed plugin."""
     bindir = build_tools_bin()
-    build = tmp_path / "device-build"
-    env = standalone_build_env(built_project, build, bindir)
+    build, env = standalone_build(built_project, "device-tests", bindir)
     subprocess.run(
         ["cmake", "-S", str(built_project), "-B", str(build), "-G", "Ninja", "-DWITH_PADDLE=OFF"],
         check=True,

@@ -50,6 +50,7 @@ def test_sdist_rebuilds_into_the_same_wheel_in_a_clean_environment(with_sdist, t
     paddle = shutil.copytree(site_package(reference, "paddle"), tmp_path / "elsewhere" / "paddle", symlinks=True)
     # pip unpacks the sdist in a temporary directory and builds it in an isolated environment
     # (scikit-build-core, cmake, ninja from the index); only Paddle's headers and libraries are given.
+    # Without ccache: this is the suite's proof that the compiler's output depends on no path.
     proc = subprocess.run(
         [str(tmp_path / "venv" / "bin" / "pip"), "wheel", "--no-deps", "-w", str(tmp_path / "raw"), str(sdist)],
         capture_output=True,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import docker.models.containers
 import pytest
-from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk, standalone_build_env, verify_passes
+from conftest import OPENCL_PACKAGES, devkit, render_with_opencl_sdk, standalone_build, verify_passes
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 
@@ -402,8 +402,7 @@ def test_without_an_opencl_driver_each_framework_says_so_once_and_works_on_the_c
 def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
     """The conformance suite (tests/conformance) and the flavour's own cases on the OpenCL device
     the ICD loader finds here (pocl): memory, copies, streams, events, each implemented op."""
-    build = tmp_path / "build"
-    env = standalone_build_env(sdk_project, build)  # cmake and ninja from pip (devkit's own)
+    build, env = standalone_build(sdk_project, "device-tests")  # cmake and ninja from pip (devkit's own)
     subprocess.run(
         ["cmake", "-S", sdk_project, "-B", build, "-G", "Ninja", "-DWITH_PADDLE=OFF", "-DWITH_TESTING=ON"],
         check=True,
