@@ -6,9 +6,9 @@ Every command that takes --json is run here, in order, against one empty devkit 
 the reference Paddle environment, the target torch wheel, the aarch64 Paddle wheel. The
 commands that need a Docker Engine run the same way in test_containers.py.
 
-The compiler cache is the suite's (CCACHE_DIR, which devkit's host builds honour): the builds
-still print CMake's and the compiler's lines, and a backend with a new name is built and
-verified in both frameworks by test_one_op_flavour.py."""
+The backend gets a name no test has used (mixed case with an underscore): with an empty
+compiler cache its builds compile every source anyway, so they also show that a new name
+builds in both adapters and runs on its device (test_torch.py probes the names torch refuses)."""
 
 from __future__ import annotations
 
@@ -17,18 +17,14 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import check_json_output, json_commands, wheel_name
-
-from devkit.run.select import build_cache
+from conftest import check_json_output, fresh_names, json_commands, wheel_name
 
 pytestmark = pytest.mark.e2e
-
-# The compiler cache devkit's host builds use by default (the suite's other builds fill it).
-SUITE_CCACHE = build_cache("host") / "ccache"
 
 # Commands that take --json but need a container engine or a package index of their own: where they run.
 ELSEWHERE = {
@@ -47,7 +43,7 @@ def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
         [sys.executable, "-m", "devkit", *args, "--json"],
         capture_output=True,
         text=True,
-        env={**os.environ, "DEVKIT_CACHE_DIR": str(cache), "CCACHE_DIR": str(SUITE_CCACHE), "COLUMNS": "200"},
+        env={**os.environ, "DEVKIT_CACHE_DIR": str(cache), "COLUMNS": "200"},
     )
     assert proc.returncode == returncode, f"devkit {' '.join(args)}: {proc.returncode}\n{proc.stderr[-3000:]}"
     try:
@@ -59,7 +55,8 @@ def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
 
 
 def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
-    backend = "STPU"
+    seed = time.time_ns()
+    backend = fresh_names(seed)["mixed"]
     cache, project = tmp_path / "cache", tmp_path / backend
     p = str(project)
     wheel: dict[str, str] = {}
@@ -89,9 +86,9 @@ def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
     # first use: pip downloads the target torch wheel (the output that once landed on stdout)
     torch = run_json(cache, "build", p, "--framework", "torch", "--runner", "host")
     assert isinstance(torch, dict) and torch["framework"] == "torch"
-    # the torch device runs an op vs torch's CPU (Paddle's ran verify above)
+    # the new name's torch device runs an op vs torch's CPU (Paddle's ran verify above)
     ops = run_json(cache, "test-ops", p, "--framework", "torch", "--runner", "host", "--ops", "nn.functional.relu")
-    assert isinstance(ops, dict) and ops["passed"] and ops["counts"]["pass"] > 0, ops
-    assert re.fullmatch(wheel_name("x86_64"), Path(wheel["paddle"]).name), wheel
+    assert isinstance(ops, dict) and ops["passed"] and ops["counts"]["pass"] > 0, f"{backend} (seed {seed}): {ops}"
+    assert re.fullmatch(wheel_name("x86_64", device=backend.lower()), Path(wheel["paddle"]).name), (backend, wheel)
     # Nothing that takes --json is left out: a new command must be added here or to ELSEWHERE.
     assert json_commands() - run - set(ELSEWHERE) == set()

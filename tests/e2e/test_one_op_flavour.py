@@ -2,22 +2,16 @@
 needs (fill, cast, strided copies) and one op, GEMM. It renders from its own directory
 (`new-backend --sdk DIR`), builds for both frameworks, and verifies: the conformance suite names
 every other op unimplemented, and both frameworks train with the kernels of the missing ops
-unregistered (on the CPU by design) -- no registered kernel reaches a stub.
-
-The backend gets a name no test has used (mixed case with an underscore, new each run): its builds
-compile every source anyway (the flavour is new to the compiler cache), so they also show that a
-new name builds in both adapters and trains on its device (test_torch.py probes the names torch
-refuses)."""
+unregistered (on the CPU by design) -- no registered kernel reaches a stub."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from conftest import devkit, fresh_names, verify_passes
+from conftest import devkit, verify_passes
 
 from devkit.util.resources import resource_dir
 
@@ -43,21 +37,17 @@ def one_op_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         'replaces = ["device/src", "tests/flavour"]\n'
         f"device-sources = {json.dumps([f'src/{name}' for name in SOURCES])}\n"
     )
-    seed = time.time_ns()
-    name = fresh_names(seed)["mixed"]
-    project = root / name
-    rendered = json.loads(devkit("new-backend", name, "--sdk", str(flavour), "--out", str(project), "--json").stdout)
-    assert rendered["sdk"] == "gemm_only" and "device/src/unimplemented.cc" in rendered["files"], (name, seed)
-    assert rendered["device_type"] == name.lower()
+    project = root / "STPU"
+    rendered = json.loads(devkit("new-backend", "STPU", "--sdk", str(flavour), "--out", str(project), "--json").stdout)
+    assert rendered["sdk"] == "gemm_only" and "device/src/unimplemented.cc" in rendered["files"]
     return project
 
 
 def test_a_one_op_flavour_renders_with_every_other_op_stubbed(one_op_project):
     stubs = (one_op_project / "device/src/unimplemented.cc").read_text()
-    c = one_op_project.name.lower()  # the C API's prefix
     for op in ("binary", "unary", "conv2d_forward", "sgd_update", "ccl_all_reduce"):
-        assert f"{c}_status_t {c}_{op}(" in stubs
-    assert f"{c}_gemm(" not in stubs and f"{c}_cast(" not in stubs
+        assert f"stpu_status_t stpu_{op}(" in stubs
+    assert "stpu_gemm(" not in stubs and "stpu_cast(" not in stubs
     paddle = (one_op_project / "kernels/fallback_ops.cc").read_text()
     assert "(add|subtract|multiply|divide)(_grad)?" in paddle and "matmul_grad" in paddle
     torch = (one_op_project / "pytorch/csrc/fallback.cpp").read_text()
