@@ -49,11 +49,13 @@ def standalone_build(project: Path, name: str, tools: Path | None = None) -> tup
     the build directory where devkit's lies (two levels below the project: ccache hashes include
     paths relative to it) and devkit's compiler (g++: CMake's first choice, c++, is another
     compiler to ccache). With `tools`, that bin directory (cmake, ninja) first on PATH."""
-    from devkit.run.select import build_cache
+    from devkit.building.plan import ccache_dir
+    from devkit.run.select import BuildPlace, build_cache, host_recipe
+    from devkit.run.step import HostRunner
 
     env = {
         **os.environ,
-        "CCACHE_DIR": str(build_cache("host") / "ccache"),
+        "CCACHE_DIR": str(ccache_dir(BuildPlace(HostRunner(), host_recipe(), build_cache("host")))),
         "CCACHE_BASEDIR": str(project),
         "CCACHE_NOHASHDIR": "1",  # (the sanitizer builds' -g1: the directory is mapped away anyway)
         "CXX": "g++",
