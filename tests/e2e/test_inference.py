@@ -45,6 +45,8 @@ def test_bundle_layout_and_manifest(infer_project, tmp_path):
         "demo/python/infer.py",
         "demo/cpp/main.cc",
         "demo/cpp/CMakeLists.txt",
+        *(f"check/{name}" for name in ("check.json", "model.json", "model.pdiparams", "input.npy")),
+        *(f"check/{name}" for name in ("deployment.npy", "simulated.npy")),
     }
     assert set(manifest["files"]) == expected
     for rel, digest in manifest["files"].items():
@@ -61,6 +63,36 @@ def test_bundle_layout_and_manifest(infer_project, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (
         "on stpu:0" in proc.stdout and "latency over 5 runs after 2 warmup" in proc.stdout and "top-5:" in proc.stdout
+    )
+
+
+def test_bundle_int8_check_passes_and_fails_on_a_wrong_golden(infer_project, tmp_path):
+    """run.sh --check, as a board runs it: the bundle's quantized LeNet on the device (the deployment
+    and the int8 engine) against the goldens the build made; a golden that is not the model's fails it
+    by name, with a non-zero exit."""
+    bundle = infer_project / "dist" / "paddle-custom-stpu-inference-0.1.0-x86_64.tar.gz"
+    with tarfile.open(bundle) as tar:
+        tar.extractall(tmp_path, filter="data")
+    root = tmp_path / "paddle-custom-stpu-inference-0.1.0-x86_64"
+    spec = json.loads((root / "check" / "check.json").read_text())
+    assert (
+        spec["made_with"] == "paddlepaddle 3.3.1 on x86_64" and spec["engine"]["passes"][0] == "stpu_int8_engine_pass"
+    )
+    env = {**os.environ, "PYTHON": str(paddle_python()), "GLOG_minloglevel": "2"}
+    proc = subprocess.run([str(root / "run.sh"), "--check"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert [v.split(":")[0] for v in verdicts] == ["PASS mnist int8", "PASS mnist int8"], verdicts
+    assert "deployment (QDQ folded, float32 on stpu)" in verdicts[0] and "int8 engine vs simulated int8" in verdicts[1]
+
+    import numpy as np  # (devkit's own dependency)
+
+    golden = np.load(root / "check" / "simulated.npy")
+    np.save(root / "check" / "simulated.npy", np.roll(golden, 1))  # another model's output
+    proc = subprocess.run([str(root / "run.sh"), "--check"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert (
+        "PASS mnist int8: deployment" in proc.stdout and "FAIL mnist int8: int8 engine vs simulated int8" in proc.stdout
     )
 
 
@@ -114,18 +146,24 @@ def test_cpp_demo_runs_against_the_given_library_and_fails_loudly_without_one(in
 
 @pytest.mark.parametrize("model", ["mnist", "mobilenet_v1"])
 def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project, model):
-    check = verify_infer(infer_project, "--quant", "int8", "--model", model, "--warmup", "1", "--repeats", "3")[
-        "checks"
-    ][0]
+    report = verify_infer(infer_project, "--quant", "int8", "--model", model, "--warmup", "1", "--repeats", "3")
+    check = report["checks"][0]
     assert check["name"] == f"inference {model} int8"
     quant = check["quant"]
     assert quant["qdq_ops"]["quantize_linear"] > 0 and quant["qdq_ops"]["dequantize_linear"] > 0
+    # weights scaled per output channel (a conv's axis 0, a Linear's [in, out] axis 1), activations per tensor
+    assert quant["scale_axes"]["0"] > 0 and quant["scale_axes"]["1"] > 0 and quant["scale_axes"]["-1"] > 0
     levels = quant["levels"]
     assert all(levels[n]["passed"] and not levels[n]["not_run"] for n in ("0", "1", "2")), levels
+    # the bundle's own check (run.sh --check) with the plugin from the bundle
+    bundle_check = next(c for c in report["checks"] if c["name"] == "bundle int8 check")
+    assert bundle_check["passed"] and bundle_check["detail"].count("PASS mnist int8") == 2
     # level 2: every conv and fc in the int8 engine, one layer alone within 1 LSB of simulated int8
     program = {"mnist": {"conv2d": 2, "matmul": 3}, "mobilenet_v1": {"conv2d": 14, "depthwise_conv2d": 13, "matmul": 1}}
     assert levels["2"]["int8_ops"] == program[model]
-    assert {u["layer"] for u in levels["2"]["units"]} == {"conv2d 3x3 stride 2 pad 1", "depthwise conv2d 3x3", "fc"}
+    units = {"conv2d 3x3 stride 2 pad 1", "depthwise conv2d 3x3", "fc"}
+    units |= {"conv2d 3x3 stride 2 pad 1 per-tensor", "fc per-tensor"}
+    assert {u["layer"] for u in levels["2"]["units"]} == units
     assert all(u["max_lsb"] <= 1 for u in levels["2"]["units"]) and levels["2"]["model"]["mean_lsb"] <= 1
     assert "relu" in levels["2"]["float32_ops"] and levels["2"]["latency_ms"]["avg_ms"] > 0
     # level 0: the runtime's passes folded every pair; what ran, ran on the device

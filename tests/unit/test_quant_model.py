@@ -9,6 +9,7 @@ from devkit.payload import quant_engine, quant_model
 
 NO_ENGINE = {"passed": False, "not_run": True, "detail": "level 2 (int8 engine): not run"}
 FOLDED = {"on_device": {"conv2d": 2, "matmul": 3}, "host_shape_ops": {"full_int_array": 2}, "cpu_fallback": {}}
+QDQ, AXES = {"quantize_linear": 9, "dequantize_linear": 9}, {"-1": 5, "0": 2, "1": 2}
 EXACT = {"max_abs_diff": 0.0, "mean_abs_diff": 0.0, "top1_agree": True, "output_range": 4.9}
 
 
@@ -24,30 +25,46 @@ def test_qdq_ops_are_counted_by_their_op_name_not_where_the_words_appear(tmp_pat
 
 
 def test_both_levels_pass_when_folded_on_the_device_and_the_simulation_agrees():
-    record = quant_model.levels({"quantize_linear": 9, "dequantize_linear": 9}, FOLDED, True, EXACT, 1e-4, NO_ENGINE)
+    record = quant_model.levels(QDQ, AXES, FOLDED, True, EXACT, 1e-4, NO_ENGINE)
     assert record["levels"]["0"]["passed"] and record["levels"]["1"]["passed"] and record["levels"]["2"]["not_run"]
     assert record["levels"]["0"]["detail"].startswith("level 0 (deployment)")
+    assert "5 quantizers with one scale, 4 with a scale per channel" in record["levels"]["1"]["detail"]
+    assert record["scale_axes"] == AXES
+
+
+def test_quantizers_are_counted_by_the_axis_of_their_scales_wherever_the_attribute_sits(tmp_path):
+    def quantize(axis, first=True):
+        attrs = [{"AT": {"#": "0.a_i32", "D": 8}, "N": "bit_length"}]
+        axis_attr = {"AT": {"#": "0.a_i32", "D": axis}, "N": "quant_axis"}
+        return {"#": "1.quantize_linear", "A": [axis_attr, *attrs] if first else [*attrs, axis_attr]}
+
+    ops = [quantize(-1), quantize(0), quantize(-1, first=False), quantize(1, first=False)]
+    ops.append({"#": "1.dequantize_linear", "A": [{"AT": {"#": "0.a_i32", "D": 0}, "N": "quant_axis"}]})
+    program = tmp_path / "model.json"
+    program.write_text(json.dumps({"program": {"regions": [{"blocks": [{"ops": ops}]}]}}, separators=(",", ":")))
+    assert quant_model.scale_axes(program) == {"-1": 2, "0": 1, "1": 1}
+    assert quant_model.scale_axes(tmp_path / "model.pdmodel") == {}  # a ProgramDesc is not read for this
 
 
 def test_level_0_fails_when_qdq_ops_reached_the_kernels():
     unfolded = {**FOLDED, "on_device": {**FOLDED["on_device"], "dequantize_linear": 9}}
-    level0 = quant_model.levels({}, unfolded, True, EXACT, 1e-4, NO_ENGINE)["levels"]["0"]
+    level0 = quant_model.levels({}, {}, unfolded, True, EXACT, 1e-4, NO_ENGINE)["levels"]["0"]
     assert not level0["passed"] and "dequantize_linear left in the program" in level0["detail"]
-    fell_back = quant_model.levels({}, {**FOLDED, "cpu_fallback": {"conv2d": 1}}, True, EXACT, 1e-4, NO_ENGINE)
+    fell_back = quant_model.levels({}, {}, {**FOLDED, "cpu_fallback": {"conv2d": 1}}, True, EXACT, 1e-4, NO_ENGINE)
     assert not fell_back["levels"]["0"]["passed"]
 
 
 def test_level_1_fails_beyond_the_relative_bound_or_on_another_class_and_is_not_run_for_a_saved_model():
     off = {**EXACT, "max_abs_diff": 1e-3}  # 1e-3 > 1e-4 x 4.9
-    assert not quant_model.levels({}, FOLDED, True, off, 1e-4, NO_ENGINE)["levels"]["1"]["passed"]
+    assert not quant_model.levels({}, {}, FOLDED, True, off, 1e-4, NO_ENGINE)["levels"]["1"]["passed"]
     wrong_class = {**EXACT, "top1_agree": False}
-    assert not quant_model.levels({}, FOLDED, True, wrong_class, 1e-4, NO_ENGINE)["levels"]["1"]["passed"]
-    saved = quant_model.levels({}, FOLDED, True, None, 1e-4, NO_ENGINE)["levels"]["1"]
+    assert not quant_model.levels({}, {}, FOLDED, True, wrong_class, 1e-4, NO_ENGINE)["levels"]["1"]["passed"]
+    saved = quant_model.levels({}, {}, FOLDED, True, None, 1e-4, NO_ENGINE)["levels"]["1"]
     assert saved["not_run"] and not saved["passed"] and "not counted as passed" in saved["detail"]
 
 
 ENGINE = {
-    "model": {"max_abs_diff": 1e-6, "max_lsb": 0.0, "mean_lsb": 0.0, "top1": 8, "reference_top1": 8},
+    "model": {"max_abs_diff": 1e-6, "max_lsb": 0.0, "mean_lsb": 0.0, "top1": 8, "reference_top1": 8, "top1_gap_lsb": 0},
     "deployment_top1_agree": True,
     "units": [{"layer": "conv2d", "max_lsb": 0.0, "passed": True}, {"layer": "fc", "max_lsb": 0.3, "passed": True}],
     "latency_ms": {"avg_ms": 0.8, "min_ms": 0.7, "max_ms": 0.9},
@@ -69,10 +86,29 @@ def test_level_2_fails_on_a_layer_past_1_lsb_a_conv_left_out_or_another_class():
     left = {**ENGINE_RUN, "on_device": {**ENGINE_RUN["on_device"], "conv2d": 1}}
     outside = quant_engine.level2(ENGINE, PROGRAM, left)
     assert not outside["passed"] and "NOT in the engine: {'conv2d': 1}" in outside["detail"]
-    other = {**ENGINE, "model": {**ENGINE["model"], "top1": 3}}
-    assert not quant_engine.level2(other, PROGRAM, ENGINE_RUN)["passed"]
+    other = {**ENGINE, "model": {**ENGINE["model"], "top1": 3, "top1_gap_lsb": 2.2}}
+    level2 = quant_engine.level2(other, PROGRAM, ENGINE_RUN)
+    assert not level2["passed"] and "top-1 is class 3, 2.20 LSB below the reference's 8: DIFFERS" in level2["detail"]
     drifted = {**ENGINE, "model": {**ENGINE["model"], "mean_lsb": 1.4}}
     assert not quant_engine.level2(drifted, PROGRAM, ENGINE_RUN)["passed"]
+
+
+def test_level_2_takes_a_top1_tied_with_the_reference_within_2_lsb():
+    tied = {**ENGINE, "model": {**ENGINE["model"], "top1": 3, "top1_gap_lsb": 1.26}}
+    level2 = quant_engine.level2(tied, PROGRAM, ENGINE_RUN)
+    assert (
+        level2["passed"]
+        and "is class 3, 1.26 LSB below the reference's 8 (a tie at int8 resolution: <= 2 LSB)" in level2["detail"]
+    )
+
+
+def test_compare_measures_the_engines_top1_against_the_reference_in_lsb():
+    import numpy as np
+
+    reference = np.array([[0.0, 127.0, 126.5, -20.0]], dtype="float32")  # LSB = 1.0
+    found = quant_engine.compare(np.array([[0.0, 126.0, 127.0, -20.0]], dtype="float32"), reference)
+    assert found["top1"] == 2 and found["reference_top1"] == 1 and found["top1_gap_lsb"] == 0.5
+    assert found["max_lsb"] == 1.0 and found["mean_lsb"] == 0.375
 
 
 def test_level_2_without_an_engine_is_not_run_and_not_passed():
@@ -83,3 +119,23 @@ def test_level_2_without_an_engine_is_not_run_and_not_passed():
 def test_level_2_fails_when_the_engine_raises():
     level2 = quant_engine.level2({"error": "stpu device op conv2d_int8 failed: UNSUPPORTED"}, PROGRAM, {})
     assert not level2["passed"] and not level2["not_run"] and "conv2d_int8 failed" in level2["detail"]
+
+
+def test_verify_names_a_bundle_without_its_int8_check_and_does_not_count_a_missing_bundle(tmp_path):
+    from types import SimpleNamespace
+
+    from devkit.util.archives import write_tar_gz
+    from devkit.verify.infer import InferOptions, bundle_check
+
+    root = tmp_path / "old" / "paddle-custom-stpu-inference-0.1.0-x86_64"  # as an older devkit made it
+    (root / "lib").mkdir(parents=True)
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    archive = tmp_path / f"{root.name}.tar.gz"
+    write_tar_gz(root, archive, root.name)
+    session = SimpleNamespace(work=tmp_path / "work")  # (nothing runs: the check is refused before)
+    old = bundle_check(InferOptions(bundle=archive), session)
+    assert not old["passed"] and "has no check/: rebuild it with this devkit's `devkit build --infer`" in old["detail"]
+    missing = bundle_check(InferOptions(bundle=None), session)
+    assert (
+        missing["not_run"] and not missing["passed"] and "build with `devkit build --infer` first" in missing["detail"]
+    )

@@ -7,7 +7,8 @@
   demo/cpp/   C++ demo against Paddle Inference (PADDLE_INFERENCE_DIR)
   demo/python/infer.py
   tests/      device library test binary (targets without a Paddle runtime)
-  run.sh      runs the Python demo with CUSTOM_DEVICE_ROOT set
+  check/      the int8 check: a quantized LeNet, its input and golden outputs (bundle_check.py)
+  run.sh      runs the Python demo with CUSTOM_DEVICE_ROOT set; run.sh --check runs check/
   manifest.json  target, versions, sha256 of every file
 """
 
@@ -16,18 +17,53 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 from .. import __version__
+from ..project.frameworks import PADDLE
 from ..project.project import Project
 from ..project.recipes import Recipe
+from ..run.envs import reference_env
+from ..run.select import host_recipe
+from ..run.step import HostRunner, Step
 from ..util.archives import extract_tar, sha256_file, validate_wheel, write_tar_gz, zip_archive
 from ..util.errors import BuildFailure, InputError
 from ..util.fsutil import publish_file
+from ..util.resources import PAYLOAD_DIR
 
 
 def bundle_name(project: Project, recipe: Recipe) -> str:
     return f"{project.distribution}-inference-{project.version}-{recipe.name}"
+
+
+def make_int8_check(project: Project, out: Path, log: Path) -> None:
+    """The bundle's check/ (payload/bundle_check.py), made in the build machine's reference Paddle on
+    the host: the target may have no Paddle to run on the build machine, and the goldens are the
+    build machine's CPU (a board's own CPU would be no independent reference)."""
+    native = host_recipe()
+    version = PADDLE.version(native)
+    if version is None:
+        raise BuildFailure(
+            f"the int8 check of an inference bundle needs Paddle on the build machine ({native.name}), which has none",
+            "build the inference bundle on an x86_64 or aarch64 machine",
+        )
+    runner = HostRunner()
+    python = reference_env(runner, version, log.with_name(log.stem + "-reference-env.log"), PADDLE)
+    assert python is not None  # the host runner always sees its reference envs
+    runner.run(
+        Step(
+            f"int8 check for the inference bundle (quantized LeNet and goldens, Paddle {version} on {native.name})",
+            [
+                str(python / "bin" / "python"),
+                str(PAYLOAD_DIR / "bundle_check.py"),
+                *("--out", str(out), "--device", project.device_type),
+            ],
+            log=log,
+            env={"DEVKIT_TOLERANCES": json.dumps(asdict(project.config.tolerances)), "CUSTOM_DEVICE_ROOT": None},
+            fails_as=BuildFailure,
+        )
+    )
 
 
 def make_inference_bundle(
@@ -37,6 +73,7 @@ def make_inference_bundle(
     wheel: Path | None,
     device_bundle: Path | None,
     paddle_version: str | None,
+    log: Path,
 ) -> Path:
     name = bundle_name(project, recipe)
     with tempfile.TemporaryDirectory(prefix="devkit-bundle-") as tmp:
@@ -44,6 +81,7 @@ def make_inference_bundle(
         (root / "lib").mkdir(parents=True)
         (root / "include").mkdir()
         if wheel is not None:
+            make_int8_check(project, root / "check", log)
             validate_wheel(wheel, "plugin wheel")  # its member names become paths below
             with zip_archive(wheel, "plugin wheel", "rebuild it with devkit build") as zf:
                 for member in zf.namelist():

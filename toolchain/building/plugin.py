@@ -280,6 +280,7 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
             None if device_only else final,
             final if device_only else None,
             version,
+            log,
         )
     return BuildResult(
         artifact=final,

@@ -316,6 +316,7 @@ def main() -> int:
         )
         quant_record = quant_model.levels(
             qdq_ops,
+            quant_model.scale_axes(Path(model_files(prefix)[0])),
             dict(placement),
             report["outputs_agree"],
             json.loads(simulated.read_text()) if simulated.exists() else None,

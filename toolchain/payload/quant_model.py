@@ -2,7 +2,7 @@
 verify environment, by infer_checks.py).
 
 export() makes a QDQ model with Paddle's own post-training quantization: abs-max observers on
-every conv/linear input and weight, calibrated on seeded inputs (no download), converted so that
+every conv/linear input (one scale) and weight (a scale per output channel), calibrated on seeded inputs (no download), converted so that
 each quantized tensor passes quantize_linear -> dequantize_linear, and saved for paddle.inference.
 
 Three levels are checked from it:
@@ -50,16 +50,88 @@ def qdq_counts(program: Path) -> dict[str, int]:
     return {name: len(re.findall(rf"(?<![a-z_]){name}(?![a-z_])", text)) for name in QDQ_OPS}
 
 
-def quantized(model: Any, shape: list[int]) -> Any:
+def channel_wise_observer() -> Any:
+    """An observer factory for weights: abs-max scales per output channel, as deployment toolchains
+    quantize conv and fc weights (Paddle 3.3.1's own observers are per tensor). The channel axis is
+    the layer's: 0 for a convolution's [out, in, kh, kw], 1 for a Linear's [in, out]."""
+    import paddle
+    from paddle.quantization.base_observer import BaseObserver
+    from paddle.quantization.factory import ObserverFactory
+
+    class ChannelWiseAbsmaxLayer(BaseObserver):  # type: ignore[misc]
+        def __init__(self, layer: Any, quant_bits: int = 8) -> None:
+            super().__init__()
+            self._bits = quant_bits
+            self._axis = 1 if isinstance(layer, paddle.nn.Linear) else 0
+            self._max: Any = None
+
+        def forward(self, weight: Any) -> Any:
+            others = [d for d in range(weight.ndim) if d != self._axis]
+            found = paddle.max(paddle.abs(weight), axis=others)
+            self._max = found if self._max is None else paddle.maximum(self._max, found)
+            return weight
+
+        def bit_length(self) -> int:
+            return self._bits
+
+        def quant_axis(self) -> int:
+            return self._axis
+
+        def cal_thresholds(self) -> None:
+            pass
+
+        def scales(self) -> Any:
+            return self._max
+
+        def zero_points(self) -> Any:
+            return paddle.zeros_like(self._max)
+
+    class ChannelWiseAbsmax(ObserverFactory):  # type: ignore[misc]
+        def __init__(self, quant_bits: int = 8) -> None:
+            super().__init__(quant_bits=quant_bits)
+
+        def _get_class(self) -> type:
+            return ChannelWiseAbsmaxLayer
+
+    return ChannelWiseAbsmax(quant_bits=8)
+
+
+def scale_axes(program: Path) -> dict[str, int]:
+    """The quantize_linear ops of a saved PIR program (.json) by the axis of their scales: "-1" one
+    scale for the tensor, "0"/"1"... one per channel along that axis (an empty dict for a .pdmodel)."""
+    if program.suffix != ".json":
+        return {}
+    axes: dict[str, int] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if str(node.get("#", "")).split(".")[-1] == "quantize_linear":
+                for attr in node.get("A", []):
+                    if isinstance(attr, dict) and attr.get("N") == "quant_axis":
+                        axis = str(attr.get("AT", {}).get("D"))
+                        axes[axis] = axes.get(axis, 0) + 1
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(program.read_text()))
+    return axes
+
+
+def quantized(model: Any, shape: list[int], per_channel: bool = True) -> Any:
     """`model` with abs-max post-training quantization, calibrated on seeded inputs and converted to
-    QDQ form (float weights kept, each behind its own quantize/dequantize pair)."""
+    QDQ form (float weights kept, each behind its own quantize/dequantize pair). Activations get one
+    scale each; weights one per output channel (`per_channel`, the deployment norm) or per tensor."""
     import numpy as np
     import paddle
     from paddle.quantization import PTQ, QuantConfig
     from paddle.quantization.observers import AbsmaxObserver
 
     model.eval()
-    ptq = PTQ(QuantConfig(activation=AbsmaxObserver(quant_bits=8), weight=AbsmaxObserver(quant_bits=8)))
+    weight = channel_wise_observer() if per_channel else AbsmaxObserver(quant_bits=8)
+    ptq = PTQ(QuantConfig(activation=AbsmaxObserver(quant_bits=8), weight=weight))
     observed = ptq.quantize(model)
     rng = np.random.RandomState(7)
     for _ in range(CALIBRATION_BATCHES):
@@ -119,6 +191,7 @@ def simulate(qdq: Any, x: Any, device: str, save_cpu: Path) -> dict[str, Any]:
 
 def levels(
     qdq_ops: dict[str, int],
+    axes: dict[str, int],
     placement: dict[str, Any],
     outputs_agree: bool,
     simulated: dict[str, Any] | None,
@@ -127,7 +200,7 @@ def levels(
 ) -> dict[str, Any]:
     """The quant record of a model's inference check: level 0 from the deployment's measurement and
     kernel placement, level 1 from the simulation (None: a user's model, whose Python is not here),
-    level 2 as quant_engine.level2 judged it."""
+    level 2 as quant_engine.level2 judged it. `axes`: the program's quantizers by scale axis."""
     ran = {op for where in ("on_device", "host_shape_ops", "cpu_fallback") for op in placement.get(where, {})}
     left = sorted(ran & set(QDQ_OPS))
     folded = not left and "error" not in placement
@@ -154,8 +227,19 @@ def levels(
         level1 = {
             "passed": bool(ok),
             "not_run": False,
-            "detail": f"level 1 (simulated int8, QDQ kernels on the device vs Paddle CPU): max |diff| "
+            "detail": f"level 1 (simulated int8, QDQ kernels on the device vs Paddle CPU; {scales(axes)}): max |diff| "
             f"{simulated['max_abs_diff']:.2e} (<= {bound:.2e} required), top-1 "
             f"{'agrees' if simulated['top1_agree'] else 'DIFFERS'}",
         }
-    return {"dtype": "int8", "qdq_ops": qdq_ops, "levels": {"0": level0, "1": level1, "2": level2}}
+    return {
+        "dtype": "int8",
+        "qdq_ops": qdq_ops,
+        "scale_axes": axes,
+        "levels": {"0": level0, "1": level1, "2": level2},
+    }
+
+
+def scales(axes: dict[str, int]) -> str:
+    """How a program's quantizers are scaled, for a report line."""
+    per_channel = sum(n for axis, n in axes.items() if axis != "-1")
+    return f"{axes.get('-1', 0)} quantizers with one scale, {per_channel} with a scale per channel"

@@ -421,6 +421,7 @@ class QuantLevel(TypedDict):
 class QuantCheck(TypedDict):
     dtype: str  # int8
     qdq_ops: dict[str, int]  # quantize_linear / dequantize_linear in the saved program
+    scale_axes: dict[str, int]  # quantize_linear ops by the axis of their scales ("-1": one per tensor)
     levels: dict[str, QuantLevel]  # "0", "1"
 
 

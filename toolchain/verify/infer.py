@@ -16,7 +16,7 @@ from ..util.archives import extract_tar
 from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.resources import PAYLOAD_DIR
 from .report import Check, Report
-from .session import VERIFY_DEFAULTS, VerifyOptions, VerifyResult, finish, plugin_session
+from .session import VERIFY_DEFAULTS, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
 
 INFER_PAYLOAD = PAYLOAD_DIR / "infer_checks.py"
 
@@ -77,6 +77,8 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
             label = f"inference {Path(name).name}" + (f" {infer.quant}" if infer.quant else "")
             checks.append(replace(check, name=label))
             models.append(_model_prefix(infer.model_dir) if infer.model_dir else str(work / name / "model"))
+        if infer.quant:
+            checks.append(Check.from_json(bundle_check(infer, session)))
         checks.append(Check.from_json(cpp_demo(infer, options, models, work, session.log)))
     report = Report.of(
         checks,
@@ -120,6 +122,55 @@ def _check_quantized(prefix: str) -> None:
             "quantize it with paddle.quantization (PTQ or QAT, then convert) and save it with paddle.jit.save, "
             "or drop --quant",
         )
+
+
+BUNDLE_CHECK = "bundle int8 check"
+
+
+def bundle_check(infer: InferOptions, session: PluginSession) -> dict[str, Any]:
+    """The inference bundle's own int8 check, as a board runs it: run.sh --check in the session's
+    Paddle (on the target, emulated or not) with the plugin from the bundle, against the goldens the
+    build machine's Paddle made (building/bundles.py)."""
+    if infer.bundle is None:
+        why = "no inference bundle: build with `devkit build --infer` first"
+        return {
+            "name": BUNDLE_CHECK,
+            "passed": False,
+            "not_run": True,
+            "detail": f"not run: {why}; not counted as passed",
+        }
+    unpacked = session.work / "bundle"
+    extract_tar(infer.bundle, unpacked, "inference bundle", "rebuild it with devkit build --infer")
+    root = next(unpacked.iterdir())
+    if not (root / "check" / "check.json").is_file():
+        return {
+            "name": BUNDLE_CHECK,
+            "passed": False,
+            "detail": f"{infer.bundle.name} has no check/: rebuild it with this devkit's `devkit build --infer`",
+        }
+    runner = session.runner
+    try:
+        said = runner.run(
+            Step(
+                "bundle int8 check (run.sh --check)",
+                ["bash", runner.path(root / "run.sh"), "--check"],
+                log=session.log,
+                cwd=Path(runner.path(session.work)),
+                env={**session.options.check_env, "PYTHON": session.python},
+                fails_as=VerificationFailure,
+            )
+        )
+    except DevkitError as exc:  # a FAIL exits non-zero: its lines are among the failure's last
+        failed = _verdicts(exc.details or "")
+        return {"name": BUNDLE_CHECK, "passed": False, "detail": "; ".join(failed) if failed else exc.one_line()}
+    lines = _verdicts(said)
+    passed = any(line.startswith("PASS ") for line in lines) and not any(line.startswith("FAIL ") for line in lines)
+    return {"name": BUNDLE_CHECK, "passed": passed, "detail": "run.sh --check: " + "; ".join(lines)}
+
+
+def _verdicts(output: str) -> list[str]:
+    """The PASS / FAIL / SKIP lines the bundle's check prints (its infer.py --check)."""
+    return [line for line in output.splitlines() if line.startswith(("PASS ", "FAIL ", "SKIP "))]
 
 
 def cpp_demo(infer: InferOptions, options: VerifyOptions, models: list[str], work: Path, log: Path) -> dict[str, Any]:
