@@ -1,7 +1,7 @@
-"""Mixed precision on the device, Paddle: `devkit verify --amp O1|O2` trains LeNet under
-paddle.amp.auto_cast with a GradScaler on two asynchronous devices with opaque memory, and
-`test-ops` runs every kernel registered for float16 and bfloat16 (casts bit for bit). PyTorch's
-`--amp` is in test_torch.py, on its project."""
+"""Mixed precision on the device, Paddle: `devkit verify --amp O1|O2` trains LeNet (and, with
+--model, the model battery) under paddle.amp.auto_cast with a GradScaler on two asynchronous
+devices with opaque memory, and `test-ops` runs every kernel registered for float16 and bfloat16
+(casts bit for bit). PyTorch's `--amp` is in test_torch.py, on its project."""
 
 from __future__ import annotations
 
@@ -54,6 +54,30 @@ def test_amp_o2_holds_at_most_two_thirds_of_the_float32_device_memory(built_proj
     assert checks["amp overflow (O2)"]["changed_parameters"] == []
 
 
+# The battery's models under AMP: the ops each must run in float16 on the device (beyond its GEMMs).
+BATTERY_FLOAT16 = {
+    ("resnet_bn", "O1"): ("conv2d", "conv2d_grad", "batch_norm", "batch_norm_grad", "matmul"),
+    ("transformer", "O2"): ("matmul", "matmul_grad", "gather", "gather_grad", "gelu", "gelu_grad", "dropout_grad"),
+}
+
+
+@pytest.mark.parametrize(("model", "level"), list(BATTERY_FLOAT16))
+def test_the_model_battery_trains_under_amp_with_nothing_on_the_cpu(built_project, model, level):
+    """A ResNet with batch norm in training (float16 x, float32 statistics) and a transformer under
+    O2 (float16 parameters: embedding gather, gelu, dropout, softmax) against float32 on the CPU."""
+    _, report = verify_passes(built_project, "--amp", level, "--model", model)
+    checks = {c["name"]: c for c in report["checks"]}
+    run = checks[f"{model} amp {level}"]
+    assert run["criteria"]["max_curve_abs_diff"] == 0.15 and run["max_curve_abs_diff"] <= 0.15
+    assert run["device"]["heldout_accuracy"] >= run["cpu"]["heldout_accuracy"] - 0.01
+    gemm = "conv2d" if model == "resnet_bn" else "matmul_v2"
+    assert run["device"]["op_stats"][gemm]["float16"] > 0 and "op_stats" not in run["cpu"]
+    placement = checks["fallback report"]
+    assert placement["amp"] == level and placement["fallback"] == []
+    for kernel in BATTERY_FLOAT16[(model, level)]:
+        assert placement["dtypes"][kernel]["float16"]["device"] > 0, kernel
+
+
 def test_test_ops_runs_every_float16_and_bfloat16_kernel(built_project):
     proc = devkit("test-ops", str(built_project), "--runner", "host", "--dtypes", "float16,bfloat16", "--json")
     result = json.loads(proc.stdout)
@@ -62,6 +86,8 @@ def test_test_ops_runs_every_float16_and_bfloat16_kernel(built_project):
     assert ran and all(r["status"] == "pass" for r in ran), [r for r in ran if r["status"] != "pass"]
     assert {"cast float32 <-> float16 bit-exact", "cast float32 <-> bfloat16 bit-exact"} <= {r["case"] for r in ran}
     for kernel in ("matmul_grad", "conv2d_grad", "softmax_grad", "cross_entropy_with_softmax_grad", "pool2d_grad"):
+        assert {"float16", "bfloat16"} <= set(report["registered_kernels"][kernel]), kernel
+    for kernel in ("batch_norm_grad", "layer_norm_grad", "gelu_grad", "dropout_grad", "embedding_grad", "gather_grad"):
         assert {"float16", "bfloat16"} <= set(report["registered_kernels"][kernel]), kernel
     # every kernel registered for a 16-bit dtype ran in it, but the optimizer (verify --amp trains with it)
     assert report["dtypes_not_exercised"] == [] and "adam" in report["not_exercised"]

@@ -444,11 +444,13 @@ CASES = [
         lambda i: ["verify", P(i), "--framework", "torch", "--amp", "O2"],
         "--amp 'O2' is not a PyTorch mixed-precision level",
     ),
-    Case("verify-amp-infer", lambda i: ["verify", P(i), "--amp", "O1", "--infer"], "--amp trains LeNet on one device"),
     Case(
-        "verify-amp-battery",
-        lambda i: ["verify", P(i), "--amp", "O2", "--model", "resnet_bn"],
-        "--amp trains LeNet on one device",
+        "verify-amp-infer", lambda i: ["verify", P(i), "--amp", "O1", "--infer"], "--amp trains a model on one device"
+    ),
+    Case(
+        "verify-amp-distributed",
+        lambda i: ["verify", P(i), "--amp", "O2", "--model", "resnet_bn", "--distributed", "2"],
+        "--amp trains a model on one device",
     ),
     Case(
         "verify-compile-paddle",

@@ -40,7 +40,8 @@ def test_the_op_dump_names_what_reached_the_device_library_for_its_own_prefix_on
 
 def test_mixed_precision_names_what_did_not_run_in_float16_on_the_device():
     _, by_dtype = fallback_report.parse(LOG.splitlines(), "stpu")
-    problems = fallback_report.amp_problems(by_dtype, fallback_report.device_library_ops(LOG.splitlines(), "STPU"))
+    library_ops = fallback_report.device_library_ops(LOG.splitlines(), "STPU")
+    problems = fallback_report.amp_problems(by_dtype, library_ops, "mnist")
     # matmul fell back and neither grad of matmul ran; conv2d and its grad ran in float16 on the device
     assert problems == [
         "matmul did not run in float16 on the device",
@@ -48,5 +49,8 @@ def test_mixed_precision_names_what_did_not_run_in_float16_on_the_device():
     ]
     assert set(by_dtype) == {"conv2d", "relu", "full_", "matmul", "conv2d_grad"}  # (asking added nothing)
     assert "the GradScaler's check_finite_and_unscale never reached the device library" in fallback_report.amp_problems(
-        by_dtype, {}
+        by_dtype, {}, "mnist"
     )
+    # each model's GEMMs: the transformer has no convolution to ask for
+    assert fallback_report.amp_problems(by_dtype, library_ops, "transformer") == problems
+    assert fallback_report.amp_problems(by_dtype, library_ops, "resnet_bn") == problems

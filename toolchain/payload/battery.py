@@ -1,13 +1,15 @@
 """The model battery: models the project never tuned for (a ResNet with BatchNorm in training
 mode, a tiny transformer encoder), trained on the device and on CPU from the same weights
-and batches."""
+and batches; with --amp, on the device under Paddle's mixed precision against the CPU's float32."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from check_common import _TOL, F, Tensor, _first_line, log, nn, np, paddle
 from op_helpers import rng
+from paddle_amp import AMP_CURVE_DIFF, grad_scaler, low_precision_ops, op_counts
 from records import BatteryCriteria, BatteryRun, BatteryVerdict, CheckRecord
 from training_verdict import Dataset, failed_check, require_data
 
@@ -32,6 +34,14 @@ BATTERY_CRITERIA: BatteryCriteria = {
     "max_eval_abs_diff": _TOL["max_curve_diff"],  # held-out loss, eval mode, device vs cpu
     "loss_must_drop": True,  # mean of the last steps < mean of the first
 }
+# Under AMP the device's curve is float16's against the CPU's float32 (paddle_amp.AMP_CURVE_DIFF).
+AMP_BATTERY_CRITERIA: BatteryCriteria = {
+    "max_curve_abs_diff": AMP_CURVE_DIFF,
+    "max_eval_abs_diff": AMP_CURVE_DIFF,
+    "loss_must_drop": True,
+}
+# The op each model must run in float16 under AMP (its GEMMs: Paddle's white list)
+AMP_LOW_PRECISION_OP = {"resnet_bn": "conv2d", "transformer": "matmul_v2"}
 
 
 class BasicBlock(nn.Layer):
@@ -169,15 +179,21 @@ def train_model(
     batch: int,
     seed: int,
     state: dict[str, np.ndarray] | None = None,
+    amp: str = "",
 ) -> BatteryRun:
     """Train `model` on `place` (same weights, same batches, same dropout seeds), then evaluate.
-    Without `data` (no --data), it fails where it needs it."""
+    With `amp` (O1, O2): under auto_cast(amp, float16) with a dynamic GradScaler (O2 through
+    paddle.amp.decorate), Paddle's op counts by dtype in the run's "op_stats". Without `data`
+    (no --data), it fails where it needs it."""
     state = state if state is not None else battery_initial_state(model, seed)
     paddle.set_device(place)
     net = build_model(model)
     net.set_state_dict({k: paddle.to_tensor(v) for k, v in state.items()})
     net.train()
     opt = paddle.optimizer.Adam(learning_rate=3e-3, parameters=net.parameters())
+    if amp == "O2":
+        net, opt = paddle.amp.decorate(models=net, optimizers=opt, level="O2", dtype="float16")
+    grads = grad_scaler(2.0**15) if amp else None
     data = require_data(data, model)
     x_train, y_train = data["x_train"], data["y_train"]
     order = rng(seed).permutation(len(x_train))
@@ -185,55 +201,82 @@ def train_model(
     saved_seed = program.random_seed
     losses = []
     start = time.perf_counter()
-    try:
-        for step in range(steps):
-            program.random_seed = seed + step + 1  # fixed dropout seed, new for every step
-            idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
-            loss = F.cross_entropy(net(paddle.to_tensor(x_train[idx])), paddle.to_tensor(y_train[idx]))
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            losses.append(float(loss))
-            if step % 10 == 0 or step == steps - 1:
-                log(f"  {model} {place} step {step}: loss {losses[-1]:.4f}")
-    finally:
-        program.random_seed = saved_seed
+    counting: contextlib.AbstractContextManager[dict[str, dict[str, int]]] = (
+        op_counts() if amp else contextlib.nullcontext({})
+    )
+    with counting as stats:
+        try:
+            for step in range(steps):
+                program.random_seed = seed + step + 1  # fixed dropout seed, new for every step
+                idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
+                x, y = paddle.to_tensor(x_train[idx]), paddle.to_tensor(y_train[idx])
+                with paddle.amp.auto_cast(enable=bool(amp), level=amp or "O1", dtype="float16"):
+                    loss = F.cross_entropy(net(x), y)
+                if grads is None:
+                    loss.backward()
+                    opt.step()
+                else:
+                    grads.scale(loss).backward()
+                    grads.step(opt)
+                    grads.update()
+                opt.clear_grad()
+                losses.append(float(loss))
+                if step % 10 == 0 or step == steps - 1:
+                    log(f"  {model} {place}{' amp ' + amp if amp else ''} step {step}: loss {losses[-1]:.4f}")
+        finally:
+            program.random_seed = saved_seed
     train_seconds = time.perf_counter() - start
     net.eval()  # batch_norm with the running statistics, dropout off
     x_test, y_test = data["x_test"][:512], data["y_test"][:512]
-    with paddle.no_grad():
-        logits = net(paddle.to_tensor(x_test))
+    with paddle.no_grad(), paddle.amp.auto_cast(enable=bool(amp), level=amp or "O1", dtype="float16"):
+        logits = net(paddle.to_tensor(x_test)).astype("float32")
         eval_loss = float(F.cross_entropy(logits, paddle.to_tensor(y_test)))
         accuracy = float((logits.numpy().argmax(-1) == y_test[:, 0]).mean())
-    return {"losses": losses, "eval_loss": eval_loss, "heldout_accuracy": accuracy, "train_seconds": train_seconds}
+    run: BatteryRun = {
+        "losses": losses,
+        "eval_loss": eval_loss,
+        "heldout_accuracy": accuracy,
+        "train_seconds": train_seconds,
+    }
+    if amp:
+        run["op_stats"] = stats
+    return run
 
 
 def check_battery(
-    model: str, device: str, data: Dataset | None, steps: int, batch: int, seed: int
+    model: str, device: str, data: Dataset | None, steps: int, batch: int, seed: int, amp: str = ""
 ) -> BatteryVerdict | CheckRecord:
+    """`model` on the device (with `amp`: under mixed precision) against float32 on the CPU: the
+    curves and the held-out losses agree within the criteria, the loss falls, and under AMP the
+    model's GEMMs ran in float16 on the device (Paddle's own op counts)."""
+    name = f"{model} amp {amp}" if amp else model
     try:
         data = battery_data(model, data, seed)
         if data is None:
             raise ValueError(f"{model} needs --data (the digits .npz devkit verify writes)")
         state = battery_initial_state(model, seed)
-        dev = train_model(model, device, data, steps, batch, seed, state)
+        dev = train_model(model, device, data, steps, batch, seed, state, amp)
         cpu = train_model(model, "cpu", data, steps, batch, seed, state)
     except Exception as exc:
-        return failed_check(model, _first_line(exc))
+        return failed_check(name, _first_line(exc))
     window = max(1, min(10, steps // 4))
     first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
     diffs = np.abs(np.array(dev["losses"]) - np.array(cpu["losses"]))
     curve_diff, eval_diff = float(diffs.max()), abs(dev["eval_loss"] - cpu["eval_loss"])
-    c = BATTERY_CRITERIA
+    c = AMP_BATTERY_CRITERIA if amp else BATTERY_CRITERIA
     passed = curve_diff <= c["max_curve_abs_diff"] and eval_diff <= c["max_eval_abs_diff"] and last < first
+    low = low_precision_ops(dev.get("op_stats", {}))
+    missing = amp and AMP_LOW_PRECISION_OP[model] not in low
     return {
-        "name": model,
-        "passed": bool(passed),
+        "name": name,
+        "passed": bool(passed and not missing),
         "detail": (
             f"loss {first:.3f} -> {last:.3f}, max |loss diff vs cpu| {curve_diff:.2e} (mean "
             f"{float(diffs.mean()):.1e}), eval loss {dev['eval_loss']:.4f} vs cpu {cpu['eval_loss']:.4f}, "
             f"held-out accuracy {dev['heldout_accuracy']:.3f} (cpu {cpu['heldout_accuracy']:.3f}); "
             f"{dev['train_seconds']:.1f} s on {device}, {cpu['train_seconds']:.1f} s on cpu"
+            + (f"; under AMP {amp} against float32 on cpu, float16 ops: {', '.join(low) or 'none'}" if amp else "")
+            + (f"; {AMP_LOW_PRECISION_OP[model]} never ran in float16" if missing else "")
         ),
         "criteria": c,
         "dataset": data["source"],

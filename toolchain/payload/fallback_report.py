@@ -1,7 +1,7 @@
 """Which kernels a model ran on the device and which fell back to Paddle's CPU kernels.
 
-Trains a model (MNIST LeNet, or one of the battery's: resnet_bn, transformer; --amp: LeNet
-under mixed precision) for a few steps (and evaluates it) with kernel fallback enabled,
+Trains a model (MNIST LeNet, or one of the battery's: resnet_bn, transformer; --amp: under
+mixed precision) for a few steps (and evaluates it) with kernel fallback enabled,
 as users run by default, with Paddle's kernel-choice logging on; then reads that log.
 Run by devkit verify in a fresh interpreter: the flags must be set before paddle loads.
 """
@@ -70,8 +70,12 @@ def device_library_ops(lines: list[str], prefix: str) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(ops.items())}
 
 
-# Under --amp: what must have run in float16 on the device, and the scaler's op.
-AMP_FLOAT16_KERNELS = ("conv2d", "conv2d_grad", "matmul", "matmul_grad")
+# Under --amp: what must have run in float16 on the device (each model's GEMMs), and the scaler's op.
+AMP_FLOAT16_KERNELS = {
+    "mnist": ("conv2d", "conv2d_grad", "matmul", "matmul_grad"),
+    "resnet_bn": ("conv2d", "conv2d_grad", "matmul", "matmul_grad"),
+    "transformer": ("matmul", "matmul_grad"),
+}
 SCALER_KERNEL = "check_finite_and_unscale"
 
 
@@ -80,10 +84,10 @@ def on_device_in(by_dtype: dict[str, Placements], kernel: str, dtype: str) -> bo
     return bool(runs and runs["device"])
 
 
-def amp_problems(by_dtype: dict[str, Placements], library_ops: dict[str, list[str]]) -> list[str]:
+def amp_problems(by_dtype: dict[str, Placements], library_ops: dict[str, list[str]], model: str) -> list[str]:
     problems = [
         f"{k} did not run in float16 on the device"
-        for k in AMP_FLOAT16_KERNELS
+        for k in AMP_FLOAT16_KERNELS[model]
         if not on_device_in(by_dtype, k, "float16")
     ]
     if SCALER_KERNEL not in library_ops:
@@ -97,7 +101,7 @@ def main() -> int:
     p.add_argument("--data", help="the .npz of mnist / resnet_bn (transformer makes its own data)")
     p.add_argument("--model", default="mnist")
     p.add_argument("--steps", type=int, default=5)
-    p.add_argument("--amp", default="", choices=("", "O1", "O2"), help="train LeNet under mixed precision")
+    p.add_argument("--amp", default="", choices=("", "O1", "O2"), help="train the model under mixed precision")
     p.add_argument("--out", required=True)
     args = p.parse_args()
 
@@ -129,23 +133,22 @@ def main() -> int:
         data["x_test"], data["y_test"] = data["x_test"][:256], data["y_test"][:256]
     error = ""
     try:
-        if args.amp:
+        if args.model != "mnist":
+            battery_data = battery.battery_data(args.model, data, 2024)
+            battery.train_model(args.model, args.device, battery_data, args.steps, 64, 2024, amp=args.amp)
+        elif args.amp:
             import paddle_amp
 
             paddle_amp.train_amp(args.device, require_data(data, "mnist"), args.steps, 64, 2024, args.amp)
-        elif args.model == "mnist":
-            mnist.train(args.device, data, args.steps, 64, 2024)
         else:
-            battery.train_model(
-                args.model, args.device, battery.battery_data(args.model, data, 2024), args.steps, 64, 2024
-            )
+            mnist.train(args.device, data, args.steps, 64, 2024)
     except Exception as exc:  # the report still says what ran until then
         error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     sys.stderr.flush()
     lines = glog.read_text(errors="replace").splitlines()
     placements, by_dtype = parse(lines, args.device)
     library_ops = device_library_ops(lines, args.device.upper()) if args.amp else {}
-    problems = amp_problems(by_dtype, library_ops) if args.amp else []
+    problems = amp_problems(by_dtype, library_ops, args.model) if args.amp else []
     fell_back = sorted(k for k, c in placements.items() if c["cpu_fallback"])
     # kernels the device library lacks are unregistered on purpose: their fallback is by design
     designed = by_design(fell_back, unimplemented_kernels(args.device))

@@ -25,7 +25,7 @@ ACCURACY_POINTS = 0.01
 
 
 @contextmanager
-def _op_counts() -> Iterator[dict[str, dict[str, int]]]:
+def op_counts() -> Iterator[dict[str, dict[str, int]]]:
     """Paddle's counts of the ops the block runs, by dtype (its collect_operator_stats): the
     yielded dict is filled when the block ends."""
     counts: dict[str, dict[str, int]] = {}
@@ -40,7 +40,7 @@ def _op_counts() -> Iterator[dict[str, dict[str, int]]]:
         paddle.set_flags({"FLAGS_low_precision_op_list": 0})  # (without disable_...: it prints the table)
 
 
-def _scaler(init_loss_scaling: float, **kwargs: Any) -> Any:
+def grad_scaler(init_loss_scaling: float, **kwargs: Any) -> Any:
     """paddle.amp.GradScaler with a 0-d scale: Paddle 3.3.1's scaler prints float(scale) of its
     1-element scale when it shrinks it, which NumPy 2 refuses ("only 0-dimensional arrays can be
     converted to Python scalars"), so the first overflow would end training there."""
@@ -90,13 +90,13 @@ def train_amp(place: str, data: Dataset, steps: int, batch: int, seed: int, leve
     """LeNet under auto_cast(level, float16) and a dynamic GradScaler; Paddle's op counts and the
     device memory high-water mark come with the curve."""
     model, opt = _model(place, seed, level, "float16")
-    scaler = _scaler(2.0**15)
+    scaler = grad_scaler(2.0**15)
     order = rng(seed).permutation(len(data["x_train"]))
     paddle.device.synchronize()
     paddle.device.reset_max_memory_allocated(place)
     losses, skipped = [], 0
     start = time.perf_counter()
-    with _op_counts() as stats:
+    with op_counts() as stats:
         for step in range(steps):
             idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
             x, y = paddle.to_tensor(data["x_train"][idx]), paddle.to_tensor(data["y_train"][idx])
@@ -190,9 +190,9 @@ def check_overflow(
         data = require_data(data, name)
         model, opt = _model(device, seed, level, "float16")
         x, y = paddle.to_tensor(data["x_train"][:batch]), paddle.to_tensor(data["y_train"][:batch])
-        amp_step(model, opt, _scaler(1024.0), x, y, level)
+        amp_step(model, opt, grad_scaler(1024.0), x, y, level)
         before = {n: p.numpy().copy() for n, p in model.named_parameters()}
-        huge = _scaler(2.0**40, decr_every_n_nan_or_inf=1)
+        huge = grad_scaler(2.0**40, decr_every_n_nan_or_inf=1)
         amp_step(model, opt, huge, x, y, level)
         found = bool(huge._cache_found_inf)
         scale = _scale_of(huge)
@@ -253,7 +253,7 @@ def check_bfloat16(
         opt = paddle.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters(), multi_precision=True)
         order = rng(seed).permutation(len(data["x_train"]))
         losses = []
-        with _op_counts() as stats:
+        with op_counts() as stats:
             for step in range(steps):
                 idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
                 x = paddle.to_tensor(data["x_train"][idx]).astype("bfloat16")

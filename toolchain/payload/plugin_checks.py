@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", help="expected device type; default: the only registered one")
     parser.add_argument("--model", default="mnist", choices=("mnist", *BATTERY), help="the model to train")
     parser.add_argument("--only", default="", help="comma-separated checks to run (default: all)")
-    parser.add_argument("--amp", default="", choices=("", "O1", "O2"), help="train LeNet under mixed precision")
+    parser.add_argument("--amp", default="", choices=("", "O1", "O2"), help="train the model under mixed precision")
     add_training_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -448,7 +448,11 @@ def main(argv: list[str] | None = None) -> int:
                     ]
                 ),
                 *(
-                    (model, f"{model} ({args.steps} steps)", partial(check_battery, model, device, data, *training))
+                    (
+                        model,
+                        f"{model}{' amp ' + args.amp if args.amp else ''} ({args.steps} steps)",
+                        partial(check_battery, model, device, data, *training, args.amp),
+                    )
                     for model in BATTERY
                 ),
             ]

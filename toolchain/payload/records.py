@@ -207,8 +207,12 @@ class TorchCompileCheck(CheckRecord, CompiledCode):
     compile_seconds: float  # the first compiled step: tracing, code generation, C++ compilation
 
 
-class BatteryRun(TrainingRun):
+class _BatteryRunRequired(TrainingRun):
     eval_loss: float
+
+
+class BatteryRun(_BatteryRunRequired, total=False):
+    op_stats: dict[str, dict[str, int]]  # --amp: Paddle's op counts by dtype (as AmpTrainingVerdict's)
 
 
 class BatteryCriteria(TypedDict):

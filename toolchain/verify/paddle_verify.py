@@ -40,7 +40,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
             fallback = session.run_check(
                 f"fallback report ({options.model}) on {options.recipe.name}",
                 FALLBACK_PAYLOAD,
-                ["--data", data, "--model", options.model],
+                ["--data", data, "--model", options.model, *amp],
                 "fallback.json",
                 env=fallback_env,
             )

@@ -161,19 +161,22 @@ void GatherGradKernel(const Context& ctx, const phi::DenseTensor& x, const phi::
 
 }  // namespace {{ p }}_kernels
 
-PD_REGISTER_PLUGIN_KERNEL(gelu, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::GeluKernel, float, double) {}
-PD_REGISTER_PLUGIN_KERNEL(gelu_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::GeluGradKernel, float, double) {}
-PD_REGISTER_PLUGIN_KERNEL(dropout, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::DropoutRawKernel, float, double) {
+PD_REGISTER_PLUGIN_KERNEL(gelu, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::GeluKernel, float,
+                          double {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(gelu_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::GeluGradKernel, float,
+                          double {{ NAME }}_AND_HALF_TYPES) {}
+PD_REGISTER_PLUGIN_KERNEL(dropout, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::DropoutRawKernel, float,
+                          double {{ NAME }}_AND_HALF_TYPES) {
   kernel->InputAt(1).SetBackend(phi::Backend::ALL_BACKEND);  // the Seed tensor may stay on the host
   kernel->OutputAt(1).SetDataType(phi::DataType::UINT8);
 }
 PD_REGISTER_PLUGIN_KERNEL(dropout_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::DropoutGradRawKernel, float,
-                          double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(embedding, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::EmbeddingKernel, float,
-                          double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(embedding_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::EmbeddingGradKernel, float,
-                          double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(gather, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::GatherKernel, float, double,
-                          int32_t, int64_t) {}
+                          int32_t, int64_t {{ NAME }}_AND_HALF_TYPES) {}
 PD_REGISTER_PLUGIN_KERNEL(gather_grad, {{ device_type }}, ALL_LAYOUT, {{ p }}_kernels::GatherGradKernel, float,
-                          double) {}
+                          double {{ NAME }}_AND_HALF_TYPES) {}
