@@ -427,7 +427,8 @@ def test_the_opencl_device_library_passes_its_own_tests(sdk_project, tmp_path):
     )
     # no half precision (flavour.toml): the 16-bit cases are unimplemented by design, not failures
     assert (
-        "UNIMPLEMENTED ops.half_precision.cast_to_float16_rounds_to_nearest_even: float16 is not implemented by the "
+        "UNIMPLEMENTED ops.half_precision.cast_to_float16_rounds_to_nearest_even: float16 (the device has no "
+        "cl_khr_fp16) is not implemented by the "
         "OpenCL flavour" in proc.stdout
     )
 

@@ -35,6 +35,7 @@ struct DeviceInfo {
   cl_context context;
   cl_device_id id;
   bool fp64;  // cl_khr_fp64: FLOAT64 ops run; without it they are UNSUPPORTED
+  bool fp16;  // cl_khr_fp16 (said when FLOAT16 is asked: this flavour has no 16-bit kernels yet)
 };
 
 // Devices are discovered once, at the first call that needs them.

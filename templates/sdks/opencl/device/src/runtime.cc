@@ -96,7 +96,11 @@ std::vector<Device>* discover() {
       Device d;
       cl_device_fp_config fp64 = 0;
       clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, nullptr);
-      d.info = DeviceInfo{context, id, fp64 != 0};
+      size_t size = 0;
+      clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, 0, nullptr, &size);
+      std::string extensions(size, '\0');
+      clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, size, &extensions[0], nullptr);
+      d.info = DeviceInfo{context, id, fp64 != 0, extensions.find("cl_khr_fp16") != std::string::npos};
       cl_ulong global = 0;
       clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(global), &global, nullptr);
       d.capacity = static_cast<size_t>(global);
