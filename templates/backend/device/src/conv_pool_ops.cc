@@ -394,34 +394,53 @@ extern "C" {
   {{ NAME }}_DEVICE_POINTERS(s, x, y, indices);
   {{ NAME }}_SUBMIT(s, {
     {{ NAME }}_REAL_OR_UNSUPPORTED(dtype, {
-      const int64_t window = p->out_h * p->out_w * p->kernel_h * p->kernel_w;
-      parallel_for(p->batch * p->channels, window, [&](int64_t begin, int64_t end) {
+      const {{ p }}_pool2d_params_t q = *p;
+      const T* xs = as<T>(x);
+      T* ys = as<T>(y);
+      int64_t* is = indices;
+      parallel_for(q.batch * q.channels, q.out_h * q.out_w * q.kernel_h * q.kernel_w, [=](int64_t begin, int64_t end) {
+        // The parameters as locals of this body: read through the closure, every store to
+        // indices (int64_t, as they are) would make the compiler load them again.
+        const int64_t kh = q.kernel_h, kw = q.kernel_w, sh = q.stride_h, sw = q.stride_w, pt = q.pad_top;
+        const int64_t pl = q.pad_left, ih = q.in_h, iw = q.in_w, oh = q.out_h, ow = q.out_w;
+        const int64_t dh = dilation_h, dw = dilation_w;
+        // Window taps [first, last) that fall inside the input, for a window starting at `start`
+        // (a division only for dilated windows: it would cost more than the window itself).
+        auto first_tap = [](int64_t start, int64_t d) { return start >= 0 ? 0 : d == 1 ? -start : (d - 1 - start) / d; };
+        auto last_tap = [](int64_t start, int64_t k, int64_t n, int64_t d) {
+          return std::min(k, d == 1 ? n - start : (n - start + d - 1) / d);
+        };
         for (int64_t nc = begin; nc < end; ++nc) {
-          const T* src = as<T>(x) + nc * p->in_h * p->in_w;
-          T* dst = as<T>(y) + nc * p->out_h * p->out_w;
-          int64_t* idx = indices + nc * p->out_h * p->out_w;
-          for (int64_t oy = 0; oy < p->out_h; ++oy)
-            for (int64_t ox = 0; ox < p->out_w; ++ox) {
-              const int64_t y0 = oy * p->stride_h - p->pad_top, x0 = ox * p->stride_w - p->pad_left;
-              T best = -std::numeric_limits<T>::infinity();
-              int64_t best_at = -1;
-              for (int64_t i = 0; i < p->kernel_h; ++i) {
-                const int64_t iy = y0 + i * dilation_h;
-                if (iy < 0 || iy >= p->in_h) continue;
-                for (int64_t j = 0; j < p->kernel_w; ++j) {
-                  const int64_t ix = x0 + j * dilation_w;
-                  if (ix < 0 || ix >= p->in_w) continue;
-                  const T v = src[iy * p->in_w + ix];
+          const T* src = xs + nc * ih * iw;
+          T* dst = ys + nc * oh * ow;
+          int64_t* idx = is + nc * oh * ow;
+          for (int64_t oy = 0; oy < oh; ++oy) {
+            const int64_t y0 = oy * sh - pt, i0 = first_tap(y0, dh), i1 = last_tap(y0, kh, ih, dh);
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              const int64_t x0 = ox * sw - pl, j0 = first_tap(x0, dw), j1 = last_tap(x0, kw, iw, dw);
+              if (i0 >= i1 || j0 >= j1) {  // a window of padding only
+                dst[oy * ow + ox] = -std::numeric_limits<T>::infinity();
+                idx[oy * ow + ox] = -1;
+                continue;
+              }
+              int64_t best_at = (y0 + i0 * dh) * iw + x0 + j0 * dw;
+              T best = src[best_at];
+              for (int64_t i = i0; i < i1; ++i) {
+                const int64_t row = (y0 + i * dh) * iw + x0;
+                for (int64_t j = j0; j < j1; ++j) {
+                  const int64_t at = row + j * dw;
+                  const T v = src[at];
                   // The first maximum wins; a NaN beats every number (as PyTorch's CPU kernel).
-                  if (best_at < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
-                    best = v;
-                    best_at = iy * p->in_w + ix;
-                  }
+                  // Selects, not branches: which tap wins is data, and mispredicted half the time.
+                  const bool take = v > best || (std::isnan(v) && !std::isnan(best));
+                  best = take ? v : best;
+                  best_at = take ? at : best_at;
                 }
               }
-              dst[oy * p->out_w + ox] = best;
-              idx[oy * p->out_w + ox] = best_at;
+              dst[oy * ow + ox] = best;
+              idx[oy * ow + ox] = best_at;
             }
+          }
         }
       });
     });
