@@ -65,7 +65,7 @@ BATTERY_FLOAT16 = {
 def test_the_model_battery_trains_under_amp_with_nothing_on_the_cpu(built_project, model, level):
     """A ResNet with batch norm in training (float16 x, float32 statistics) and a transformer under
     O2 (float16 parameters: embedding gather, gelu, dropout, softmax) against float32 on the CPU."""
-    _, report = verify_passes(built_project, "--amp", level, "--model", model)
+    _, report = verify_passes(built_project, "--amp", level, "--model", model, "--steps", "100")
     checks = {c["name"]: c for c in report["checks"]}
     run = checks[f"{model} amp {level}"]
     assert run["criteria"]["max_curve_abs_diff"] == 0.15 and run["max_curve_abs_diff"] <= 0.15
