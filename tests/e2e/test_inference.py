@@ -94,6 +94,10 @@ def test_bundle_int8_check_passes_and_fails_on_a_wrong_golden(infer_project, tmp
     assert (
         "PASS mnist int8: deployment" in proc.stdout and "FAIL mnist int8: int8 engine vs simulated int8" in proc.stdout
     )
+    # check.json is data: a name that leads out of check/ is refused, nothing read
+    (root / "check" / "check.json").write_text(json.dumps({**spec, "input": "../manifest.json"}))
+    proc = subprocess.run([str(root / "run.sh"), "--check"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1 and "names '../manifest.json', which is not a file beside it" in proc.stderr
 
 
 def verify_infer(project: Path, *args: str) -> dict:

@@ -59,8 +59,14 @@ def check(directory):
     """The bundle's int8 check (see the module's text); True when every part passed."""
     with open(os.path.join(directory, "check.json")) as f:
         spec = json.load(f)
-    model = os.path.join(directory, spec["model"])
-    x = np.load(os.path.join(directory, spec["input"]))
+
+    def member(name):  # check.json names files of its own directory, nothing else
+        if not isinstance(name, str) or os.path.basename(name) != name or name.startswith("."):
+            raise SystemExit(f"{directory}/check.json names {name!r}, which is not a file beside it")
+        return os.path.join(directory, name)
+
+    model = member(spec["model"])
+    x = np.load(member(spec["input"]))
     ok = True
 
     def predictor(passes=None):
@@ -75,7 +81,7 @@ def check(directory):
         return passed
 
     deployment = spec["deployment"]
-    golden = np.load(os.path.join(directory, deployment["golden"])).astype(np.float64)
+    golden = np.load(member(deployment["golden"])).astype(np.float64)
     out = run_once(predictor(), x).astype(np.float64)
     diff = float(np.abs(out - golden).max())
     bound = deployment["rtol"] * float(np.abs(golden).max()) + deployment["atol"]
@@ -86,7 +92,7 @@ def check(directory):
     )
     engine = spec["engine"]
     passes = [p for p in engine["passes"] if re.fullmatch(r"[a-z][a-z0-9_]*", p)]  # names, never more
-    golden = np.load(os.path.join(directory, engine["golden"])).astype(np.float64)
+    golden = np.load(member(engine["golden"])).astype(np.float64)
     try:
         out = run_once(predictor(passes), x).astype(np.float64)
     except Exception as exc:  # a plugin built without the engine registers no pass of its name
