@@ -9,7 +9,7 @@ import time
 
 from check_common import _TOL, F, Tensor, _first_line, log, nn, np, paddle
 from op_helpers import rng
-from paddle_amp import AMP_CURVE_DIFF, grad_scaler, low_precision_ops, op_counts
+from paddle_amp import AMP_CURVE_DIFF, amp_step, grad_scaler, low_precision_ops, op_counts
 from records import BatteryCriteria, BatteryRun, BatteryVerdict, CheckRecord
 from training_verdict import Dataset, failed_check, require_data
 
@@ -210,16 +210,13 @@ def train_model(
                 program.random_seed = seed + step + 1  # fixed dropout seed, new for every step
                 idx = np.take(order, range(step * batch, (step + 1) * batch), mode="wrap")
                 x, y = paddle.to_tensor(x_train[idx]), paddle.to_tensor(y_train[idx])
-                with paddle.amp.auto_cast(enable=bool(amp), level=amp or "O1", dtype="float16"):
+                if amp:
+                    loss = amp_step(net, opt, grads, x, y, amp)  # verify --amp's step, as LeNet's
+                else:
                     loss = F.cross_entropy(net(x), y)
-                if grads is None:
                     loss.backward()
                     opt.step()
-                else:
-                    grads.scale(loss).backward()
-                    grads.step(opt)
-                    grads.update()
-                opt.clear_grad()
+                    opt.clear_grad()
                 losses.append(float(loss))
                 if step % 10 == 0 or step == steps - 1:
                     log(f"  {model} {place}{' amp ' + amp if amp else ''} step {step}: loss {losses[-1]:.4f}")
