@@ -6,6 +6,7 @@ tests' time (test_containers.py has the builds and the plain verifications)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import CONTAINER_MARKS, devkit, render_with_opencl_sdk
@@ -25,6 +26,12 @@ def test_x86_64_container_verify_compiles_onto_the_device(tmp_path):
     summary = json.loads(devkit(*argv).stdout)
     names = [c["name"] for c in summary["checks"] if c["passed"]]
     assert summary["passed"] and {"compile mlp", "compile lenet", "compile trace"} <= set(names), summary
+    report = json.loads(Path(summary["report"]).read_text())
+    assert re.search(r"\(clone of torch 2\.13\.0, devkit-verify-x86_64-\w+-torch-2\.13\.0\)", read_log(report))
+
+
+def read_log(report: dict) -> str:
+    return Path(report["log"]).read_text()
 
 
 def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
@@ -50,4 +57,6 @@ def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
     summary = json.loads(devkit("verify", str(project), "--json").stdout)
     report = json.loads(Path(summary["report"]).read_text())
     assert summary["passed"] and report["runner"].startswith("docker:devkit-verify-x86_64-sdk:")
+    # the layer adds Debian packages only: Paddle comes from the verify image's reference env
+    assert re.search(r"\(clone of paddlepaddle 3\.3\.1, devkit-verify-x86_64-\w+-paddle-3\.3\.1\)", read_log(report))
     assert "conv2d.*" in report["unimplemented_kernels"]

@@ -95,6 +95,7 @@ class ContainerRunner:
         mounts: list[Mount],
         env: dict[str, str] | None = None,
         fix_hint: str = "read the lines above and the log",
+        key: str | None = None,
     ) -> None:
         self.engine = engine
         self.image = image
@@ -107,7 +108,8 @@ class ContainerRunner:
         # copy mode: each step's files come back from its container whole, over another step's
         self.concurrent_steps = self.files != "copy"
         self.name = f"docker:{image}" + (" (files copied to a remote engine)" if self.files == "copy" else "")
-        self.key = image.replace(":", "-").replace("/", "-")
+        # the state it keeps in the cache is named after this image, or `key` (an image below it)
+        self.key = (key or image).replace(":", "-").replace("/", "-")
         self._read_only_tar: IO[bytes] | None = None  # copy mode: the read-only mounts, tarred once
 
     def path(self, host: Path) -> str:

@@ -119,20 +119,19 @@ def verify_runner(
             )
         spec = verify_spec(recipe)
         compilers = COMPILER_PACKAGES if compiler else ()
-        if sdk_runtime is None and not compilers:
-            image = ensure_image(engine, spec, log)
-        elif sdk_runtime is None:
-            image = ensure_runtime_image(engine, recipe, compilers, "verify --compile", log, layer="compiler")
-        elif sdk_runtime.kind == "debian":
-            declared = f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key}.debian"
-            image = ensure_runtime_image(engine, recipe, sdk_runtime.packages + compilers, declared, log)
-        else:
+        if sdk_runtime is not None and sdk_runtime.kind != "debian":
             raise InputError(
                 f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key} is a {sdk_runtime.kind}; verify images take an SDK "
                 "runtime from Debian packages only",
                 f"declare {recipe.name} = {{ debian = [...] }} under [tool.devkit.sdk.runtime], or verify with --runner host "
                 "on a machine with the driver installed",
             )
+        image = verify_image = ensure_image(engine, spec, log)
+        if sdk_runtime is not None:
+            declared = f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key}.debian"
+            image = ensure_runtime_image(engine, recipe, sdk_runtime.packages + compilers, declared, log)
+        elif compilers:
+            image = ensure_runtime_image(engine, recipe, compilers, "verify --compile", log, layer="compiler")
         references = container_reference_envs()
         references.mkdir(parents=True, exist_ok=True)
         mounts = [
@@ -149,6 +148,9 @@ def verify_runner(
             mounts,
             env={"PIP_CACHE_DIR": "/cache/pip"},
             fix_hint="see the verify log; for emulated targets check `devkit doctor`",
+            # A layer adds Debian packages only, never the venv's Python packages: it shares the
+            # reference envs of the verify image below it instead of installing the framework again.
+            key=verify_image,
         )
     if not host_recipe().matches(recipe.name):
         raise EnvironmentProblem(

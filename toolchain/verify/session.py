@@ -169,7 +169,7 @@ def fresh_env(
         return python
     runner.run(
         Step(
-            title=f"fresh environment (clone of {framework.runtime} {version}): install {wheel.name}",
+            title=f"fresh environment (clone of {framework.runtime} {version}, {reference.name}): install {wheel.name}",
             argv=[python, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", runner.path(wheel)],
             log=log,
             fails_as=VerificationFailure,
