@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -387,7 +388,36 @@ _spans: dict[str, list[float]] = {}  # worker -> [first start, last stop, busy s
 _file_spans: dict[str, tuple[str, list[float]]] = {}  # test file -> (worker, [start, stop, busy])
 
 
+# CPU seconds per test phase: the worker's own and those of the processes it waited for (devkit
+# and what devkit waited for; not a container's processes, which are the engine's children).
+_PHASE_CPU = pytest.StashKey[float]()
+_cpu_by_test: dict[str, float] = {}
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    cpu = _cpu_seconds()
+    report.user_properties = [*report.user_properties, ("cpu_s", cpu - item.stash.get(_PHASE_CPU, cpu))]
+    item.stash[_PHASE_CPU] = cpu  # the next phase counts from here
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    item.stash[_PHASE_CPU] = _cpu_seconds()
+    yield
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    cpu = dict(report.user_properties).get("cpu_s")
+    if isinstance(cpu, float):
+        _cpu_by_test[report.nodeid] = _cpu_by_test.get(report.nodeid, 0.0) + cpu
     node = getattr(report, "node", None)
     worker = node.gateway.id if node is not None else "main"
     path = report.nodeid.split("::")[0]
@@ -407,5 +437,15 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     write("where the time went (seconds from the first test):")
     for worker, (first, last, busy) in sorted(_spans.items()):
         write(f"  {worker}: tests from {first - start:.0f} to {last - start:.0f}, busy {busy:.0f}")
+    cpu_by_file: dict[str, float] = {}
+    for nodeid, cpu in _cpu_by_test.items():
+        cpu_by_file[nodeid.split("::")[0]] = cpu_by_file.get(nodeid.split("::")[0], 0.0) + cpu
     for path, (worker, (first, last, busy)) in sorted(_file_spans.items(), key=lambda item: -item[1][1][2])[:16]:
-        write(f"  {busy:6.0f} busy  {worker} {first - start:5.0f} to {last - start:5.0f}  {path}")
+        write(
+            f"  {busy:6.0f} busy {cpu_by_file.get(path, 0.0):6.0f} cpu  {worker} {first - start:5.0f} to "
+            f"{last - start:5.0f}  {path}"
+        )
+    if _cpu_by_test:
+        write(f"CPU seconds of the tests' own processes (not containers'): {sum(_cpu_by_test.values()):.0f}; the most:")
+        for nodeid, cpu in sorted(_cpu_by_test.items(), key=lambda item: -item[1])[:25]:
+            write(f"  {cpu:6.0f} cpu  {nodeid}")
