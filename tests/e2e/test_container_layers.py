@@ -16,6 +16,10 @@ from devkit.util.errors import ExitCode
 pytestmark = CONTAINER_MARKS
 
 
+def read_log(report: dict) -> str:
+    return Path(report["log"]).read_text()
+
+
 def test_x86_64_container_verify_compiles_onto_the_device(tmp_path):
     """torch.compile in the verify container: its image gets the C++ compiler and Python headers
     Inductor needs (a layer, made once), and the compiled kernels run on the device."""
@@ -28,10 +32,6 @@ def test_x86_64_container_verify_compiles_onto_the_device(tmp_path):
     assert summary["passed"] and {"compile mlp", "compile lenet", "compile trace"} <= set(names), summary
     report = json.loads(Path(summary["report"]).read_text())
     assert re.search(r"\(clone of torch 2\.13\.0, devkit-verify-x86_64-\w+-torch-2\.13\.0\)", read_log(report))
-
-
-def read_log(report: dict) -> str:
-    return Path(report["log"]).read_text()
 
 
 def test_x86_64_container_verify_installs_the_sdk_runtime(tmp_path):
