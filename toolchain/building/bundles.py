@@ -24,7 +24,7 @@ from .. import __version__
 from ..project.frameworks import PADDLE
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..run.envs import reference_env
+from ..run.envs import reference_env_for_build
 from ..run.select import host_recipe
 from ..run.step import HostRunner, Step
 from ..util.archives import extract_tar, sha256_file, validate_wheel, write_tar_gz, zip_archive
@@ -49,8 +49,7 @@ def make_int8_check(project: Project, out: Path, log: Path) -> None:
             "build the inference bundle on an x86_64 or aarch64 machine",
         )
     runner = HostRunner()
-    python = reference_env(runner, version, log.with_name(log.stem + "-reference-env.log"), PADDLE)
-    assert python is not None  # the host runner always sees its reference envs
+    python = reference_env_for_build(runner, version, PADDLE, log)
     runner.run(
         Step(
             f"int8 check for the inference bundle (quantized LeNet and goldens, Paddle {version} on {native.name})",

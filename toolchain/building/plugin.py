@@ -26,7 +26,7 @@ from ..building.sdk import preflight_sdk, provide_sdk, record_sdk_in_wheel, sdk_
 from ..project.frameworks import DEFAULT_FRAMEWORK, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..run.envs import reference_env, site_package
+from ..run.envs import reference_env_for_build, site_package
 from ..run.select import BuildPlace, build_cache, build_place, use_container
 from ..run.step import Runner, Step
 from ..util.archives import sha256_file, tar_archive
@@ -307,9 +307,8 @@ def _reference_and_tools(runner: Runner, build: Step, version: str, framework: F
     tools = Step("build tools environment", [*build.argv, "--tools-only"], log, fails_as=EnvironmentProblem)
     with ThreadPoolExecutor(max_workers=1) as pool:
         made = pool.submit(runner.run, tools)  # a worker thread: no live display of its own
-        reference = reference_env(runner, version, log.with_name(log.stem + "-reference-env.log"), framework)
+        reference = reference_env_for_build(runner, version, framework, log)
         made.result()
-    assert reference is not None  # the host runner always sees its reference envs
     return reference
 
 

@@ -121,6 +121,14 @@ def reference_env(
     return root
 
 
+def reference_env_for_build(runner: Runner, version: str, framework: Framework, build_log: Path) -> Path:
+    """The host's reference env a build uses (made on first use, its log beside the build's:
+    <build log>-reference-env.log)."""
+    reference = reference_env(runner, version, build_log.with_name(f"{build_log.stem}-reference-env.log"), framework)
+    assert reference is not None  # the host runner always sees its reference envs
+    return reference
+
+
 def runtime_requirements(framework: Framework, version: str, index_url: str = "", find_links: str = "") -> list[str]:
     """pip arguments installing the framework runtime: from its index when the project names one, and
     from `find_links` (a directory with the wheel the build used, as the runner sees it) first."""
