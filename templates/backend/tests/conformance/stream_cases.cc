@@ -99,14 +99,17 @@ CONFORMANCE_CASE("stream", queued_work_runs_later) {
 }
 
 // A query of a busy stream answers NOT_READY within about a millisecond, also when every core
-// is busy (it is asked in a loop: a query that sleeps or yields costs a scheduler tick each).
+// is busy (it is asked in a loop: a query that sleeps or yields costs a scheduler tick each);
+// at worst as slowly as a query of an idle stream under the same load (a flavour whose query
+// waits on its runtime's own threads, as pocl's does, pays their preemption either way).
 // The stream stays busy until the queries are done, however long a loaded machine takes for
 // them; launching the host function on the idle stream returns at once (were it run inside
 // the launch, this case would never get past it: the alarm).
 CONFORMANCE_CASE("stream", query_is_quick_under_load) {
   if (conformance::synchronous_mode()) return;  // inline: no stream is ever busy
-  {{ p }}_stream_t s = nullptr;
+  {{ p }}_stream_t s = nullptr, idle = nullptr;
   REQUIRE_OK({{ p }}_stream_create(0, &s));
+  REQUIRE_OK({{ p }}_stream_create(0, &idle));
   stream_area::g_released = false;
   alarm(60);
   EXPECT_OK({{ p }}_launch_host_func(s, stream_area::wait_until_released, nullptr));
@@ -127,11 +130,15 @@ CONFORMANCE_CASE("stream", query_is_quick_under_load) {
     spin.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   {{ p }}_status_t answer = {{ NAME }}_ERROR_NOT_READY;  // the first other answer, if any
+  std::vector<double> idle_took;  // the busy stream's queries alternate with the idle one's
   for (int i = 0; i < 10; ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    auto start = std::chrono::steady_clock::now();
     const {{ p }}_status_t status = {{ p }}_stream_query(s);
     took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (answer == {{ NAME }}_ERROR_NOT_READY) answer = status;
+    start = std::chrono::steady_clock::now();
+    (void){{ p }}_stream_query(idle);
+    idle_took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   stop = true;
   stream_area::g_released = true;
@@ -139,14 +146,19 @@ CONFORMANCE_CASE("stream", query_is_quick_under_load) {
   for (std::thread& t : load) t.join();
   std::sort(took.begin(), took.end());
   std::sort(spin.begin(), spin.end());
+  std::sort(idle_took.begin(), idle_took.end());
   // (measured on pocl, whose own threads a query waits on are preempted too: 1-3.3 ms with
-  // twice as many spinning threads as cores; polling by sleeps took 20 ms)
-  const double limit = std::max(10.0, 2.0 * spin[5]);
-  if (took[5] >= limit) std::printf("  stream_query took %.1f ms (median) under load, a 1 ms spin %.1f ms\n", took[5], spin[5]);
+  // twice as many spinning threads as cores, 11 ms once with a CI run's load beside it;
+  // polling by sleeps took 20 ms)
+  const double limit = std::max({10.0, 2.0 * spin[5], 2.0 * idle_took[5]});
+  if (took[5] >= limit)
+    std::printf("  stream_query took %.1f ms (median) under load, a 1 ms spin %.1f ms, an idle stream's query %.1f ms\n",
+                took[5], spin[5], idle_took[5]);
   EXPECT(answer == {{ NAME }}_ERROR_NOT_READY);
   EXPECT(took[5] < limit);
   EXPECT_OK({{ p }}_stream_synchronize(s));
   EXPECT_OK({{ p }}_stream_destroy(s));
+  EXPECT_OK({{ p }}_stream_destroy(idle));
 }
 
 // A stream destroyed while an event recorded on it, or another stream's queued wait, still
