@@ -439,7 +439,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         write(f"  {worker}: tests from {first - start:.0f} to {last - start:.0f}, busy {busy:.0f}")
     cpu_by_file: dict[str, float] = {}
     for nodeid, cpu in _cpu_by_test.items():
-        cpu_by_file[nodeid.split("::")[0]] = cpu_by_file.get(nodeid.split("::")[0], 0.0) + cpu
+        path = nodeid.split("::")[0]
+        cpu_by_file[path] = cpu_by_file.get(path, 0.0) + cpu
     for path, (worker, (first, last, busy)) in sorted(_file_spans.items(), key=lambda item: -item[1][1][2])[:16]:
         write(
             f"  {busy:6.0f} busy {cpu_by_file.get(path, 0.0):6.0f} cpu  {worker} {first - start:5.0f} to "

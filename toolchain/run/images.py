@@ -110,12 +110,12 @@ COMPILER_PACKAGES = ("g++", "python3-dev")
 
 
 def ensure_runtime_image(
-    engine: Engine, recipe: Recipe, packages: tuple[str, ...], declared: str, log: Path, layer: str = "sdk"
+    engine: Engine, recipe: Recipe, base: str, packages: tuple[str, ...], declared: str, log: Path, layer: str = "sdk"
 ) -> str:
-    """The target's verify image with Debian packages installed by apt (a layer on it, tagged by
-    the packages and the image below, so made once): a vendor SDK's runtime ("sdk"), the compiler
-    Inductor needs ("compiler"); `declared` says who asked for them (the error names it)."""
-    base = ensure_image(engine, verify_spec(recipe), log)
+    """The target's verify image `base` (ensure_image's tag) with Debian packages installed by apt
+    (a layer on it, tagged by the packages and the image below, so made once): a vendor SDK's
+    runtime ("sdk"), the compiler Inductor needs ("compiler"); `declared` says who asked for them
+    (the error names it)."""
     kind = f"verify-{recipe.name}-{layer}"
     tag = f"devkit-{kind}:{hashlib.sha256(' '.join([base, *packages]).encode()).hexdigest()[:12]}"
     # The names match project/sdk.py's DEBIAN_PACKAGE pattern: nothing a shell would interpret.

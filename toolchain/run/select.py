@@ -129,9 +129,9 @@ def verify_runner(
         image = verify_image = ensure_image(engine, spec, log)
         if sdk_runtime is not None:
             declared = f"pyproject.toml: tool.devkit.sdk.{sdk_runtime.key}.debian"
-            image = ensure_runtime_image(engine, recipe, sdk_runtime.packages + compilers, declared, log)
+            image = ensure_runtime_image(engine, recipe, verify_image, sdk_runtime.packages + compilers, declared, log)
         elif compilers:
-            image = ensure_runtime_image(engine, recipe, compilers, "verify --compile", log, layer="compiler")
+            image = ensure_runtime_image(engine, recipe, verify_image, compilers, "verify --compile", log, "compiler")
         references = container_reference_envs()
         references.mkdir(parents=True, exist_ok=True)
         mounts = [

@@ -120,6 +120,9 @@ CONFORMANCE_CASE("stream", query_is_quick_under_load) {
       while (!stop.load()) {
       }
     });
+  auto ms_since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
   // What the load alone does to a millisecond: spinning until it has passed, timed the same
   // way. A query is judged against this (a preempted thread takes longer whatever it runs).
   std::vector<double> spin, took;
@@ -127,18 +130,18 @@ CONFORMANCE_CASE("stream", query_is_quick_under_load) {
     const auto start = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1)) {
     }
-    spin.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    spin.push_back(ms_since(start));
   }
   {{ p }}_status_t answer = {{ NAME }}_ERROR_NOT_READY;  // the first other answer, if any
   std::vector<double> idle_took;  // the busy stream's queries alternate with the idle one's
   for (int i = 0; i < 10; ++i) {
     auto start = std::chrono::steady_clock::now();
     const {{ p }}_status_t status = {{ p }}_stream_query(s);
-    took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    took.push_back(ms_since(start));
     if (answer == {{ NAME }}_ERROR_NOT_READY) answer = status;
     start = std::chrono::steady_clock::now();
     (void){{ p }}_stream_query(idle);
-    idle_took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    idle_took.push_back(ms_since(start));
   }
   stop = true;
   stream_area::g_released = true;
