@@ -22,6 +22,8 @@ struct {{ p }}_stream_st {
   int device;
   cl_command_queue queue;
   bool is_default;
+  std::mutex query_mu;
+  cl_event pending = nullptr;  // a query's marker not yet reached: the work before it still runs
 };
 
 struct {{ p }}_event_st {
@@ -480,6 +482,7 @@ namespace {
     list.erase(it);
   }
   clFinish(stream->queue);  // its queued work still runs
+  if (stream->pending) clReleaseEvent(stream->pending);
   clReleaseCommandQueue(stream->queue);
   delete stream;
   return {{ NAME }}_OK;
@@ -492,25 +495,41 @@ namespace {
 }
 
 {{ p }}_status_t {{ p }}_stream_query({{ p }}_stream_t stream) {
-  cl_command_queue q = queue_of(stream);
-  if (q == nullptr) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ p }}_stream_st* s = stream_or_default(stream);
+  if (!s) return {{ NAME }}_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(s->query_mu);
+  cl_int state = CL_QUEUED;
+  cl_int err = CL_SUCCESS;
+  // An earlier query's marker still not reached answers at once: polling a busy stream costs
+  // one status read per query, not a marker each (nor the wait below).
+  if (s->pending) {
+    err = clGetEventInfo(s->pending, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
+    if (err == CL_SUCCESS && state > CL_COMPLETE) return {{ NAME }}_ERROR_NOT_READY;
+    clReleaseEvent(s->pending);
+    s->pending = nullptr;
+    if (err != CL_SUCCESS) return from_cl(err, "stream_query");
+    if (state < 0) return from_cl(state, "queued work");
+  }
   cl_event marker = nullptr;
-  cl_int err = clEnqueueMarkerWithWaitList(q, 0, nullptr, &marker);
+  err = clEnqueueMarkerWithWaitList(s->queue, 0, nullptr, &marker);
   if (err != CL_SUCCESS) return from_cl(err, "stream_query");
-  clFlush(q);
+  clFlush(s->queue);
   // The marker is work too: done within microseconds when everything before it is, but not
   // at once. Asked until a millisecond has passed by the clock, spinning (a sleep or a yield
   // under load takes a scheduler tick each, 4 ms and more), so a query never blocks on real work.
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
-  cl_int state = CL_QUEUED;
   for (;;) {
     err = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
     if (err != CL_SUCCESS || state <= CL_COMPLETE || std::chrono::steady_clock::now() >= until) break;
   }
+  if (err == CL_SUCCESS && state > CL_COMPLETE) {
+    s->pending = marker;  // the next query reads it
+    return {{ NAME }}_ERROR_NOT_READY;
+  }
   clReleaseEvent(marker);
   if (err != CL_SUCCESS) return from_cl(err, "stream_query");
   if (state < 0) return from_cl(state, "queued work");
-  return state == CL_COMPLETE ? {{ NAME }}_OK : {{ NAME }}_ERROR_NOT_READY;
+  return {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_stream_wait_event({{ p }}_stream_t stream, {{ p }}_event_t event) {
