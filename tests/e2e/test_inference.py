@@ -169,6 +169,10 @@ def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project,
     units |= {"conv2d 3x3 stride 2 pad 1 per-tensor", "fc per-tensor"}
     assert {u["layer"] for u in levels["2"]["units"]} == units
     assert all(u["max_lsb"] <= 1 for u in levels["2"]["units"]) and levels["2"]["model"]["mean_lsb"] <= 1
+    # every other quantized activation (the inputs of batch norm, relu, pooling) on its int8 grid in the
+    # engine: LeNet's whole output then within 1 LSB of simulated int8 per element
+    assert levels["2"]["int8_activations"] == {"mnist": 4, "mobilenet_v1": 55}[model]
+    assert model != "mnist" or levels["2"]["model"]["max_lsb"] <= 1
     assert "relu" in levels["2"]["float32_ops"] and levels["2"]["latency_ms"]["avg_ms"] > 0
     # level 0: the runtime's passes folded every pair; what ran, ran on the device
     placement = check["placement"]

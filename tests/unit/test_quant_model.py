@@ -70,14 +70,49 @@ ENGINE = {
     "latency_ms": {"avg_ms": 0.8, "min_ms": 0.7, "max_ms": 0.9},
 }
 PROGRAM = {"conv2d": 2, "matmul": 3, "relu": 2, "pool2d": 2, "quantize_linear": 14}
-ENGINE_RUN = {"on_device": {"relu": 2, "pool2d": 2, "add": 5}, "cpu_fallback": {}}  # conv2d/matmul: in the engine
+ENGINE_RUN = {  # conv2d/matmul: in the engine, which also put 4 activations on their int8 grid
+    "on_device": {"relu": 2, "pool2d": 2, "add": 5},
+    "cpu_fallback": {},
+    "engine": {"conv2d": 2, "matmul": 3, "activation": 4},
+}
 
 
 def test_level_2_counts_the_engines_ops_and_says_why_the_rest_stayed_float():
     level2 = quant_engine.level2(ENGINE, PROGRAM, ENGINE_RUN)
     assert level2["passed"] and level2["int8_ops"] == {"conv2d": 2, "matmul": 3}
     assert set(level2["float32_ops"]) == {"relu", "pool2d", "add"} and all(level2["float32_ops"].values())
-    assert "5 of 5 conv/fc ops in int8" in level2["detail"]
+    assert "5 of 5 conv/fc ops in int8" in level2["detail"] and level2["int8_activations"] == 4
+    assert "4 activations on their int8 grid in the engine" in level2["detail"]
+
+
+def test_level_2_takes_another_top1_than_the_deployments_only_where_the_simulated_int8_model_has_one_too():
+    # the float model's class, not the quantized model's: the engine must still pick the simulated one's
+    moved = {**ENGINE, "deployment_top1_agree": False, "simulated_deployment_top1_agree": False}
+    level2 = quant_engine.level2(moved, PROGRAM, ENGINE_RUN)
+    assert (
+        level2["passed"]
+        and "the deployment's float top-1 differs, as the simulated int8 model's does" in (level2["detail"])
+    )
+    engine_alone = {**ENGINE, "deployment_top1_agree": False, "simulated_deployment_top1_agree": True}
+    level2 = quant_engine.level2(engine_alone, PROGRAM, ENGINE_RUN)
+    assert not level2["passed"] and "but DIFFERS from the deployment's" in level2["detail"]
+
+
+def test_engine_ops_counts_one_call_per_engine_op_from_the_device_op_dump():
+    dump = "\n".join(
+        [
+            "I1127 21:40:01 pass.cc:10] --- Running PIR pass [stpu_int8_engine_pass]",
+            "[STPU] int8_engine: quantize_linear",  # (each op quantizes its x: not counted)
+            "[STPU] int8_engine: conv2d_int8",
+            "[STPU] int8_engine: requantize",
+            "[STPU] int8_engine_activation: quantize_linear",
+            "[STPU] int8_engine_activation: dequantize_linear",
+            "[STPU] int8_engine: gemm_int8",
+            "[STPU] relu: relu",
+            "[STPU] int8_engine: conv2d_int8 trailing",  # not a dump line
+        ]
+    )
+    assert quant_engine.engine_ops(dump) == {"conv2d": 1, "matmul": 1, "activation": 1}
 
 
 def test_level_2_fails_on_a_layer_past_1_lsb_a_conv_left_out_or_another_class():

@@ -131,6 +131,8 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int], engine: b
     """Where Paddle placed each op's kernel: run one prediction in a child with
     the kernel-selection pass logging, and read its choices (an engine's ops are not among them)."""
     env = {**os.environ, "GLOG_vmodule": "pd_op_to_kernel_pass=6", "GLOG_minloglevel": "0", "GLOG_logtostderr": "1"}
+    if engine:  # the device library's op dump names the engine's calls
+        env[f"{device.upper()}_DUMP_OP_ARGS"] = "1"
     # The log goes to a file, not a pipe: helper processes Paddle leaves behind
     # may hold a pipe open and block reading it to the end.
     with tempfile.TemporaryFile("w+") as log:
@@ -162,7 +164,12 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int], engine: b
             host_shape_ops[op] = host_shape_ops.get(op, 0) + 1
         elif place == "CPU":
             fallback[op] = fallback.get(op, 0) + 1
-    return {"on_device": on_device, "host_shape_ops": host_shape_ops, "cpu_fallback": fallback}
+    placement: KernelPlacement = {"on_device": on_device, "host_shape_ops": host_shape_ops, "cpu_fallback": fallback}
+    if engine:
+        import quant_engine
+
+        placement["engine"] = quant_engine.engine_ops(text)
+    return placement
 
 
 # The CPU ops an inference program runs on the host by design, by op: Paddle computes the target
@@ -414,9 +421,12 @@ def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarr
     def through_engine(prefix: str, inputs: np.ndarray) -> np.ndarray:
         return run_once(predictor(prefix, args.device, engine=True), inputs)
 
+    simulated = np.load(reference_file)
     return {
-        "model": quant_engine.compare(run["output"], np.load(reference_file)),
+        "model": quant_engine.compare(run["output"], simulated),
         "deployment_top1_agree": bool(np.argmax(run["output"]) == np.argmax(deployment)),
+        # (the quantized model's own top-1 against the float one's: PTQ's doing, not the engine's)
+        "simulated_deployment_top1_agree": bool(np.argmax(simulated) == np.argmax(deployment)),
         "units": quant_engine.unit_checks(args.device, through_engine),
         "latency_ms": {
             "avg_ms": round(run["avg_ms"], 3),

@@ -410,6 +410,7 @@ class KernelPlacement(TypedDict, total=False):
     host_shape_ops: dict[str, int]  # by-design host ops (infer_checks.HOST_SHAPE_OPS)
     cpu_fallback: dict[str, int]
     cpu_by_design: dict[str, int]
+    engine: dict[str, int]  # a run through the int8 engine: its ops by kind (quant_engine.engine_ops)
     error: str
 
 

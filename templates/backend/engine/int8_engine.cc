@@ -1,16 +1,21 @@
 // The {{ NAME }} int8 engine: Paddle's Custom Engine interface (InitPluginCustomEngine) for the
 // custom_engine.{{ p }}_int8_engine ops int8_engine_pass.cc puts in a program.
 //
-// Each op is one quantized convolution or matmul. Built once (at its first run, when its weight and
-// scales are on the device), it quantizes the weight to int8 on the device; each run it quantizes x
-// with x's scale (the same integers Paddle's quantize_linear gives), sums int8 products in int32
-// (conv2d_int8 / gemm_int8) and rescales the sums once to float (requantize): what the QDQ program
-// computes in float, in integer arithmetic. Everything is queued on the op's stream; nothing here
-// reads device memory. A vendor's engine replaces these device calls by its graph compiler's.
+// Each op is one quantized convolution or matmul, or one quantized activation between float ops.
+// A convolution or matmul, built once (at its first run, when its weight and scales are on the
+// device), quantizes the weight to int8 on the device; each run it quantizes x with x's scale (the
+// same integers Paddle's quantize_linear gives), sums int8 products in int32 (conv2d_int8 /
+// gemm_int8) and rescales the sums once to float (requantize): what the QDQ program computes in
+// float, in integer arithmetic. An activation (the input of a batch norm, relu or pooling that
+// Paddle's quantization observed) is quantized to int8 and taken back to the float values of its
+// grid, so the float ops between the engine's see exactly the values the QDQ program gives them.
+// Everything is queued on the op's stream; nothing here reads device memory. A vendor's engine
+// replaces these device calls by its graph compiler's.
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "int8_engine_op.h"
@@ -30,7 +35,10 @@ using {{ p }}_kernels::axis_view;
 using {{ p }}_kernels::AxisView;
 using {{ p }}_kernels::stream_of;
 
-constexpr const char* kKernel = "int8_engine";  // how the device library's op trace names its calls
+// how the device library's op trace names the calls of a convolution or matmul and of an
+// activation (verify counts what the engine ran by them: quant_engine.engine_ops)
+constexpr const char* kKernel = "int8_engine";
+constexpr const char* kActivationKernel = "int8_engine_activation";
 
 std::vector<int> int_list(pir::Operation* op, const char* name) {
   std::vector<int> values;
@@ -64,11 +72,21 @@ void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vecto
 
 class Int8Engine {
  public:
+  // inputs: [x, w, x_scale, w_scale] of a conv2d or matmul, [x, x_scale] of an activation
   Int8Engine(pir::Operation* op, std::vector<phi::DenseTensor*> inputs, phi::DenseTensor* out)
-      : kind_(op->attribute<pir::StrAttribute>("kind").AsString()),
-        x_(inputs.at(0)), w_(inputs.at(1)), x_scale_(inputs.at(2)), w_scale_(inputs.at(3)), out_(out),
-        x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")), w_qmax_(int_attr(op, "w_qmax")),
-        w_round_(int_attr(op, "w_round_type")), w_axis_(int_attr(op, "w_quant_axis")) {
+      : kind_(op->attribute<pir::StrAttribute>("kind").AsString()), inputs_(std::move(inputs)), out_(out),
+        x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")) {
+    x_ = inputs_.at(0);
+    if (kind_ == "activation") {
+      x_scale_ = inputs_.at(1);
+      return;
+    }
+    w_ = inputs_.at(1);
+    x_scale_ = inputs_.at(2);
+    w_scale_ = inputs_.at(3);
+    w_qmax_ = int_attr(op, "w_qmax");
+    w_round_ = int_attr(op, "w_round_type");
+    w_axis_ = int_attr(op, "w_quant_axis");
     if (kind_ == "matmul") {
       trans_w_ = op->attribute<pir::BoolAttribute>("transpose_y").data();
     } else {
@@ -82,13 +100,14 @@ class Int8Engine {
 
   void Run(const phi::CustomContext& ctx) {
     const phi::Place place = ctx.GetPlace();
-    for (const phi::DenseTensor* t : {x_, w_, x_scale_, w_scale_})
+    for (const phi::DenseTensor* t : inputs_)
       PADDLE_ENFORCE_EQ(t->place() == place && t->dtype() == phi::DataType::FLOAT32, true,
                         common::errors::PreconditionNotMet("{{ device_type }} int8 engine: its inputs are float32 "
                                                            "tensors on %s (one is %s on %s)",
                                                            place.DebugString(), phi::DataTypeToString(t->dtype()),
                                                            t->place().DebugString()));
     {{ p }}_stream_t stream = stream_of(ctx);
+    if (kind_ == "activation") return Activation(ctx, stream);
     if (!weight_ready_) {  // the weight is constant: quantized once, on the device
       w_int8_.Resize(w_->dims());
       ctx.Alloc(&w_int8_, phi::DataType::INT8);
@@ -111,6 +130,21 @@ class Int8Engine {
   }
 
  private:
+  // x on its int8 grid: quantized, and the integers taken back to float
+  void Activation(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
+    x_int8_.Resize(x_->dims());
+    ctx.Alloc(&x_int8_, phi::DataType::INT8);
+    out_->Resize(x_->dims());
+    ctx.Alloc(out_, phi::DataType::FLOAT32);
+    const {{ p }}_quant_params_t q = per_tensor(x_->numel(), x_qmax_, x_round_);
+    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &q, {{ NAME }}_FLOAT32, x_->data(), x_scale_->data<float>(),
+                                           {{ NAME }}_INT8, x_int8_.data()),
+                     kActivationKernel);
+    {{ NAME }}_CHECK({{ p }}_dequantize_linear(stream, &q, {{ NAME }}_INT8, x_int8_.data(), x_scale_->data<float>(),
+                                             out_->data<float>()),
+                     kActivationKernel);
+  }
+
   // The weight's scales: one, or one per slice along w_quant_axis.
   {{ p }}_quant_params_t weight_layout(const phi::DDim& dims, int32_t qmax, int32_t round) const {
     if (w_axis_ < 0) return per_tensor(common::product(dims), qmax, round);
@@ -171,8 +205,9 @@ class Int8Engine {
   }
 
   std::string kind_;
-  phi::DenseTensor *x_, *w_, *x_scale_, *w_scale_, *out_;  // Paddle's, stable across runs
-  int32_t x_qmax_, x_round_, w_qmax_, w_round_, w_axis_;
+  std::vector<phi::DenseTensor*> inputs_;  // Paddle's, stable across runs, as are these views of them:
+  phi::DenseTensor *x_ = nullptr, *w_ = nullptr, *x_scale_ = nullptr, *w_scale_ = nullptr, *out_;
+  int32_t x_qmax_, x_round_, w_qmax_ = 0, w_round_ = 0, w_axis_ = -1;
   bool trans_w_ = false;
   std::vector<int> strides_, paddings_, dilations_;
   std::string algorithm_;
@@ -224,9 +259,11 @@ C_Status Build(C_CustomEngineInstruction instruction) {
   const auto& tensors = ins->GetEngineValueToTensors();
   std::vector<phi::DenseTensor*> inputs;
   for (const pir::Value& v : ins->GetEngineInputs()) inputs.push_back(tensors.at(v).at(0));
-  PADDLE_ENFORCE_EQ(inputs.size() == 4 && ins->GetEngineOutputs().size() == 1, true,
+  const bool activation = ins->Operation()->attribute<pir::StrAttribute>("kind").AsString() == "activation";
+  PADDLE_ENFORCE_EQ(inputs.size() == (activation ? 2u : 4u) && ins->GetEngineOutputs().size() == 1, true,
                     common::errors::PreconditionNotMet("{{ device_type }} int8 engine: an op of %d inputs and %d "
-                                                       "outputs, not [x, w, x_scale, w_scale] -> [out]",
+                                                       "outputs, not [x, w, x_scale, w_scale] -> [out] (or [x, "
+                                                       "x_scale] -> [out] for an activation)",
                                                        inputs.size(), ins->GetEngineOutputs().size()));
   phi::DenseTensor* out = tensors.at(ins->GetEngineOutputs()[0]).at(0);
   ins->SetCustomEngine(new Int8Engine(ins->Operation(), inputs, out));

@@ -10,8 +10,12 @@
 //
 // with w, sx and sw parameters, x per-tensor, w per-tensor or per output channel, and replaces the
 // five ops by one custom_engine.{{ p }}_int8_engine op on [x, w, sx, sw] that computes y in int8
-// (int8_engine.cc). What it does not match (NHWC, a transposed x, scales per input channel) is left
-// as it was: the folding passes after it run that part in float.
+// (int8_engine.cc). Then every quantize/dequantize pair of an activation that is left (Paddle's
+// quantization observes the inputs of batch norms, relus and pooling too) becomes an engine op on
+// [x, sx] that puts x on its int8 grid: the float ops between the engine's see the values the QDQ
+// program gives them, not the unrounded ones the folding passes would leave. What it does not match
+// (NHWC, a transposed x, scales per input channel) is left as it was: the folding passes after it
+// run that part in float.
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,12 +63,23 @@ std::optional<Qdq> qdq_feeding(pir::Value v) {
   return Qdq{q, dq, q->operand_source(0), q->operand_source(1), int_attr(q, "quant_axis"), qmax, int_attr(q, "round_type")};
 }
 
+// The attributes every engine op has: what it is, and how its activation x is quantized.
+pir::AttributeMap activation_attributes(const std::string& kind, const std::string& quantized_op, const Qdq& x) {
+  pir::IrContext* ctx = pir::IrContext::Instance();
+  pir::AttributeMap attrs;
+  attrs["kind"] = pir::StrAttribute::get(ctx, kind);
+  attrs["quantized_op"] = pir::StrAttribute::get(ctx, quantized_op);
+  attrs["x_qmax"] = pir::Int32Attribute::get(ctx, x.qmax);
+  attrs["x_round_type"] = pir::Int32Attribute::get(ctx, x.round_type);
+  return attrs;
+}
+
 // The attributes of the engine op for `anchor` with its quantized operands, or nullopt when the
 // engine does not take it.
 std::optional<pir::AttributeMap> engine_attributes(pir::Operation* anchor, const Qdq& x, const Qdq& w) {
   pir::IrContext* ctx = pir::IrContext::Instance();
   const std::string& kind = anchor->name();
-  pir::AttributeMap attrs;
+  pir::AttributeMap attrs = activation_attributes(kind == "pd_op.matmul" ? "matmul" : "conv2d", kind, x);
   if (x.axis != -1 || !is_parameter(w.source)) return std::nullopt;  // activations: one scale
   if (kind == "pd_op.matmul") {
     // x [..., K] times a [K, N] weight; its scales per tensor or per output column
@@ -79,10 +94,6 @@ std::optional<pir::AttributeMap> engine_attributes(pir::Operation* anchor, const
     for (const char* name : {"strides", "paddings", "padding_algorithm", "dilations"}) attrs[name] = anchor->attribute(name);
     attrs["groups"] = anchor->attribute("groups");
   }
-  attrs["kind"] = pir::StrAttribute::get(ctx, kind == "pd_op.matmul" ? "matmul" : "conv2d");
-  attrs["quantized_op"] = pir::StrAttribute::get(ctx, kind);
-  attrs["x_qmax"] = pir::Int32Attribute::get(ctx, x.qmax);
-  attrs["x_round_type"] = pir::Int32Attribute::get(ctx, x.round_type);
   attrs["w_qmax"] = pir::Int32Attribute::get(ctx, w.qmax);
   attrs["w_round_type"] = pir::Int32Attribute::get(ctx, w.round_type);
   attrs["w_quant_axis"] = pir::Int32Attribute::get(ctx, w.axis);
@@ -93,20 +104,35 @@ void erase_if_unused(pir::Operation* op) {
   if (op->use_empty()) op->Erase();
 }
 
+// `replaced` (one result) becomes an engine op on `operands`, put where `replaced` was.
+void replace_by_engine(pir::Operation* replaced, const std::vector<pir::Value>& operands,
+                       const pir::AttributeMap& attrs) {
+  pir::Builder builder(pir::IrContext::Instance(), replaced->GetParent(), pir::Block::Iterator(*replaced));
+  auto inputs = builder.Build<pir::CombineOp>(operands);
+  auto engine = builder.Build<Int8EngineOp>(inputs.out(), std::vector<pir::Type>{replaced->result(0).type()}, attrs);
+  auto outputs = builder.Build<pir::SplitOp>(engine.out());
+  replaced->result(0).ReplaceAllUsesWith(outputs.outputs()[0]);
+}
+
 bool hand_to_engine(pir::Operation* anchor) {
   const std::optional<Qdq> x = qdq_feeding(anchor->operand_source(0));
   const std::optional<Qdq> w = qdq_feeding(anchor->operand_source(1));
   if (!x || !w) return false;
   const std::optional<pir::AttributeMap> attrs = engine_attributes(anchor, *x, *w);
   if (!attrs) return false;
-  pir::Builder builder(pir::IrContext::Instance(), anchor->GetParent(), pir::Block::Iterator(*anchor));
-  auto inputs = builder.Build<pir::CombineOp>(std::vector<pir::Value>{x->source, w->source, x->scale, w->scale});
-  auto engine = builder.Build<Int8EngineOp>(inputs.out(), std::vector<pir::Type>{anchor->result(0).type()}, *attrs);
-  auto outputs = builder.Build<pir::SplitOp>(engine.out());
-  anchor->result(0).ReplaceAllUsesWith(outputs.outputs()[0]);
+  replace_by_engine(anchor, {x->source, w->source, x->scale, w->scale}, *attrs);
   anchor->Erase();
   // a quantized activation may feed other ops too: its pair stays for them
   for (pir::Operation* op : {x->dequantize, x->quantize, w->dequantize, w->quantize}) erase_if_unused(op);
+  return true;
+}
+
+// A pair of an activation (per tensor) no conv or matmul took: x on its int8 grid, in the engine.
+bool hand_activation_to_engine(pir::Operation* dequantize) {
+  const std::optional<Qdq> x = qdq_feeding(dequantize->result(0));
+  if (!x || x->axis != -1 || is_parameter(x->source) || dequantize->result(0).use_empty()) return false;
+  replace_by_engine(dequantize, {x->source, x->scale}, activation_attributes("activation", "quantize_linear", *x));
+  for (pir::Operation* op : {x->dequantize, x->quantize}) erase_if_unused(op);
   return true;
 }
 
@@ -127,6 +153,10 @@ class Int8EnginePass : public pir::Pass {
     // (no AddStatistics: Paddle keeps the count in a std::any, which on aarch64 builds of Paddle
     // does not take a value from another library: "Invalid type for attribute __match_count__")
     for (pir::Operation* anchor : anchors) hand_to_engine(anchor);
+    std::vector<pir::Operation*> pairs;  // (what the convolutions and matmuls left)
+    for (pir::Operation& candidate : block)
+      if (is(&candidate, "pd_op.dequantize_linear")) pairs.push_back(&candidate);
+    for (pir::Operation* dequantize : pairs) hand_activation_to_engine(dequantize);
   }
 };
 
