@@ -173,6 +173,9 @@ def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project,
     # engine: LeNet's whole output then within 1 LSB of simulated int8 per element
     assert levels["2"]["int8_activations"] == {"mnist": 4, "mobilenet_v1": 55}[model]
     assert model != "mnist" or levels["2"]["model"]["max_lsb"] <= 1
+    # and each conv/fc layer of the model alone, fed the simulated model's input, within 1 LSB
+    layers = levels["2"]["layers"]
+    assert len(layers) == sum(program[model].values()) and all(u["max_lsb"] <= 1 for u in layers), layers
     assert "relu" in levels["2"]["float32_ops"] and levels["2"]["latency_ms"]["avg_ms"] > 0
     # level 0: the runtime's passes folded every pair; what ran, ran on the device
     placement = check["placement"]

@@ -4,6 +4,7 @@ writes its JSON), and the levels' verdicts from the placement and the simulation
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from devkit.payload import quant_engine, quant_model
 
@@ -174,3 +175,37 @@ def test_verify_names_a_bundle_without_its_int8_check_and_does_not_count_a_missi
     assert (
         missing["not_run"] and not missing["passed"] and "build with `devkit build --infer` first" in missing["detail"]
     )
+
+
+def test_layer_checks_judge_each_of_the_models_layers_alone_within_1_lsb(tmp_path):
+    import numpy as np
+
+    layers = tmp_path / "model.layers"
+    layers.mkdir()
+    (layers / "layers.json").write_text(json.dumps(["conv1.0", "fc"]))
+    outputs = {}
+    for n in range(2):
+        outputs[str(layers / f"layer{n}")] = np.array([[127.0, -3.0, 10.0]], dtype="float32")  # LSB = 1.0
+        np.save(layers / f"layer{n}.input.npy", np.full([1, 4], n, dtype="float32"))
+        np.save(layers / f"layer{n}.output.npy", outputs[str(layers / f"layer{n}")])
+    seen = []
+
+    def engine(prefix, x):  # the fc 1.5 LSB off in one element
+        seen.append((Path(prefix).name, float(x[0, 0])))
+        return outputs[prefix] + (np.array([[0.0, 1.5, 0.0]], dtype="float32") if prefix.endswith("1") else 0)
+
+    found = quant_engine.layer_checks(layers, engine)
+    assert seen == [("layer0", 0.0), ("layer1", 1.0)]  # each fed its own recorded input
+    assert [(f["layer"], f["passed"]) for f in found] == [("conv1.0", True), ("fc", False)]
+    level2 = quant_engine.level2({**ENGINE, "layers": found}, PROGRAM, ENGINE_RUN)
+    assert not level2["passed"]
+    assert (
+        "each of the model's 2 conv/fc layers alone, fed the simulated model's input: max 1.50 LSB (fc)"
+        in (level2["detail"])
+    )
+    assert "past 1 LSB: fc" in level2["detail"]
+
+
+def test_layer_checks_of_a_saved_model_are_not_measured(tmp_path):
+    assert quant_engine.layer_checks(tmp_path / "model.layers", lambda prefix, x: None) == []
+    assert "the model's layers alone: not measured" in quant_engine.level2(ENGINE, PROGRAM, ENGINE_RUN)["detail"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
 from pathlib import Path
 
 import infer_checks
@@ -43,6 +44,7 @@ def main() -> int:
     np.save(out / "deployment.npy", infer_checks.run_once(infer_checks.predictor(str(prefix), "cpu"), x))
     quant_model.simulated_output(str(prefix)).rename(out / "simulated.npy")
     quant_model.simulated_record(str(prefix)).unlink()  # (level 1's CPU-vs-CPU comparison: nothing here)
+    shutil.rmtree(quant_model.layers_dir(str(prefix)))  # (level 2's layer by layer check: verify's, not a board's)
     spec = {
         "name": f"{MODEL} int8",
         "model": "model",

@@ -428,6 +428,7 @@ def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarr
         # (the quantized model's own top-1 against the float one's: PTQ's doing, not the engine's)
         "simulated_deployment_top1_agree": bool(np.argmax(simulated) == np.argmax(deployment)),
         "units": quant_engine.unit_checks(args.device, through_engine),
+        "layers": quant_engine.layer_checks(quant_model.layers_dir(args.prefix), through_engine),
         "latency_ms": {
             "avg_ms": round(run["avg_ms"], 3),
             "min_ms": round(run["min_ms"], 3),

@@ -7,6 +7,7 @@ of batch norms, relus and pooling too) on its int8 grid; the simulated-int8 refe
 (quant_model.simulate, Paddle's CPU kernels on the QDQ model) computes the same in float32. So:
 - one quantized layer alone must agree with the reference to 1 LSB of its output's int8 grid
   (max|reference| / 127) per element: the engine's sums are exact, the reference's are float32;
+  so must each conv/fc layer of the model, fed the input the simulated model gave it;
 - a whole model's output may differ by more: where the reference's rounding puts a value on the
   other side of a quantization tie, the next layer's integers differ by one and that carries on.
   A model must agree on top-1 with the simulated one (or pick a class the simulated output scores
@@ -17,6 +18,7 @@ of batch norms, relus and pooling too) on its int8 grid; the simulated-int8 refe
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Callable
@@ -155,6 +157,33 @@ def unit_checks(device: str, run: Callable[[str, Any], Any]) -> list[dict[str, A
     return results
 
 
+def layer_checks(directory: Path, run: Callable[[str, Any], Any]) -> list[dict[str, Any]]:
+    """Each quantized conv/fc layer of the model alone (quant_model.export_layers) through the engine,
+    fed the input the simulated-int8 model gave it, against that model's output of it: at most 1 LSB
+    per element, where the whole model's output cannot promise it (see above); none for a saved model."""
+    import numpy as np
+
+    listed = directory / "layers.json"
+    if not listed.is_file():
+        return []
+    results = []
+    for n, name in enumerate(json.loads(listed.read_text())):
+        prefix = str(directory / f"layer{n}")  # (by position: the listing holds names only)
+        found = compare(run(prefix, np.load(prefix + ".input.npy")), np.load(prefix + ".output.npy"))
+        results.append({"layer": str(name), "max_lsb": found["max_lsb"], "passed": found["max_lsb"] <= 1.0})
+    return results
+
+
+def layers_said(layers: list[dict[str, Any]]) -> str:
+    if not layers:
+        return "the model's layers alone: not measured (a saved model: its Python is not here)"
+    worst = max(layers, key=lambda u: u["max_lsb"])
+    failed = [u["layer"] for u in layers if not u["passed"]]
+    return f"each of the model's {len(layers)} conv/fc layers alone, fed the simulated model's input: max " + (
+        f"{worst['max_lsb']:.2f} LSB ({worst['layer']})" + (f"; past 1 LSB: {', '.join(failed)}" if failed else "")
+    )
+
+
 def deployment_said(agrees: bool, quantization_moved: bool) -> str:
     if agrees:
         return "and agrees with the deployment's"
@@ -177,8 +206,8 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
     in_engine = {op: n - left.get(op, 0) for op, n in quantizable.items()}
     ran = {**placement.get("on_device", {}), **placement.get("cpu_fallback", {})}
     float_ops = {op: SEED_OPS[op] for op in ran if op in SEED_OPS and op not in ENGINE_OPS}
-    model, units = engine["model"], engine["units"]
-    units_ok = all(u["passed"] for u in units)
+    model, units, layers = engine["model"], engine["units"], engine.get("layers", [])
+    units_ok = all(u["passed"] for u in units) and all(u["passed"] for u in layers)
     top1_ok, top1_said = top1_verdict(model)
     # the float model's top-1, unless the quantized one's own top-1 is another class
     quantization_moved = not engine.get("simulated_deployment_top1_agree", True)
@@ -191,7 +220,8 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         f"({', '.join(f'{op} {n}' for op, n in in_engine.items())}); output vs simulated int8: max "
         f"{model['max_lsb']:.2f} LSB, mean {model['mean_lsb']:.2f} LSB, top-1 {top1_said} ("
         + deployment_said(engine["deployment_top1_agree"], quantization_moved)
-        + f"); {activations} activations on their int8 grid in the engine; one layer alone: "
+        + f"); {activations} activations on their int8 grid in the engine; {layers_said(layers)}; one layer "
+        "alone: "
         + ", ".join(f"{u['layer']} {u['max_lsb']:.2f} LSB" for u in units)
         + f"; {engine['latency_ms']['avg_ms']:.1f} ms"
     )
@@ -206,5 +236,6 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         "float32_ops": float_ops,
         "model": model,
         "units": units,
+        "layers": layers,
         "latency_ms": engine["latency_ms"],
     }

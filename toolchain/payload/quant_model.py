@@ -2,8 +2,11 @@
 verify environment, by infer_checks.py).
 
 export() makes a QDQ model with Paddle's own post-training quantization: abs-max observers on
-every conv/linear input (one scale) and weight (a scale per output channel), calibrated on seeded inputs (no download), converted so that
-each quantized tensor passes quantize_linear -> dequantize_linear, and saved for paddle.inference.
+every layer's input (one scale: convolutions, linear layers, batch norms, relus, pooling) and on
+every conv/linear weight (a scale per output channel), calibrated on seeded inputs (no download),
+converted so that each quantized tensor passes quantize_linear -> dequantize_linear, and saved for
+paddle.inference; beside it, each quantized conv/linear layer alone with the input the simulated
+model gave it (level 2 checks the engine layer by layer on them).
 
 Three levels are checked from it:
 - level 0, the deployment: paddle.inference folds the QDQ pairs with the passes the plugin's
@@ -144,6 +147,13 @@ def simulated_output(prefix: str) -> Path:
     return Path(prefix + ".simulated.npy")
 
 
+def layers_dir(prefix: str) -> Path:
+    """Where export() leaves each quantized conv/linear layer of the model alone (layer<N>, in the
+    order the model runs them), the input the simulated-int8 CPU run gave it (layer<N>.input.npy)
+    and its output there (layer<N>.output.npy); layers.json names them."""
+    return Path(prefix + ".layers")
+
+
 def simulated_record(prefix: str) -> Path:
     """Where export() leaves level 1's comparison (simulate's record)."""
     return Path(prefix + ".simulated.json")
@@ -163,7 +173,44 @@ def export(model: Any, shape: list[int], prefix: Path, device: str) -> dict[str,
     x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
     record = simulate(qdq, x, device, simulated_output(str(prefix)))
     simulated_record(str(prefix)).write_text(json.dumps(record))
+    export_layers(qdq, x, layers_dir(str(prefix)))
     return record
+
+
+def export_layers(qdq: Any, x: Any, directory: Path) -> None:
+    """Each quantized conv/linear layer of `qdq` saved alone into `directory`, with its input and
+    output in a simulated-int8 CPU run of `qdq` on `x` (see layers_dir)."""
+    import numpy as np
+    import paddle
+    from paddle.nn.quant.qat import QuantedConv2D, QuantedLinear
+    from paddle.static import InputSpec
+
+    directory.mkdir()
+    ran: list[tuple[str, Any, list[int]]] = []  # (name, layer, input shape), in the order they ran
+
+    def record(name: str) -> Any:
+        def hook(layer: Any, inputs: Any, output: Any) -> None:
+            n = len(ran)
+            np.save(directory / f"layer{n}.input.npy", inputs[0].numpy())
+            np.save(directory / f"layer{n}.output.npy", output.numpy())
+            ran.append((name, layer, list(inputs[0].shape)))
+
+        return hook
+
+    hooks = [
+        layer.register_forward_post_hook(record(name))
+        for name, layer in qdq.named_sublayers()
+        if isinstance(layer, (QuantedConv2D, QuantedLinear))
+    ]
+    paddle.set_device("cpu")
+    try:
+        qdq(paddle.to_tensor(x))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    for n, (_, layer, shape) in enumerate(ran):
+        paddle.jit.save(layer, str(directory / f"layer{n}"), input_spec=[InputSpec(shape, "float32", "x")])
+    (directory / "layers.json").write_text(json.dumps([name for name, _, _ in ran]))
 
 
 def simulate(qdq: Any, x: Any, device: str, save_cpu: Path) -> dict[str, Any]:
