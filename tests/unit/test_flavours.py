@@ -7,7 +7,7 @@ import pytest
 
 from devkit.project.config import parse_config
 from devkit.project.naming import parse_backend_name
-from devkit.scaffold.flavours import available, load_flavour
+from devkit.scaffold.flavours import available, int8_engine_ops, load_flavour
 from devkit.scaffold.render import render_backend
 from devkit.util.errors import InputError
 from devkit.util.resources import resource_dir
@@ -144,3 +144,9 @@ def test_the_host_backed_device_registers_float16_and_bfloat16_kernels(tmp_path)
     helpers = (render(tmp_path, None) / "kernels/kernel_helpers.h").read_text()
     assert "#define STPU_AND_HALF_TYPES , phi::dtype::float16, phi::dtype::bfloat16" in helpers
     assert "case phi::DataType::FLOAT16: return STPU_FLOAT16;" in helpers
+
+
+def test_the_int8_engines_device_ops_are_read_from_its_sources():
+    # (the activations' dequantize_linear too: a flavour without it must not get an engine that calls it)
+    assert set(int8_engine_ops()) == {"quantize_linear", "dequantize_linear", "conv2d_int8", "gemm_int8", "requantize"}
+    assert load_flavour(None).int8_engine and not load_flavour("opencl").int8_engine

@@ -19,11 +19,19 @@ from pathlib import Path
 from ..project.frameworks import FRAMEWORKS as ALL_FRAMEWORKS
 from ..util.errors import InputError
 from ..util.resources import resource_dir
-from .c_api import STUBS_FILE, implementation
+from .c_api import STUBS_FILE, declared_ops, header_path, implementation
 
 FRAMEWORKS = tuple(ALL_FRAMEWORKS)
-# The device-library ops the int8 engine (templates/backend/engine/) computes with.
-INT8_ENGINE_OPS = ("quantize_linear", "conv2d_int8", "gemm_int8", "requantize")
+
+
+def int8_engine_ops() -> tuple[str, ...]:
+    """The device-library ops the int8 engine (templates/backend/engine/) calls: a flavour that
+    lacks one gets no engine."""
+    engine = resource_dir("templates") / "backend" / "engine"
+    calls = "".join(p.read_text() for p in sorted(engine.glob("*.cc")))
+    return tuple(op for op in declared_ops(header_path().read_text()) if f"{{{{ p }}}}_{op}(" in calls)
+
+
 _FLAVOUR_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
@@ -84,7 +92,7 @@ def _with_stubs(flavour: Flavour) -> Flavour:
         device_sources=sources,
         unregistered=found.unregistered,
         stubs=found.stubs,
-        int8_engine=not set(INT8_ENGINE_OPS) & set(found.missing),
+        int8_engine=not set(int8_engine_ops()) & set(found.missing),
         compiled_kernels="launch_kernel" not in found.missing,
     )
 
