@@ -86,6 +86,14 @@ def test_level_2_counts_the_engines_ops_and_says_why_the_rest_stayed_float():
     assert "4 activations on their int8 grid in the engine" in level2["detail"]
 
 
+def test_level_2_counts_the_relus_and_max_poolings_the_engine_ran_on_the_integers():
+    run = {**ENGINE_RUN, "on_device": {"add": 5}, "engine": {"conv2d": 2, "matmul": 3, "relu": 2, "max_pool2d": 2}}
+    level2 = quant_engine.level2(ENGINE, PROGRAM, run)
+    assert level2["passed"] and level2["int8_ops"] == {"conv2d": 2, "matmul": 3, "relu": 2, "pool2d": 2}
+    assert level2["int8_activations"] == 4 and set(level2["float32_ops"]) == {"add"}
+    assert "4 activations on their int8 grid in the engine, relu 2 and pool2d 2 on their integers" in level2["detail"]
+
+
 def test_level_2_takes_another_top1_than_the_deployments_only_where_the_simulated_int8_model_has_one_too():
     # the float model's class, not the quantized model's: the engine must still pick the simulated one's
     moved = {**ENGINE, "deployment_top1_agree": False, "simulated_deployment_top1_agree": False}
@@ -109,11 +117,15 @@ def test_engine_ops_counts_one_call_per_engine_op_from_the_device_op_dump():
             "[STPU] int8_engine_activation: quantize_linear",
             "[STPU] int8_engine_activation: dequantize_linear",
             "[STPU] int8_engine: gemm_int8",
+            "[STPU] int8_engine_relu: binary",
+            "[STPU] int8_engine_relu: dequantize_linear",
+            "[STPU] int8_engine_max_pool2d: pool2d_forward",
+            "[STPU] int8_engine_max_pool2d: dequantize_linear",
             "[STPU] relu: relu",
             "[STPU] int8_engine: conv2d_int8 trailing",  # not a dump line
         ]
     )
-    assert quant_engine.engine_ops(dump) == {"conv2d": 1, "matmul": 1, "activation": 1}
+    assert quant_engine.engine_ops(dump) == {"conv2d": 1, "matmul": 1, "activation": 1, "relu": 1, "max_pool2d": 1}
 
 
 def test_level_2_fails_on_a_layer_past_1_lsb_a_conv_left_out_or_another_class():

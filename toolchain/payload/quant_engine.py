@@ -3,7 +3,8 @@ backend's engine/), run by paddle.inference with its pass first in the device's 
 
 The engine computes each quantized convolution and matmul in int8 arithmetic (int8 x int8 summed
 in int32, rescaled once), and puts each other quantized activation (Paddle's PTQ observes the inputs
-of batch norms, relus and pooling too) on its int8 grid; the simulated-int8 reference
+of batch norms, relus and pooling too) on its int8 grid, computing a relu or max pooling that alone
+reads it on the integers (exact: both commute with the rounding); the simulated-int8 reference
 (quant_model.simulate, Paddle's CPU kernels on the QDQ model) computes the same in float32. So:
 - one quantized layer alone must agree with the reference to 1 LSB of its output's int8 grid
   (max|reference| / 127) per element: the engine's sums are exact, the reference's are float32;
@@ -32,7 +33,8 @@ SEED_OPS = {
     "conv2d": "",
     "depthwise_conv2d": "",
     "matmul": "",  # (fc)
-    "pool2d": "float32 on the engine's int8-grid values (its input's QDQ pair is in the engine)",
+    "pool2d": "float32 on the engine's int8-grid values where the engine does not take it (average, global "
+    "or adaptive pooling: an int8 average needs a rounding rule)",
     "softmax": "PTQ puts no QDQ around it",
     "batch_norm": "float32 on the engine's int8-grid values (not folded into the convolution by Paddle 3.3.1's "
     "passes for a custom device)",
@@ -47,7 +49,7 @@ SEED_OPS = {
     "sigmoid": "PTQ puts no QDQ around it",
     "scale": "PTQ puts no QDQ around it",
     "pad": "PTQ puts no QDQ around it",
-    "relu": "float32 on the engine's int8-grid values (its input's QDQ pair is in the engine)",
+    "relu": "float32 where its input is not an int8 activation alone",
 }
 
 
@@ -57,8 +59,12 @@ ENGINE_CALL = re.compile(r"^\[\w+\] (int8_engine\w*): (\w+)$", re.MULTILINE)
 ENGINE_KINDS = {
     ("int8_engine", "conv2d_int8"): "conv2d",  # (depthwise ones too)
     ("int8_engine", "gemm_int8"): "matmul",
-    ("int8_engine_activation", "dequantize_linear"): "activation",
+    ("int8_engine_activation", "dequantize_linear"): "activation",  # on its int8 grid, for a float op
+    ("int8_engine_relu", "dequantize_linear"): "relu",  # ... with the relu that reads it, on the integers
+    ("int8_engine_max_pool2d", "dequantize_linear"): "max_pool2d",  # ... with the max pooling
 }
+# The program's ops an engine activation of a kind takes with it.
+ACTIVATION_OPS = {"relu": "relu", "max_pool2d": "pool2d"}
 
 
 def engine_ops(log: str) -> dict[str, int]:
@@ -213,14 +219,18 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
     quantization_moved = not engine.get("simulated_deployment_top1_agree", True)
     deployment_ok = engine["deployment_top1_agree"] or quantization_moved
     model_ok = top1_ok and deployment_ok and model["mean_lsb"] <= 1.0
-    activations = placement.get("engine", {}).get("activation", 0)
+    ran_in_engine = placement.get("engine", {})
+    activations = sum(ran_in_engine.get(kind, 0) for kind in ("activation", *ACTIVATION_OPS))
+    on_integers = {ACTIVATION_OPS[kind]: ran_in_engine[kind] for kind in ACTIVATION_OPS if ran_in_engine.get(kind)}
     covered = not left and sum(in_engine.values()) > 0
     detail = (
         f"level 2 (int8 engine): {sum(in_engine.values())} of {sum(quantizable.values())} conv/fc ops in int8 "
         f"({', '.join(f'{op} {n}' for op, n in in_engine.items())}); output vs simulated int8: max "
         f"{model['max_lsb']:.2f} LSB, mean {model['mean_lsb']:.2f} LSB, top-1 {top1_said} ("
         + deployment_said(engine["deployment_top1_agree"], quantization_moved)
-        + f"); {activations} activations on their int8 grid in the engine; {layers_said(layers)}; one layer "
+        + f"); {activations} activations on their int8 grid in the engine"
+        + (f", {' and '.join(f'{op} {n}' for op, n in on_integers.items())} on their integers" if on_integers else "")
+        + f"; {layers_said(layers)}; one layer "
         "alone: "
         + ", ".join(f"{u['layer']} {u['max_lsb']:.2f} LSB" for u in units)
         + f"; {engine['latency_ms']['avg_ms']:.1f} ms"
@@ -231,7 +241,7 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         "passed": bool(units_ok and model_ok and covered),
         "not_run": False,
         "detail": detail,
-        "int8_ops": in_engine,
+        "int8_ops": {**in_engine, **on_integers},
         "int8_activations": activations,
         "float32_ops": float_ops,
         "model": model,

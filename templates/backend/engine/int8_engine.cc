@@ -8,7 +8,9 @@
 // gemm_int8) and rescales the sums once to float (requantize): what the QDQ program computes in
 // float, in integer arithmetic. An activation (the input of a batch norm, relu or pooling that
 // Paddle's quantization observed) is quantized to int8 and taken back to the float values of its
-// grid, so the float ops between the engine's see exactly the values the QDQ program gives them.
+// grid, so the float ops between the engine's see exactly the values the QDQ program gives them;
+// a relu or max pooling that alone reads it runs on the integers in between (the maximum with an
+// int8 zero, int8 max pooling: exact, as both commute with the rounding).
 // Everything is queued on the op's stream; nothing here reads device memory. A vendor's engine
 // replaces these device calls by its graph compiler's.
 #include <algorithm>
@@ -35,23 +37,26 @@ using {{ p }}_kernels::axis_view;
 using {{ p }}_kernels::AxisView;
 using {{ p }}_kernels::stream_of;
 
-// how the device library's op trace names the calls of a convolution or matmul and of an
-// activation (verify counts what the engine ran by them: quant_engine.engine_ops)
+// how the device library's op trace names the calls of a convolution or matmul; those of an
+// activation are "int8_engine_<kind>" (verify counts what the engine ran by them:
+// quant_engine.engine_ops)
 constexpr const char* kKernel = "int8_engine";
-constexpr const char* kActivationKernel = "int8_engine_activation";
 
+// An int array attribute (conv2d's hold int32, pool2d's int64).
 std::vector<int> int_list(pir::Operation* op, const char* name) {
   std::vector<int> values;
   for (const pir::Attribute& a : op->attribute<pir::ArrayAttribute>(name).AsVector())
-    values.push_back(a.dyn_cast<pir::Int32Attribute>().data());
+    values.push_back(a.isa<pir::Int64Attribute>() ? static_cast<int>(a.dyn_cast<pir::Int64Attribute>().data())
+                                                  : a.dyn_cast<pir::Int32Attribute>().data());
   return values;
 }
 
 int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
 
-// Leading padding and output size of one spatial axis, as Paddle's conv2d infers them.
+// Leading padding and output size of one spatial axis, as Paddle's conv2d infers them (and pool2d,
+// whose windows may also cover a last, partial stride: ceil_mode).
 void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vector<int>& paddings, int axis,
-               const std::string& algorithm, int64_t* pad, int64_t* out) {
+               const std::string& algorithm, int64_t* pad, int64_t* out, bool ceil_mode = false) {
   if (algorithm == "SAME") {
     *out = (in + stride - 1) / stride;
     *pad = std::max<int64_t>((*out - 1) * stride + k - in, 0) / 2;
@@ -63,7 +68,7 @@ void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vecto
     after = paddings.size() == 4 ? paddings[2 * axis + 1] : paddings[axis];
   }
   *pad = before;
-  *out = (in + before + after - (dilation * (k - 1) + 1)) / stride + 1;
+  *out = (in + before + after - (dilation * (k - 1) + 1) + (ceil_mode ? stride - 1 : 0)) / stride + 1;
 }
 
 {{ p }}_quant_params_t per_tensor(int64_t numel, int32_t qmax, int32_t round_type) {
@@ -74,11 +79,18 @@ class Int8Engine {
  public:
   // inputs: [x, w, x_scale, w_scale] of a conv2d or matmul, [x, x_scale] of an activation
   Int8Engine(pir::Operation* op, std::vector<phi::DenseTensor*> inputs, phi::DenseTensor* out)
-      : kind_(op->attribute<pir::StrAttribute>("kind").AsString()), inputs_(std::move(inputs)), out_(out),
-        x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")) {
+      : kind_(op->attribute<pir::StrAttribute>("kind").AsString()), kernel_("int8_engine_" + kind_),
+        inputs_(std::move(inputs)), out_(out), x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")) {
     x_ = inputs_.at(0);
-    if (kind_ == "activation") {
+    if (on_grid()) {
       x_scale_ = inputs_.at(1);
+      if (kind_ == "max_pool2d") {
+        pool_kernel_ = {int_attr(op, "kernel_h"), int_attr(op, "kernel_w")};
+        strides_ = int_list(op, "strides");
+        paddings_ = int_list(op, "paddings");
+        algorithm_ = op->attribute<pir::StrAttribute>("padding_algorithm").AsString();
+        ceil_mode_ = op->attribute<pir::BoolAttribute>("ceil_mode").data();
+      }
       return;
     }
     w_ = inputs_.at(1);
@@ -107,7 +119,7 @@ class Int8Engine {
                                                            place.DebugString(), phi::DataTypeToString(t->dtype()),
                                                            t->place().DebugString()));
     {{ p }}_stream_t stream = stream_of(ctx);
-    if (kind_ == "activation") return Activation(ctx, stream);
+    if (on_grid()) return OnGrid(ctx, stream);
     if (!weight_ready_) {  // the weight is constant: quantized once, on the device
       w_int8_.Resize(w_->dims());
       ctx.Alloc(&w_int8_, phi::DataType::INT8);
@@ -130,19 +142,67 @@ class Int8Engine {
   }
 
  private:
-  // x on its int8 grid: quantized, and the integers taken back to float
-  void Activation(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
+  // An activation of kind "activation", "relu" or "max_pool2d" (the rest: conv2d, matmul)
+  bool on_grid() const { return kind_ == "activation" || kind_ == "relu" || kind_ == "max_pool2d"; }
+
+  // x on its int8 grid: quantized, relu or max pooling on the integers, taken back to float
+  void OnGrid(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
+    const char* kernel = kernel_.c_str();
     x_int8_.Resize(x_->dims());
     ctx.Alloc(&x_int8_, phi::DataType::INT8);
-    out_->Resize(x_->dims());
-    ctx.Alloc(out_, phi::DataType::FLOAT32);
     const {{ p }}_quant_params_t q = per_tensor(x_->numel(), x_qmax_, x_round_);
     {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &q, {{ NAME }}_FLOAT32, x_->data(), x_scale_->data<float>(),
                                            {{ NAME }}_INT8, x_int8_.data()),
-                     kActivationKernel);
-    {{ NAME }}_CHECK({{ p }}_dequantize_linear(stream, &q, {{ NAME }}_INT8, x_int8_.data(), x_scale_->data<float>(),
+                     kernel);
+    phi::DenseTensor* result = &x_int8_;
+    if (kind_ == "relu") {
+      if (!zero_ready_) {
+        zero_.Resize(common::make_ddim({1}));
+        ctx.Alloc(&zero_, phi::DataType::INT8);
+        {{ NAME }}_CHECK({{ p }}_fill(stream, {{ NAME }}_INT8, zero_.data(), 1, 0.0), kernel);
+        zero_ready_ = true;
+      }
+      y_int8_.Resize(x_->dims());
+      ctx.Alloc(&y_int8_, phi::DataType::INT8);
+      {{ p }}_shape_t all{}, one{};
+      all.ndim = one.ndim = 1;
+      all.dims[0] = x_->numel();
+      one.dims[0] = 1;
+      {{ NAME }}_CHECK({{ p }}_binary(stream, {{ NAME }}_BINARY_MAX, {{ NAME }}_INT8, x_int8_.data(), &all, zero_.data(),
+                                    &one, y_int8_.data(), &all),
+                       kernel);
+      result = &y_int8_;
+    } else if (kind_ == "max_pool2d") {
+      const {{ p }}_pool2d_params_t pool = PoolParams();
+      y_int8_.Resize(common::make_ddim({pool.batch, pool.channels, pool.out_h, pool.out_w}));
+      ctx.Alloc(&y_int8_, phi::DataType::INT8);
+      {{ NAME }}_CHECK({{ p }}_pool2d_forward(stream, {{ NAME }}_INT8, &pool, x_int8_.data(), y_int8_.data()), kernel);
+      result = &y_int8_;
+    }
+    out_->Resize(result->dims());
+    ctx.Alloc(out_, phi::DataType::FLOAT32);
+    const {{ p }}_quant_params_t dq = per_tensor(result->numel(), x_qmax_, x_round_);
+    {{ NAME }}_CHECK({{ p }}_dequantize_linear(stream, &dq, {{ NAME }}_INT8, result->data(), x_scale_->data<float>(),
                                              out_->data<float>()),
-                     kActivationKernel);
+                     kernel);
+  }
+
+  // The max pooling's windows, as Paddle's pool2d sizes them (EXPLICIT or VALID padding).
+  {{ p }}_pool2d_params_t PoolParams() const {
+    const phi::DDim& x = x_->dims();
+    {{ p }}_pool2d_params_t p{};
+    p.batch = x[0];
+    p.channels = x[1];
+    p.in_h = x[2];
+    p.in_w = x[3];
+    p.kernel_h = pool_kernel_[0];
+    p.kernel_w = pool_kernel_[1];
+    p.stride_h = strides_.at(0);
+    p.stride_w = strides_.at(1);
+    p.is_max = 1;
+    conv_axis(p.in_h, p.kernel_h, p.stride_h, 1, paddings_, 0, algorithm_, &p.pad_top, &p.out_h, ceil_mode_);
+    conv_axis(p.in_w, p.kernel_w, p.stride_w, 1, paddings_, 1, algorithm_, &p.pad_left, &p.out_w, ceil_mode_);
+    return p;
   }
 
   // The weight's scales: one, or one per slice along w_quant_axis.
@@ -204,7 +264,7 @@ class Int8Engine {
     ctx.Alloc(out_, phi::DataType::FLOAT32);
   }
 
-  std::string kind_;
+  std::string kind_, kernel_;
   std::vector<phi::DenseTensor*> inputs_;  // Paddle's, stable across runs, as are these views of them:
   phi::DenseTensor *x_ = nullptr, *w_ = nullptr, *x_scale_ = nullptr, *w_scale_ = nullptr, *out_;
   int32_t x_qmax_, x_round_, w_qmax_ = 0, w_round_ = 0, w_axis_ = -1;
@@ -212,8 +272,10 @@ class Int8Engine {
   std::vector<int> strides_, paddings_, dilations_;
   std::string algorithm_;
   int groups_ = 1;
-  bool weight_ready_ = false;
-  phi::DenseTensor w_int8_, x_int8_, acc_;  // the engine's own device memory
+  std::vector<int32_t> pool_kernel_;
+  bool ceil_mode_ = false;
+  bool weight_ready_ = false, zero_ready_ = false;
+  phi::DenseTensor w_int8_, x_int8_, y_int8_, zero_, acc_;  // the engine's own device memory
 };
 
 using Instruction = paddle::framework::CustomEngineInstruction;
@@ -259,7 +321,8 @@ C_Status Build(C_CustomEngineInstruction instruction) {
   const auto& tensors = ins->GetEngineValueToTensors();
   std::vector<phi::DenseTensor*> inputs;
   for (const pir::Value& v : ins->GetEngineInputs()) inputs.push_back(tensors.at(v).at(0));
-  const bool activation = ins->Operation()->attribute<pir::StrAttribute>("kind").AsString() == "activation";
+  const std::string kind = ins->Operation()->attribute<pir::StrAttribute>("kind").AsString();
+  const bool activation = kind != "conv2d" && kind != "matmul";
   PADDLE_ENFORCE_EQ(inputs.size() == (activation ? 2u : 4u) && ins->GetEngineOutputs().size() == 1, true,
                     common::errors::PreconditionNotMet("{{ device_type }} int8 engine: an op of %d inputs and %d "
                                                        "outputs, not [x, w, x_scale, w_scale] -> [out] (or [x, "

@@ -13,7 +13,9 @@
 // (int8_engine.cc). Then every quantize/dequantize pair of an activation that is left (Paddle's
 // quantization observes the inputs of batch norms, relus and pooling too) becomes an engine op on
 // [x, sx] that puts x on its int8 grid: the float ops between the engine's see the values the QDQ
-// program gives them, not the unrounded ones the folding passes would leave. What it does not match
+// program gives them, not the unrounded ones the folding passes would leave. Where the pair's one
+// reader is a relu or a max pooling, that op joins it: the engine computes it on the integers
+// (both commute with the rounding, so the result is the QDQ program's). What it does not match
 // (NHWC, a transposed x, scales per input channel) is left as it was: the folding passes after it
 // run that part in float.
 #include <optional>
@@ -40,6 +42,26 @@ bool is_parameter(pir::Value v) {
 }
 
 int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
+
+// The one op that reads `v`, or nullptr.
+pir::Operation* only_reader(pir::Value v) { return v && v.HasOneUse() ? v.first_use().owner() : nullptr; }
+
+// The integers of a constant IntArray operand (a pd_op.full_int_array), or nullopt.
+std::optional<std::vector<int64_t>> constant_ints(pir::Value v) {
+  pir::Operation* op = producer(v);
+  if (!is(op, "pd_op.full_int_array")) return std::nullopt;
+  std::vector<int64_t> values;
+  for (const pir::Attribute& a : op->attribute<pir::ArrayAttribute>("value").AsVector()) {
+    if (a.isa<pir::Int64Attribute>()) {
+      values.push_back(a.dyn_cast<pir::Int64Attribute>().data());
+    } else if (a.isa<pir::Int32Attribute>()) {
+      values.push_back(a.dyn_cast<pir::Int32Attribute>().data());
+    } else {
+      return std::nullopt;
+    }
+  }
+  return values;
+}
 
 // A quantize_linear -> dequantize_linear pair in inference mode, and what it quantizes.
 struct Qdq {
@@ -104,6 +126,25 @@ void erase_if_unused(pir::Operation* op) {
   if (op->use_empty()) op->Erase();
 }
 
+// The attributes of the engine op for a max pooling of the activation `x`, or nullopt when the
+// engine does not take it (average, global or adaptive pooling, NHWC, SAME padding, a window size
+// computed at run time).
+std::optional<pir::AttributeMap> max_pool_attributes(pir::Operation* pool, const Qdq& x) {
+  auto text = [&](const char* name) { return pool->attribute<pir::StrAttribute>(name).AsString(); };
+  auto flag = [&](const char* name) { return pool->attribute<pir::BoolAttribute>(name).data(); };
+  const std::string layout = text("data_format"), padding = text("padding_algorithm");
+  if (text("pooling_type") != "max" || flag("global_pooling") || flag("adaptive")) return std::nullopt;
+  if ((layout != "NCHW" && layout != "AnyLayout") || (padding != "EXPLICIT" && padding != "VALID")) return std::nullopt;
+  const std::optional<std::vector<int64_t>> kernel = constant_ints(pool->operand_source(1));
+  if (!kernel || kernel->size() != 2) return std::nullopt;
+  pir::IrContext* ctx = pir::IrContext::Instance();
+  pir::AttributeMap attrs = activation_attributes("max_pool2d", pool->name(), x);
+  attrs["kernel_h"] = pir::Int32Attribute::get(ctx, static_cast<int32_t>((*kernel)[0]));
+  attrs["kernel_w"] = pir::Int32Attribute::get(ctx, static_cast<int32_t>((*kernel)[1]));
+  for (const char* name : {"strides", "paddings", "padding_algorithm", "ceil_mode"}) attrs[name] = pool->attribute(name);
+  return attrs;
+}
+
 // `replaced` (one result) becomes an engine op on `operands`, put where `replaced` was.
 void replace_by_engine(pir::Operation* replaced, const std::vector<pir::Value>& operands,
                        const pir::AttributeMap& attrs) {
@@ -127,11 +168,24 @@ bool hand_to_engine(pir::Operation* anchor) {
   return true;
 }
 
-// A pair of an activation (per tensor) no conv or matmul took: x on its int8 grid, in the engine.
+// A pair of an activation (per tensor) no conv or matmul took: x on its int8 grid, in the engine,
+// with the relu or max pooling that alone reads it.
 bool hand_activation_to_engine(pir::Operation* dequantize) {
   const std::optional<Qdq> x = qdq_feeding(dequantize->result(0));
   if (!x || x->axis != -1 || is_parameter(x->source) || dequantize->result(0).use_empty()) return false;
-  replace_by_engine(dequantize, {x->source, x->scale}, activation_attributes("activation", "quantize_linear", *x));
+  pir::Operation* reader = only_reader(dequantize->result(0));
+  std::optional<pir::AttributeMap> attrs;
+  if (is(reader, "pd_op.relu") || is(reader, "pd_op.relu_")) {
+    attrs = activation_attributes("relu", reader->name(), *x);
+  } else if (is(reader, "pd_op.pool2d")) {
+    attrs = max_pool_attributes(reader, *x);
+  }
+  if (attrs) {
+    replace_by_engine(reader, {x->source, x->scale}, *attrs);
+    reader->Erase();
+  } else {
+    replace_by_engine(dequantize, {x->source, x->scale}, activation_attributes("activation", "quantize_linear", *x));
+  }
   for (pir::Operation* op : {x->dequantize, x->quantize}) erase_if_unused(op);
   return true;
 }

@@ -344,6 +344,8 @@ typedef struct {
   int adaptive;  /* windows computed from in/out sizes (adaptive pooling) */
 } {{ p }}_pool2d_params_t;
 
+/* x and y of a floating dtype; or INT8 for max pooling, which an int8 engine runs on the
+ * integers of a quantized tensor (exact: the maximum of int8 values is one of them). */
 {{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
                                  const {{ p }}_pool2d_params_t* p, const void* x, void* y);
 {{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "debug.h"
@@ -246,22 +247,25 @@ void conv_backward(const {{ p }}_conv2d_params_t* p, const float* x, const float
   }
 }
 
-void pool_forward(const {{ p }}_pool2d_params_t* p, const float* x, float* y) {
+// T: float, or int8_t for max pooling (an int8 engine's: the maximum of int8 values is one of them)
+template <typename T>
+void pool_forward(const {{ p }}_pool2d_params_t* p, const T* x, T* y) {
   parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
-      const float* src = x + nc * p->in_h * p->in_w;
-      float* dst = y + nc * p->out_h * p->out_w;
+      const T* src = x + nc * p->in_h * p->in_w;
+      T* dst = y + nc * p->out_h * p->out_w;
       for (int64_t oy = 0; oy < p->out_h; ++oy)
         for (int64_t ox = 0; ox < p->out_w; ++ox) {
           const PoolWindow w = pool_window_2d(*p, oy, ox);
           float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
           for (int64_t iy = w.y0; iy < w.y1; ++iy)
             for (int64_t ix = w.x0; ix < w.x1; ++ix) {
-              const float v = src[iy * p->in_w + ix];
+              const float v = static_cast<float>(src[iy * p->in_w + ix]);
               acc = p->is_max ? std::max(acc, v) : acc + v;
             }
           if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
-          dst[oy * p->out_w + ox] = acc;
+          if (std::is_same<T, int8_t>::value) acc = std::max(acc, -128.f);  // (a window of padding alone)
+          dst[oy * p->out_w + ox] = static_cast<T>(acc);
         }
     }
   });
@@ -354,6 +358,12 @@ extern "C" {
   debug::Trace trace_("pool2d_forward");
   if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, dtype, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, dtype, {p->batch, p->channels, p->out_h, p->out_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (dtype == {{ NAME }}_INT8) {
+    if (!p->is_max) return {{ NAME }}_ERROR_UNSUPPORTED;  // an int8 average needs a rounding: requantize
+    keep(p);
+    {{ NAME }}_DEVICE_POINTERS(s, x, y);
+    {{ NAME }}_SUBMIT(s, { pool_forward(p, static_cast<const int8_t*>(x), static_cast<int8_t*>(y)); });
+  }
   if (!float_body_dtype(dtype)) return {{ NAME }}_ERROR_UNSUPPORTED;
   keep(p);
   {{ NAME }}_DEVICE_POINTERS(s, x, y);

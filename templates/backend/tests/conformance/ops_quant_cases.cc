@@ -176,3 +176,29 @@ CONFORMANCE_CASE("ops.quant", requantize_rescales_by_the_activation_and_each_cha
                                   q.ptr()),
                 {{ NAME }}_ERROR_INVALID_VALUE);  // int8 out needs its scale
 }
+
+// What an int8 engine runs between its convolutions on a quantized tensor's integers: max pooling
+// (each window's largest integer; padding never wins) and relu as the maximum with an int8 zero.
+CONFORMANCE_CASE("ops.quant", int8_max_pooling_and_relu_keep_the_integers) {
+  // one image, 2 channels of 3x3; 2x2 windows, stride 2, padding 1: out 2x2
+  const std::vector<int8_t> x = {-128, -3, 7,   -9, -128, 4,  2, 5, -1,  //
+                                 127,  -2, -5,  0,  -7,   -6, 3, 1, -128};
+  const {{ p }}_pool2d_params_t p = {1, 2, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 0, 0};
+  const std::vector<int8_t> want = {-128, 7, 2, 5,  // windows {x00}, {x01,x02}, {x10,x20}, {x11,x12,x21,x22}
+                                    127, -2, 3, 1};
+  Dev<int8_t> dx(x), pooled(want.size(), 0);
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_pool2d_forward(nullptr, {{ NAME }}_INT8, &p, dx.ptr(), pooled.ptr()));
+  EXPECT(pooled.host() == want);
+  {{ p }}_pool2d_params_t average = p;
+  average.is_max = 0;
+  EXPECT_STATUS({{ p }}_pool2d_forward(nullptr, {{ NAME }}_INT8, &average, dx.ptr(), pooled.ptr()),
+                {{ NAME }}_ERROR_UNSUPPORTED);  // an int8 average would need a rounding rule
+  Dev<int8_t> zero(std::vector<int8_t>{0}), relu(x.size(), 1);
+  const {{ p }}_shape_t all = {1, {static_cast<int64_t>(x.size())}}, one = {1, {1}};
+  REQUIRE_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_MAX, {{ NAME }}_INT8, dx.ptr(), &all, zero.ptr(), &one, relu.ptr(),
+                           &all));
+  std::vector<int8_t> relu_want;
+  for (int8_t v : x) relu_want.push_back(v > 0 ? v : 0);
+  EXPECT(relu.host() == relu_want);
+}
