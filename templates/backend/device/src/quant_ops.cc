@@ -27,6 +27,15 @@ int64_t quant_numel(const {{ p }}_quant_params_t* p) { return p->outer * p->chan
 // 1/s as Paddle takes it: a zero (or denormal) scale does not divide by zero.
 float inverse(float s) { return s <= 1e-30f ? 1.f / (s + 1e-6f) : 1.f / s; }
 
+// Adding and subtracting 1.5 * 2^23 rounds a float below 2^22 in magnitude to an integer, half to
+// even (the default rounding mode): what Paddle's floor/ceil tie test computes, with no libm call,
+// so the loops vectorize (a MobileNetV1 int8 prediction spent 42 % of its time in a floor-based
+// quantize). copysign gives a zero x's sign, as Paddle's ceil does.
+constexpr float kRoundHalfEven = 12582912.f;
+constexpr int kRoundsExactlyBelow = 1 << 22;
+
+inline float round_half_even(float v) { return std::copysign((v + kRoundHalfEven) - kRoundHalfEven, v); }
+
 // x quantized with m = qmax * (1 / s), as Paddle computes it: m * x rounded half to even (round
 // type 0, then clipped to [-qmax-1, qmax]), or x clipped to [-s, s] and m * x rounded half away
 // from zero (round type 1). NaN stays NaN. Clipping before rounding gives the same integers
@@ -36,11 +45,30 @@ inline float quantize_one(float x, float m, float s, const {{ p }}_quant_params_
   const float qmax = static_cast<float>(p.qmax);
   if (p.round_type == 1) return std::round(m * (x < -s ? -s : (x > s ? s : x)));
   float v = m * x;
-  if (std::isnan(v)) return v;
-  v = v > qmax ? qmax : (v < -qmax - 1.f ? -qmax - 1.f : v);
+  v = v > qmax ? qmax : (v < -qmax - 1.f ? -qmax - 1.f : v);  // (NaN stays NaN)
+  if (p.qmax < kRoundsExactlyBelow) return round_half_even(v);
   const float lower = std::floor(v), fraction = v - lower;
   if (fraction != 0.5f) return fraction < 0.5f ? lower : lower + 1.f;
   return lower + static_cast<float>(static_cast<int64_t>(lower) & 1);  // a tie: to the even one
+}
+
+inline void store(float q, float* out) { *out = q; }
+inline void store(float q, int8_t* out) { *out = q == q ? static_cast<int8_t>(q) : int8_t{0}; }  // NaN: 0
+
+// in[begin, end) quantized into out; the common case (round type 0, an integer bit length) in a
+// loop with no branch or call, which the compiler vectorizes.
+template <typename T, typename Out>
+void quantize_run(const T* in, Out* out, int64_t begin, int64_t end, float m, float s,
+                  const {{ p }}_quant_params_t& p) {
+  if (p.round_type == 0 && p.qmax < kRoundsExactlyBelow) {
+    const float hi = static_cast<float>(p.qmax), lo = -hi - 1.f;
+    for (int64_t i = begin; i < end; ++i) {
+      const float v = m * static_cast<float>(in[i]);
+      store(round_half_even(v > hi ? hi : (v < lo ? lo : v)), out + i);
+    }
+  } else {
+    for (int64_t i = begin; i < end; ++i) store(quantize_one(static_cast<float>(in[i]), m, s, p), out + i);
+  }
 }
 
 // Calls f(begin, end, channel) over the runs of consecutive elements of one channel of a
@@ -137,11 +165,8 @@ extern "C" {
       const T* in = as<T>(x);
       for_each_run(params, [&](int64_t begin, int64_t end, int64_t c) {
         const float s = scale[c], m = static_cast<float>(params.qmax) * inverse(s);
-        for (int64_t i = begin; i < end; ++i) {
-          const float q = quantize_one(static_cast<float>(in[i]), m, s, params);
-          if (out_dtype == {{ NAME }}_FLOAT32) as<float>(out)[i] = q;
-          else as<int8_t>(out)[i] = std::isnan(q) ? int8_t{0} : static_cast<int8_t>(q);
-        }
+        if (out_dtype == {{ NAME }}_FLOAT32) quantize_run(in, as<float>(out), begin, end, m, s, params);
+        else quantize_run(in, as<int8_t>(out), begin, end, m, s, params);
       });
     });
   });
@@ -162,9 +187,11 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     const float qmax = static_cast<float>(params.qmax);
     for_each_run(params, [&](int64_t begin, int64_t end, int64_t c) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float v = x_dtype == {{ NAME }}_INT8 ? as<int8_t>(x)[i] : as<float>(x)[i];
-        out[i] = v * scale[c] / qmax;  // (in this order, as Paddle's CPU kernel: bit for bit)
+      const float sc = scale[c];  // v * sc / qmax in this order, as Paddle's CPU kernel: bit for bit
+      if (x_dtype == {{ NAME }}_INT8) {
+        for (int64_t i = begin; i < end; ++i) out[i] = static_cast<float>(as<int8_t>(x)[i]) * sc / qmax;
+      } else {
+        for (int64_t i = begin; i < end; ++i) out[i] = as<float>(x)[i] * sc / qmax;
       }
     });
   });
