@@ -353,7 +353,8 @@ typedef struct {
                                   const void* dy, void* dx);
 
 /* Max pooling with dilation that also returns, per output, the flat index
- * (y * in_w + x) of the maximum within its input plane (a NaN wins). p->is_max,
+ * (y * in_w + x) of the maximum within its input plane: the first maximum, or the last NaN
+ * of the window (as PyTorch's CPU kernel). p->is_max,
  * exclusive and adaptive are ignored. Any floating-point dtype; indices are INT64 of y's shape. */
 {{ p }}_status_t {{ p }}_max_pool2d_with_indices_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
                                                   const {{ p }}_pool2d_params_t* p,

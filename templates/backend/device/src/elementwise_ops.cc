@@ -6,6 +6,7 @@
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor
 // replaces each body with a launch on the device; signatures stay.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "debug.h"
@@ -59,6 +60,80 @@ void flat_binary({{ p }}_binary_op_t op, const T* a, const T* b, T* o, int64_t n
   }
 }
 
+// o[0, n) = a (op) b along one run of a broadcast: each operand steps by its own stride, 1 or 0
+// (a held element: a scalar, a bias) in the cases worth a loop of their own. The switch is
+// outside the loops, as in flat_binary.
+template <typename T>
+void binary_run({{ p }}_binary_op_t op, const T* a, int64_t ia, const T* b, int64_t ib, T* o, int64_t n) {
+  auto run = [&](auto f) {
+    if (ia == 1 && ib == 0) {
+      const T y = b[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], y);
+    } else if (ia == 0 && ib == 1) {
+      const T x = a[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x, b[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i * ia], b[i * ib]);
+    }
+  };
+  if constexpr (std::is_same<T, bool>::value) {
+    run([op](T x, T y) { return apply_binary(op, x, y); });
+  } else {
+    switch (op) {
+      case {{ NAME }}_BINARY_ADD: run([](T x, T y) { return x + y; }); break;
+      case {{ NAME }}_BINARY_SUB: run([](T x, T y) { return x - y; }); break;
+      case {{ NAME }}_BINARY_MUL: run([](T x, T y) { return x * y; }); break;
+      default: run([op](T x, T y) { return apply_binary(op, x, y); }); break;
+    }
+  }
+}
+
+// o = a (op) b with broadcasting (strides sa, sb over out's shape; 0 along a broadcast
+// dimension). Adjacent dimensions both operands step through alike are merged first (a
+// per-channel bias over [N, C, H, W] becomes runs of H*W with the bias held; a tensor with a
+// scalar, one run), so the work is long runs of binary_run, not a switch per element; the runs
+// are split across the worker threads.
+template <typename T>
+void broadcast_binary({{ p }}_binary_op_t op, const T* a, std::vector<int64_t> sa, const T* b,
+                      std::vector<int64_t> sb, T* o, const {{ p }}_shape_t& shape) {
+  std::vector<int64_t> dims(shape.dims, shape.dims + shape.ndim);
+  for (size_t d = dims.size(); d-- > 1;) {  // merge dimension d into d - 1 where both allow it
+    if (sa[d - 1] == sa[d] * dims[d] && sb[d - 1] == sb[d] * dims[d]) {
+      dims[d - 1] *= dims[d];
+      sa[d - 1] = sa[d];
+      sb[d - 1] = sb[d];
+      dims.erase(dims.begin() + static_cast<int64_t>(d));
+      sa.erase(sa.begin() + static_cast<int64_t>(d));
+      sb.erase(sb.begin() + static_cast<int64_t>(d));
+    }
+  }
+  const int64_t total = numel_of(shape);
+  if (total == 0) return;
+  if (dims.empty()) {  // 0-d
+    o[0] = apply_binary(op, a[0], b[0]);
+    return;
+  }
+  const int64_t inner = dims.back(), ia = sa.back(), ib = sb.back();
+  if (dims.size() == 1) {
+    parallel_for(inner, 1, [&](int64_t begin, int64_t end) {
+      binary_run(op, a + begin * ia, ia, b + begin * ib, ib, o + begin, end - begin);
+    });
+    return;
+  }
+  parallel_for(total / inner, inner, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t oa = 0, ob = 0;
+      for (int64_t d = static_cast<int64_t>(dims.size()) - 2, rest = r; d >= 0; --d) {
+        const int64_t i = rest % dims[d];
+        rest /= dims[d];
+        oa += i * sa[d];
+        ob += i * sb[d];
+      }
+      binary_run(op, a + oa, ia, b + ob, ib, o + r * inner, inner);
+    }
+  });
+}
+
 template <typename T>
 bool apply_compare({{ p }}_binary_op_t op, T a, T b) {
   switch (op) {
@@ -107,10 +182,7 @@ extern "C" {
           } else if (flat) {
             flat_binary(op, a, b, static_cast<T*>(out), numel_of(*out_shape));
           } else {
-            T* o = static_cast<T*>(out);
-            for_each_index(*out_shape, sx, sy, [&](int64_t i, int64_t ia, int64_t ib) {
-              o[i] = apply_binary(op, a[ia], b[ib]);
-            });
+            broadcast_binary(op, a, sx, b, sy, static_cast<T*>(out), *out_shape);
           }
         }))
       status_ = {{ NAME }}_ERROR_UNSUPPORTED;
