@@ -38,16 +38,10 @@ T apply_binary({{ p }}_binary_op_t op, T a, T b) {
 
 bool is_comparison({{ p }}_binary_op_t op) { return op >= {{ NAME }}_BINARY_EQUAL; }
 
-// o = a (op) b over n elements of equal-shape operands (o may be a or b: in-place ops). The
-// switch is outside the loop, so each loop is one operation the compiler vectorizes; large
-// tensors are split across the worker threads.
-template <typename T>
-void flat_binary({{ p }}_binary_op_t op, const T* a, const T* b, T* o, int64_t n) {
-  auto run = [&](auto f) {
-    parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) o[i] = f(a[i], b[i]);
-    });
-  };
+// Calls run(f) with f the op as a typed function, so the switch is outside the caller's loops and
+// each loop is one operation the compiler vectorizes.
+template <typename T, typename Run>
+void with_binary_op({{ p }}_binary_op_t op, Run&& run) {
   if constexpr (std::is_same<T, bool>::value) {
     run([op](T x, T y) { return apply_binary(op, x, y); });
   } else {
@@ -60,12 +54,22 @@ void flat_binary({{ p }}_binary_op_t op, const T* a, const T* b, T* o, int64_t n
   }
 }
 
+// o = a (op) b over n elements of equal-shape operands (o may be a or b: in-place ops); large
+// tensors are split across the worker threads.
+template <typename T>
+void flat_binary({{ p }}_binary_op_t op, const T* a, const T* b, T* o, int64_t n) {
+  with_binary_op<T>(op, [&](auto f) {
+    parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = f(a[i], b[i]);
+    });
+  });
+}
+
 // o[0, n) = a (op) b along one run of a broadcast: each operand steps by its own stride, 1 or 0
-// (a held element: a scalar, a bias) in the cases worth a loop of their own. The switch is
-// outside the loops, as in flat_binary.
+// (a held element: a scalar, a bias) in the cases worth a loop of their own.
 template <typename T>
 void binary_run({{ p }}_binary_op_t op, const T* a, int64_t ia, const T* b, int64_t ib, T* o, int64_t n) {
-  auto run = [&](auto f) {
+  with_binary_op<T>(op, [&](auto f) {
     if (ia == 1 && ib == 0) {
       const T y = b[0];
       for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], y);
@@ -75,17 +79,7 @@ void binary_run({{ p }}_binary_op_t op, const T* a, int64_t ia, const T* b, int6
     } else {
       for (int64_t i = 0; i < n; ++i) o[i] = f(a[i * ia], b[i * ib]);
     }
-  };
-  if constexpr (std::is_same<T, bool>::value) {
-    run([op](T x, T y) { return apply_binary(op, x, y); });
-  } else {
-    switch (op) {
-      case {{ NAME }}_BINARY_ADD: run([](T x, T y) { return x + y; }); break;
-      case {{ NAME }}_BINARY_SUB: run([](T x, T y) { return x - y; }); break;
-      case {{ NAME }}_BINARY_MUL: run([](T x, T y) { return x * y; }); break;
-      default: run([op](T x, T y) { return apply_binary(op, x, y); }); break;
-    }
-  }
+  });
 }
 
 // o = a (op) b with broadcasting (strides sa, sb over out's shape; 0 along a broadcast
