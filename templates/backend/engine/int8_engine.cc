@@ -42,16 +42,11 @@ using {{ p }}_kernels::stream_of;
 // quant_engine.engine_ops)
 constexpr const char* kKernel = "int8_engine";
 
-// An int array attribute (conv2d's hold int32, pool2d's int64).
+// An int array attribute the engine's pass copied from a conv2d or pool2d.
 std::vector<int> int_list(pir::Operation* op, const char* name) {
-  std::vector<int> values;
-  for (const pir::Attribute& a : op->attribute<pir::ArrayAttribute>(name).AsVector())
-    values.push_back(a.isa<pir::Int64Attribute>() ? static_cast<int>(a.dyn_cast<pir::Int64Attribute>().data())
-                                                  : a.dyn_cast<pir::Int32Attribute>().data());
-  return values;
+  const std::vector<int64_t> values = ints_of(op->attribute<pir::ArrayAttribute>(name)).value();
+  return {values.begin(), values.end()};
 }
-
-int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
 
 // Leading padding and output size of one spatial axis, as Paddle's conv2d infers them (and pool2d,
 // whose windows may also cover a last, partial stride: ceil_mode).
@@ -82,7 +77,7 @@ class Int8Engine {
       : kind_(op->attribute<pir::StrAttribute>("kind").AsString()), kernel_("int8_engine_" + kind_),
         inputs_(std::move(inputs)), out_(out), x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")) {
     x_ = inputs_.at(0);
-    if (on_grid()) {
+    if (is_activation_kind(kind_)) {
       x_scale_ = inputs_.at(1);
       if (kind_ == "max_pool2d") {
         pool_kernel_ = {int_attr(op, "kernel_h"), int_attr(op, "kernel_w")};
@@ -119,7 +114,7 @@ class Int8Engine {
                                                            place.DebugString(), phi::DataTypeToString(t->dtype()),
                                                            t->place().DebugString()));
     {{ p }}_stream_t stream = stream_of(ctx);
-    if (on_grid()) return OnGrid(ctx, stream);
+    if (is_activation_kind(kind_)) return OnGrid(ctx, stream);
     if (!weight_ready_) {  // the weight is constant: quantized once, on the device
       w_int8_.Resize(w_->dims());
       ctx.Alloc(&w_int8_, phi::DataType::INT8);
@@ -142,9 +137,6 @@ class Int8Engine {
   }
 
  private:
-  // An activation of kind "activation", "relu" or "max_pool2d" (the rest: conv2d, matmul)
-  bool on_grid() const { return kind_ == "activation" || kind_ == "relu" || kind_ == "max_pool2d"; }
-
   // x on its int8 grid: quantized, relu or max pooling on the integers, taken back to float
   void OnGrid(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
     const char* kernel = kernel_.c_str();
@@ -321,8 +313,7 @@ C_Status Build(C_CustomEngineInstruction instruction) {
   const auto& tensors = ins->GetEngineValueToTensors();
   std::vector<phi::DenseTensor*> inputs;
   for (const pir::Value& v : ins->GetEngineInputs()) inputs.push_back(tensors.at(v).at(0));
-  const std::string kind = ins->Operation()->attribute<pir::StrAttribute>("kind").AsString();
-  const bool activation = kind != "conv2d" && kind != "matmul";
+  const bool activation = is_activation_kind(ins->Operation()->attribute<pir::StrAttribute>("kind").AsString());
   PADDLE_ENFORCE_EQ(inputs.size() == (activation ? 2u : 4u) && ins->GetEngineOutputs().size() == 1, true,
                     common::errors::PreconditionNotMet("{{ device_type }} int8 engine: an op of %d inputs and %d "
                                                        "outputs, not [x, w, x_scale, w_scale] -> [out] (or [x, "

@@ -9,9 +9,13 @@
 // inside it is lowered or constant-folded.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "paddle/fluid/pir/dialect/operator/interface/op_yaml_info.h"
+#include "paddle/pir/include/core/builtin_attribute.h"
 #include "paddle/pir/include/core/builder.h"
 #include "paddle/pir/include/core/builtin_type.h"
 #include "paddle/pir/include/core/op_base.h"
@@ -36,6 +40,30 @@ class Int8EngineOp : public pir::Op<Int8EngineOp, paddle::dialect::OpYamlInfoInt
 
 // Registers the op in Paddle's custom_engine dialect (the engine's register_custom_engine_op).
 void RegisterInt8EngineOp();
+
+// The integers of an array attribute whose elements are int32 or int64 (conv2d's strides hold
+// int32, pool2d's and full_int_array's int64); nullopt when an element is neither.
+inline std::optional<std::vector<int64_t>> ints_of(const pir::ArrayAttribute& array) {
+  std::vector<int64_t> values;
+  for (const pir::Attribute& a : array.AsVector()) {
+    if (a.isa<pir::Int64Attribute>()) {
+      values.push_back(a.dyn_cast<pir::Int64Attribute>().data());
+    } else if (a.isa<pir::Int32Attribute>()) {
+      values.push_back(a.dyn_cast<pir::Int32Attribute>().data());
+    } else {
+      return std::nullopt;
+    }
+  }
+  return values;
+}
+
+inline int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
+
+// Whether an engine op of this kind takes an activation [x, x_scale] and puts it on its int8 grid
+// (with the relu or max pooling that reads it), rather than a conv2d or matmul [x, w, x_scale, w_scale].
+inline bool is_activation_kind(const std::string& kind) {
+  return kind == "activation" || kind == "relu" || kind == "max_pool2d";
+}
 
 }  // namespace {{ p }}_engine
 

@@ -41,8 +41,6 @@ bool is_parameter(pir::Value v) {
   return op != nullptr && op->isa<pir::ParameterOp>();
 }
 
-int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
-
 // The one op that reads `v`, or nullptr.
 pir::Operation* only_reader(pir::Value v) { return v && v.HasOneUse() ? v.first_use().owner() : nullptr; }
 
@@ -50,17 +48,7 @@ pir::Operation* only_reader(pir::Value v) { return v && v.HasOneUse() ? v.first_
 std::optional<std::vector<int64_t>> constant_ints(pir::Value v) {
   pir::Operation* op = producer(v);
   if (!is(op, "pd_op.full_int_array")) return std::nullopt;
-  std::vector<int64_t> values;
-  for (const pir::Attribute& a : op->attribute<pir::ArrayAttribute>("value").AsVector()) {
-    if (a.isa<pir::Int64Attribute>()) {
-      values.push_back(a.dyn_cast<pir::Int64Attribute>().data());
-    } else if (a.isa<pir::Int32Attribute>()) {
-      values.push_back(a.dyn_cast<pir::Int32Attribute>().data());
-    } else {
-      return std::nullopt;
-    }
-  }
-  return values;
+  return ints_of(op->attribute<pir::ArrayAttribute>("value"));
 }
 
 // A quantize_linear -> dequantize_linear pair in inference mode, and what it quantizes.

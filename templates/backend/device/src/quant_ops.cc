@@ -36,6 +36,9 @@ constexpr int kRoundsExactlyBelow = 1 << 22;
 
 inline float round_half_even(float v) { return std::copysign((v + kRoundHalfEven) - kRoundHalfEven, v); }
 
+// v clipped to round type 0's range [-qmax-1, qmax]; NaN stays NaN.
+inline float clip(float v, float qmax) { return v > qmax ? qmax : (v < -qmax - 1.f ? -qmax - 1.f : v); }
+
 // x quantized with m = qmax * (1 / s), as Paddle computes it: m * x rounded half to even (round
 // type 0, then clipped to [-qmax-1, qmax]), or x clipped to [-s, s] and m * x rounded half away
 // from zero (round type 1). NaN stays NaN. Clipping before rounding gives the same integers
@@ -44,8 +47,7 @@ inline float round_half_even(float v) { return std::copysign((v + kRoundHalfEven
 inline float quantize_one(float x, float m, float s, const {{ p }}_quant_params_t& p) {
   const float qmax = static_cast<float>(p.qmax);
   if (p.round_type == 1) return std::round(m * (x < -s ? -s : (x > s ? s : x)));
-  float v = m * x;
-  v = v > qmax ? qmax : (v < -qmax - 1.f ? -qmax - 1.f : v);  // (NaN stays NaN)
+  const float v = clip(m * x, qmax);
   if (p.qmax < kRoundsExactlyBelow) return round_half_even(v);
   const float lower = std::floor(v), fraction = v - lower;
   if (fraction != 0.5f) return fraction < 0.5f ? lower : lower + 1.f;
@@ -61,11 +63,8 @@ template <typename T, typename Out>
 void quantize_run(const T* in, Out* out, int64_t begin, int64_t end, float m, float s,
                   const {{ p }}_quant_params_t& p) {
   if (p.round_type == 0 && p.qmax < kRoundsExactlyBelow) {
-    const float hi = static_cast<float>(p.qmax), lo = -hi - 1.f;
-    for (int64_t i = begin; i < end; ++i) {
-      const float v = m * static_cast<float>(in[i]);
-      store(round_half_even(v > hi ? hi : (v < lo ? lo : v)), out + i);
-    }
+    const float qmax = static_cast<float>(p.qmax);
+    for (int64_t i = begin; i < end; ++i) store(round_half_even(clip(m * static_cast<float>(in[i]), qmax)), out + i);
   } else {
     for (int64_t i = begin; i < end; ++i) store(quantize_one(static_cast<float>(in[i]), m, s, p), out + i);
   }

@@ -30,9 +30,9 @@ std::vector<int> start_ranks(int nranks, const char* subcommand, const char* mod
   std::vector<pid_t> pids(nranks, -1);
   std::vector<int> statuses(nranks, 127);  // 127: a rank that could not be started
   std::fflush(stdout);
+  std::string id_text(id.bytes);
   for (int r = 0; r < nranks; ++r) {
     const std::string rank = std::to_string(r);
-    std::string id_text(id.bytes);
     char* argv[] = {const_cast<char*>(self()), const_cast<char*>(subcommand), id_text.data(), const_cast<char*>(rank.c_str()),
                     const_cast<char*>(size.c_str()), const_cast<char*>(mode), nullptr};
     if (posix_spawn(&pids[r], self(), nullptr, nullptr, argv, environ) != 0) pids[r] = -1;
@@ -70,11 +70,8 @@ std::vector<int> start_ranks(int nranks, const char* subcommand, const char* mod
 
 // Removes what ranks that were killed left of their communicator in /dev/shm.
 void remove_leftovers(const {{ p }}_ccl_id_t& id) {
-  const std::string dir = comm_dir(id).substr(std::strlen("/dev/shm/"));
   std::error_code ignored;
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ignored)) {
-    if (entry.path().filename().string().rfind(dir, 0) == 0) std::filesystem::remove_all(entry.path(), ignored);
-  }
+  for (const std::string& path : leftovers(id)) std::filesystem::remove_all(path, ignored);
 }
 
 }  // namespace
@@ -107,15 +104,18 @@ std::string comm_dir(const {{ p }}_ccl_id_t& id) {
   return "/dev/shm/" + text.substr(0, text.rfind('-'));
 }
 
-int leftover_files(const {{ p }}_ccl_id_t& id) {
+std::vector<std::string> leftovers(const {{ p }}_ccl_id_t& id) {
   const std::string dir = comm_dir(id).substr(std::strlen("/dev/shm/"));
-  int n = 0;
+  std::vector<std::string> found;
   if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d)) n += std::strncmp(e->d_name, dir.c_str(), dir.size()) == 0;
+    while (dirent* e = readdir(d))
+      if (std::strncmp(e->d_name, dir.c_str(), dir.size()) == 0) found.push_back(std::string("/dev/shm/") + e->d_name);
     closedir(d);
   }
-  return n;
+  return found;
 }
+
+int leftover_files(const {{ p }}_ccl_id_t& id) { return static_cast<int>(leftovers(id).size()); }
 
 CclResult ccl_outcome(int device, const std::function<{{ p }}_status_t()>& call) {
   const {{ p }}_status_t at_call = call();

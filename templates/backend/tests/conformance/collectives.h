@@ -20,7 +20,9 @@ std::vector<int> run_ranks(int nranks, const char* subcommand, const char* mode,
 // The directory in /dev/shm a unique id names ("<p>ccl-<name>-<secret>").
 std::string comm_dir(const {{ p }}_ccl_id_t& id);
 
-// Entries of /dev/shm the communicator of `id` left (for a library that keeps none there: 0).
+// The entries of /dev/shm the communicator of `id` left, as paths, and their count (for a library
+// that keeps none there: 0).
+std::vector<std::string> leftovers(const {{ p }}_ccl_id_t& id);
 int leftover_files(const {{ p }}_ccl_id_t& id);
 
 // The status of the collective `call` makes, at the call (inline) or at the synchronisation
