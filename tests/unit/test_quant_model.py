@@ -86,9 +86,10 @@ def test_level_2_counts_the_engines_ops_and_says_why_the_rest_stayed_float():
     assert "4 activations on their int8 grid in the engine" in level2["detail"]
 
 
-def test_level_2_counts_the_relus_and_max_poolings_the_engine_ran_on_the_integers():
-    run = {**ENGINE_RUN, "on_device": {"add": 5}, "engine": {"conv2d": 2, "matmul": 3, "relu": 2, "max_pool2d": 2}}
-    level2 = quant_engine.level2(ENGINE, PROGRAM, run)
+def test_level_2_counts_the_relus_and_poolings_the_engine_ran_on_the_integers():
+    engine = {"conv2d": 2, "matmul": 3, "relu": 2, "max_pool2d": 1, "avg_pool2d": 1}
+    level2 = quant_engine.level2(ENGINE, PROGRAM, {**ENGINE_RUN, "on_device": {"add": 5}, "engine": engine})
+    # a max and an average pooling are both the program's pool2d
     assert level2["passed"] and level2["int8_ops"] == {"conv2d": 2, "matmul": 3, "relu": 2, "pool2d": 2}
     assert level2["int8_activations"] == 4 and set(level2["float32_ops"]) == {"add"}
     assert "4 activations on their int8 grid in the engine, relu 2 and pool2d 2 on their integers" in level2["detail"]
@@ -121,11 +122,20 @@ def test_engine_ops_counts_one_call_per_engine_op_from_the_device_op_dump():
             "[STPU] int8_engine_relu: dequantize_linear",
             "[STPU] int8_engine_max_pool2d: pool2d_forward",
             "[STPU] int8_engine_max_pool2d: dequantize_linear",
+            "[STPU] int8_engine_avg_pool2d: quantize_linear",
+            "[STPU] int8_engine_avg_pool2d: avg_pool2d_int8",
             "[STPU] relu: relu",
             "[STPU] int8_engine: conv2d_int8 trailing",  # not a dump line
         ]
     )
-    assert quant_engine.engine_ops(dump) == {"conv2d": 1, "matmul": 1, "activation": 1, "relu": 1, "max_pool2d": 1}
+    assert quant_engine.engine_ops(dump) == {
+        "conv2d": 1,
+        "matmul": 1,
+        "activation": 1,
+        "relu": 1,
+        "max_pool2d": 1,
+        "avg_pool2d": 1,
+    }
 
 
 def test_level_2_fails_on_a_layer_past_1_lsb_a_conv_left_out_or_another_class():

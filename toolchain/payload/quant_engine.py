@@ -4,7 +4,8 @@ backend's engine/), run by paddle.inference with its pass first in the device's 
 The engine computes each quantized convolution and matmul in int8 arithmetic (int8 x int8 summed
 in int32, rescaled once), and puts each other quantized activation (Paddle's PTQ observes the inputs
 of batch norms, relus and pooling too) on its int8 grid, computing a relu or max pooling that alone
-reads it on the integers (exact: both commute with the rounding); the simulated-int8 reference
+reads it on the integers (exact: both commute with the rounding) and an average pooling as int32 sums
+of the integers rescaled once; the simulated-int8 reference
 (quant_model.simulate, Paddle's CPU kernels on the QDQ model) computes the same in float32. So:
 - one quantized layer alone must agree with the reference to 1 LSB of its output's int8 grid
   (max|reference| / 127) per element: the engine's sums are exact, the reference's are float32;
@@ -33,8 +34,8 @@ SEED_OPS = {
     "conv2d": "",
     "depthwise_conv2d": "",
     "matmul": "",  # (fc)
-    "pool2d": "float32 on the engine's int8-grid values where the engine does not take it (average, global "
-    "or adaptive pooling: an int8 average needs a rounding rule)",
+    "pool2d": "float32 on the engine's int8-grid values where the engine does not take it (NHWC, SAME padding, "
+    "a window size computed at run time)",
     "softmax": "PTQ puts no QDQ around it",
     "batch_norm": "float32 on the engine's int8-grid values (not folded into the convolution by Paddle 3.3.1's "
     "passes for a custom device)",
@@ -62,9 +63,10 @@ ENGINE_KINDS = {
     ("int8_engine_activation", "dequantize_linear"): "activation",  # on its int8 grid, for a float op
     ("int8_engine_relu", "dequantize_linear"): "relu",  # ... with the relu that reads it, on the integers
     ("int8_engine_max_pool2d", "dequantize_linear"): "max_pool2d",  # ... with the max pooling
+    ("int8_engine_avg_pool2d", "avg_pool2d_int8"): "avg_pool2d",  # ... with the average pooling (int32 sums)
 }
 # The program's ops an engine activation of a kind takes with it.
-ACTIVATION_OPS = {"relu": "relu", "max_pool2d": "pool2d"}
+ACTIVATION_OPS = {"relu": "relu", "max_pool2d": "pool2d", "avg_pool2d": "pool2d"}
 
 
 def engine_ops(log: str) -> dict[str, int]:
@@ -221,7 +223,10 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
     model_ok = top1_ok and deployment_ok and model["mean_lsb"] <= 1.0
     ran_in_engine = placement.get("engine", {})
     activations = sum(ran_in_engine.get(kind, 0) for kind in ("activation", *ACTIVATION_OPS))
-    on_integers = {ACTIVATION_OPS[kind]: ran_in_engine[kind] for kind in ACTIVATION_OPS if ran_in_engine.get(kind)}
+    on_integers: dict[str, int] = {}
+    for kind, op in ACTIVATION_OPS.items():
+        if ran_in_engine.get(kind):
+            on_integers[op] = on_integers.get(op, 0) + ran_in_engine[kind]
     covered = not left and sum(in_engine.values()) > 0
     detail = (
         f"level 2 (int8 engine): {sum(in_engine.values())} of {sum(quantizable.values())} conv/fc ops in int8 "

@@ -10,7 +10,8 @@
 // Paddle's quantization observed) is quantized to int8 and taken back to the float values of its
 // grid, so the float ops between the engine's see exactly the values the QDQ program gives them;
 // a relu or max pooling that alone reads it runs on the integers in between (the maximum with an
-// int8 zero, int8 max pooling: exact, as both commute with the rounding).
+// int8 zero, int8 max pooling: exact, as both commute with the rounding), and an average pooling
+// sums the integers in int32 and rescales the sums to float once (avg_pool2d_int8).
 // Everything is queued on the op's stream; nothing here reads device memory. A vendor's engine
 // replaces these device calls by its graph compiler's.
 #include <algorithm>
@@ -79,12 +80,16 @@ class Int8Engine {
     x_ = inputs_.at(0);
     if (is_activation_kind(kind_)) {
       x_scale_ = inputs_.at(1);
-      if (kind_ == "max_pool2d") {
+      if (is_pool_kind(kind_)) {
+        auto flag = [&](const char* name) { return op->attribute<pir::BoolAttribute>(name).data(); };
         pool_kernel_ = {int_attr(op, "kernel_h"), int_attr(op, "kernel_w")};
         strides_ = int_list(op, "strides");
         paddings_ = int_list(op, "paddings");
         algorithm_ = op->attribute<pir::StrAttribute>("padding_algorithm").AsString();
-        ceil_mode_ = op->attribute<pir::BoolAttribute>("ceil_mode").data();
+        ceil_mode_ = flag("ceil_mode");
+        exclusive_ = flag("exclusive");
+        adaptive_ = flag("adaptive");
+        global_ = flag("global_pooling");
       }
       return;
     }
@@ -137,7 +142,7 @@ class Int8Engine {
   }
 
  private:
-  // x on its int8 grid: quantized, relu or max pooling on the integers, taken back to float
+  // x on its int8 grid: quantized, relu or pooling on the integers, taken back to float
   void OnGrid(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
     const char* kernel = kernel_.c_str();
     x_int8_.Resize(x_->dims());
@@ -170,6 +175,14 @@ class Int8Engine {
       ctx.Alloc(&y_int8_, phi::DataType::INT8);
       {{ NAME }}_CHECK({{ p }}_pool2d_forward(stream, {{ NAME }}_INT8, &pool, x_int8_.data(), y_int8_.data()), kernel);
       result = &y_int8_;
+    } else if (kind_ == "avg_pool2d") {  // int32 window sums, rescaled to float: no int8 result
+      const {{ p }}_pool2d_params_t pool = PoolParams();
+      out_->Resize(common::make_ddim({pool.batch, pool.channels, pool.out_h, pool.out_w}));
+      ctx.Alloc(out_, phi::DataType::FLOAT32);
+      {{ NAME }}_CHECK({{ p }}_avg_pool2d_int8(stream, &pool, x_int8_.data<int8_t>(), x_scale_->data<float>(), x_qmax_,
+                                           out_->data<float>()),
+                       kernel);
+      return;
     }
     out_->Resize(result->dims());
     ctx.Alloc(out_, phi::DataType::FLOAT32);
@@ -179,7 +192,8 @@ class Int8Engine {
                      kernel);
   }
 
-  // The max pooling's windows, as Paddle's pool2d sizes them (EXPLICIT or VALID padding).
+  // The pooling's windows, as Paddle's pool2d sizes them (EXPLICIT or VALID padding; a global
+  // pooling is an adaptive one to 1x1, an adaptive one's kernel its output size).
   {{ p }}_pool2d_params_t PoolParams() const {
     const phi::DDim& x = x_->dims();
     {{ p }}_pool2d_params_t p{};
@@ -187,11 +201,19 @@ class Int8Engine {
     p.channels = x[1];
     p.in_h = x[2];
     p.in_w = x[3];
+    p.is_max = kind_ == "max_pool2d";
+    p.exclusive = exclusive_;
+    if (global_ || adaptive_) {
+      p.adaptive = 1;
+      p.out_h = p.kernel_h = global_ ? 1 : pool_kernel_[0];
+      p.out_w = p.kernel_w = global_ ? 1 : pool_kernel_[1];
+      p.stride_h = p.stride_w = 1;
+      return p;
+    }
     p.kernel_h = pool_kernel_[0];
     p.kernel_w = pool_kernel_[1];
     p.stride_h = strides_.at(0);
     p.stride_w = strides_.at(1);
-    p.is_max = 1;
     conv_axis(p.in_h, p.kernel_h, p.stride_h, 1, paddings_, 0, algorithm_, &p.pad_top, &p.out_h, ceil_mode_);
     conv_axis(p.in_w, p.kernel_w, p.stride_w, 1, paddings_, 1, algorithm_, &p.pad_left, &p.out_w, ceil_mode_);
     return p;
@@ -265,7 +287,7 @@ class Int8Engine {
   std::string algorithm_;
   int groups_ = 1;
   std::vector<int32_t> pool_kernel_;
-  bool ceil_mode_ = false;
+  bool ceil_mode_ = false, exclusive_ = true, adaptive_ = false, global_ = false;
   bool weight_ready_ = false, zero_ready_ = false;
   phi::DenseTensor w_int8_, x_int8_, y_int8_, zero_, acc_;  // the engine's own device memory
 };

@@ -59,10 +59,12 @@ inline std::optional<std::vector<int64_t>> ints_of(const pir::ArrayAttribute& ar
 
 inline int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
 
+inline bool is_pool_kind(const std::string& kind) { return kind == "max_pool2d" || kind == "avg_pool2d"; }
+
 // Whether an engine op of this kind takes an activation [x, x_scale] and puts it on its int8 grid
-// (with the relu or max pooling that reads it), rather than a conv2d or matmul [x, w, x_scale, w_scale].
+// (with the relu or pooling that reads it), rather than a conv2d or matmul [x, w, x_scale, w_scale].
 inline bool is_activation_kind(const std::string& kind) {
-  return kind == "activation" || kind == "relu" || kind == "max_pool2d";
+  return kind == "activation" || kind == "relu" || is_pool_kind(kind);
 }
 
 }  // namespace {{ p }}_engine

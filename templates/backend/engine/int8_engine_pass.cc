@@ -15,7 +15,8 @@
 // [x, sx] that puts x on its int8 grid: the float ops between the engine's see the values the QDQ
 // program gives them, not the unrounded ones the folding passes would leave. Where the pair's one
 // reader is a relu or a max pooling, that op joins it: the engine computes it on the integers
-// (both commute with the rounding, so the result is the QDQ program's). What it does not match
+// (both commute with the rounding, so the result is the QDQ program's); an average pooling joins
+// it too, summing the integers in int32 and rescaling the sums to float once. What it does not match
 // (NHWC, a transposed x, scales per input channel) is left as it was: the folding passes after it
 // run that part in float.
 #include <optional>
@@ -114,22 +115,22 @@ void erase_if_unused(pir::Operation* op) {
   if (op->use_empty()) op->Erase();
 }
 
-// The attributes of the engine op for a max pooling of the activation `x`, or nullopt when the
-// engine does not take it (average, global or adaptive pooling, NHWC, SAME padding, a window size
-// computed at run time).
-std::optional<pir::AttributeMap> max_pool_attributes(pir::Operation* pool, const Qdq& x) {
+// The attributes of the engine op for a max or average pooling of the activation `x`, or nullopt
+// when the engine does not take it (NHWC, SAME padding, a window size computed at run time).
+std::optional<pir::AttributeMap> pool_attributes(pir::Operation* pool, const Qdq& x) {
   auto text = [&](const char* name) { return pool->attribute<pir::StrAttribute>(name).AsString(); };
-  auto flag = [&](const char* name) { return pool->attribute<pir::BoolAttribute>(name).data(); };
-  const std::string layout = text("data_format"), padding = text("padding_algorithm");
-  if (text("pooling_type") != "max" || flag("global_pooling") || flag("adaptive")) return std::nullopt;
-  if ((layout != "NCHW" && layout != "AnyLayout") || (padding != "EXPLICIT" && padding != "VALID")) return std::nullopt;
+  const std::string type = text("pooling_type"), layout = text("data_format"), padding = text("padding_algorithm");
+  if ((type != "max" && type != "avg") || (layout != "NCHW" && layout != "AnyLayout")) return std::nullopt;
+  if (padding != "EXPLICIT" && padding != "VALID") return std::nullopt;
   const std::optional<std::vector<int64_t>> kernel = constant_ints(pool->operand_source(1));
   if (!kernel || kernel->size() != 2) return std::nullopt;
   pir::IrContext* ctx = pir::IrContext::Instance();
-  pir::AttributeMap attrs = activation_attributes("max_pool2d", pool->name(), x);
+  pir::AttributeMap attrs = activation_attributes(type + "_pool2d", pool->name(), x);
   attrs["kernel_h"] = pir::Int32Attribute::get(ctx, static_cast<int32_t>((*kernel)[0]));
   attrs["kernel_w"] = pir::Int32Attribute::get(ctx, static_cast<int32_t>((*kernel)[1]));
-  for (const char* name : {"strides", "paddings", "padding_algorithm", "ceil_mode"}) attrs[name] = pool->attribute(name);
+  for (const char* name : {"strides", "paddings", "padding_algorithm", "ceil_mode", "exclusive", "adaptive",
+                           "global_pooling"})
+    attrs[name] = pool->attribute(name);
   return attrs;
 }
 
@@ -157,7 +158,7 @@ bool hand_to_engine(pir::Operation* anchor) {
 }
 
 // A pair of an activation (per tensor) no conv or matmul took: x on its int8 grid, in the engine,
-// with the relu or max pooling that alone reads it.
+// with the relu or pooling that alone reads it.
 bool hand_activation_to_engine(pir::Operation* dequantize) {
   const std::optional<Qdq> x = qdq_feeding(dequantize->result(0));
   if (!x || x->axis != -1 || is_parameter(x->source) || dequantize->result(0).use_empty()) return false;
@@ -166,7 +167,7 @@ bool hand_activation_to_engine(pir::Operation* dequantize) {
   if (is(reader, "pd_op.relu") || is(reader, "pd_op.relu_")) {
     attrs = activation_attributes("relu", reader->name(), *x);
   } else if (is(reader, "pd_op.pool2d")) {
-    attrs = max_pool_attributes(reader, *x);
+    attrs = pool_attributes(reader, *x);
   }
   if (attrs) {
     replace_by_engine(reader, {x->source, x->scale}, *attrs);

@@ -345,7 +345,8 @@ typedef struct {
 } {{ p }}_pool2d_params_t;
 
 /* x and y of a floating dtype; or INT8 for max pooling, which an int8 engine runs on the
- * integers of a quantized tensor (exact: the maximum of int8 values is one of them). */
+ * integers of a quantized tensor (exact: the maximum of int8 values is one of them; an int8
+ * average is avg_pool2d_int8's, rescaled to float). */
 {{ p }}_status_t {{ p }}_pool2d_forward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
                                  const {{ p }}_pool2d_params_t* p, const void* x, void* y);
 {{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,
@@ -515,8 +516,8 @@ typedef struct {
                                 const float* in_accum, const float* in_state, float* out_accum,
                                 float* out_state, float* scale);
 
-/* int8 arithmetic, what an int8 engine computes a quantized convolution or matmul with:
- * int8 x int8 products summed in int32, then rescaled once (requantize). */
+/* int8 arithmetic, what an int8 engine computes a quantized convolution, matmul or average
+ * pooling with: int8 values (or int8 x int8 products) summed in int32, then rescaled once. */
 
 /* y = conv(x, w) in int32: x int8 NCHW, w int8 OIHW (I = in_channels / groups), y int32 NCHW. */
 {{ p }}_status_t {{ p }}_conv2d_int8({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p, const int8_t* x,
@@ -526,6 +527,12 @@ typedef struct {
 {{ p }}_status_t {{ p }}_gemm_int8({{ p }}_stream_t s, int trans_a, int trans_b, int64_t m, int64_t n,
                             int64_t k, const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb,
                             int32_t* c, int64_t ldc);
+
+/* Average pooling of an int8 tensor x (NCHW, quantized with the one scale *x_scale): each window's
+ * integers summed in int32, then rescaled once to float32: y = sum * (x_scale / qmax) / n, n the
+ * window's size as pool2d_forward divides by it (p->exclusive, p->adaptive; p->is_max must be 0). */
+{{ p }}_status_t {{ p }}_avg_pool2d_int8({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p, const int8_t* x,
+                                  const float* x_scale, int32_t qmax, float* y);
 
 /* Rescales int32 accumulators of x_q * w_q products over a [outer, channels, inner] view (channel c
  * takes w_scales[c]; channels = 1: one weight scale): v = acc * (x_scale / qmax) * (w_scale / qmax),

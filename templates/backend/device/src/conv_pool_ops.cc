@@ -265,6 +265,46 @@ void conv_backward(const {{ p }}_conv2d_params_t* p, const float* x, const float
   }
 }
 
+}  // namespace
+
+// An int8 convolution through the float32 one, whose packed GEMM is several times faster on a CPU
+// than integer loops without int8 dot-product instructions, and exact: an int8 product is an
+// integer of at most 2^14, so every partial sum of at most kExactTerms of them is an integer of
+// at most 2^24, which float32 holds exactly whatever order the GEMM adds in. A longer sum (more
+// input channels x kernel cells) runs as convolutions over input-channel chunks of at most
+// kExactTerms terms, whose exact results are added in int32.
+constexpr int64_t kExactTerms = int64_t{1} << 10;  // 2^10 * 2^7 * 2^7 = 2^24
+
+bool conv2d_int8_through_float(const {{ p }}_conv2d_params_t& p, const int8_t* x, const int8_t* w, int32_t* y) {
+  const int64_t cells = p.kernel_h * p.kernel_w, cg = p.in_channels / p.groups;
+  const int64_t chunk = cg * cells <= kExactTerms ? cg : kExactTerms / cells;
+  if (chunk == 0 || (chunk < cg && p.groups > 1)) return false;  // (grouped chunks: the integer loops)
+  const int64_t plane = p.in_h * p.in_w, outputs = p.batch * p.out_channels * p.out_h * p.out_w;
+  float* xf = scratch(Scratch::kInt8Input, static_cast<size_t>(p.batch * chunk * p.groups * plane));
+  float* wf = scratch(Scratch::kInt8Weight, static_cast<size_t>(p.out_channels * chunk * cells));
+  float* yf = scratch(Scratch::kInt8Sums, static_cast<size_t>(outputs));
+  for (int64_t c0 = 0; c0 < cg; c0 += chunk) {
+    const int64_t cc = std::min(chunk, cg - c0);
+    {{ p }}_conv2d_params_t part = p;
+    part.in_channels = cc * p.groups;  // (chunk == cg where there are groups)
+    // the chunk's input channels of every image, and their weights, as float32
+    for (int64_t n = 0; n < p.batch; ++n)
+      std::copy(x + (n * p.in_channels + c0) * plane, x + (n * p.in_channels + c0 + cc * p.groups) * plane,
+                xf + n * cc * p.groups * plane);
+    for (int64_t o = 0; o < p.out_channels; ++o)
+      std::copy(w + (o * cg + c0) * cells, w + (o * cg + c0 + cc) * cells, wf + o * cc * cells);
+    conv_forward(&part, xf, wf, yf);
+    if (c0 == 0) {
+      for (int64_t i = 0; i < outputs; ++i) y[i] = static_cast<int32_t>(yf[i]);
+    } else {
+      for (int64_t i = 0; i < outputs; ++i) y[i] += static_cast<int32_t>(yf[i]);
+    }
+  }
+  return true;
+}
+
+namespace {
+
 // T: float, or int8_t for max pooling (an int8 engine's: the maximum of int8 values is one of them)
 template <typename T>
 void pool_forward(const {{ p }}_pool2d_params_t* p, const T* x, T* y) {
@@ -284,6 +324,25 @@ void pool_forward(const {{ p }}_pool2d_params_t* p, const T* x, T* y) {
           if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
           if (std::is_same<T, int8_t>::value) acc = std::max(acc, -128.f);  // (a window of padding alone)
           dst[oy * p->out_w + ox] = static_cast<T>(acc);
+        }
+    }
+  });
+}
+
+// Average pooling of a quantized tensor: each window's integers summed in int32 (exact), then
+// rescaled once to float, as requantize does a convolution's sums.
+void avg_pool_int8(const {{ p }}_pool2d_params_t* p, const int8_t* x, double step, float* y) {
+  parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const int8_t* src = x + nc * p->in_h * p->in_w;
+      float* dst = y + nc * p->out_h * p->out_w;
+      for (int64_t oy = 0; oy < p->out_h; ++oy)
+        for (int64_t ox = 0; ox < p->out_w; ++ox) {
+          const PoolWindow w = pool_window_2d(*p, oy, ox);
+          int32_t sum = 0;
+          for (int64_t iy = w.y0; iy < w.y1; ++iy)
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) sum += src[iy * p->in_w + ix];
+          dst[oy * p->out_w + ox] = w.count > 0 ? static_cast<float>(sum * step / static_cast<double>(w.count)) : 0.f;
         }
     }
   });
@@ -414,7 +473,7 @@ extern "C" {
   if (p) trace_.attr("max", p->is_max).attr("kernel", p->kernel_h).attr("stride", p->stride_h).tensor("x", x, dtype, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, dtype, {p->batch, p->channels, p->out_h, p->out_w});
   if (!p) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (dtype == {{ NAME }}_INT8) {
-    if (!p->is_max) return {{ NAME }}_ERROR_UNSUPPORTED;  // an int8 average needs a rounding: requantize
+    if (!p->is_max) return {{ NAME }}_ERROR_UNSUPPORTED;  // an int8 average needs a rounding: avg_pool2d_int8
     keep(p);
     {{ NAME }}_DEVICE_POINTERS(s, x, y);
     {{ NAME }}_SUBMIT(s, { pool_forward(p, static_cast<const int8_t*>(x), static_cast<int8_t*>(y)); });
@@ -428,6 +487,19 @@ extern "C" {
     pool_forward(p, f.in(x, planes * p->in_h * p->in_w), f.out(y, planes * p->out_h * p->out_w));
     f.finish();
   });
+}
+
+{{ p }}_status_t {{ p }}_avg_pool2d_int8({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p, const int8_t* x,
+                                  const float* x_scale, int32_t qmax, float* y) {
+  debug::Trace trace_("avg_pool2d_int8");
+  if (p) trace_.attr("kernel", p->kernel_h).attr("stride", p->stride_h).attr("adaptive", p->adaptive).tensor("x", x, {{ NAME }}_INT8, {p->batch, p->channels, p->in_h, p->in_w}).tensor("y", y, {{ NAME }}_FLOAT32, {p->batch, p->channels, p->out_h, p->out_w});
+  if (!p || p->is_max || qmax < 1 || qmax > 127 || !x_scale) return {{ NAME }}_ERROR_INVALID_VALUE;
+  // (the sum of a window of int8 values fits int32 below 2^24 cells)
+  if (!p->adaptive && p->kernel_h * p->kernel_w >= (int64_t{1} << 24)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (p->adaptive && p->in_h * p->in_w >= (int64_t{1} << 24)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  keep(p);
+  {{ NAME }}_DEVICE_POINTERS(s, x, x_scale, y);
+  {{ NAME }}_SUBMIT(s, { avg_pool_int8(p, x, static_cast<double>(*x_scale) / qmax, y); });
 }
 
 {{ p }}_status_t {{ p }}_pool2d_backward({{ p }}_stream_t s, {{ p }}_dtype_t dtype,

@@ -329,7 +329,7 @@ void for_each_index(const {{ p }}_shape_t& shape, const std::vector<int64_t>& sa
 // Work buffers an op needs while it runs (im2col columns, packed GEMM panels), kept per
 // thread and slot and reused: allocating megabytes per call costs page faults and zeroing
 // every time. Contents are undefined; the pointer is valid until the same slot is asked again.
-enum class Scratch { kConvColumns, kConvRows, kGemmPanel, kCount };
+enum class Scratch { kConvColumns, kConvRows, kGemmPanel, kInt8Input, kInt8Weight, kInt8Sums, kCount };
 float* scratch(Scratch slot, size_t floats);
 
 // ---- threads (device.cc) ----------------------------------------------------
@@ -361,6 +361,10 @@ inline bool valid_conv(const {{ p }}_conv2d_params_t* p) {
   return p && p->groups > 0 && p->in_channels % p->groups == 0 && p->out_channels % p->groups == 0 &&
          p->stride_h > 0 && p->stride_w > 0 && p->dilation_h > 0 && p->dilation_w > 0;
 }
+
+// An int8 convolution's int32 sums computed exactly by the float32 convolution (conv_pool_ops.cc):
+// false, computing nothing, where its sums cannot be split into float32-exact ones (see there).
+bool conv2d_int8_through_float(const {{ p }}_conv2d_params_t& p, const int8_t* x, const int8_t* w, int32_t* y);
 
 // ---- GEMM (matmul_ops.cc; convolutions use it too) ---------------------------
 

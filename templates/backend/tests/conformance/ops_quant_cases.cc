@@ -137,6 +137,34 @@ CONFORMANCE_CASE("ops.quant", conv2d_int8_sums_products_in_int32) {
   EXPECT(y.host() == want);
 }
 
+// Sums past 2^24, where float32 no longer holds every integer: 200 input channels of a 3x3 kernel
+// (1800 products a sum), mostly (-128) * (-128), and the centre's sums odd: no float32 holds them,
+// so a library that sums int8 products in float32 without bounding the terms cannot give them.
+CONFORMANCE_CASE("ops.quant", conv2d_int8_sums_stay_exact_past_2_to_the_24) {
+  // one image of 200 channels 3x3, 2 output channels, 3x3 kernel, stride 1, padding 1: out 3x3
+  const {{ p }}_conv2d_params_t p = {1, 200, 3, 3, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  std::vector<int8_t> x(200 * 9), w(2 * 200 * 9);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i % 7 == 0 ? 1 : -128);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(i % 5 == 0 ? 3 : i % 23 == 0 ? 127 : -128);
+  std::vector<int32_t> want(2 * 9, 0);
+  for (int oc = 0; oc < 2; ++oc)
+    for (int oh = 0; oh < 3; ++oh)
+      for (int ow = 0; ow < 3; ++ow)
+        for (int ic = 0; ic < 200; ++ic)
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 3; ++kw) {
+              const int ih = oh - 1 + kh, iw = ow - 1 + kw;
+              if (ih < 0 || ih >= 3 || iw < 0 || iw >= 3) continue;
+              want[(oc * 3 + oh) * 3 + ow] += w[((oc * 200 + ic) * 3 + kh) * 3 + kw] * x[(ic * 3 + ih) * 3 + iw];
+            }
+  for (int32_t centre : {want[4], want[13]}) EXPECT(centre > (1 << 24) && centre % 2 == 1);  // (all 1800 products)
+  Dev<int8_t> dx(x), dw(w);
+  Dev<int32_t> y(want.size(), -1);
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_conv2d_int8(nullptr, &p, dx.ptr(), dw.ptr(), y.ptr()));
+  EXPECT(y.host() == want);
+}
+
 CONFORMANCE_CASE("ops.quant", gemm_int8_takes_either_operand_transposed) {
   // A [2,3], B [3,2]; the extremes -128 * -128 summed three times do not overflow int32
   const std::vector<int8_t> a = {-128, 2, 3, 4, -5, 127}, b = {-128, 1, 0, -1, 7, 2};
@@ -201,4 +229,29 @@ CONFORMANCE_CASE("ops.quant", int8_max_pooling_and_relu_keep_the_integers) {
   std::vector<int8_t> relu_want;
   for (int8_t v : x) relu_want.push_back(v > 0 ? v : 0);
   EXPECT(relu.host() == relu_want);
+}
+
+// An int8 engine's average pooling: each window's integers summed in int32, rescaled once by
+// x_scale / qmax and divided by the window's size (without its padding, with it, or adaptive).
+CONFORMANCE_CASE("ops.quant", int8_average_pooling_sums_the_integers_and_rescales_once) {
+  // one image, one channel of 3x3; 2x2 windows, stride 2, padding 1: out 2x2. qmax 64 and scale 2:
+  // one step of the grid is 1/32, so every expected value but the adaptive one is exact
+  const std::vector<int8_t> x = {-128, -3, 7, -9, 127, 4, 2, 5, -1};
+  {{ p }}_pool2d_params_t p = {1, 1, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 0, 1, 0};
+  Dev<int8_t> dx(x);
+  Dev<float> scale(std::vector<float>{2.f}), y(4, -7.f), full(4, -7.f), whole(1, -7.f);
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  // windows {x00}, {x01,x02}, {x10,x20}, {x11,x12,x21,x22}: sums -128, 4, -7, 135
+  REQUIRE_OK({{ p }}_avg_pool2d_int8(nullptr, &p, dx.ptr(), scale.ptr(), 64, y.ptr()));
+  EXPECT((y.host() == std::vector<float>{-128.f / 32, 4.f / 2 / 32, -7.f / 2 / 32, 135.f / 4 / 32}));
+  p.exclusive = 0;  // the padded cells count
+  REQUIRE_OK({{ p }}_avg_pool2d_int8(nullptr, &p, dx.ptr(), scale.ptr(), 64, full.ptr()));
+  EXPECT((full.host() == std::vector<float>{-128.f / 4 / 32, 4.f / 4 / 32, -7.f / 4 / 32, 135.f / 4 / 32}));
+  const {{ p }}_pool2d_params_t global = {1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1};  // adaptive, out 1x1
+  REQUIRE_OK({{ p }}_avg_pool2d_int8(nullptr, &global, dx.ptr(), scale.ptr(), 64, whole.ptr()));
+  EXPECT((whole.host() == std::vector<float>{static_cast<float>(4.0 / 9 / 32)}));
+  {{ p }}_pool2d_params_t max = p;
+  max.is_max = 1;
+  EXPECT_STATUS({{ p }}_avg_pool2d_int8(nullptr, &max, dx.ptr(), scale.ptr(), 64, y.ptr()), {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_STATUS({{ p }}_avg_pool2d_int8(nullptr, &p, dx.ptr(), scale.ptr(), 255, y.ptr()), {{ NAME }}_ERROR_INVALID_VALUE);
 }
