@@ -40,7 +40,7 @@ SEED_OPS = {
     "batch_norm": "float32 on the engine's int8-grid values (not folded into the convolution by Paddle 3.3.1's "
     "passes for a custom device)",
     "concat": "PTQ puts no QDQ around it",
-    "add": "the bias of a conv/fc, added to the engine's float output",
+    "add": "the bias of a conv/fc, added to the engine's float output; a residual add: PTQ puts no QDQ around it",
     "subtract": "PTQ puts no QDQ around it",
     "multiply": "PTQ puts no QDQ around it",
     "divide": "PTQ puts no QDQ around it",

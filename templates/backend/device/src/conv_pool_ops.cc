@@ -305,46 +305,44 @@ bool conv2d_int8_through_float(const {{ p }}_conv2d_params_t& p, const int8_t* x
 
 namespace {
 
+// Calls y_plane[oy * out_w + ox] = f(x_plane, window) for every output of every (image, channel)
+// plane, the planes across the threads.
+template <typename In, typename Out, typename F>
+void each_window(const {{ p }}_pool2d_params_t* p, const In* x, Out* y, F&& f) {
+  parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const In* src = x + nc * p->in_h * p->in_w;
+      Out* dst = y + nc * p->out_h * p->out_w;
+      for (int64_t oy = 0; oy < p->out_h; ++oy)
+        for (int64_t ox = 0; ox < p->out_w; ++ox) dst[oy * p->out_w + ox] = f(src, pool_window_2d(*p, oy, ox));
+    }
+  });
+}
+
 // T: float, or int8_t for max pooling (an int8 engine's: the maximum of int8 values is one of them)
 template <typename T>
 void pool_forward(const {{ p }}_pool2d_params_t* p, const T* x, T* y) {
-  parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
-    for (int64_t nc = begin; nc < end; ++nc) {
-      const T* src = x + nc * p->in_h * p->in_w;
-      T* dst = y + nc * p->out_h * p->out_w;
-      for (int64_t oy = 0; oy < p->out_h; ++oy)
-        for (int64_t ox = 0; ox < p->out_w; ++ox) {
-          const PoolWindow w = pool_window_2d(*p, oy, ox);
-          float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
-          for (int64_t iy = w.y0; iy < w.y1; ++iy)
-            for (int64_t ix = w.x0; ix < w.x1; ++ix) {
-              const float v = static_cast<float>(src[iy * p->in_w + ix]);
-              acc = p->is_max ? std::max(acc, v) : acc + v;
-            }
-          if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
-          if (std::is_same<T, int8_t>::value) acc = std::max(acc, -128.f);  // (a window of padding alone)
-          dst[oy * p->out_w + ox] = static_cast<T>(acc);
-        }
-    }
+  each_window(p, x, y, [p](const T* src, const PoolWindow& w) {
+    float acc = p->is_max ? -std::numeric_limits<float>::infinity() : 0.f;
+    for (int64_t iy = w.y0; iy < w.y1; ++iy)
+      for (int64_t ix = w.x0; ix < w.x1; ++ix) {
+        const float v = static_cast<float>(src[iy * p->in_w + ix]);
+        acc = p->is_max ? std::max(acc, v) : acc + v;
+      }
+    if (!p->is_max) acc = w.count > 0 ? acc / w.count : 0.f;
+    if (std::is_same<T, int8_t>::value) acc = std::max(acc, -128.f);  // (a window of padding alone)
+    return static_cast<T>(acc);
   });
 }
 
 // Average pooling of a quantized tensor: each window's integers summed in int32 (exact), then
 // rescaled once to float, as requantize does a convolution's sums.
 void avg_pool_int8(const {{ p }}_pool2d_params_t* p, const int8_t* x, double step, float* y) {
-  parallel_for(p->batch * p->channels, p->out_h * p->out_w * p->kernel_h * p->kernel_w, [&](int64_t begin, int64_t end) {
-    for (int64_t nc = begin; nc < end; ++nc) {
-      const int8_t* src = x + nc * p->in_h * p->in_w;
-      float* dst = y + nc * p->out_h * p->out_w;
-      for (int64_t oy = 0; oy < p->out_h; ++oy)
-        for (int64_t ox = 0; ox < p->out_w; ++ox) {
-          const PoolWindow w = pool_window_2d(*p, oy, ox);
-          int32_t sum = 0;
-          for (int64_t iy = w.y0; iy < w.y1; ++iy)
-            for (int64_t ix = w.x0; ix < w.x1; ++ix) sum += src[iy * p->in_w + ix];
-          dst[oy * p->out_w + ox] = w.count > 0 ? static_cast<float>(sum * step / static_cast<double>(w.count)) : 0.f;
-        }
-    }
+  each_window(p, x, y, [p, step](const int8_t* src, const PoolWindow& w) {
+    int32_t sum = 0;
+    for (int64_t iy = w.y0; iy < w.y1; ++iy)
+      for (int64_t ix = w.x0; ix < w.x1; ++ix) sum += src[iy * p->in_w + ix];
+    return w.count > 0 ? static_cast<float>(sum * step / static_cast<double>(w.count)) : 0.f;
   });
 }
 

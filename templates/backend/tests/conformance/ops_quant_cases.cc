@@ -113,28 +113,50 @@ CONFORMANCE_CASE("ops.quant", bad_arguments_are_refused_before_anything_is_queue
                 {{ NAME }}_ERROR_INVALID_VALUE);
 }
 
+namespace {
+
+// conv(x, w) summed in int32 the plain way (no dilation): what conv2d_int8 must give.
+std::vector<int32_t> naive_conv2d_int8(const {{ p }}_conv2d_params_t& p, const std::vector<int8_t>& x,
+                                       const std::vector<int8_t>& w) {
+  const int64_t icg = p.in_channels / p.groups, ocg = p.out_channels / p.groups;
+  std::vector<int32_t> y(p.batch * p.out_channels * p.out_h * p.out_w, 0);
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t oc = 0; oc < p.out_channels; ++oc)
+      for (int64_t oh = 0; oh < p.out_h; ++oh)
+        for (int64_t ow = 0; ow < p.out_w; ++ow) {
+          int32_t& sum = y[((n * p.out_channels + oc) * p.out_h + oh) * p.out_w + ow];
+          for (int64_t ic = 0; ic < icg; ++ic)
+            for (int64_t kh = 0; kh < p.kernel_h; ++kh)
+              for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+                const int64_t ih = oh * p.stride_h - p.pad_top + kh, iw = ow * p.stride_w - p.pad_left + kw;
+                if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) continue;
+                const int64_t channel = (oc / ocg) * icg + ic;
+                sum += w[((oc * icg + ic) * p.kernel_h + kh) * p.kernel_w + kw] *
+                       x[((n * p.in_channels + channel) * p.in_h + ih) * p.in_w + iw];
+              }
+        }
+  return y;
+}
+
+// conv2d_int8 of x and w (behind queued work) against naive_conv2d_int8.
+void expect_conv2d_int8(const {{ p }}_conv2d_params_t& p, const std::vector<int8_t>& x, const std::vector<int8_t>& w,
+                        const std::vector<int32_t>& want) {
+  Dev<int8_t> dx(x), dw(w);
+  Dev<int32_t> y(want.size(), -1);
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_conv2d_int8(nullptr, &p, dx.ptr(), dw.ptr(), y.ptr()));
+  EXPECT(y.host() == want);
+}
+
+}  // namespace
+
 CONFORMANCE_CASE("ops.quant", conv2d_int8_sums_products_in_int32) {
   // one image, 4 input channels in 2 groups, 4 output channels, 3x3 kernel, stride 2, padding 1
   const {{ p }}_conv2d_params_t p = {1, 4, 5, 5, 4, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 2};
   std::vector<int8_t> x(4 * 5 * 5), w(4 * 2 * 3 * 3);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 53 % 256) - 128);
-  std::vector<int32_t> want(4 * 3 * 3, 0);
-  for (int oc = 0; oc < 4; ++oc)
-    for (int oh = 0; oh < 3; ++oh)
-      for (int ow = 0; ow < 3; ++ow)
-        for (int ic = 0; ic < 2; ++ic)
-          for (int kh = 0; kh < 3; ++kh)
-            for (int kw = 0; kw < 3; ++kw) {
-              const int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw, channel = (oc / 2) * 2 + ic;
-              if (ih < 0 || ih >= 5 || iw < 0 || iw >= 5) continue;
-              want[(oc * 3 + oh) * 3 + ow] += w[((oc * 2 + ic) * 3 + kh) * 3 + kw] * x[(channel * 5 + ih) * 5 + iw];
-            }
-  Dev<int8_t> dx(x), dw(w);
-  Dev<int32_t> y(want.size(), -1);
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
-  REQUIRE_OK({{ p }}_conv2d_int8(nullptr, &p, dx.ptr(), dw.ptr(), y.ptr()));
-  EXPECT(y.host() == want);
+  expect_conv2d_int8(p, x, w, naive_conv2d_int8(p, x, w));
 }
 
 // Sums past 2^24, where float32 no longer holds every integer: 200 input channels of a 3x3 kernel
@@ -146,23 +168,9 @@ CONFORMANCE_CASE("ops.quant", conv2d_int8_sums_stay_exact_past_2_to_the_24) {
   std::vector<int8_t> x(200 * 9), w(2 * 200 * 9);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i % 7 == 0 ? 1 : -128);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(i % 5 == 0 ? 3 : i % 23 == 0 ? 127 : -128);
-  std::vector<int32_t> want(2 * 9, 0);
-  for (int oc = 0; oc < 2; ++oc)
-    for (int oh = 0; oh < 3; ++oh)
-      for (int ow = 0; ow < 3; ++ow)
-        for (int ic = 0; ic < 200; ++ic)
-          for (int kh = 0; kh < 3; ++kh)
-            for (int kw = 0; kw < 3; ++kw) {
-              const int ih = oh - 1 + kh, iw = ow - 1 + kw;
-              if (ih < 0 || ih >= 3 || iw < 0 || iw >= 3) continue;
-              want[(oc * 3 + oh) * 3 + ow] += w[((oc * 200 + ic) * 3 + kh) * 3 + kw] * x[(ic * 3 + ih) * 3 + iw];
-            }
+  const std::vector<int32_t> want = naive_conv2d_int8(p, x, w);
   for (int32_t centre : {want[4], want[13]}) EXPECT(centre > (1 << 24) && centre % 2 == 1);  // (all 1800 products)
-  Dev<int8_t> dx(x), dw(w);
-  Dev<int32_t> y(want.size(), -1);
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
-  REQUIRE_OK({{ p }}_conv2d_int8(nullptr, &p, dx.ptr(), dw.ptr(), y.ptr()));
-  EXPECT(y.host() == want);
+  expect_conv2d_int8(p, x, w, want);
 }
 
 CONFORMANCE_CASE("ops.quant", gemm_int8_takes_either_operand_transposed) {
