@@ -97,6 +97,7 @@ def test_aarch64_inference_under_emulation(project):
     assert levels["2"]["int8_ops"] == {"conv2d": 2, "matmul": 3, "relu": 2, "pool2d": 2}  # Paddle 3.2.2's PIR
     assert levels["2"]["int8_activations"] == 4 and levels["2"]["model"]["max_lsb"] <= 1  # LeNet's relu/pool inputs
     assert len(levels["2"]["layers"]) == 5 and all(u["passed"] for u in levels["2"]["layers"])  # each layer alone
+    assert all(u["in_engine"] for u in levels["2"]["units"])  # the one-layer models, the residual add's too
     # the bundle's run.sh --check under qemu: the model and goldens the build machine's Paddle 3.3.1 made,
     # run by the target's Paddle 3.2.2 with the plugin from the bundle
     bundle_check = next(c for c in checks if c["name"] == "bundle int8 check")

@@ -169,9 +169,11 @@ def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project,
     on_integers = {"mnist": {"relu": 2, "pool2d": 2}, "mobilenet_v1": {"relu": 27, "pool2d": 1}}
     assert levels["2"]["int8_ops"] == {**program[model], **on_integers[model]}
     units = {"conv2d 3x3 stride 2 pad 1", "depthwise conv2d 3x3", "fc"}
-    units |= {"conv2d 3x3 stride 2 pad 1 per-tensor", "fc per-tensor"}
+    units |= {"conv2d 3x3 stride 2 pad 1 per-tensor", "fc per-tensor", "residual add"}
     assert {u["layer"] for u in levels["2"]["units"]} == units
     assert all(u["max_lsb"] <= 1 for u in levels["2"]["units"]) and levels["2"]["model"]["mean_lsb"] <= 1
+    # each unit computed by an engine op of its kind (the device's op dump), not by the float ops
+    assert all(u["in_engine"] for u in levels["2"]["units"]), levels["2"]["units"]
     # every other quantized activation (the inputs of batch norm, relu, pooling) on its int8 grid in the
     # engine: LeNet's whole output then within 1 LSB of simulated int8 per element
     assert levels["2"]["int8_activations"] == {"mnist": 4, "mobilenet_v1": 55}[model]

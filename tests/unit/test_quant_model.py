@@ -95,6 +95,15 @@ def test_level_2_counts_the_relus_and_poolings_the_engine_ran_on_the_integers():
     assert "4 activations on their int8 grid in the engine, relu 2 and pool2d 2 on their integers" in level2["detail"]
 
 
+def test_level_2_counts_the_residual_adds_the_engine_took_apart_from_the_activations():
+    engine = {"conv2d": 2, "matmul": 3, "activation": 4, "add": 2}
+    level2 = quant_engine.level2(ENGINE, PROGRAM, {**ENGINE_RUN, "on_device": {"add": 3}, "engine": engine})
+    assert level2["passed"] and level2["int8_ops"] == {"conv2d": 2, "matmul": 3, "add": 2}
+    assert level2["int8_activations"] == 4 and "; 2 residual adds of int8 operands;" in level2["detail"]
+    # (the adds left: a conv/fc's bias on its float output)
+    assert "an add whose operands are not both quantized" in level2["float32_ops"]["add"]
+
+
 def test_level_2_takes_another_top1_than_the_deployments_only_where_the_simulated_int8_model_has_one_too():
     # the float model's class, not the quantized model's: the engine must still pick the simulated one's
     moved = {**ENGINE, "deployment_top1_agree": False, "simulated_deployment_top1_agree": False}
@@ -124,6 +133,8 @@ def test_engine_ops_counts_one_call_per_engine_op_from_the_device_op_dump():
             "[STPU] int8_engine_max_pool2d: dequantize_linear",
             "[STPU] int8_engine_avg_pool2d: quantize_linear",
             "[STPU] int8_engine_avg_pool2d: avg_pool2d_int8",
+            "[STPU] int8_engine_add: quantize_linear",
+            "[STPU] int8_engine_add: add_int8",
             "[STPU] relu: relu",
             "[STPU] int8_engine: conv2d_int8 trailing",  # not a dump line
         ]
@@ -135,6 +146,7 @@ def test_engine_ops_counts_one_call_per_engine_op_from_the_device_op_dump():
         "relu": 1,
         "max_pool2d": 1,
         "avg_pool2d": 1,
+        "add": 1,
     }
 
 
@@ -231,3 +243,14 @@ def test_layer_checks_judge_each_of_the_models_layers_alone_within_1_lsb(tmp_pat
 def test_layer_checks_of_a_saved_model_are_not_measured(tmp_path):
     assert quant_engine.layer_checks(tmp_path / "model.layers", lambda prefix, x: None) == []
     assert "the model's layers alone: not measured" in quant_engine.level2(ENGINE, PROGRAM, ENGINE_RUN)["detail"]
+
+
+def test_a_unit_passes_only_where_an_engine_op_of_its_kind_ran_it():
+    # the engine's add gives the float add's result bit for bit: only the op dump tells them apart
+    unit = {"layer": "residual add", "kind": "add", "max_lsb": 0.0, "passed": True}
+    ran = quant_engine.units_in_engine([unit, {**unit, "layer": "fc", "kind": "matmul"}], [{"add": 1}, {"add": 1}])
+    assert [(u["in_engine"], u["passed"]) for u in ran] == [(True, True), (False, False)]
+    assert not quant_engine.units_in_engine([unit], [])[0]["passed"]  # (no probe of it)
+    level2 = quant_engine.level2({**ENGINE, "units": ran}, PROGRAM, ENGINE_RUN)
+    assert not level2["passed"] and "fc 0.00 LSB (NOT in the engine)" in level2["detail"]
+    assert "residual add 0.00 LSB," in level2["detail"]

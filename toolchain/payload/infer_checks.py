@@ -127,9 +127,17 @@ def timed(prefix: str, device: str, x: np.ndarray, warmup: int, repeats: int, en
     }
 
 
-def kernel_placement(prefix: str, device: str, input_shape: list[int], engine: bool = False) -> KernelPlacement:
+# What the probe writes before each unit's prediction: the log's sections, apart.
+UNIT_MARK = "devkit-probe: unit"
+
+
+def kernel_placement(
+    prefix: str, device: str, input_shape: list[int], engine: bool = False, units: tuple[str, ...] = ()
+) -> KernelPlacement:
     """Where Paddle placed each op's kernel: run one prediction in a child with
-    the kernel-selection pass logging, and read its choices (an engine's ops are not among them)."""
+    the kernel-selection pass logging, and read its choices (an engine's ops are not among them).
+    `units`: saved one-layer models the same child runs after it, each through the engine; what the
+    engine ran of each is placement["units"]."""
     env = {**os.environ, "GLOG_vmodule": "pd_op_to_kernel_pass=6", "GLOG_minloglevel": "0", "GLOG_logtostderr": "1"}
     if engine:  # the device library's op dump names the engine's calls
         env[f"{device.upper()}_DUMP_OP_ARGS"] = "1"
@@ -146,6 +154,7 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int], engine: b
             "--shape",
             ",".join(map(str, input_shape)),
             *(["--engine"] if engine else []),
+            *[arg for unit in units for arg in ("--unit", unit)],
             env=env,
             log=log,
         )
@@ -154,6 +163,7 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int], engine: b
     if proc.returncode != 0:
         tail = [ln for ln in text.splitlines() if "Error" in ln][-3:]
         return {"error": " | ".join(tail) or text[-500:]}
+    text, *unit_logs = text.split(UNIT_MARK)
     on_device: dict[str, int] = {}
     host_shape_ops: dict[str, int] = {}
     fallback: dict[str, int] = {}
@@ -169,6 +179,7 @@ def kernel_placement(prefix: str, device: str, input_shape: list[int], engine: b
         import quant_engine
 
         placement["engine"] = quant_engine.engine_ops(text)
+        placement["units"] = [quant_engine.engine_ops(log) for log in unit_logs]
     return placement
 
 
@@ -226,6 +237,7 @@ def main() -> int:
     p.add_argument("--shape")
     p.add_argument("--quant", choices=["int8"], default="")
     p.add_argument("--engine", action="store_true")
+    p.add_argument("--unit", action="append", default=[])
     args = p.parse_args()
 
     if args.phase:
@@ -316,11 +328,11 @@ def main() -> int:
 
         simulated = quant_model.simulated_record(prefix)
         engine = report.get("engine")
-        engine_placement = (
-            kernel_placement(prefix, args.device, report["input_shape"], engine=True)
-            if engine and not {"unavailable", "error"} & set(engine)
-            else {}
-        )
+        engine_placement: KernelPlacement = {}
+        if engine and not {"unavailable", "error"} & set(engine):
+            units = tuple(u["prefix"] for u in engine["units"])
+            engine_placement = kernel_placement(prefix, args.device, report["input_shape"], engine=True, units=units)
+            engine["units"] = quant_engine.units_in_engine(engine["units"], engine_placement.get("units", []))
         quant_record = quant_model.levels(
             qdq_ops,
             quant_model.scale_axes(Path(model_files(prefix)[0])),
@@ -348,6 +360,12 @@ def run_phase(args: argparse.Namespace) -> int:
     if args.phase == "probe":
         shape = [int(s) for s in args.shape.split(",")]
         run_once(predictor(args.prefix, args.device, args.engine), np.zeros(shape, dtype="float32"))
+        for unit in args.unit:
+            print(UNIT_MARK, file=sys.stderr, flush=True)
+            pred = predictor(unit, args.device, engine=True)
+            unit_shape = pred.get_input_handle(pred.get_input_names()[0]).shape()
+            run_once(pred, np.zeros(unit_shape, dtype="float32"))
+            sys.stderr.flush()
         # The placement log is written. Skip interpreter teardown: with verbose
         # logging on, Paddle 3.3.1 can abort in an exit handler and then hang in
         # its own signal handler.
@@ -427,7 +445,7 @@ def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarr
         "deployment_top1_agree": bool(np.argmax(run["output"]) == np.argmax(deployment)),
         # (the quantized model's own top-1 against the float one's: PTQ's doing, not the engine's)
         "simulated_deployment_top1_agree": bool(np.argmax(simulated) == np.argmax(deployment)),
-        "units": quant_engine.unit_checks(args.device, through_engine),
+        "units": quant_engine.unit_checks(args.device, through_engine, Path(args.prefix + ".units")),
         "layers": quant_engine.layer_checks(quant_model.layers_dir(args.prefix), through_engine),
         "latency_ms": {
             "avg_ms": round(run["avg_ms"], 3),

@@ -4,8 +4,9 @@ backend's engine/), run by paddle.inference with its pass first in the device's 
 The engine computes each quantized convolution and matmul in int8 arithmetic (int8 x int8 summed
 in int32, rescaled once), and puts each other quantized activation (Paddle's PTQ observes the inputs
 of batch norms, relus and pooling too) on its int8 grid, computing a relu or max pooling that alone
-reads it on the integers (exact: both commute with the rounding) and an average pooling as int32 sums
-of the integers rescaled once; the simulated-int8 reference
+reads it on the integers (exact: both commute with the rounding), an average pooling as int32 sums
+of the integers rescaled once and a residual add whose operands are quantized as their integers,
+each rescaled once; the simulated-int8 reference
 (quant_model.simulate, Paddle's CPU kernels on the QDQ model) computes the same in float32. So:
 - one quantized layer alone must agree with the reference to 1 LSB of its output's int8 grid
   (max|reference| / 127) per element: the engine's sums are exact, the reference's are float32;
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ SEED_OPS = {
     "batch_norm": "float32 on the engine's int8-grid values (not folded into the convolution by Paddle 3.3.1's "
     "passes for a custom device)",
     "concat": "PTQ puts no QDQ around it",
-    "add": "the bias of a conv/fc, added to the engine's float output; a residual add: PTQ puts no QDQ around it",
+    "add": "the bias of a conv/fc, added to the engine's float output; an add whose operands are not both quantized",
     "subtract": "PTQ puts no QDQ around it",
     "multiply": "PTQ puts no QDQ around it",
     "divide": "PTQ puts no QDQ around it",
@@ -64,6 +64,7 @@ ENGINE_KINDS = {
     ("int8_engine_relu", "dequantize_linear"): "relu",  # ... with the relu that reads it, on the integers
     ("int8_engine_max_pool2d", "dequantize_linear"): "max_pool2d",  # ... with the max pooling
     ("int8_engine_avg_pool2d", "avg_pool2d_int8"): "avg_pool2d",  # ... with the average pooling (int32 sums)
+    ("int8_engine_add", "add_int8"): "add",  # a residual add of two quantized operands
 }
 # The program's ops an engine activation of a kind takes with it.
 ACTIVATION_OPS = {"relu": "relu", "max_pool2d": "pool2d", "avg_pool2d": "pool2d"}
@@ -131,38 +132,81 @@ def top1_verdict(model: dict[str, Any]) -> tuple[bool, str]:
     return tied, said + (f" (a tie at int8 resolution: <= {TOP1_TIE_LSB:g} LSB)" if tied else ": DIFFERS")
 
 
-# One quantized layer each: (name, layer builder, input shape, weight scales per output channel);
-# the models' weights are per channel, so the units keep the per-tensor path in the check too.
-UNITS: list[tuple[str, Callable[[Any], Any], list[int], bool]] = [
-    ("conv2d 3x3 stride 2 pad 1", lambda nn: nn.Conv2D(3, 8, 3, stride=2, padding=1), [1, 3, 17, 17], True),
-    ("conv2d 3x3 stride 2 pad 1 per-tensor", lambda nn: nn.Conv2D(3, 8, 3, stride=2, padding=1), [1, 3, 17, 17], False),
-    ("depthwise conv2d 3x3", lambda nn: nn.Conv2D(8, 8, 3, padding=1, groups=8), [1, 8, 12, 12], True),
-    ("fc", lambda nn: nn.Linear(40, 10), [3, 40], True),
-    ("fc per-tensor", lambda nn: nn.Linear(40, 10), [3, 40], False),
+def residual_add(paddle: Any) -> Any:
+    """An add of two activations of one shape whose operands are both quantized, each with its own
+    scale (x and x * x), as a ResNet's residual add is (quant_model.quantize_residual_adds)."""
+    from paddle.nn.quant import Stub
+
+    class ResidualAdd(paddle.nn.Layer):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = Stub(), Stub()
+
+        def forward(self, x: Any) -> Any:
+            return self.a(x) + self.b(x * x)
+
+    return ResidualAdd()
+
+
+# One quantized layer each: (name, layer builder, input shape, weight scales per output channel, the
+# engine op kind that must run it); the models' weights are per channel, so the units keep the
+# per-tensor path in the check too.
+UNITS: list[tuple[str, Callable[[Any], Any], list[int], bool, str]] = [
+    (
+        "conv2d 3x3 stride 2 pad 1",
+        lambda pd: pd.nn.Conv2D(3, 8, 3, stride=2, padding=1),
+        [1, 3, 17, 17],
+        True,
+        "conv2d",
+    ),
+    (
+        "conv2d 3x3 stride 2 pad 1 per-tensor",
+        lambda pd: pd.nn.Conv2D(3, 8, 3, stride=2, padding=1),
+        [1, 3, 17, 17],
+        False,
+        "conv2d",
+    ),
+    ("depthwise conv2d 3x3", lambda pd: pd.nn.Conv2D(8, 8, 3, padding=1, groups=8), [1, 8, 12, 12], True, "conv2d"),
+    ("fc", lambda pd: pd.nn.Linear(40, 10), [3, 40], True, "matmul"),
+    ("fc per-tensor", lambda pd: pd.nn.Linear(40, 10), [3, 40], False, "matmul"),
+    # (the engine's add gives the QDQ program's float add bit for bit: only the probe tells them apart)
+    ("residual add", residual_add, [1, 8, 6, 6], True, "add"),
 ]
 
 
-def unit_checks(device: str, run: Callable[[str, Any], Any]) -> list[dict[str, Any]]:
-    """Each of UNITS quantized, through the engine (`run(prefix, x)`) vs the simulated reference:
-    at most 1 LSB per element."""
+def unit_checks(device: str, run: Callable[[str, Any], Any], directory: Path) -> list[dict[str, Any]]:
+    """Each of UNITS quantized and saved as `directory`/unit<N>, through the engine (`run(prefix, x)`)
+    vs the simulated reference: at most 1 LSB per element. `in_engine` is judged later
+    (units_in_engine), from a run with the device's op dump."""
     import numpy as np
     import paddle
     from paddle.static import InputSpec
     from quant_model import quantized
 
+    directory.mkdir(parents=True, exist_ok=True)
     results = []
-    with tempfile.TemporaryDirectory(prefix="devkit-int8-units-") as tmp:
-        for i, (name, build, shape, per_channel) in enumerate(UNITS):
-            paddle.set_device("cpu")
-            paddle.seed(11 + i)
-            qdq = quantized(build(paddle.nn), shape, per_channel)
-            x = np.random.RandomState(3).uniform(-1, 1, shape).astype("float32")
-            reference = qdq(paddle.to_tensor(x)).numpy()
-            prefix = str(Path(tmp) / f"unit{i}")
-            paddle.jit.save(qdq, prefix, input_spec=[InputSpec(shape, "float32", "x")])
-            found = compare(run(prefix, x), reference)
-            results.append({"layer": name, **found, "passed": found["max_lsb"] <= 1.0})
+    for i, (name, build, shape, per_channel, kind) in enumerate(UNITS):
+        paddle.set_device("cpu")
+        paddle.seed(11 + i)
+        # (in a container: PTQ quantizes a model's sublayers, so a bare Conv2D would stay float)
+        qdq = quantized(paddle.nn.Sequential(build(paddle)), shape, per_channel)
+        x = np.random.RandomState(3).uniform(-1, 1, shape).astype("float32")
+        reference = qdq(paddle.to_tensor(x)).numpy()
+        prefix = str(directory / f"unit{i}")
+        paddle.jit.save(qdq, prefix, input_spec=[InputSpec(shape, "float32", "x")])
+        found = compare(run(prefix, x), reference)
+        results.append({"layer": name, "prefix": prefix, "kind": kind, **found, "passed": found["max_lsb"] <= 1.0})
     return results
+
+
+def units_in_engine(units: list[dict[str, Any]], ran: list[dict[str, int]]) -> list[dict[str, Any]]:
+    """The units judged again with what the engine ran of each (`ran`, by unit, from the op dump):
+    a unit passes only if an engine op of its kind computed it (a float op would agree as well)."""
+    judged = []
+    for n, unit in enumerate(units):
+        in_engine = n < len(ran) and ran[n].get(unit["kind"], 0) >= 1
+        judged.append({**unit, "in_engine": in_engine, "passed": unit["passed"] and in_engine})
+    return judged
 
 
 def layer_checks(directory: Path, run: Callable[[str, Any], Any]) -> list[dict[str, Any]]:
@@ -227,6 +271,7 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
     for kind, op in ACTIVATION_OPS.items():
         if ran_in_engine.get(kind):
             on_integers[op] = on_integers.get(op, 0) + ran_in_engine[kind]
+    adds = {"add": ran_in_engine["add"]} if ran_in_engine.get("add") else {}
     covered = not left and sum(in_engine.values()) > 0
     detail = (
         f"level 2 (int8 engine): {sum(in_engine.values())} of {sum(quantizable.values())} conv/fc ops in int8 "
@@ -235,9 +280,13 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         + deployment_said(engine["deployment_top1_agree"], quantization_moved)
         + f"); {activations} activations on their int8 grid in the engine"
         + (f", {' and '.join(f'{op} {n}' for op, n in on_integers.items())} on their integers" if on_integers else "")
+        + (f"; {adds['add']} residual adds of int8 operands" if adds else "")
         + f"; {layers_said(layers)}; one layer "
         "alone: "
-        + ", ".join(f"{u['layer']} {u['max_lsb']:.2f} LSB" for u in units)
+        + ", ".join(
+            f"{u['layer']} {u['max_lsb']:.2f} LSB" + ("" if u.get("in_engine") else " (NOT in the engine)")
+            for u in units
+        )
         + f"; {engine['latency_ms']['avg_ms']:.1f} ms"
     )
     if left:
@@ -246,7 +295,7 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         "passed": bool(units_ok and model_ok and covered),
         "not_run": False,
         "detail": detail,
-        "int8_ops": {**in_engine, **on_integers},
+        "int8_ops": {**in_engine, **on_integers, **adds},
         "int8_activations": activations,
         "float32_ops": float_ops,
         "model": model,

@@ -2,8 +2,8 @@
 verify environment, by infer_checks.py).
 
 export() makes a QDQ model with Paddle's own post-training quantization: abs-max observers on
-every layer's input (one scale: convolutions, linear layers, batch norms, relus, pooling) and on
-every conv/linear weight (a scale per output channel), calibrated on seeded inputs (no download),
+every layer's input (one scale: convolutions, linear layers, batch norms, relus, pooling), on both
+operands of a ResNet's residual adds and on every conv/linear weight (a scale per output channel), calibrated on seeded inputs (no download),
 converted so that each quantized tensor passes quantize_linear -> dequantize_linear, and saved for
 paddle.inference; beside it, each quantized conv/linear layer alone with the input the simulated
 model gave it (level 2 checks the engine layer by layer on them).
@@ -123,16 +123,34 @@ def scale_axes(program: Path) -> dict[str, int]:
     return axes
 
 
+def quantize_residual_adds(model: Any) -> None:
+    """A Stub on both operands of each paddle.vision ResNet block's residual add (`out += identity`),
+    so PTQ quantizes them as deployment int8 models have them (the block's last batch norm's output,
+    and its input or its downsampling's output): a functional add is no layer PTQ can observe."""
+    from paddle.nn import Sequential
+    from paddle.nn.quant import Stub
+    from paddle.vision.models.resnet import BasicBlock, BottleneckBlock
+
+    for block in model.sublayers(include_self=True):
+        if isinstance(block, (BasicBlock, BottleneckBlock)):
+            last = "bn3" if isinstance(block, BottleneckBlock) else "bn2"
+            setattr(block, last, Sequential(getattr(block, last), Stub()))
+            # (the block reads its identity through downsample where it has one)
+            block.downsample = Stub() if block.downsample is None else Sequential(block.downsample, Stub())
+
+
 def quantized(model: Any, shape: list[int], per_channel: bool = True) -> Any:
     """`model` with abs-max post-training quantization, calibrated on seeded inputs and converted to
     QDQ form (float weights kept, each behind its own quantize/dequantize pair). Activations get one
-    scale each; weights one per output channel (`per_channel`, the deployment norm) or per tensor."""
+    scale each; weights one per output channel (`per_channel`, the deployment norm) or per tensor;
+    a ResNet's residual adds both operands quantized (quantize_residual_adds)."""
     import numpy as np
     import paddle
     from paddle.quantization import PTQ, QuantConfig
     from paddle.quantization.observers import AbsmaxObserver
 
     model.eval()
+    quantize_residual_adds(model)
     weight = channel_wise_observer() if per_channel else AbsmaxObserver(quant_bits=8)
     ptq = PTQ(QuantConfig(activation=AbsmaxObserver(quant_bits=8), weight=weight))
     observed = ptq.quantize(model)

@@ -411,6 +411,7 @@ class KernelPlacement(TypedDict, total=False):
     cpu_fallback: dict[str, int]
     cpu_by_design: dict[str, int]
     engine: dict[str, int]  # a run through the int8 engine: its ops by kind (quant_engine.engine_ops)
+    units: list[dict[str, int]]  # ... and of each one-layer model run after it (quant_engine.units_in_engine)
     error: str
 
 

@@ -11,7 +11,8 @@
 // grid, so the float ops between the engine's see exactly the values the QDQ program gives them;
 // a relu or max pooling that alone reads it runs on the integers in between (the maximum with an
 // int8 zero, int8 max pooling: exact, as both commute with the rounding), and an average pooling
-// sums the integers in int32 and rescales the sums to float once (avg_pool2d_int8).
+// sums the integers in int32 and rescales the sums to float once (avg_pool2d_int8). A residual add
+// quantizes both operands with their scales and adds the integers, each rescaled once (add_int8).
 // Everything is queued on the op's stream; nothing here reads device memory. A vendor's engine
 // replaces these device calls by its graph compiler's.
 #include <algorithm>
@@ -73,7 +74,8 @@ void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vecto
 
 class Int8Engine {
  public:
-  // inputs: [x, w, x_scale, w_scale] of a conv2d or matmul, [x, x_scale] of an activation
+  // inputs: [x, w, x_scale, w_scale] of a conv2d or matmul, [a, b, a_scale, b_scale] of an add,
+  // [x, x_scale] of an activation
   Int8Engine(pir::Operation* op, std::vector<phi::DenseTensor*> inputs, phi::DenseTensor* out)
       : kind_(op->attribute<pir::StrAttribute>("kind").AsString()), kernel_("int8_engine_" + kind_),
         inputs_(std::move(inputs)), out_(out), x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")) {
@@ -91,6 +93,13 @@ class Int8Engine {
         adaptive_ = flag("adaptive");
         global_ = flag("global_pooling");
       }
+      return;
+    }
+    if (kind_ == "add") {
+      b_ = inputs_.at(1);
+      x_scale_ = inputs_.at(2);
+      b_scale_ = inputs_.at(3);
+      b_round_ = int_attr(op, "b_round_type");
       return;
     }
     w_ = inputs_.at(1);
@@ -120,6 +129,7 @@ class Int8Engine {
                                                            t->place().DebugString()));
     {{ p }}_stream_t stream = stream_of(ctx);
     if (is_activation_kind(kind_)) return OnGrid(ctx, stream);
+    if (kind_ == "add") return Add(ctx, stream);
     if (!weight_ready_) {  // the weight is constant: quantized once, on the device
       w_int8_.Resize(w_->dims());
       ctx.Alloc(&w_int8_, phi::DataType::INT8);
@@ -189,6 +199,32 @@ class Int8Engine {
     const {{ p }}_quant_params_t dq = per_tensor(result->numel(), x_qmax_, x_round_);
     {{ NAME }}_CHECK({{ p }}_dequantize_linear(stream, &dq, {{ NAME }}_INT8, result->data(), x_scale_->data<float>(),
                                              out_->data<float>()),
+                     kernel);
+  }
+
+  // a + b of one shape: both quantized with their scales, the integers added, each rescaled once
+  void Add(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
+    const char* kernel = kernel_.c_str();
+    PADDLE_ENFORCE_EQ(x_->dims() == b_->dims(), true,
+                      common::errors::InvalidArgument("{{ device_type }} int8 engine: an add of %s and %s (the "
+                                                      "engine adds one shape, without broadcasting)",
+                                                      x_->dims().to_str(), b_->dims().to_str()));
+    const int64_t n = x_->numel();
+    x_int8_.Resize(x_->dims());
+    ctx.Alloc(&x_int8_, phi::DataType::INT8);
+    b_int8_.Resize(b_->dims());
+    ctx.Alloc(&b_int8_, phi::DataType::INT8);
+    const {{ p }}_quant_params_t qa = per_tensor(n, x_qmax_, x_round_), qb = per_tensor(n, x_qmax_, b_round_);
+    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &qa, {{ NAME }}_FLOAT32, x_->data(), x_scale_->data<float>(),
+                                           {{ NAME }}_INT8, x_int8_.data()),
+                     kernel);
+    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &qb, {{ NAME }}_FLOAT32, b_->data(), b_scale_->data<float>(),
+                                           {{ NAME }}_INT8, b_int8_.data()),
+                     kernel);
+    out_->Resize(x_->dims());
+    ctx.Alloc(out_, phi::DataType::FLOAT32);
+    {{ NAME }}_CHECK({{ p }}_add_int8(stream, n, x_int8_.data<int8_t>(), x_scale_->data<float>(),
+                                    b_int8_.data<int8_t>(), b_scale_->data<float>(), x_qmax_, out_->data<float>()),
                      kernel);
   }
 
@@ -281,7 +317,8 @@ class Int8Engine {
   std::string kind_, kernel_;
   std::vector<phi::DenseTensor*> inputs_;  // Paddle's, stable across runs, as are these views of them:
   phi::DenseTensor *x_ = nullptr, *w_ = nullptr, *x_scale_ = nullptr, *w_scale_ = nullptr, *out_;
-  int32_t x_qmax_, x_round_, w_qmax_ = 0, w_round_ = 0, w_axis_ = -1;
+  phi::DenseTensor *b_ = nullptr, *b_scale_ = nullptr;  // an add's second operand
+  int32_t x_qmax_, x_round_, b_round_ = 0, w_qmax_ = 0, w_round_ = 0, w_axis_ = -1;
   bool trans_w_ = false;
   std::vector<int> strides_, paddings_, dilations_;
   std::string algorithm_;
@@ -289,7 +326,7 @@ class Int8Engine {
   std::vector<int32_t> pool_kernel_;
   bool ceil_mode_ = false, exclusive_ = true, adaptive_ = false, global_ = false;
   bool weight_ready_ = false, zero_ready_ = false;
-  phi::DenseTensor w_int8_, x_int8_, y_int8_, zero_, acc_;  // the engine's own device memory
+  phi::DenseTensor w_int8_, x_int8_, y_int8_, b_int8_, zero_, acc_;  // the engine's own device memory
 };
 
 using Instruction = paddle::framework::CustomEngineInstruction;
@@ -338,8 +375,8 @@ C_Status Build(C_CustomEngineInstruction instruction) {
   const bool activation = is_activation_kind(ins->Operation()->attribute<pir::StrAttribute>("kind").AsString());
   PADDLE_ENFORCE_EQ(inputs.size() == (activation ? 2u : 4u) && ins->GetEngineOutputs().size() == 1, true,
                     common::errors::PreconditionNotMet("{{ device_type }} int8 engine: an op of %d inputs and %d "
-                                                       "outputs, not [x, w, x_scale, w_scale] -> [out] (or [x, "
-                                                       "x_scale] -> [out] for an activation)",
+                                                       "outputs, not [x, w, x_scale, w_scale] -> [out] (an add's "
+                                                       "[a, b, a_scale, b_scale], an activation's [x, x_scale])",
                                                        inputs.size(), ins->GetEngineOutputs().size()));
   phi::DenseTensor* out = tensors.at(ins->GetEngineOutputs()[0]).at(0);
   ins->SetCustomEngine(new Int8Engine(ins->Operation(), inputs, out));

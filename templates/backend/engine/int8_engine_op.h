@@ -1,9 +1,10 @@
-// The int8 engine's op, custom_engine.{{ p }}_int8_engine: one quantized conv2d, depthwise_conv2d
-// or matmul whose quantize/dequantize pairs the engine computes in int8 arithmetic.
-// int8_engine_pass.cc puts it in a program, int8_engine.cc lowers, builds and runs it.
+// The int8 engine's op, custom_engine.{{ p }}_int8_engine: one quantized conv2d, depthwise_conv2d,
+// matmul, residual add or activation whose quantize/dequantize pairs the engine computes in int8
+// arithmetic. int8_engine_pass.cc puts it in a program, int8_engine.cc lowers, builds and runs it.
 //
 // Its one operand is a builtin.combine of [x, w, x_scale, w_scale] (the float activation and
-// weight, and the abs-max scales their quantize_linear ops had); its one result, a vector of the
+// weight, and the abs-max scales their quantize_linear ops had; an add's [a, b, a_scale, b_scale],
+// an activation's [x, x_scale]); its one result, a vector of the
 // output tensor, is taken apart by a builtin.split (what Paddle's executor requires of an engine
 // op). Every attribute the engine needs is on the op itself: its region stays empty, so nothing
 // inside it is lowered or constant-folded.

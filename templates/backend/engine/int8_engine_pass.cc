@@ -10,10 +10,12 @@
 //
 // with w, sx and sw parameters, x per-tensor, w per-tensor or per output channel, and replaces the
 // five ops by one custom_engine.{{ p }}_int8_engine op on [x, w, sx, sw] that computes y in int8
-// (int8_engine.cc). Then every quantize/dequantize pair of an activation that is left (Paddle's
-// quantization observes the inputs of batch norms, relus and pooling too) becomes an engine op on
-// [x, sx] that puts x on its int8 grid: the float ops between the engine's see the values the QDQ
-// program gives them, not the unrounded ones the folding passes would leave. Where the pair's one
+// (int8_engine.cc). An add of two quantized activations of one shape (a residual add whose
+// operands the model quantizes) becomes an engine op on [a, b, sa, sb] the same way. Then every
+// quantize/dequantize pair of an activation that is left (Paddle's quantization observes the inputs
+// of batch norms, relus and pooling too) becomes an engine op on [x, sx] that puts x on its int8
+// grid: the float ops between the engine's see the values the QDQ program gives them, not the
+// unrounded ones the folding passes would leave. Where the pair's one
 // reader is a relu or a max pooling, that op joins it: the engine computes it on the integers
 // (both commute with the rounding, so the result is the QDQ program's); an average pooling joins
 // it too, summing the integers in int32 and rescaling the sums to float once. What it does not match
@@ -26,6 +28,7 @@
 #include "int8_engine_op.h"
 #include "paddle/pir/include/core/builtin_attribute.h"
 #include "paddle/pir/include/core/builtin_op.h"
+#include "paddle/pir/include/core/builtin_type.h"
 #include "paddle/pir/include/core/ir_context.h"
 #include "paddle/pir/include/pass/pass.h"
 #include "paddle/pir/include/pass/pass_registry.h"
@@ -157,7 +160,27 @@ bool hand_to_engine(pir::Operation* anchor) {
   return true;
 }
 
-// A pair of an activation (per tensor) no conv or matmul took: x on its int8 grid, in the engine,
+// A residual add of two activations of one shape, each behind its own pair (per tensor): an engine op
+// on [a, b, sa, sb] that adds their integers, each rescaled once (add_int8).
+bool hand_add_to_engine(pir::Operation* add) {
+  const std::optional<Qdq> a = qdq_feeding(add->operand_source(0));
+  const std::optional<Qdq> b = qdq_feeding(add->operand_source(1));
+  if (!a || !b || a->axis != -1 || b->axis != -1 || a->qmax != b->qmax) return false;
+  // (x + x through one pair stays float: its ops would be erased twice below)
+  if (a->dequantize == b->dequantize || is_parameter(a->source) || is_parameter(b->source)) return false;
+  // one static shape, no broadcasting (the engine checks it again at run time)
+  const auto ta = add->operand_source(0).type().dyn_cast<pir::DenseTensorType>();
+  const auto tb = add->operand_source(1).type().dyn_cast<pir::DenseTensorType>();
+  if (!ta || !tb || ta.dims() != tb.dims() || common::contain_unknown_dim(ta.dims())) return false;
+  pir::AttributeMap attrs = activation_attributes("add", add->name(), *a);
+  attrs["b_round_type"] = pir::Int32Attribute::get(pir::IrContext::Instance(), b->round_type);
+  replace_by_engine(add, {a->source, b->source, a->scale, b->scale}, attrs);
+  add->Erase();
+  for (pir::Operation* op : {a->dequantize, a->quantize, b->dequantize, b->quantize}) erase_if_unused(op);
+  return true;
+}
+
+// A pair of an activation (per tensor) no conv, matmul or add took: x on its int8 grid, in the engine,
 // with the relu or pooling that alone reads it.
 bool hand_activation_to_engine(pir::Operation* dequantize) {
   const std::optional<Qdq> x = qdq_feeding(dequantize->result(0));
@@ -196,7 +219,11 @@ class Int8EnginePass : public pir::Pass {
     // (no AddStatistics: Paddle keeps the count in a std::any, which on aarch64 builds of Paddle
     // does not take a value from another library: "Invalid type for attribute __match_count__")
     for (pir::Operation* anchor : anchors) hand_to_engine(anchor);
-    std::vector<pir::Operation*> pairs;  // (what the convolutions and matmuls left)
+    std::vector<pir::Operation*> adds;
+    for (pir::Operation& candidate : block)
+      if (is(&candidate, "pd_op.add") || is(&candidate, "pd_op.add_")) adds.push_back(&candidate);
+    for (pir::Operation* add : adds) hand_add_to_engine(add);
+    std::vector<pir::Operation*> pairs;  // (what the convolutions, matmuls and adds left)
     for (pir::Operation& candidate : block)
       if (is(&candidate, "pd_op.dequantize_linear")) pairs.push_back(&candidate);
     for (pir::Operation* dequantize : pairs) hand_activation_to_engine(dequantize);

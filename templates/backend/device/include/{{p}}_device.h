@@ -516,8 +516,9 @@ typedef struct {
                                 const float* in_accum, const float* in_state, float* out_accum,
                                 float* out_state, float* scale);
 
-/* int8 arithmetic, what an int8 engine computes a quantized convolution, matmul or average
- * pooling with: int8 values (or int8 x int8 products) summed in int32, then rescaled once. */
+/* int8 arithmetic, what an int8 engine computes a quantized convolution, matmul, average
+ * pooling or residual add with: int8 values (or int8 x int8 products) summed in int32, then
+ * rescaled once (an add's two operands: each rescaled once, then added). */
 
 /* y = conv(x, w) in int32: x int8 NCHW, w int8 OIHW (I = in_channels / groups), y int32 NCHW. */
 {{ p }}_status_t {{ p }}_conv2d_int8({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p, const int8_t* x,
@@ -533,6 +534,12 @@ typedef struct {
  * window's size as pool2d_forward divides by it (p->exclusive, p->adaptive; p->is_max must be 0). */
 {{ p }}_status_t {{ p }}_avg_pool2d_int8({{ p }}_stream_t s, const {{ p }}_pool2d_params_t* p, const int8_t* x,
                                   const float* x_scale, int32_t qmax, float* y);
+
+/* y = a * a_scale / qmax + b * b_scale / qmax over numel elements: the residual add of two int8
+ * tensors, each quantized with its one scale (*a_scale, *b_scale), each operand rescaled once as
+ * dequantize_linear takes it back and the two added in float32. */
+{{ p }}_status_t {{ p }}_add_int8({{ p }}_stream_t s, int64_t numel, const int8_t* a, const float* a_scale,
+                           const int8_t* b, const float* b_scale, int32_t qmax, float* y);
 
 /* Rescales int32 accumulators of x_q * w_q products over a [outer, channels, inner] view (channel c
  * takes w_scales[c]; channels = 1: one weight scale): v = acc * (x_scale / qmax) * (w_scale / qmax),

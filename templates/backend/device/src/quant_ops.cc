@@ -341,4 +341,23 @@ extern "C" {
   });
 }
 
+{{ p }}_status_t {{ p }}_add_int8({{ p }}_stream_t s, int64_t numel, const int8_t* a, const float* a_scale,
+                           const int8_t* b, const float* b_scale, int32_t qmax, float* y) {
+  debug::Trace trace_("add_int8");
+  trace_.attr("numel", numel).attr("qmax", qmax);
+  if (numel < 0 || qmax < 1 || qmax > 127) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (numel == 0) return {{ NAME }}_OK;
+  if (!a || !a_scale || !b || !b_scale || !y) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, a, a_scale, b, b_scale, y);
+  {{ NAME }}_SUBMIT(s, {
+    // each operand as dequantize_linear takes it back (v * s / qmax, in this order), then the
+    // float add: bit for bit the QDQ program's add of the two dequantized operands
+    const float sa = *a_scale, sb = *b_scale, q = static_cast<float>(qmax);
+    parallel_for(numel, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        y[i] = static_cast<float>(a[i]) * sa / q + static_cast<float>(b[i]) * sb / q;
+    });
+  });
+}
+
 }  // extern "C"

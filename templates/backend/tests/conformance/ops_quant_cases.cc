@@ -263,3 +263,34 @@ CONFORMANCE_CASE("ops.quant", int8_average_pooling_sums_the_integers_and_rescale
   EXPECT_STATUS({{ p }}_avg_pool2d_int8(nullptr, &max, dx.ptr(), scale.ptr(), 64, y.ptr()), {{ NAME }}_ERROR_INVALID_VALUE);
   EXPECT_STATUS({{ p }}_avg_pool2d_int8(nullptr, &p, dx.ptr(), scale.ptr(), 255, y.ptr()), {{ NAME }}_ERROR_INVALID_VALUE);
 }
+
+// An int8 engine's residual add: each operand's integers rescaled once by its own scale, as
+// dequantize_linear takes them back, then added in float32 -- bit for bit the float add of the two
+// dequantized operands, which is what the quantized program computes.
+CONFORMANCE_CASE("ops.quant", int8_add_rescales_each_operand_by_its_own_scale) {
+  const std::vector<int8_t> a = {-128, -127, -1, 0, 1, 63, 127, 5, -77};
+  const std::vector<int8_t> b = {127, -128, 1, 0, -1, -64, 127, 90, 33};
+  const float sa = 0.37f, sb = 1.93f;  // (not powers of two: the rounding of each step counts)
+  Dev<int8_t> da(a), db(b);
+  Dev<float> a_scale(std::vector<float>{sa}), b_scale(std::vector<float>{sb}), y(a.size(), -7.f);
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_add_int8(nullptr, static_cast<int64_t>(a.size()), da.ptr(), a_scale.ptr(), db.ptr(), b_scale.ptr(),
+                             127, y.ptr()));
+  // the same as dequantizing each operand on the device and adding the floats there
+  Dev<float> fa(a.size(), 0.f), fb(a.size(), 0.f), sum(a.size(), 0.f);
+  const {{ p }}_quant_params_t q = {1, 1, static_cast<int64_t>(a.size()), 127, 0};
+  REQUIRE_OK({{ p }}_dequantize_linear(nullptr, &q, {{ NAME }}_INT8, da.ptr(), a_scale.ptr(), fa.ptr()));
+  REQUIRE_OK({{ p }}_dequantize_linear(nullptr, &q, {{ NAME }}_INT8, db.ptr(), b_scale.ptr(), fb.ptr()));
+  const {{ p }}_shape_t all = {1, {static_cast<int64_t>(a.size())}};
+  REQUIRE_OK({{ p }}_binary(nullptr, {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, fa.ptr(), &all, fb.ptr(), &all,
+                           sum.ptr(), &all));
+  const std::vector<float> got = y.host();
+  EXPECT(got == sum.host());
+  EXPECT(got[0] == -128.f * sa / 127 + 127.f * sb / 127 && got[3] == 0.f);
+  EXPECT_STATUS({{ p }}_add_int8(nullptr, 2, da.ptr(), a_scale.ptr(), db.ptr(), b_scale.ptr(), 128, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_STATUS({{ p }}_add_int8(nullptr, -1, da.ptr(), a_scale.ptr(), db.ptr(), b_scale.ptr(), 127, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_STATUS({{ p }}_add_int8(nullptr, 2, da.ptr(), nullptr, db.ptr(), b_scale.ptr(), 127, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+}
