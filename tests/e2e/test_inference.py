@@ -167,9 +167,11 @@ def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project,
     # and each relu and pooling whose input is quantized, on the integers
     # (LeNet's two max poolings; MobileNetV1's global average pooling as int32 sums of the integers)
     on_integers = {"mnist": {"relu": 2, "pool2d": 2}, "mobilenet_v1": {"relu": 27, "pool2d": 1}}
+    # and the flatten before the first fc, read flattened by its engine op
+    on_integers[model]["flatten"] = 1
     assert levels["2"]["int8_ops"] == {**program[model], **on_integers[model]}
     units = {"conv2d 3x3 stride 2 pad 1", "depthwise conv2d 3x3", "fc"}
-    units |= {"conv2d 3x3 stride 2 pad 1 per-tensor", "fc per-tensor", "residual add"}
+    units |= {"conv2d 3x3 stride 2 pad 1 per-tensor", "fc per-tensor", "residual add", "concat", "softmax"}
     assert {u["layer"] for u in levels["2"]["units"]} == units
     assert all(u["max_lsb"] <= 1 for u in levels["2"]["units"]) and levels["2"]["model"]["mean_lsb"] <= 1
     # each unit computed by an engine op of its kind (the device's op dump), not by the float ops

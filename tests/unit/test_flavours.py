@@ -149,6 +149,7 @@ def test_the_host_backed_device_registers_float16_and_bfloat16_kernels(tmp_path)
 def test_the_int8_engines_device_ops_are_read_from_its_sources():
     # (the activations' dequantize_linear too: a flavour without it must not get an engine that calls it)
     engine_ops = {"quantize_linear", "dequantize_linear", "conv2d_int8", "gemm_int8", "requantize"}
-    # (relu and max pooling on int8, average pooling's int32 sums, the residual add)
-    assert set(int8_engine_ops()) == engine_ops | {"fill", "binary", "pool2d_forward", "avg_pool2d_int8", "add_int8"}
+    # (relu and max pooling on int8, average pooling's int32 sums, the residual add, softmax, concat)
+    engine_ops |= {"fill", "binary", "pool2d_forward", "avg_pool2d_int8", "add_int8", "softmax_int8", "concat_int8"}
+    assert set(int8_engine_ops()) == engine_ops
     assert load_flavour(None).int8_engine and not load_flavour("opencl").int8_engine

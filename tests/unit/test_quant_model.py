@@ -95,11 +95,11 @@ def test_level_2_counts_the_relus_and_poolings_the_engine_ran_on_the_integers():
     assert "4 activations on their int8 grid in the engine, relu 2 and pool2d 2 on their integers" in level2["detail"]
 
 
-def test_level_2_counts_the_residual_adds_the_engine_took_apart_from_the_activations():
-    engine = {"conv2d": 2, "matmul": 3, "activation": 4, "add": 2}
+def test_level_2_counts_the_adds_and_concats_the_engine_took_apart_from_the_activations():
+    engine = {"conv2d": 2, "matmul": 3, "activation": 4, "add": 2, "concat": 1}
     level2 = quant_engine.level2(ENGINE, PROGRAM, {**ENGINE_RUN, "on_device": {"add": 3}, "engine": engine})
-    assert level2["passed"] and level2["int8_ops"] == {"conv2d": 2, "matmul": 3, "add": 2}
-    assert level2["int8_activations"] == 4 and "; 2 residual adds of int8 operands;" in level2["detail"]
+    assert level2["passed"] and level2["int8_ops"] == {"conv2d": 2, "matmul": 3, "add": 2, "concat": 1}
+    assert level2["int8_activations"] == 4 and "; add 2 and concat 1 of int8 operands;" in level2["detail"]
     # (the adds left: a conv/fc's bias on its float output)
     assert "an add whose operands are not both quantized" in level2["float32_ops"]["add"]
 
@@ -135,6 +135,8 @@ def test_engine_ops_counts_one_call_per_engine_op_from_the_device_op_dump():
             "[STPU] int8_engine_avg_pool2d: avg_pool2d_int8",
             "[STPU] int8_engine_add: quantize_linear",
             "[STPU] int8_engine_add: add_int8",
+            "[STPU] int8_engine_softmax: softmax_int8",
+            "[STPU] int8_engine_concat: concat_int8",
             "[STPU] relu: relu",
             "[STPU] int8_engine: conv2d_int8 trailing",  # not a dump line
         ]
@@ -147,6 +149,8 @@ def test_engine_ops_counts_one_call_per_engine_op_from_the_device_op_dump():
         "max_pool2d": 1,
         "avg_pool2d": 1,
         "add": 1,
+        "softmax": 1,
+        "concat": 1,
     }
 
 
@@ -254,3 +258,11 @@ def test_a_unit_passes_only_where_an_engine_op_of_its_kind_ran_it():
     level2 = quant_engine.level2({**ENGINE, "units": ran}, PROGRAM, ENGINE_RUN)
     assert not level2["passed"] and "fc 0.00 LSB (NOT in the engine)" in level2["detail"]
     assert "residual add 0.00 LSB," in level2["detail"]
+
+
+def test_level_2_counts_a_flatten_the_fcs_engine_op_took_and_names_one_it_left():
+    program = {**PROGRAM, "flatten": 1}
+    taken = quant_engine.level2(ENGINE, program, ENGINE_RUN)
+    assert taken["int8_ops"]["flatten"] == 1 and "; flatten 1 in the fc's engine op" in taken["detail"]
+    left = quant_engine.level2(ENGINE, program, {**ENGINE_RUN, "on_device": {**ENGINE_RUN["on_device"], "flatten": 1}})
+    assert "flatten" not in left["int8_ops"] and "where no engine fc reads it" in left["float32_ops"]["flatten"]

@@ -5,8 +5,10 @@ The engine computes each quantized convolution and matmul in int8 arithmetic (in
 in int32, rescaled once), and puts each other quantized activation (Paddle's PTQ observes the inputs
 of batch norms, relus and pooling too) on its int8 grid, computing a relu or max pooling that alone
 reads it on the integers (exact: both commute with the rounding), an average pooling as int32 sums
-of the integers rescaled once and a residual add whose operands are quantized as their integers,
-each rescaled once; the simulated-int8 reference
+of the integers rescaled once, a softmax from a table of the exponentials of the integers'
+differences, and a residual add or concat whose operands are quantized as their integers, each
+rescaled once;
+the simulated-int8 reference
 (quant_model.simulate, Paddle's CPU kernels on the QDQ model) computes the same in float32. So:
 - one quantized layer alone must agree with the reference to 1 LSB of its output's int8 grid
   (max|reference| / 127) per element: the engine's sums are exact, the reference's are float32;
@@ -36,17 +38,19 @@ SEED_OPS = {
     "matmul": "",  # (fc)
     "pool2d": "float32 on the engine's int8-grid values where the engine does not take it (NHWC, SAME padding, "
     "a window size computed at run time)",
-    "softmax": "PTQ puts no QDQ around it",
+    "softmax": "float32 where its input is not a quantized activation alone (PTQ observes an nn.Softmax's input, "
+    "not a functional softmax's)",
     "batch_norm": "float32 on the engine's int8-grid values (not folded into the convolution by Paddle 3.3.1's "
     "passes for a custom device)",
-    "concat": "PTQ puts no QDQ around it",
+    "concat": "float32 where its operands are not each a quantized activation (PTQ puts no QDQ in front of "
+    "a functional concat)",
     "add": "the bias of a conv/fc, added to the engine's float output; an add whose operands are not both quantized",
     "subtract": "PTQ puts no QDQ around it",
     "multiply": "PTQ puts no QDQ around it",
     "divide": "PTQ puts no QDQ around it",
     "transpose": "shape op: moves the engine's float output",
     "reshape": "shape op: moves the engine's float output",
-    "flatten": "shape op: moves the engine's float output",
+    "flatten": "shape op: moves the engine's float output where no engine fc reads it",
     "sigmoid": "PTQ puts no QDQ around it",
     "scale": "PTQ puts no QDQ around it",
     "pad": "PTQ puts no QDQ around it",
@@ -65,9 +69,11 @@ ENGINE_KINDS = {
     ("int8_engine_max_pool2d", "dequantize_linear"): "max_pool2d",  # ... with the max pooling
     ("int8_engine_avg_pool2d", "avg_pool2d_int8"): "avg_pool2d",  # ... with the average pooling (int32 sums)
     ("int8_engine_add", "add_int8"): "add",  # a residual add of two quantized operands
+    ("int8_engine_softmax", "softmax_int8"): "softmax",  # ... with the softmax (a table of exponentials)
+    ("int8_engine_concat", "concat_int8"): "concat",  # a concat of quantized operands
 }
 # The program's ops an engine activation of a kind takes with it.
-ACTIVATION_OPS = {"relu": "relu", "max_pool2d": "pool2d", "avg_pool2d": "pool2d"}
+ACTIVATION_OPS = {"relu": "relu", "max_pool2d": "pool2d", "avg_pool2d": "pool2d", "softmax": "softmax"}
 
 
 def engine_ops(log: str) -> dict[str, int]:
@@ -132,20 +138,23 @@ def top1_verdict(model: dict[str, Any]) -> tuple[bool, str]:
     return tied, said + (f" (a tie at int8 resolution: <= {TOP1_TIE_LSB:g} LSB)" if tied else ": DIFFERS")
 
 
-def residual_add(paddle: Any) -> Any:
-    """An add of two activations of one shape whose operands are both quantized, each with its own
-    scale (x and x * x), as a ResNet's residual add is (quant_model.quantize_residual_adds)."""
+def two_operands(paddle: Any, concat: bool) -> Any:
+    """Two activations of one shape, x and x * x, each quantized with its own scale (a Stub each),
+    added (as a ResNet's residual add is: quant_model.quantize_residual_adds) or concatenated."""
     from paddle.nn.quant import Stub
 
-    class ResidualAdd(paddle.nn.Layer):  # type: ignore[misc]
+    class TwoOperands(paddle.nn.Layer):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
-            self.a, self.b = Stub(), Stub()
+            self.a, self.b, self.concat = Stub(), Stub(), concat
 
         def forward(self, x: Any) -> Any:
-            return self.a(x) + self.b(x * x)
+            a, b = self.a(x), self.b(x * x)
+            if self.concat:
+                return paddle.concat([a, b], axis=1)
+            return a + b
 
-    return ResidualAdd()
+    return TwoOperands()
 
 
 # One quantized layer each: (name, layer builder, input shape, weight scales per output channel, the
@@ -170,7 +179,9 @@ UNITS: list[tuple[str, Callable[[Any], Any], list[int], bool, str]] = [
     ("fc", lambda pd: pd.nn.Linear(40, 10), [3, 40], True, "matmul"),
     ("fc per-tensor", lambda pd: pd.nn.Linear(40, 10), [3, 40], False, "matmul"),
     # (the engine's add gives the QDQ program's float add bit for bit: only the probe tells them apart)
-    ("residual add", residual_add, [1, 8, 6, 6], True, "add"),
+    ("residual add", lambda pd: two_operands(pd, concat=False), [1, 8, 6, 6], True, "add"),
+    ("concat", lambda pd: two_operands(pd, concat=True), [1, 8, 6, 6], True, "concat"),
+    ("softmax", lambda pd: pd.nn.Softmax(), [4, 10], True, "softmax"),
 ]
 
 
@@ -271,7 +282,11 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
     for kind, op in ACTIVATION_OPS.items():
         if ran_in_engine.get(kind):
             on_integers[op] = on_integers.get(op, 0) + ran_in_engine[kind]
-    adds = {"add": ran_in_engine["add"]} if ran_in_engine.get("add") else {}
+    # adds and concats of int8 operands
+    joined = {op: ran_in_engine[op] for op in ("add", "concat") if ran_in_engine.get(op)}
+    # a flatten the engine took with the fc it feeds no longer runs (no op dump names it: it moves nothing)
+    flattened = program_ops.get("flatten", 0) - ran.get("flatten", 0) if in_engine.get("matmul") else 0
+    moved = {"flatten": flattened} if flattened > 0 else {}
     covered = not left and sum(in_engine.values()) > 0
     detail = (
         f"level 2 (int8 engine): {sum(in_engine.values())} of {sum(quantizable.values())} conv/fc ops in int8 "
@@ -280,7 +295,8 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         + deployment_said(engine["deployment_top1_agree"], quantization_moved)
         + f"); {activations} activations on their int8 grid in the engine"
         + (f", {' and '.join(f'{op} {n}' for op, n in on_integers.items())} on their integers" if on_integers else "")
-        + (f"; {adds['add']} residual adds of int8 operands" if adds else "")
+        + (f"; {' and '.join(f'{op} {n}' for op, n in joined.items())} of int8 operands" if joined else "")
+        + (f"; flatten {flattened} in the fc's engine op (its int8 input read flattened)" if moved else "")
         + f"; {layers_said(layers)}; one layer "
         "alone: "
         + ", ".join(
@@ -295,7 +311,7 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         "passed": bool(units_ok and model_ok and covered),
         "not_run": False,
         "detail": detail,
-        "int8_ops": {**in_engine, **on_integers, **adds},
+        "int8_ops": {**in_engine, **on_integers, **joined, **moved},
         "int8_activations": activations,
         "float32_ops": float_ops,
         "model": model,

@@ -11,12 +11,15 @@
 // grid, so the float ops between the engine's see exactly the values the QDQ program gives them;
 // a relu or max pooling that alone reads it runs on the integers in between (the maximum with an
 // int8 zero, int8 max pooling: exact, as both commute with the rounding), and an average pooling
-// sums the integers in int32 and rescales the sums to float once (avg_pool2d_int8). A residual add
-// quantizes both operands with their scales and adds the integers, each rescaled once (add_int8).
+// sums the integers in int32 and rescales the sums to float once (avg_pool2d_int8); a softmax takes
+// the exponentials of the integers' differences from a table (softmax_int8). A residual add
+// quantizes both operands with their scales and adds the integers, each rescaled once (add_int8); a
+// concat writes each operand's integers, rescaled once by its own scale, into its slice (concat_int8).
 // Everything is queued on the op's stream; nothing here reads device memory. A vendor's engine
 // replaces these device calls by its graph compiler's.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -68,6 +71,21 @@ void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vecto
   *out = (in + before + after - (dilation * (k - 1) + 1) + (ceil_mode ? stride - 1 : 0)) / stride + 1;
 }
 
+// dims with the axes start..stop merged into one, as Paddle's flatten shapes its output.
+phi::DDim flattened(const phi::DDim& dims, int start, int stop) {
+  const int rank = dims.size();
+  start = start < 0 ? start + rank : start;
+  stop = stop < 0 ? stop + rank : stop;
+  std::vector<int64_t> out;
+  int64_t merged = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (i < start || i > stop) out.push_back(dims[i]);
+    if (i >= start && i <= stop) merged *= dims[i];
+    if (i == stop) out.push_back(merged);
+  }
+  return common::make_ddim(out);
+}
+
 {{ p }}_quant_params_t per_tensor(int64_t numel, int32_t qmax, int32_t round_type) {
   return {1, 1, numel, qmax, round_type};
 }
@@ -75,13 +93,18 @@ void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vecto
 class Int8Engine {
  public:
   // inputs: [x, w, x_scale, w_scale] of a conv2d or matmul, [a, b, a_scale, b_scale] of an add,
-  // [x, x_scale] of an activation
+  // [x1..xn, s1..sn] of a concat, [x, x_scale] of an activation
   Int8Engine(pir::Operation* op, std::vector<phi::DenseTensor*> inputs, phi::DenseTensor* out)
       : kind_(op->attribute<pir::StrAttribute>("kind").AsString()), kernel_("int8_engine_" + kind_),
         inputs_(std::move(inputs)), out_(out), x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")) {
     x_ = inputs_.at(0);
+    if (kind_ == "concat") {
+      concat_axis_ = int_attr(op, "axis");
+      return;
+    }
     if (is_activation_kind(kind_)) {
       x_scale_ = inputs_.at(1);
+      if (kind_ == "softmax") softmax_axis_ = int_attr(op, "axis");
       if (is_pool_kind(kind_)) {
         auto flag = [&](const char* name) { return op->attribute<pir::BoolAttribute>(name).data(); };
         pool_kernel_ = {int_attr(op, "kernel_h"), int_attr(op, "kernel_w")};
@@ -110,6 +133,7 @@ class Int8Engine {
     w_axis_ = int_attr(op, "w_quant_axis");
     if (kind_ == "matmul") {
       trans_w_ = op->attribute<pir::BoolAttribute>("transpose_y").data();
+      if (op->HasAttribute("flatten_start")) flatten_ = {int_attr(op, "flatten_start"), int_attr(op, "flatten_stop")};
     } else {
       strides_ = int_list(op, "strides");
       paddings_ = int_list(op, "paddings");
@@ -130,6 +154,7 @@ class Int8Engine {
     {{ p }}_stream_t stream = stream_of(ctx);
     if (is_activation_kind(kind_)) return OnGrid(ctx, stream);
     if (kind_ == "add") return Add(ctx, stream);
+    if (kind_ == "concat") return Concat(ctx, stream);
     if (!weight_ready_) {  // the weight is constant: quantized once, on the device
       w_int8_.Resize(w_->dims());
       ctx.Alloc(&w_int8_, phi::DataType::INT8);
@@ -185,6 +210,19 @@ class Int8Engine {
       ctx.Alloc(&y_int8_, phi::DataType::INT8);
       {{ NAME }}_CHECK({{ p }}_pool2d_forward(stream, {{ NAME }}_INT8, &pool, x_int8_.data(), y_int8_.data()), kernel);
       result = &y_int8_;
+    } else if (kind_ == "softmax") {  // exponentials of the integers' differences: float, no int8 result
+      const phi::DDim& dims = x_->dims();
+      const int axis = softmax_axis_ < 0 ? softmax_axis_ + dims.size() : softmax_axis_;
+      PADDLE_ENFORCE_EQ(dims.size() == 0 || (axis >= 0 && axis < dims.size()), true,  // (a 0-d one: 1)
+                        common::errors::InvalidArgument("{{ device_type }} int8 engine: softmax axis %d of a "
+                                                        "%d-d tensor", softmax_axis_, dims.size()));
+      const AxisView v = axis_view(dims, axis);
+      out_->Resize(dims);
+      ctx.Alloc(out_, phi::DataType::FLOAT32);
+      {{ NAME }}_CHECK({{ p }}_softmax_int8(stream, v.outer, v.axis, v.inner, x_int8_.data<int8_t>(),
+                                          x_scale_->data<float>(), x_qmax_, out_->data<float>()),
+                       kernel);
+      return;
     } else if (kind_ == "avg_pool2d") {  // int32 window sums, rescaled to float: no int8 result
       const {{ p }}_pool2d_params_t pool = PoolParams();
       out_->Resize(common::make_ddim({pool.batch, pool.channels, pool.out_h, pool.out_w}));
@@ -225,6 +263,47 @@ class Int8Engine {
     ctx.Alloc(out_, phi::DataType::FLOAT32);
     {{ NAME }}_CHECK({{ p }}_add_int8(stream, n, x_int8_.data<int8_t>(), x_scale_->data<float>(),
                                     b_int8_.data<int8_t>(), b_scale_->data<float>(), x_qmax_, out_->data<float>()),
+                     kernel);
+  }
+
+  // [x1..xn] along concat_axis_: each quantized with its scale, its integers rescaled once into its slice
+  void Concat(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
+    const char* kernel = kernel_.c_str();
+    const size_t n = inputs_.size() / 2;
+    const phi::DDim& first = x_->dims();
+    std::vector<int64_t> out_dims = common::vectorize(first);
+    PADDLE_ENFORCE_EQ(concat_axis_ >= 0 && concat_axis_ < first.size(), true,
+                      common::errors::InvalidArgument("{{ device_type }} int8 engine: concat axis %d of a %d-d "
+                                                      "tensor", concat_axis_, first.size()));
+    out_dims[concat_axis_] = 0;
+    parts_int8_.resize(n);
+    std::vector<const int8_t*> parts;
+    std::vector<const float*> scales;
+    std::vector<int64_t> lens;
+    for (size_t k = 0; k < n; ++k) {
+      const phi::DenseTensor* x = inputs_[k];
+      std::vector<int64_t> dims = common::vectorize(x->dims());
+      const int64_t len = dims.size() == out_dims.size() ? dims[concat_axis_] : -1;
+      if (len >= 0) dims[concat_axis_] = 0;
+      PADDLE_ENFORCE_EQ(len >= 0 && dims == out_dims, true,
+                        common::errors::InvalidArgument("{{ device_type }} int8 engine: concat of %s and %s along "
+                                                        "axis %d", first.to_str(), x->dims().to_str(), concat_axis_));
+      parts_int8_[k].Resize(x->dims());
+      ctx.Alloc(&parts_int8_[k], phi::DataType::INT8);
+      const {{ p }}_quant_params_t q = per_tensor(x->numel(), x_qmax_, x_round_);
+      {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &q, {{ NAME }}_FLOAT32, x->data(), inputs_[n + k]->data<float>(),
+                                             {{ NAME }}_INT8, parts_int8_[k].data()),
+                       kernel);
+      parts.push_back(parts_int8_[k].data<int8_t>());
+      scales.push_back(inputs_[n + k]->data<float>());
+      lens.push_back(len);
+    }
+    for (int64_t len : lens) out_dims[concat_axis_] += len;
+    const AxisView v = axis_view(first, concat_axis_);
+    out_->Resize(common::make_ddim(out_dims));
+    ctx.Alloc(out_, phi::DataType::FLOAT32);
+    {{ NAME }}_CHECK({{ p }}_concat_int8(stream, static_cast<int>(n), parts.data(), scales.data(), lens.data(), v.outer,
+                                       v.inner, x_qmax_, out_->data<float>()),
                      kernel);
   }
 
@@ -291,7 +370,7 @@ class Int8Engine {
   }
 
   {{ p }}_quant_params_t Matmul(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
-    const phi::DDim& x = x_->dims();
+    const phi::DDim x = flatten_ ? flattened(x_->dims(), flatten_->first, flatten_->second) : x_->dims();
     const phi::DDim& w = w_->dims();
     const int64_t k = x[x.size() - 1], n = trans_w_ ? w[0] : w[1], m = x_->numel() / std::max<int64_t>(k, 1);
     PADDLE_ENFORCE_EQ(w.size() == 2 && (trans_w_ ? w[1] : w[0]) == k, true,
@@ -320,13 +399,16 @@ class Int8Engine {
   phi::DenseTensor *b_ = nullptr, *b_scale_ = nullptr;  // an add's second operand
   int32_t x_qmax_, x_round_, b_round_ = 0, w_qmax_ = 0, w_round_ = 0, w_axis_ = -1;
   bool trans_w_ = false;
+  std::optional<std::pair<int, int>> flatten_;  // a matmul's x arrives unflattened: these axes merged
   std::vector<int> strides_, paddings_, dilations_;
   std::string algorithm_;
   int groups_ = 1;
   std::vector<int32_t> pool_kernel_;
+  int softmax_axis_ = -1, concat_axis_ = 0;
   bool ceil_mode_ = false, exclusive_ = true, adaptive_ = false, global_ = false;
   bool weight_ready_ = false, zero_ready_ = false;
   phi::DenseTensor w_int8_, x_int8_, y_int8_, b_int8_, zero_, acc_;  // the engine's own device memory
+  std::vector<phi::DenseTensor> parts_int8_;                          // (a concat's operands)
 };
 
 using Instruction = paddle::framework::CustomEngineInstruction;
@@ -372,11 +454,14 @@ C_Status Build(C_CustomEngineInstruction instruction) {
   const auto& tensors = ins->GetEngineValueToTensors();
   std::vector<phi::DenseTensor*> inputs;
   for (const pir::Value& v : ins->GetEngineInputs()) inputs.push_back(tensors.at(v).at(0));
-  const bool activation = is_activation_kind(ins->Operation()->attribute<pir::StrAttribute>("kind").AsString());
-  PADDLE_ENFORCE_EQ(inputs.size() == (activation ? 2u : 4u) && ins->GetEngineOutputs().size() == 1, true,
+  const std::string kind = ins->Operation()->attribute<pir::StrAttribute>("kind").AsString();
+  const bool inputs_fit = kind == "concat" ? inputs.size() >= 2 && inputs.size() % 2 == 0
+                                           : inputs.size() == (is_activation_kind(kind) ? 2u : 4u);
+  PADDLE_ENFORCE_EQ(inputs_fit && ins->GetEngineOutputs().size() == 1, true,
                     common::errors::PreconditionNotMet("{{ device_type }} int8 engine: an op of %d inputs and %d "
                                                        "outputs, not [x, w, x_scale, w_scale] -> [out] (an add's "
-                                                       "[a, b, a_scale, b_scale], an activation's [x, x_scale])",
+                                                       "[a, b, a_scale, b_scale], a concat's [x1..xn, s1..sn], an "
+                                                       "activation's [x, x_scale])",
                                                        inputs.size(), ins->GetEngineOutputs().size()));
   phi::DenseTensor* out = tensors.at(ins->GetEngineOutputs()[0]).at(0);
   ins->SetCustomEngine(new Int8Engine(ins->Operation(), inputs, out));

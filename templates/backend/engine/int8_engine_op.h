@@ -63,9 +63,9 @@ inline int32_t int_attr(pir::Operation* op, const char* name) { return op->attri
 inline bool is_pool_kind(const std::string& kind) { return kind == "max_pool2d" || kind == "avg_pool2d"; }
 
 // Whether an engine op of this kind takes an activation [x, x_scale] and puts it on its int8 grid
-// (with the relu or pooling that reads it), rather than a conv2d or matmul [x, w, x_scale, w_scale].
+// (with the relu, pooling or softmax that reads it), rather than a conv2d or matmul [x, w, x_scale, w_scale].
 inline bool is_activation_kind(const std::string& kind) {
-  return kind == "activation" || kind == "relu" || is_pool_kind(kind);
+  return kind == "activation" || kind == "relu" || kind == "softmax" || is_pool_kind(kind);
 }
 
 }  // namespace {{ p }}_engine

@@ -10,17 +10,18 @@
 //
 // with w, sx and sw parameters, x per-tensor, w per-tensor or per output channel, and replaces the
 // five ops by one custom_engine.{{ p }}_int8_engine op on [x, w, sx, sw] that computes y in int8
-// (int8_engine.cc). An add of two quantized activations of one shape (a residual add whose
-// operands the model quantizes) becomes an engine op on [a, b, sa, sb] the same way. Then every
-// quantize/dequantize pair of an activation that is left (Paddle's quantization observes the inputs
-// of batch norms, relus and pooling too) becomes an engine op on [x, sx] that puts x on its int8
-// grid: the float ops between the engine's see the values the QDQ program gives them, not the
-// unrounded ones the folding passes would leave. Where the pair's one
-// reader is a relu or a max pooling, that op joins it: the engine computes it on the integers
-// (both commute with the rounding, so the result is the QDQ program's); an average pooling joins
-// it too, summing the integers in int32 and rescaling the sums to float once. What it does not match
-// (NHWC, a transposed x, scales per input channel) is left as it was: the folding passes after it
-// run that part in float.
+// (int8_engine.cc); a flatten that alone feeds a matmul's x joins it. An add of two quantized
+// activations of one shape (a residual add whose operands the model quantizes) becomes an engine
+// op on [a, b, sa, sb] the same way, a concat of quantized activations one on [x1..xn, s1..sn].
+// Then every quantize/dequantize pair of an activation that is left (Paddle's quantization observes
+// the inputs of batch norms, relus and pooling too) becomes an engine op on [x, sx] that puts x on
+// its int8 grid: the float ops between the engine's see the values the QDQ program gives them, not
+// the unrounded ones the folding passes would leave. Where the pair's one reader is a relu or a max
+// pooling, that op joins it: the engine computes it on the integers (both commute with the
+// rounding, so the result is the QDQ program's); an average pooling joins it too, summing the
+// integers in int32 and rescaling the sums to float once, and a softmax, from a table of the
+// exponentials of the integers' differences. What it does not match (NHWC, a transposed x, scales
+// per input channel) is left as it was: the folding passes after it run that part in float.
 #include <optional>
 #include <string>
 #include <vector>
@@ -147,16 +148,35 @@ void replace_by_engine(pir::Operation* replaced, const std::vector<pir::Value>& 
   replaced->result(0).ReplaceAllUsesWith(outputs.outputs()[0]);
 }
 
+// The flatten that alone feeds a matmul's quantized x (flatten -> quantize -> dequantize -> matmul,
+// each read once), or nullptr. The engine op takes the flatten's input and reads it as the
+// flattened shape: the same contiguous values, so its int8 copy moves nothing.
+pir::Operation* flatten_feeding(const Qdq& x) {
+  pir::Operation* flatten = producer(x.source);
+  if (!is(flatten, "pd_op.flatten") || !x.source.HasOneUse()) return nullptr;
+  if (!x.quantize->result(0).HasOneUse() || !x.dequantize->result(0).HasOneUse()) return nullptr;
+  const auto input = flatten->operand_source(0).type().dyn_cast<pir::DenseTensorType>();
+  return input && input.dims().size() >= 1 ? flatten : nullptr;
+}
+
 bool hand_to_engine(pir::Operation* anchor) {
   const std::optional<Qdq> x = qdq_feeding(anchor->operand_source(0));
   const std::optional<Qdq> w = qdq_feeding(anchor->operand_source(1));
   if (!x || !w) return false;
-  const std::optional<pir::AttributeMap> attrs = engine_attributes(anchor, *x, *w);
+  std::optional<pir::AttributeMap> attrs = engine_attributes(anchor, *x, *w);
   if (!attrs) return false;
-  replace_by_engine(anchor, {x->source, w->source, x->scale, w->scale}, *attrs);
+  pir::Value input = x->source;
+  pir::Operation* flatten = is(anchor, "pd_op.matmul") ? flatten_feeding(*x) : nullptr;
+  if (flatten) {
+    input = flatten->operand_source(0);
+    (*attrs)["flatten_start"] = flatten->attribute("start_axis");
+    (*attrs)["flatten_stop"] = flatten->attribute("stop_axis");
+  }
+  replace_by_engine(anchor, {input, w->source, x->scale, w->scale}, *attrs);
   anchor->Erase();
   // a quantized activation may feed other ops too: its pair stays for them
   for (pir::Operation* op : {x->dequantize, x->quantize, w->dequantize, w->quantize}) erase_if_unused(op);
+  if (flatten) erase_if_unused(flatten);
   return true;
 }
 
@@ -180,8 +200,45 @@ bool hand_add_to_engine(pir::Operation* add) {
   return true;
 }
 
-// A pair of an activation (per tensor) no conv, matmul or add took: x on its int8 grid, in the engine,
-// with the relu or pooling that alone reads it.
+// A concat along a constant axis of activations each behind its own pair (per tensor, one qmax and
+// rounding): an engine op on [x1..xn, s1..sn] that writes each one's integers, rescaled by its own
+// scale, into its slice (concat_int8).
+bool hand_concat_to_engine(pir::Operation* concat) {
+  pir::Operation* combine = producer(concat->operand_source(0));
+  pir::Operation* full = producer(concat->operand_source(1));
+  if (combine == nullptr || !combine->isa<pir::CombineOp>() || !combine->result(0).HasOneUse()) return false;
+  if (!is(full, "pd_op.full") || !full->attribute("value").isa<pir::DoubleAttribute>()) return false;
+  const auto out = concat->result(0).type().dyn_cast<pir::DenseTensorType>();
+  if (!out || common::contain_unknown_dim(out.dims())) return false;
+  const int rank = out.dims().size();
+  int axis = static_cast<int>(full->attribute<pir::DoubleAttribute>("value").data());
+  axis = axis < 0 ? axis + rank : axis;
+  if (axis < 0 || axis >= rank || combine->num_operands() == 0) return false;
+  std::vector<Qdq> xs;
+  for (uint32_t i = 0; i < combine->num_operands(); ++i) {
+    const std::optional<Qdq> x = qdq_feeding(combine->operand_source(i));
+    if (!x || x->axis != -1 || is_parameter(x->source)) return false;
+    if (!xs.empty() && (x->qmax != xs[0].qmax || x->round_type != xs[0].round_type)) return false;
+    for (const Qdq& seen : xs)
+      if (seen.dequantize == x->dequantize) return false;  // (one pair twice: its ops would be erased twice)
+    xs.push_back(*x);
+  }
+  pir::AttributeMap attrs = activation_attributes("concat", concat->name(), xs[0]);
+  attrs["axis"] = pir::Int32Attribute::get(pir::IrContext::Instance(), axis);
+  std::vector<pir::Value> operands;
+  for (const Qdq& x : xs) operands.push_back(x.source);
+  for (const Qdq& x : xs) operands.push_back(x.scale);
+  replace_by_engine(concat, operands, attrs);
+  concat->Erase();
+  erase_if_unused(combine);
+  erase_if_unused(full);
+  for (const Qdq& x : xs)
+    for (pir::Operation* op : {x.dequantize, x.quantize}) erase_if_unused(op);
+  return true;
+}
+
+// A pair of an activation (per tensor) no conv, matmul, add or concat took: x on its int8 grid, in the engine,
+// with the relu, pooling or softmax that alone reads it.
 bool hand_activation_to_engine(pir::Operation* dequantize) {
   const std::optional<Qdq> x = qdq_feeding(dequantize->result(0));
   if (!x || x->axis != -1 || is_parameter(x->source) || dequantize->result(0).use_empty()) return false;
@@ -191,6 +248,9 @@ bool hand_activation_to_engine(pir::Operation* dequantize) {
     attrs = activation_attributes("relu", reader->name(), *x);
   } else if (is(reader, "pd_op.pool2d")) {
     attrs = pool_attributes(reader, *x);
+  } else if (is(reader, "pd_op.softmax")) {
+    attrs = activation_attributes("softmax", reader->name(), *x);
+    (*attrs)["axis"] = reader->attribute("axis");
   }
   if (attrs) {
     replace_by_engine(reader, {x->source, x->scale}, *attrs);
@@ -223,7 +283,11 @@ class Int8EnginePass : public pir::Pass {
     for (pir::Operation& candidate : block)
       if (is(&candidate, "pd_op.add") || is(&candidate, "pd_op.add_")) adds.push_back(&candidate);
     for (pir::Operation* add : adds) hand_add_to_engine(add);
-    std::vector<pir::Operation*> pairs;  // (what the convolutions, matmuls and adds left)
+    std::vector<pir::Operation*> concats;
+    for (pir::Operation& candidate : block)
+      if (is(&candidate, "pd_op.concat")) concats.push_back(&candidate);
+    for (pir::Operation* concat : concats) hand_concat_to_engine(concat);
+    std::vector<pir::Operation*> pairs;  // (what the convolutions, matmuls, adds and concats left)
     for (pir::Operation& candidate : block)
       if (is(&candidate, "pd_op.dequantize_linear")) pairs.push_back(&candidate);
     for (pir::Operation* dequantize : pairs) hand_activation_to_engine(dequantize);

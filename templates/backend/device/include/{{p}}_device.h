@@ -517,8 +517,9 @@ typedef struct {
                                 float* out_state, float* scale);
 
 /* int8 arithmetic, what an int8 engine computes a quantized convolution, matmul, average
- * pooling or residual add with: int8 values (or int8 x int8 products) summed in int32, then
- * rescaled once (an add's two operands: each rescaled once, then added). */
+ * pooling, residual add, softmax or concatenation with: int8 values (or int8 x int8 products)
+ * summed in int32, then rescaled once (the operands of an add or concatenation: each rescaled
+ * once by its own scale; a softmax: a table of the exponentials of the integer differences). */
 
 /* y = conv(x, w) in int32: x int8 NCHW, w int8 OIHW (I = in_channels / groups), y int32 NCHW. */
 {{ p }}_status_t {{ p }}_conv2d_int8({{ p }}_stream_t s, const {{ p }}_conv2d_params_t* p, const int8_t* x,
@@ -540,6 +541,20 @@ typedef struct {
  * dequantize_linear takes it back and the two added in float32. */
 {{ p }}_status_t {{ p }}_add_int8({{ p }}_stream_t s, int64_t numel, const int8_t* a, const float* a_scale,
                            const int8_t* b, const float* b_scale, int32_t qmax, float* y);
+
+/* Softmax along the middle axis of a [outer, axis, inner] view of int8 x (quantized with the one
+ * scale *x_scale), to float32 y: exp((q - max q) * x_scale / qmax) from a table of the 256
+ * possible differences, over the row's sum. */
+{{ p }}_status_t {{ p }}_softmax_int8({{ p }}_stream_t s, int64_t outer, int64_t axis, int64_t inner,
+                               const int8_t* x, const float* x_scale, int32_t qmax, float* y);
+
+/* y = the concatenation along the middle axis of [outer, axis_lens[k], inner] views of count int8
+ * tensors xs[k], each quantized with its own one scale *scales[k]: each value rescaled once (as
+ * dequantize_linear: v * s / qmax) into its slice of float32 y [outer, sum of axis_lens, inner].
+ * xs, scales and axis_lens are host arrays (of device pointers), read before the call returns. */
+{{ p }}_status_t {{ p }}_concat_int8({{ p }}_stream_t s, int count, const int8_t* const* xs,
+                              const float* const* scales, const int64_t* axis_lens, int64_t outer,
+                              int64_t inner, int32_t qmax, float* y);
 
 /* Rescales int32 accumulators of x_q * w_q products over a [outer, channels, inner] view (channel c
  * takes w_scales[c]; channels = 1: one weight scale): v = acc * (x_scale / qmax) * (w_scale / qmax),

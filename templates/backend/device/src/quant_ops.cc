@@ -1,8 +1,9 @@
 // {{ NAME }} device library: symmetric linear int8 quantization -- quantize, dequantize and
 // the scale observers of quantization-aware training (the device side of
 // kernels/quant_kernels.cc) -- and the int8 arithmetic of the int8 engine (engine/): int8
-// convolution and GEMM into int32, and the requantization of their accumulators. The arithmetic is Paddle's quantize_linear/dequantize_linear on
-// the CPU, element for element, so a quantized model gives the same integers on the device.
+// convolution and GEMM into int32, the requantization of their accumulators, the residual add,
+// softmax and concatenation of int8 operands. Quantize and dequantize are Paddle's quantize_linear/dequantize_linear
+// on the CPU, element for element, so a quantized model gives the same integers on the device.
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared helpers
 // (dispatch, submission) are in internal.h. A vendor replaces each body with a launch on the
@@ -356,6 +357,75 @@ extern "C" {
     parallel_for(numel, 4, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
         y[i] = static_cast<float>(a[i]) * sa / q + static_cast<float>(b[i]) * sb / q;
+    });
+  });
+}
+
+{{ p }}_status_t {{ p }}_softmax_int8({{ p }}_stream_t s, int64_t outer, int64_t axis, int64_t inner,
+                               const int8_t* x, const float* x_scale, int32_t qmax, float* y) {
+  debug::Trace trace_("softmax_int8");
+  trace_.attr("outer", outer).attr("axis", axis).attr("inner", inner).attr("qmax", qmax);
+  if (outer < 0 || axis < 0 || inner < 0 || qmax < 1 || qmax > 127) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (outer * axis * inner == 0) return {{ NAME }}_OK;
+  if (!x || !x_scale || !y) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, x, x_scale, y);
+  {{ NAME }}_SUBMIT(s, {
+    // x_i - max x is (q_i - max q) steps of the grid: one of 256 values, whose exponentials are a
+    // table (what an NPU's int8 softmax looks up instead of computing exp per element)
+    const float step = *x_scale / static_cast<float>(qmax);
+    float table[256];
+    for (int d = 0; d < 256; ++d) table[d] = std::exp(-static_cast<float>(d) * step);
+    parallel_for(outer * inner, 4 * axis, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int8_t* in = x + (row / inner) * axis * inner + row % inner;
+        float* out = y + (row / inner) * axis * inner + row % inner;
+        int top = -128;
+        for (int64_t j = 0; j < axis; ++j) top = std::max<int>(top, in[j * inner]);
+        double sum = 0;
+        for (int64_t j = 0; j < axis; ++j) sum += table[top - in[j * inner]];
+        const float inv = static_cast<float>(1.0 / sum);
+        for (int64_t j = 0; j < axis; ++j) out[j * inner] = table[top - in[j * inner]] * inv;
+      }
+    });
+  });
+}
+
+{{ p }}_status_t {{ p }}_concat_int8({{ p }}_stream_t s, int count, const int8_t* const* xs, const float* const* scales,
+                              const int64_t* axis_lens, int64_t outer, int64_t inner, int32_t qmax, float* y) {
+  debug::Trace trace_("concat_int8");
+  trace_.attr("count", count).attr("outer", outer).attr("inner", inner).attr("qmax", qmax);
+  if (count < 1 || !xs || !scales || !axis_lens || outer < 0 || inner < 0 || qmax < 1 || qmax > 127)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  // (the lists are the caller's: copied, with each pointer re-pointed at its view, before queueing)
+  std::vector<const int8_t*> in(static_cast<size_t>(count));
+  std::vector<const float*> in_scales(in.size());
+  std::vector<int64_t> lens(in.size());
+  int64_t total = 0;
+  for (size_t k = 0; k < in.size(); ++k) {
+    in[k] = xs[k];
+    in_scales[k] = scales[k];
+    lens[k] = axis_lens[k];
+    if (lens[k] < 0 || !in_scales[k] || (lens[k] > 0 && !in[k]) || !device_views(s, in[k], in_scales[k]))
+      return {{ NAME }}_ERROR_INVALID_VALUE;
+    total += lens[k];
+  }
+  if (outer * total * inner == 0) return {{ NAME }}_OK;
+  if (!y) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {{ NAME }}_DEVICE_POINTERS(s, y);
+  {{ NAME }}_SUBMIT(s, {
+    // each operand's values rescaled once, as dequantize_linear takes them back (v * s / qmax)
+    const float q = static_cast<float>(qmax);
+    parallel_for(outer, total * inner, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        float* row = y + o * total * inner;
+        for (size_t k = 0; k < in.size(); ++k) {
+          const int64_t n = lens[k] * inner;
+          const int8_t* src = in[k] + o * n;
+          const float sk = *in_scales[k];
+          for (int64_t i = 0; i < n; ++i) row[i] = static_cast<float>(src[i]) * sk / q;
+          row += n;
+        }
+      }
     });
   });
 }

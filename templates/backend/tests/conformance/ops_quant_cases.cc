@@ -1,6 +1,7 @@
 // Conformance, area ops.quant (device/src/quant_ops.cc): symmetric linear int8 quantization.
 // Inputs are chosen so that x * (qmax / s) is exact in float32 (qmax 64, scales powers of two):
 // the expected integers are then those of the rounding rule alone, ties included.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -292,5 +293,65 @@ CONFORMANCE_CASE("ops.quant", int8_add_rescales_each_operand_by_its_own_scale) {
   EXPECT_STATUS({{ p }}_add_int8(nullptr, -1, da.ptr(), a_scale.ptr(), db.ptr(), b_scale.ptr(), 127, y.ptr()),
                 {{ NAME }}_ERROR_INVALID_VALUE);
   EXPECT_STATUS({{ p }}_add_int8(nullptr, 2, da.ptr(), nullptr, db.ptr(), b_scale.ptr(), 127, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+}
+
+// An int8 engine's softmax: along the middle axis of [outer, axis, inner], from the integers'
+// differences to the row's largest (a table of their exponentials), against the float softmax of
+// the dequantized values.
+CONFORMANCE_CASE("ops.quant", int8_softmax_takes_the_exponentials_of_the_integer_differences) {
+  // outer 2, axis 3, inner 2; qmax 64 and scale 2: one step of the grid is 1/32
+  const std::vector<int8_t> x = {-128, 5, 127, 5, 0, 5,  //
+                                 7, -1, 7, 3, 7, -128};
+  Dev<int8_t> dx(x);
+  Dev<float> scale(std::vector<float>{2.f}), y(x.size(), -7.f);
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_softmax_int8(nullptr, 2, 3, 2, dx.ptr(), scale.ptr(), 64, y.ptr()));
+  const std::vector<float> got = y.host();
+  for (int64_t o = 0; o < 2; ++o) {
+    for (int64_t i = 0; i < 2; ++i) {
+      double top = -1e30, sum = 0;
+      for (int64_t j = 0; j < 3; ++j) top = std::max<double>(top, x[(o * 3 + j) * 2 + i] / 32.0);
+      for (int64_t j = 0; j < 3; ++j) sum += std::exp(x[(o * 3 + j) * 2 + i] / 32.0 - top);
+      for (int64_t j = 0; j < 3; ++j) {
+        const int64_t at = (o * 3 + j) * 2 + i;
+        EXPECT(std::fabs(got[at] - std::exp(x[at] / 32.0 - top) / sum) <= 1e-6);
+      }
+    }
+  }
+  // a row of one value: each 1/3, to float32 rounding; -128 against 127: exp(-255/32), not 0
+  EXPECT(got[1] == static_cast<float>(1.0 / 3) && got[3] == got[1] && got[5] == got[1]);
+  EXPECT(got[0] > 0.f && got[0] < 1e-3f);
+  EXPECT_STATUS({{ p }}_softmax_int8(nullptr, 2, -1, 2, dx.ptr(), scale.ptr(), 64, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_STATUS({{ p }}_softmax_int8(nullptr, 2, 3, 2, dx.ptr(), scale.ptr(), 128, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_STATUS({{ p }}_softmax_int8(nullptr, 2, 3, 2, dx.ptr(), nullptr, 64, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+}
+
+// An int8 engine's concat: each operand's integers rescaled once by its own scale (as
+// dequantize_linear takes them back) into its slice along the middle axis of [outer, axis, inner].
+CONFORMANCE_CASE("ops.quant", int8_concat_rescales_each_operand_into_its_slice) {
+  // outer 2, inner 2; a: 1 along the axis, b: 2
+  const std::vector<int8_t> a = {-128, 3, 127, -1}, b = {1, 2, 3, 4, -5, -6, -7, 127};
+  const float sa = 0.37f, sb = 1.93f;
+  Dev<int8_t> da(a), db(b);
+  Dev<float> a_scale(std::vector<float>{sa}), b_scale(std::vector<float>{sb}), y(12, -7.f);
+  const int8_t* parts[] = {da.ptr(), db.ptr()};
+  const float* scales[] = {a_scale.ptr(), b_scale.ptr()};
+  const int64_t lens[] = {1, 2};
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_concat_int8(nullptr, 2, parts, scales, lens, 2, 2, 127, y.ptr()));
+  auto v = [](int8_t q, float s) { return static_cast<float>(q) * s / 127.f; };
+  const std::vector<float> want = {v(-128, sa), v(3, sa),  v(1, sb),  v(2, sb),  v(3, sb),  v(4, sb),  //
+                                   v(127, sa),  v(-1, sa), v(-5, sb), v(-6, sb), v(-7, sb), v(127, sb)};
+  EXPECT(y.host() == want);
+  const int64_t negative[] = {1, -2};
+  EXPECT_STATUS({{ p }}_concat_int8(nullptr, 2, parts, scales, negative, 2, 2, 127, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_STATUS({{ p }}_concat_int8(nullptr, 0, parts, scales, lens, 2, 2, 127, y.ptr()),
+                {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT_STATUS({{ p }}_concat_int8(nullptr, 2, parts, scales, lens, 2, 2, 0, y.ptr()),
                 {{ NAME }}_ERROR_INVALID_VALUE);
 }
