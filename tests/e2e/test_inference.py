@@ -174,6 +174,8 @@ def test_verify_int8_model_at_the_deployment_and_simulated_levels(infer_project,
     units |= {"conv2d 3x3 stride 2 pad 1 per-tensor", "fc per-tensor", "residual add", "concat", "softmax"}
     assert {u["layer"] for u in levels["2"]["units"]} == units
     assert all(u["max_lsb"] <= 1 for u in levels["2"]["units"]) and levels["2"]["model"]["mean_lsb"] <= 1
+    # the reference's own spread, its sums in float64 (MobileNetV1's moves by about 2 LSB: see README)
+    assert levels["2"]["reference_spread"]["max_lsb"] >= 0 and "its sums in float64" in levels["2"]["detail"]
     # each unit computed by an engine op of its kind (the device's op dump), not by the float ops
     assert all(u["in_engine"] for u in levels["2"]["units"]), levels["2"]["units"]
     # every other quantized activation (the inputs of batch norm, relu, pooling) on its int8 grid in the

@@ -266,3 +266,11 @@ def test_level_2_counts_a_flatten_the_fcs_engine_op_took_and_names_one_it_left()
     assert taken["int8_ops"]["flatten"] == 1 and "; flatten 1 in the fc's engine op" in taken["detail"]
     left = quant_engine.level2(ENGINE, program, {**ENGINE_RUN, "on_device": {**ENGINE_RUN["on_device"], "flatten": 1}})
     assert "flatten" not in left["int8_ops"] and "where no engine fc reads it" in left["float32_ops"]["flatten"]
+
+
+def test_level_2_says_how_far_the_reference_itself_moves_with_float64_sums():
+    spread = {**ENGINE, "reference_spread": {"max_lsb": 1.89, "mean_lsb": 0.4}}
+    level2 = quant_engine.level2(spread, PROGRAM, ENGINE_RUN)
+    assert "mean 0.00 LSB (the reference itself, its sums in float64: max 1.89, mean 0.40 LSB)," in level2["detail"]
+    failed = quant_engine.level2({**ENGINE, "reference_spread": {"error": "no float64 conv"}}, PROGRAM, ENGINE_RUN)
+    assert failed["passed"] and "(the reference in float64: not measured, no float64 conv)" in failed["detail"]

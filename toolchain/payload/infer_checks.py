@@ -442,6 +442,7 @@ def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarr
     simulated = np.load(reference_file)
     return {
         "model": quant_engine.compare(run["output"], simulated),
+        "reference_spread": json.loads(quant_model.simulated_record(args.prefix).read_text()).get("float64_spread"),
         "deployment_top1_agree": bool(np.argmax(run["output"]) == np.argmax(deployment)),
         # (the quantized model's own top-1 against the float one's: PTQ's doing, not the engine's)
         "simulated_deployment_top1_agree": bool(np.argmax(simulated) == np.argmax(deployment)),

@@ -7,9 +7,8 @@ of batch norms, relus and pooling too) on its int8 grid, computing a relu or max
 reads it on the integers (exact: both commute with the rounding), an average pooling as int32 sums
 of the integers rescaled once, a softmax from a table of the exponentials of the integers'
 differences, and a residual add or concat whose operands are quantized as their integers, each
-rescaled once;
-the simulated-int8 reference
-(quant_model.simulate, Paddle's CPU kernels on the QDQ model) computes the same in float32. So:
+rescaled once; the simulated-int8 reference (quant_model.simulate, Paddle's CPU kernels on the QDQ
+model) computes the same in float32. So:
 - one quantized layer alone must agree with the reference to 1 LSB of its output's int8 grid
   (max|reference| / 127) per element: the engine's sums are exact, the reference's are float32;
   so must each conv/fc layer of the model, fed the input the simulated model gave it;
@@ -247,6 +246,17 @@ def layers_said(layers: list[dict[str, Any]]) -> str:
     )
 
 
+def spread_said(spread: dict[str, Any] | None) -> str:
+    """The simulated reference's own spread (quant_model.float64_spread), for level 2's line."""
+    if not spread:
+        return ""
+    if "error" in spread:
+        return f" (the reference in float64: not measured, {spread['error']})"
+    return (
+        f" (the reference itself, its sums in float64: max {spread['max_lsb']:.2f}, mean {spread['mean_lsb']:.2f} LSB)"
+    )
+
+
 def deployment_said(agrees: bool, quantization_moved: bool) -> str:
     if agrees:
         return "and agrees with the deployment's"
@@ -291,7 +301,8 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
     detail = (
         f"level 2 (int8 engine): {sum(in_engine.values())} of {sum(quantizable.values())} conv/fc ops in int8 "
         f"({', '.join(f'{op} {n}' for op, n in in_engine.items())}); output vs simulated int8: max "
-        f"{model['max_lsb']:.2f} LSB, mean {model['mean_lsb']:.2f} LSB, top-1 {top1_said} ("
+        f"{model['max_lsb']:.2f} LSB, mean {model['mean_lsb']:.2f} LSB{spread_said(engine.get('reference_spread'))}, "
+        f"top-1 {top1_said} ("
         + deployment_said(engine["deployment_top1_agree"], quantization_moved)
         + f"); {activations} activations on their int8 grid in the engine"
         + (f", {' and '.join(f'{op} {n}' for op, n in on_integers.items())} on their integers" if on_integers else "")
@@ -315,6 +326,7 @@ def level2(engine: dict[str, Any] | None, program_ops: dict[str, int], placement
         "int8_activations": activations,
         "float32_ops": float_ops,
         "model": model,
+        "reference_spread": engine.get("reference_spread"),
         "units": units,
         "layers": layers,
         "latency_ms": engine["latency_ms"],
