@@ -3,10 +3,11 @@ verify environment, by infer_checks.py).
 
 export() makes a QDQ model with Paddle's own post-training quantization: abs-max observers on
 every layer's input (one scale: convolutions, linear layers, batch norms, relus, pooling), on both
-operands of a ResNet's residual adds and on every conv/linear weight (a scale per output channel), calibrated on seeded inputs (no download),
-converted so that each quantized tensor passes quantize_linear -> dequantize_linear, and saved for
-paddle.inference; beside it, each quantized conv/linear layer alone with the input the simulated
-model gave it (level 2 checks the engine layer by layer on them).
+operands of a ResNet's residual adds and on every conv/linear weight (a scale per output channel),
+calibrated on seeded inputs (no download), converted so that each quantized tensor passes
+quantize_linear -> dequantize_linear, and saved for paddle.inference; beside it, each quantized
+conv/linear layer alone with the input the simulated model gave it (level 2 checks the engine layer
+by layer on them), and how far the simulated output moves with float64 sums (float64_spread).
 
 Three levels are checked from it:
 - level 0, the deployment: paddle.inference folds the QDQ pairs with the passes the plugin's
