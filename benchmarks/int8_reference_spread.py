@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payl
 os.environ.setdefault("DEVKIT_TOLERANCES", json.dumps({"infer_rtol": 1e-4, "infer_atol": 1e-5}))
 
 import infer_checks  # noqa: E402
-import numpy as np  # noqa: E402
 import quant_engine  # noqa: E402
 import quant_model  # noqa: E402
 
@@ -35,13 +34,9 @@ def spread(name: str, device: str) -> dict[str, object]:
     import paddle
     from paddle.static import InputSpec
 
-    shape, build = infer_checks.MODELS[name]
-    paddle.seed(2024)  # (infer_checks.export's seeds: the model verify checks)
-    paddle.set_device("cpu")
-    model = build(paddle.vision)
-    model.eval()
+    model, shape = infer_checks.built(name)  # (the model verify checks)
     qdq = quant_model.quantized(model, shape)
-    x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
+    x = infer_checks.measurement_input(shape)
     ref32 = qdq(paddle.to_tensor(x)).numpy()
     engine = None
     if device:

@@ -38,8 +38,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     prefix = out / "model"
     infer_checks.export(MODEL, prefix, "int8", "cpu")  # the QDQ model, and its simulated-int8 CPU output
-    shape = infer_checks.MODELS[MODEL][0]
-    x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")  # the input quant_model.export used
+    x = infer_checks.measurement_input(infer_checks.MODELS[MODEL][0])  # the input quant_model.export used
     np.save(out / "input.npy", x)
     np.save(out / "deployment.npy", infer_checks.run_once(infer_checks.predictor(str(prefix), "cpu"), x))
     quant_model.simulated_output(str(prefix)).rename(out / "simulated.npy")

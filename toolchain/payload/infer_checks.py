@@ -41,21 +41,37 @@ RTOL, ATOL = _TOL["infer_rtol"], _TOL["infer_atol"]
 _SELECTED = re.compile(r"\[([a-z_0-9]+)\] selected kernel\(is_valid: \d \): \(([^,]+), [^,]+, ([a-z0-9:_]+)\)")
 
 
-def export(name: str, prefix: Path, quant: str, device: str) -> None:
-    """Save the model with random weights (no weights can be downloaded); with `quant`, its QDQ
-    form, and the simulated-int8 comparison beside it (quant_model.py)."""
+def measurement_input(shape: list[int]) -> np.ndarray:
+    """The input every measurement of a model runs (seeded: the same on every machine)."""
+    import numpy as np
+
+    return np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
+
+
+def built(name: str) -> tuple[Any, list[int]]:
+    """The named model with random weights (seeded: no weights can be downloaded), on the CPU and
+    in eval mode, and its input shape."""
     import paddle
-    from paddle.static import InputSpec
 
     shape, build = MODELS[name]
     paddle.seed(2024)
     paddle.set_device("cpu")
     model = build(paddle.vision)
     model.eval()
+    return model, shape
+
+
+def export(name: str, prefix: Path, quant: str, device: str) -> None:
+    """Save the model (built); with `quant`, its QDQ form, and the simulated-int8 comparison beside
+    it for the measurement's input (quant_model.py)."""
+    import paddle
+    from paddle.static import InputSpec
+
+    model, shape = built(name)
     if quant:
         import quant_model
 
-        quant_model.export(model, shape, prefix, device)
+        quant_model.export(model, measurement_input(shape), prefix, device)
         return
     paddle.jit.save(model, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
 
@@ -326,21 +342,24 @@ def main() -> int:
         import quant_engine
         import quant_model
 
-        simulated = quant_model.simulated_record(prefix)
+        record_file = quant_model.simulated_record(prefix)
+        simulated = json.loads(record_file.read_text()) if record_file.exists() else None
+        program = Path(model_files(prefix)[0])
         engine = report.get("engine")
         engine_placement: KernelPlacement = {}
         if engine and not {"unavailable", "error"} & set(engine):
             units = tuple(u["prefix"] for u in engine["units"])
             engine_placement = kernel_placement(prefix, args.device, report["input_shape"], engine=True, units=units)
             engine["units"] = quant_engine.units_in_engine(engine["units"], engine_placement.get("units", []))
+            engine["reference_spread"] = (simulated or {}).get("float64_spread")
         quant_record = quant_model.levels(
             qdq_ops,
-            quant_model.scale_axes(Path(model_files(prefix)[0])),
+            quant_model.scale_axes(program),
             dict(placement),
             report["outputs_agree"],
-            json.loads(simulated.read_text()) if simulated.exists() else None,
+            simulated,
             RTOL,
-            quant_engine.level2(engine, quant_model.op_counts(Path(model_files(prefix)[0])), dict(engine_placement)),
+            quant_engine.level2(engine, quant_model.op_counts(program), dict(engine_placement)),
         )
         report["quant"] = cast("QuantCheck", quant_record)
         levels = quant_record["levels"].values()
@@ -365,7 +384,6 @@ def run_phase(args: argparse.Namespace) -> int:
             pred = predictor(unit, args.device, engine=True)
             unit_shape = pred.get_input_handle(pred.get_input_names()[0]).shape()
             run_once(pred, np.zeros(unit_shape, dtype="float32"))
-            sys.stderr.flush()
         # The placement log is written. Skip interpreter teardown: with verbose
         # logging on, Paddle 3.3.1 can abort in an exit handler and then hang in
         # its own signal handler.
@@ -375,7 +393,7 @@ def run_phase(args: argparse.Namespace) -> int:
 
     handle = predictor(args.prefix, "cpu")
     shape = [d if d > 0 else 1 for d in handle.get_input_handle(handle.get_input_names()[0]).shape()]
-    x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
+    x = measurement_input(shape)
     dev = timed(args.prefix, args.device, x, args.warmup, args.repeats)
     cpu = timed(args.prefix, "cpu", x, args.warmup, args.repeats)
     diff = np.abs(dev["output"].astype(np.float64) - cpu["output"].astype(np.float64))
@@ -442,7 +460,6 @@ def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarr
     simulated = np.load(reference_file)
     return {
         "model": quant_engine.compare(run["output"], simulated),
-        "reference_spread": json.loads(quant_model.simulated_record(args.prefix).read_text()).get("float64_spread"),
         "deployment_top1_agree": bool(np.argmax(run["output"]) == np.argmax(deployment)),
         # (the quantized model's own top-1 against the float one's: PTQ's doing, not the engine's)
         "simulated_deployment_top1_agree": bool(np.argmax(simulated) == np.argmax(deployment)),

@@ -178,18 +178,19 @@ def simulated_record(prefix: str) -> Path:
     return Path(prefix + ".simulated.json")
 
 
-def export(model: Any, shape: list[int], prefix: Path, device: str) -> dict[str, Any]:
-    """Save the QDQ model at `prefix`, and beside it its simulated-int8 CPU output for the input every
-    measurement uses and level 1's comparison (simulated int8 on the device vs the CPU), returned too."""
+def export(model: Any, x: Any, prefix: Path, device: str) -> dict[str, Any]:
+    """Save the QDQ model at `prefix` (its input shaped as `x`), and beside it its simulated-int8 CPU
+    output for `x`, the input every measurement uses, and level 1's comparison (simulated int8 on
+    the device vs the CPU), returned too."""
     import numpy as np
     import paddle
     from paddle.static import InputSpec
 
     paddle.set_device("cpu")
+    shape = list(x.shape)
     qdq = quantized(model, shape)
     # a fixed input shape: Paddle 3.3.1 cannot save a QDQ model with a dynamic batch
     paddle.jit.save(qdq, str(prefix), input_spec=[InputSpec(shape, "float32", "x")])
-    x = np.random.RandomState(0).uniform(0, 1, shape).astype("float32")
     record = simulate(qdq, x, device, simulated_output(str(prefix)))
     export_layers(qdq, x, layers_dir(str(prefix)))
     record["float64_spread"] = float64_spread(qdq, x, np.load(simulated_output(str(prefix))))  # (last: it changes qdq)

@@ -164,12 +164,7 @@ class Int8Engine {
                        kKernel);
       weight_ready_ = true;
     }
-    x_int8_.Resize(x_->dims());
-    ctx.Alloc(&x_int8_, phi::DataType::INT8);
-    const {{ p }}_quant_params_t xq = per_tensor(x_->numel(), x_qmax_, x_round_);
-    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &xq, {{ NAME }}_FLOAT32, x_->data(), x_scale_->data<float>(),
-                                           {{ NAME }}_INT8, x_int8_.data()),
-                     kKernel);
+    QuantizeInto(ctx, stream, *x_, *x_scale_, x_round_, &x_int8_, kKernel);
     const {{ p }}_quant_params_t rescale = kind_ == "matmul" ? Matmul(ctx, stream) : Conv(ctx, stream);
     {{ NAME }}_CHECK({{ p }}_requantize(stream, &rescale, acc_.data<int32_t>(), x_scale_->data<float>(),
                                      w_scale_->data<float>(), {{ NAME }}_FLOAT32, nullptr, out_->data()),
@@ -177,15 +172,22 @@ class Int8Engine {
   }
 
  private:
+  // An activation x quantized with its one scale (qmax x_qmax_, rounding `round`) into the
+  // engine's int8 tensor q: every kind's first step.
+  void QuantizeInto(const phi::CustomContext& ctx, {{ p }}_stream_t stream, const phi::DenseTensor& x,
+                    const phi::DenseTensor& scale, int32_t round, phi::DenseTensor* q, const char* kernel) {
+    q->Resize(x.dims());
+    ctx.Alloc(q, phi::DataType::INT8);
+    const {{ p }}_quant_params_t params = per_tensor(x.numel(), x_qmax_, round);
+    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &params, {{ NAME }}_FLOAT32, x.data(), scale.data<float>(),
+                                           {{ NAME }}_INT8, q->data()),
+                     kernel);
+  }
+
   // x on its int8 grid: quantized, relu or pooling on the integers, taken back to float
   void OnGrid(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
     const char* kernel = kernel_.c_str();
-    x_int8_.Resize(x_->dims());
-    ctx.Alloc(&x_int8_, phi::DataType::INT8);
-    const {{ p }}_quant_params_t q = per_tensor(x_->numel(), x_qmax_, x_round_);
-    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &q, {{ NAME }}_FLOAT32, x_->data(), x_scale_->data<float>(),
-                                           {{ NAME }}_INT8, x_int8_.data()),
-                     kernel);
+    QuantizeInto(ctx, stream, *x_, *x_scale_, x_round_, &x_int8_, kernel);
     phi::DenseTensor* result = &x_int8_;
     if (kind_ == "relu") {
       if (!zero_ready_) {
@@ -247,21 +249,11 @@ class Int8Engine {
                       common::errors::InvalidArgument("{{ device_type }} int8 engine: an add of %s and %s (the "
                                                       "engine adds one shape, without broadcasting)",
                                                       x_->dims().to_str(), b_->dims().to_str()));
-    const int64_t n = x_->numel();
-    x_int8_.Resize(x_->dims());
-    ctx.Alloc(&x_int8_, phi::DataType::INT8);
-    b_int8_.Resize(b_->dims());
-    ctx.Alloc(&b_int8_, phi::DataType::INT8);
-    const {{ p }}_quant_params_t qa = per_tensor(n, x_qmax_, x_round_), qb = per_tensor(n, x_qmax_, b_round_);
-    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &qa, {{ NAME }}_FLOAT32, x_->data(), x_scale_->data<float>(),
-                                           {{ NAME }}_INT8, x_int8_.data()),
-                     kernel);
-    {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &qb, {{ NAME }}_FLOAT32, b_->data(), b_scale_->data<float>(),
-                                           {{ NAME }}_INT8, b_int8_.data()),
-                     kernel);
+    QuantizeInto(ctx, stream, *x_, *x_scale_, x_round_, &x_int8_, kernel);
+    QuantizeInto(ctx, stream, *b_, *b_scale_, b_round_, &b_int8_, kernel);
     out_->Resize(x_->dims());
     ctx.Alloc(out_, phi::DataType::FLOAT32);
-    {{ NAME }}_CHECK({{ p }}_add_int8(stream, n, x_int8_.data<int8_t>(), x_scale_->data<float>(),
+    {{ NAME }}_CHECK({{ p }}_add_int8(stream, x_->numel(), x_int8_.data<int8_t>(), x_scale_->data<float>(),
                                     b_int8_.data<int8_t>(), b_scale_->data<float>(), x_qmax_, out_->data<float>()),
                      kernel);
   }
@@ -288,12 +280,7 @@ class Int8Engine {
       PADDLE_ENFORCE_EQ(len >= 0 && dims == out_dims, true,
                         common::errors::InvalidArgument("{{ device_type }} int8 engine: concat of %s and %s along "
                                                         "axis %d", first.to_str(), x->dims().to_str(), concat_axis_));
-      parts_int8_[k].Resize(x->dims());
-      ctx.Alloc(&parts_int8_[k], phi::DataType::INT8);
-      const {{ p }}_quant_params_t q = per_tensor(x->numel(), x_qmax_, x_round_);
-      {{ NAME }}_CHECK({{ p }}_quantize_linear(stream, &q, {{ NAME }}_FLOAT32, x->data(), inputs_[n + k]->data<float>(),
-                                             {{ NAME }}_INT8, parts_int8_[k].data()),
-                       kernel);
+      QuantizeInto(ctx, stream, *x, *inputs_[n + k], x_round_, &parts_int8_[k], kernel);
       parts.push_back(parts_int8_[k].data<int8_t>());
       scales.push_back(inputs_[n + k]->data<float>());
       lens.push_back(len);

@@ -22,6 +22,7 @@
 // integers in int32 and rescaling the sums to float once, and a softmax, from a table of the
 // exponentials of the integers' differences. What it does not match (NHWC, a transposed x, scales
 // per input channel) is left as it was: the folding passes after it run that part in float.
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -180,23 +181,49 @@ bool hand_to_engine(pir::Operation* anchor) {
   return true;
 }
 
+// The pairs of an add's or concat's operands when each is an activation behind its own pair (per
+// tensor, one qmax for all), or nullopt. (One pair read twice, x + x, is refused: its ops would be
+// erased twice.)
+std::optional<std::vector<Qdq>> quantized_operands(const std::vector<pir::Value>& operands) {
+  std::vector<Qdq> xs;
+  for (pir::Value v : operands) {
+    const std::optional<Qdq> x = qdq_feeding(v);
+    if (!x || x->axis != -1 || is_parameter(x->source) || (!xs.empty() && x->qmax != xs[0].qmax)) return std::nullopt;
+    for (const Qdq& seen : xs)
+      if (seen.dequantize == x->dequantize) return std::nullopt;
+    xs.push_back(*x);
+  }
+  return xs;
+}
+
+// `op` (an add or concat) becomes an engine op on [x1..xn, s1..sn]; then the ops that fed it
+// (`feeders`: a concat's combine and axis), and its operands' pairs, are erased where nothing else
+// reads them, in that order (a pair still read by a feeder would be left behind, and a later pass
+// crashes on a dequantize_linear without readers).
+void replace_operands_by_engine(pir::Operation* op, const std::vector<Qdq>& xs, const pir::AttributeMap& attrs,
+                                std::initializer_list<pir::Operation*> feeders = {}) {
+  std::vector<pir::Value> operands;
+  for (const Qdq& x : xs) operands.push_back(x.source);
+  for (const Qdq& x : xs) operands.push_back(x.scale);
+  replace_by_engine(op, operands, attrs);
+  op->Erase();
+  for (pir::Operation* feeder : feeders) erase_if_unused(feeder);
+  for (const Qdq& x : xs)
+    for (pir::Operation* pair_op : {x.dequantize, x.quantize}) erase_if_unused(pair_op);
+}
+
 // A residual add of two activations of one shape, each behind its own pair (per tensor): an engine op
 // on [a, b, sa, sb] that adds their integers, each rescaled once (add_int8).
 bool hand_add_to_engine(pir::Operation* add) {
-  const std::optional<Qdq> a = qdq_feeding(add->operand_source(0));
-  const std::optional<Qdq> b = qdq_feeding(add->operand_source(1));
-  if (!a || !b || a->axis != -1 || b->axis != -1 || a->qmax != b->qmax) return false;
-  // (x + x through one pair stays float: its ops would be erased twice below)
-  if (a->dequantize == b->dequantize || is_parameter(a->source) || is_parameter(b->source)) return false;
+  const std::optional<std::vector<Qdq>> xs = quantized_operands({add->operand_source(0), add->operand_source(1)});
+  if (!xs) return false;
   // one static shape, no broadcasting (the engine checks it again at run time)
   const auto ta = add->operand_source(0).type().dyn_cast<pir::DenseTensorType>();
   const auto tb = add->operand_source(1).type().dyn_cast<pir::DenseTensorType>();
   if (!ta || !tb || ta.dims() != tb.dims() || common::contain_unknown_dim(ta.dims())) return false;
-  pir::AttributeMap attrs = activation_attributes("add", add->name(), *a);
-  attrs["b_round_type"] = pir::Int32Attribute::get(pir::IrContext::Instance(), b->round_type);
-  replace_by_engine(add, {a->source, b->source, a->scale, b->scale}, attrs);
-  add->Erase();
-  for (pir::Operation* op : {a->dequantize, a->quantize, b->dequantize, b->quantize}) erase_if_unused(op);
+  pir::AttributeMap attrs = activation_attributes("add", add->name(), (*xs)[0]);
+  attrs["b_round_type"] = pir::Int32Attribute::get(pir::IrContext::Instance(), (*xs)[1].round_type);
+  replace_operands_by_engine(add, *xs, attrs);
   return true;
 }
 
@@ -214,26 +241,13 @@ bool hand_concat_to_engine(pir::Operation* concat) {
   int axis = static_cast<int>(full->attribute<pir::DoubleAttribute>("value").data());
   axis = axis < 0 ? axis + rank : axis;
   if (axis < 0 || axis >= rank || combine->num_operands() == 0) return false;
-  std::vector<Qdq> xs;
-  for (uint32_t i = 0; i < combine->num_operands(); ++i) {
-    const std::optional<Qdq> x = qdq_feeding(combine->operand_source(i));
-    if (!x || x->axis != -1 || is_parameter(x->source)) return false;
-    if (!xs.empty() && (x->qmax != xs[0].qmax || x->round_type != xs[0].round_type)) return false;
-    for (const Qdq& seen : xs)
-      if (seen.dequantize == x->dequantize) return false;  // (one pair twice: its ops would be erased twice)
-    xs.push_back(*x);
-  }
-  pir::AttributeMap attrs = activation_attributes("concat", concat->name(), xs[0]);
+  const std::optional<std::vector<Qdq>> xs = quantized_operands(combine->operands_source());
+  if (!xs) return false;
+  for (const Qdq& x : *xs)
+    if (x.round_type != (*xs)[0].round_type) return false;  // (the engine quantizes them all one way)
+  pir::AttributeMap attrs = activation_attributes("concat", concat->name(), (*xs)[0]);
   attrs["axis"] = pir::Int32Attribute::get(pir::IrContext::Instance(), axis);
-  std::vector<pir::Value> operands;
-  for (const Qdq& x : xs) operands.push_back(x.source);
-  for (const Qdq& x : xs) operands.push_back(x.scale);
-  replace_by_engine(concat, operands, attrs);
-  concat->Erase();
-  erase_if_unused(combine);
-  erase_if_unused(full);
-  for (const Qdq& x : xs)
-    for (pir::Operation* op : {x.dequantize, x.quantize}) erase_if_unused(op);
+  replace_operands_by_engine(concat, *xs, attrs, {combine, full});
   return true;
 }
 
@@ -262,6 +276,15 @@ bool hand_activation_to_engine(pir::Operation* dequantize) {
   return true;
 }
 
+// The ops of `block` named one of `names`, collected before a rewrite changes the block.
+std::vector<pir::Operation*> ops_named(pir::Block& block, std::initializer_list<const char*> names) {
+  std::vector<pir::Operation*> found;
+  for (pir::Operation& op : block)
+    for (const char* name : names)
+      if (is(&op, name)) found.push_back(&op);
+  return found;
+}
+
 class Int8EnginePass : public pir::Pass {
  public:
   // opt_level 0: it runs at every optimization level a predictor is given (a model the engine
@@ -272,24 +295,14 @@ class Int8EnginePass : public pir::Pass {
 
   void Run(pir::Operation* op) override {
     pir::Block& block = op->dyn_cast<pir::ModuleOp>().block();
-    std::vector<pir::Operation*> anchors;  // (collected first: the rewrite changes the block)
-    for (pir::Operation& candidate : block)
-      if (is(&candidate, "pd_op.conv2d") || is(&candidate, "pd_op.depthwise_conv2d") || is(&candidate, "pd_op.matmul"))
-        anchors.push_back(&candidate);
     // (no AddStatistics: Paddle keeps the count in a std::any, which on aarch64 builds of Paddle
     // does not take a value from another library: "Invalid type for attribute __match_count__")
-    for (pir::Operation* anchor : anchors) hand_to_engine(anchor);
-    std::vector<pir::Operation*> adds;
-    for (pir::Operation& candidate : block)
-      if (is(&candidate, "pd_op.add") || is(&candidate, "pd_op.add_")) adds.push_back(&candidate);
-    for (pir::Operation* add : adds) hand_add_to_engine(add);
-    std::vector<pir::Operation*> concats;
-    for (pir::Operation& candidate : block)
-      if (is(&candidate, "pd_op.concat")) concats.push_back(&candidate);
-    for (pir::Operation* concat : concats) hand_concat_to_engine(concat);
-    std::vector<pir::Operation*> pairs;  // (what the convolutions, matmuls, adds and concats left)
-    for (pir::Operation& candidate : block)
-      if (is(&candidate, "pd_op.dequantize_linear")) pairs.push_back(&candidate);
+    for (pir::Operation* anchor : ops_named(block, {"pd_op.conv2d", "pd_op.depthwise_conv2d", "pd_op.matmul"}))
+      hand_to_engine(anchor);
+    for (pir::Operation* add : ops_named(block, {"pd_op.add", "pd_op.add_"})) hand_add_to_engine(add);
+    for (pir::Operation* concat : ops_named(block, {"pd_op.concat"})) hand_concat_to_engine(concat);
+    // (what the convolutions, matmuls, adds and concats left)
+    const std::vector<pir::Operation*> pairs = ops_named(block, {"pd_op.dequantize_linear"});
     for (pir::Operation* dequantize : pairs) hand_activation_to_engine(dequantize);
   }
 };

@@ -25,6 +25,10 @@ bool valid_layout(const {{ p }}_quant_params_t* p) {
 
 int64_t quant_numel(const {{ p }}_quant_params_t* p) { return p->outer * p->channels * p->inner; }
 
+// An integer v taken back to float with its scale: v * s / qmax in this order, as Paddle's CPU
+// dequantize_linear computes it, bit for bit (the engine's add and concat rescale with it too).
+float dequantize_one(float v, float s, float qmax) { return v * s / qmax; }
+
 // 1/s as Paddle takes it: a zero (or denormal) scale does not divide by zero.
 float inverse(float s) { return s <= 1e-30f ? 1.f / (s + 1e-6f) : 1.f / s; }
 
@@ -196,11 +200,11 @@ extern "C" {
   {{ NAME }}_SUBMIT(s, {
     const float qmax = static_cast<float>(params.qmax);
     for_each_run(params, [&](int64_t begin, int64_t end, int64_t c) {
-      const float sc = scale[c];  // v * sc / qmax in this order, as Paddle's CPU kernel: bit for bit
+      const float sc = scale[c];
       if (x_dtype == {{ NAME }}_INT8) {
-        for (int64_t i = begin; i < end; ++i) out[i] = static_cast<float>(as<int8_t>(x)[i]) * sc / qmax;
+        for (int64_t i = begin; i < end; ++i) out[i] = dequantize_one(as<int8_t>(x)[i], sc, qmax);
       } else {
-        for (int64_t i = begin; i < end; ++i) out[i] = as<float>(x)[i] * sc / qmax;
+        for (int64_t i = begin; i < end; ++i) out[i] = dequantize_one(as<float>(x)[i], sc, qmax);
       }
     });
   });
@@ -351,12 +355,11 @@ extern "C" {
   if (!a || !a_scale || !b || !b_scale || !y) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_DEVICE_POINTERS(s, a, a_scale, b, b_scale, y);
   {{ NAME }}_SUBMIT(s, {
-    // each operand as dequantize_linear takes it back (v * s / qmax, in this order), then the
-    // float add: bit for bit the QDQ program's add of the two dequantized operands
+    // each operand as dequantize_linear takes it back, then the float add: bit for bit the QDQ
+    // program's add of the two dequantized operands
     const float sa = *a_scale, sb = *b_scale, q = static_cast<float>(qmax);
     parallel_for(numel, 4, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        y[i] = static_cast<float>(a[i]) * sa / q + static_cast<float>(b[i]) * sb / q;
+      for (int64_t i = begin; i < end; ++i) y[i] = dequantize_one(a[i], sa, q) + dequantize_one(b[i], sb, q);
     });
   });
 }
@@ -413,7 +416,7 @@ extern "C" {
   if (!y) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ NAME }}_DEVICE_POINTERS(s, y);
   {{ NAME }}_SUBMIT(s, {
-    // each operand's values rescaled once, as dequantize_linear takes them back (v * s / qmax)
+    // each operand's values rescaled once, as dequantize_linear takes them back
     const float q = static_cast<float>(qmax);
     parallel_for(outer, total * inner, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
@@ -422,7 +425,7 @@ extern "C" {
           const int64_t n = lens[k] * inner;
           const int8_t* src = in[k] + o * n;
           const float sk = *in_scales[k];
-          for (int64_t i = 0; i < n; ++i) row[i] = static_cast<float>(src[i]) * sk / q;
+          for (int64_t i = 0; i < n; ++i) row[i] = dequantize_one(src[i], sk, q);
           row += n;
         }
       }
