@@ -217,8 +217,8 @@ def test_each_default_is_written_once_and_the_project_and_readme_come_from_it(tm
     for name in TOP_LEVEL_SETTINGS:
         value = getattr(defaults, name)
         assert rendered[name.replace("_", "-")] == (list(value) if isinstance(value, tuple) else value), name
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert settings_markdown() in readme, "README's settings table differs from the model: paste settings_markdown()"
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    assert settings_markdown() in page, "docs/configuration.md's settings table differs: python -m devkit.docs_gen"
     verify = VerifySettings()
     options = VerifyOptions(recipe=None)  # type: ignore[arg-type]
     infer = InferOptions()

@@ -59,6 +59,13 @@ images_app.command("binfmt")(images.images_binfmt)
 images_app.command("prune")(images.images_prune)
 app.command("doctor")(images.doctor)
 
+# Each command's --help names its page of the documentation (docs/commands/, one per command;
+# tests/unit/test_docs.py holds every page to the command line).
+app.info.epilog = "Docs: docs/index.md in devkit's repository; each command's page is docs/commands/<command>.md."
+for _group, _prefix in ((app, ""), (matrix_app, "matrix-"), (config_app, "config-"), (images_app, "images-")):
+    for _command in _group.registered_commands:
+        _command.epilog = f"Docs: docs/commands/{_prefix}{_command.name}.md"
+
 _state = {"debug": False}
 
 
