@@ -165,12 +165,22 @@ def _schema_rows(schema: dict[str, Any], prefix: str) -> Iterator[tuple[str, str
             yield from _schema_rows(inner, path + ("[]." if sub.get("type") == "array" else "."))
 
 
+def _forms(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
+    """The shapes the output takes: the alternatives of a top-level oneOf/anyOf, $refs resolved."""
+    if "$ref" in schema:
+        return _forms(root["$defs"][schema["$ref"].removeprefix("#/$defs/")], root)
+    alternatives = schema.get("oneOf") or schema.get("anyOf")
+    if alternatives and "properties" not in schema:
+        return [form for alt in alternatives for form in _forms(alt, root)]
+    return [schema]
+
+
 def schema_tables(name: str) -> str:
-    """The --json output's fields as tables (one per form the output takes)."""
+    """The --json output's fields as tables (one per shape the output takes)."""
     from .util.schema import load_schema
 
     schema = load_schema(page_name(name))
-    forms = schema.get("oneOf", [schema])
+    forms = _forms(schema, schema)
     out: list[str] = []
     for index, form in enumerate(forms, 1):
         if len(forms) > 1:

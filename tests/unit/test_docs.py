@@ -156,3 +156,11 @@ def test_the_troubleshooting_page_lists_every_error_devkit_raises():
     assert len(refusals) > 100  # the catalogue is read from the sources, not typed in
     missing = [r for r in refusals if f"| `{r.module}` |" not in page or docs_gen._cell(r.fix)[:40] not in page]
     assert missing == [], f"{missing[:3]}: {REGENERATE}"
+
+
+def test_each_json_command_page_lists_its_output_fields():
+    """A schema shape the generator cannot read (a $ref, a top-level anyOf) must not leave an empty table."""
+    for name, command in docs_gen.cli_commands().items():
+        if any("--json" in getattr(p, "opts", ()) for p in command.params):
+            tables = docs_gen.schema_tables(name)
+            assert re.search(r"^\| `\w", tables, re.M), f"devkit {name}: no field of its --json output listed"
