@@ -175,8 +175,9 @@ def _cxx11(symbols: Iterable[str]) -> bool:
 
 
 def libraries_in(path: Path) -> list[tuple[str, bytes]]:
-    if not path.is_file():
-        raise InputError(f"{path} does not exist", "pass a plugin wheel or shared library")
+    if not path.is_file():  # stat, never open: opening a FIFO would wait for a writer
+        problem = "is not a regular file" if path.exists() else "does not exist"
+        raise InputError(f"{path} {problem}", "pass a plugin wheel or shared library")
     if path.suffix == ".whl":
         validate_wheel(path, "plugin wheel")
         with zip_archive(path, "plugin wheel", "pass a plugin wheel built by devkit") as zf:

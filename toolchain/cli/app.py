@@ -12,15 +12,16 @@ import signal
 import sys
 import traceback
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
 
 from .. import __version__
-from ..util.console import err
-from ..util.errors import DevkitError, ExitCode
+from ..util.console import err, json_owed
+from ..util.errors import DevkitError, EnvironmentProblem, ExitCode, InternalError
 from . import build, images, matrix, publish, scaffold, verify
+from .options import emit_json
 
 # Help texts are plain text: "[tool.devkit]" must not be read as rich markup (it vanished).
 app = typer.Typer(
@@ -104,7 +105,7 @@ def _usage_error(exc: typer.TyperException) -> None:
     err.print(f"[red]error:[/] {escape(message)} Fix: see `{escape(command)} --help`", highlight=False)
 
 
-def _os_problem(exc: OSError) -> str:
+def _os_problem(exc: OSError) -> EnvironmentProblem:
     where = f" ({exc.filename})" if exc.filename else ""
     fix = {
         errno.ENOSPC: "free space on that file system (or point DEVKIT_CACHE_DIR / --out elsewhere) and rerun",
@@ -112,7 +113,22 @@ def _os_problem(exc: OSError) -> str:
         errno.EACCES: "make the path writable for this user, or choose another",
         errno.EROFS: "choose a writable directory",
     }.get(exc.errno or 0, "check the path and rerun")
-    return f"{exc.strerror or exc}{where}. Fix: {fix}"
+    return EnvironmentProblem(f"{exc.strerror or exc}{where}", fix)
+
+
+def _fail(exc: DevkitError) -> NoReturn:
+    """The one error line (with --json and no summary printed yet, also the error object on stdout:
+    a --json caller always gets JSON), then the exit code of the error's kind."""
+    if exc.details:
+        err.print(exc.details, markup=False, style="dim")
+    err.print(f"[red]error:[/] {escape(exc.one_line())}", markup=True)
+    if _state["debug"]:
+        traceback.print_exc()
+    if json_owed():
+        fields = {"problem": exc.problem, "fix": exc.fix, "log": str(exc.log) if exc.log else None}
+        kind = {"kind": exc.exit_code.name.lower(), "exit_code": int(exc.exit_code)}
+        emit_json({"error": {**kind, **fields, "message": exc.one_line()}})
+    sys.exit(exc.exit_code)
 
 
 def main() -> None:
@@ -124,12 +140,7 @@ def main() -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except DevkitError as exc:
-        if exc.details:
-            err.print(exc.details, markup=False, style="dim")
-        err.print(f"[red]error:[/] {escape(exc.one_line())}", markup=True)
-        if _state["debug"]:
-            traceback.print_exc()
-        sys.exit(exc.exit_code)
+        _fail(exc)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
@@ -139,12 +150,6 @@ def main() -> None:
         _usage_error(exc)
         sys.exit(exc.exit_code)
     except OSError as exc:  # the machine, not devkit: a full disk, a read-only or vanished directory
-        if _state["debug"]:
-            traceback.print_exc()
-        err.print(f"[red]error:[/] {escape(_os_problem(exc))}", highlight=False)
-        sys.exit(ExitCode.ENVIRONMENT)
+        _fail(_os_problem(exc))
     except Exception as exc:
-        if _state["debug"]:
-            traceback.print_exc()
-        err.print(f"[red]error:[/] internal error: {exc}. Fix: rerun with --debug and report the traceback")
-        sys.exit(ExitCode.INTERNAL)
+        _fail(InternalError(f"internal error: {exc}", "rerun with --debug and report the traceback"))

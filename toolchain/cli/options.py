@@ -12,7 +12,7 @@ import typer
 
 from ..project.project import Project, load_project
 from ..project.recipes import Recipe, find_recipe
-from ..util.console import json_stream, reserve_stdout_for_json
+from ..util.console import reserve_stdout_for_json, write_json
 
 
 class RunnerChoice(str, Enum):
@@ -88,9 +88,7 @@ def project_unless_wheel(project_dir: Path | None, wheel: Path | None) -> Projec
 
 
 def emit_json(payload: object) -> None:
-    out = json_stream()
-    out.write(json.dumps(payload, indent=2, default=str) + "\n")
-    out.flush()
+    write_json(json.dumps(payload, indent=2, default=str) + "\n")
 
 
 def target_recipe(arch: str | None) -> Recipe:

@@ -10,6 +10,7 @@ import typer
 from ..project.project import load_project
 from ..util.console import err
 from ..util.errors import InputError
+from ..util.urls import is_url
 from .options import JsonOpt, ProjectArg, emit_json
 
 
@@ -28,7 +29,7 @@ def publish(
     """Check, then upload with twine, every wheel and sdist of this version in PROJECT_DIR/dist/."""
     from ..building.publish import upload
 
-    if not repository_url.startswith(("http://", "https://")):
+    if not is_url(repository_url, ("http", "https")):
         raise InputError(
             f"--repository-url {repository_url!r} is not an http(s) URL" if repository_url else "no --repository-url",
             "pass your index's upload URL, e.g. --repository-url https://pypi.example.com/legacy/",

@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..project.config import VerifySettings
+from ..project.naming import switch_prefix
 from ..util.console import err
 from ..util.errors import BuildFailure, InputError, VerificationFailure
 from ..verify.adapters import verify_adapter
@@ -254,10 +255,10 @@ def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Projec
     else:
         views.show_test_ops(report, recipe, mode, report_dir)
     if not report.passed:
-        name = project.name if project else "NAME"
+        prefix = switch_prefix(project.device_type) if project else "<DEVICE_TYPE>"
         raise VerificationFailure(
             f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
-            f"see {report_dir / 'report.md'}; isolate a kernel with {name}_FALLBACK_OPS or {name}_AUTOCOMPARE=1",
+            f"see {report_dir / 'report.md'}; isolate a kernel with {prefix}_FALLBACK_OPS or {prefix}_AUTOCOMPARE=1",
         )
     err.print("[green]✓[/] all op cases pass")
 

@@ -17,10 +17,12 @@ from packaging.version import InvalidVersion, Version
 from .. import DISTRIBUTION, __version__
 from ..payload.quant_model import QDQ_FOLDING
 from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework
+from ..project.naming import switch_prefix
 from ..project.recipes import all_recipes, find_recipe
 from ..project.sdk import SdkSettings, parse_sdk
 from ..util.errors import DevkitError, InputError
-from ..util.schema import DRAFT, dataclass_schema
+from ..util.schema import DRAFT, dataclass_schema, with_error_output
+from ..util.urls import is_url
 
 MODES = ("train", "infer", "distributed")  # distributed: opt-in, native targets only
 RUNNERS = ("auto", "docker", "host")
@@ -32,6 +34,9 @@ CI_PROVIDERS = ("github", "gitlab")
 # the glibc/libstdc++ a plugin links against, so the manylinux tag auditwheel gives it.
 BUILDER_BASES = {"bullseye": "glibc 2.31, GCC 10", "bookworm": "glibc 2.36, GCC 12"}
 DEFAULT_BUILDER_BASE = "bullseye"  # the oldest that compiles the C++17 backend: closest to the frameworks' floor
+MAX_JOBS = 1024  # matrix lanes: far more than any matrix has entries, far fewer than threads a process may start
+# settings whose value is a URL pip is pointed at: never an option, a path or a word
+URL_SETTINGS = frozenset({"index_url"})
 VERIFY_SUITE = "bookworm"  # verify images run Python 3.11, which every pinned framework wheel supports
 
 
@@ -154,15 +159,24 @@ def _kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
-def _number(value: Any, key: str, kind: type, minimum: float) -> Any:
+def _number(value: Any, key: str, kind: type, minimum: float, maximum: float | None = None) -> Any:
     ok = isinstance(value, (int, float)) if kind is float else isinstance(value, int)
-    if not ok or isinstance(value, bool) or value < minimum:
+    if not ok or isinstance(value, bool) or value < minimum or (maximum is not None and value > maximum):
+        bounds = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
         raise _fail(
             key,
-            f"= {value!r} must be a{'n integer' if kind is int else ' number'} >= {minimum}",
+            f"= {value!r} must be a{'n integer' if kind is int else ' number'} {bounds}",
             f"set e.g. {key.rsplit('.', 1)[-1]} = {kind(minimum) if minimum else kind(1)}",
         )
     return kind(value)
+
+
+def _url(value: str, key: str) -> str:
+    if not is_url(value, ("http", "https", "file")):
+        raise _fail(
+            key, f"= {value!r} is not an http(s) or file URL", 'e.g. index-url = "https://download.pytorch.org/whl/cpu"'
+        )
+    return value
 
 
 def _choices(value: Any, key: str, allowed: tuple[str, ...], many: bool) -> Any:
@@ -196,7 +210,7 @@ def _section(table: Any, key: str, cls: type, choices: dict[str, tuple[str, ...]
         elif isinstance(default, str):
             if not isinstance(raw, str) or not raw:
                 raise _fail(where, f"= {raw!r} must be a non-empty string", f"e.g. {_kebab(name)} = {default!r}")
-            values[name] = raw
+            values[name] = _url(raw, where) if name in URL_SETTINGS else raw
         else:
             values[name] = _number(raw, where, type(default), 1 if name == "repeats" else 0)
     return cls(**values)
@@ -273,7 +287,7 @@ def parse_config(devkit: dict[str, Any], *, name: str, device_type: str, root: P
     if "builder-base" in devkit:
         values["builder_base"] = _choices(devkit["builder-base"], "builder-base", tuple(BUILDER_BASES), many=False)
     if "jobs" in devkit:
-        values["jobs"] = _number(devkit["jobs"], "jobs", int, 0)
+        values["jobs"] = _number(devkit["jobs"], "jobs", int, 0, MAX_JOBS)
     if "inference-passes" in devkit:
         values["inference_passes"] = _pass_names(devkit["inference-passes"])
     if "frameworks" in devkit:
@@ -294,7 +308,9 @@ def parse_config(devkit: dict[str, Any], *, name: str, device_type: str, root: P
     if "ci" in devkit:
         values["ci"] = _section(devkit["ci"], "ci", CiSettings, {})
     if "sdk" in devkit:
-        values["sdk"] = parse_sdk(devkit["sdk"], root)
+        # the device's switches begin with its device type in upper case, and with its name's, when that differs
+        switches = tuple(dict.fromkeys((switch_prefix(device_type), name.upper())))
+        values["sdk"] = parse_sdk(devkit["sdk"], root, switches)
     return DevkitConfig(**values)
 
 
@@ -378,4 +394,4 @@ def config_show_schema() -> dict[str, Any]:
         "items": {"type": "string"},
     }
     schema["required"].append("matrix")
-    return {"$schema": DRAFT, "title": "devkit config show --json", **schema}
+    return with_error_output({"$schema": DRAFT, "title": "devkit config show --json", **schema})

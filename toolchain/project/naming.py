@@ -7,10 +7,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from ..util.errors import InputError
 
 MAX_NAME_LENGTH = 32
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")  # always fullmatch: `$` lets a final "\n" through
+VERSION = re.compile(r"[0-9][0-9A-Za-z.+!_-]*")  # and packaging's Version must accept it
+PACKAGE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")  # PEP 508
 
 # C and C++ keywords (and the alternative operator spellings): a device type
 # becomes a C identifier prefix and a C++ namespace in the generated code.
@@ -179,12 +183,18 @@ class BackendName:
     @property
     def upper(self) -> str:
         """Prefix of macros and environment variables (STPU_MEMORY_MB)."""
-        return self.device_type.upper()
+        return switch_prefix(self.device_type)
 
     @property
     def project_name(self) -> str:
         """The wheel's distribution name, which the CMake target of the plugin library also bears."""
         return f"paddle-custom-{self.device_type.replace('_', '-')}"
+
+
+def switch_prefix(device_type: str) -> str:
+    """What the generated project's macros and debugging switches begin with (`{{ NAME }}` in the
+    templates: STPU_FALLBACK_OPS): the device type in upper case, whatever the backend's name."""
+    return device_type.upper()
 
 
 def _check_identifier(value: str, what: str, flag: str) -> None:
@@ -251,18 +261,42 @@ def _check_device_type(device_type: str, origin: str = "") -> None:
         )
 
 
+def check_name(name: str) -> None:
+    """The rules a backend's name meets (it names generated code and files), or InputError."""
+    _check_identifier(name, "backend name", "")
+
+
+def check_device_type(device_type: str) -> None:
+    """The rules an explicit device type meets (C identifiers, both frameworks' device), or InputError."""
+    _check_identifier(device_type, "device type", " with --device-type")
+    if device_type != device_type.lower():
+        raise InputError(
+            f"the device type {device_type!r} has upper-case letters; Paddle and PyTorch device types are lower case",
+            f"use --device-type {device_type.lower()}",
+        )
+    _check_device_type(device_type)
+
+
+def is_version(text: str) -> bool:
+    """A PEP 440 version written as it is meant (no surrounding space, separator or `v`): it
+    becomes part of file names (wheels, bundles) and reaches CMake and METADATA."""
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return VERSION.fullmatch(text) is not None
+
+
+def is_package_name(text: str) -> bool:
+    """A Python distribution name as PEP 508 spells one: it starts wheel and bundle file names."""
+    return PACKAGE_NAME.fullmatch(text) is not None
+
+
 def parse_backend_name(name: str, device_type: str | None = None) -> BackendName:
     """Validate NAME (and an explicit --device-type) or raise DevkitError."""
-    _check_identifier(name, "backend name", "")
+    check_name(name)
     if device_type is not None:
-        _check_identifier(device_type, "device type", " with --device-type")
-        if device_type != device_type.lower():
-            raise InputError(
-                f"the device type {device_type!r} has upper-case letters; Paddle and PyTorch device types are "
-                "lower case",
-                f"use --device-type {device_type.lower()}",
-            )
-        _check_device_type(device_type)
+        check_device_type(device_type)
         return BackendName(name=name, device_type=device_type)
     _check_device_type(name.lower(), f" (the name {name!r} in lower case)")
     return BackendName(name=name, device_type=name.lower())

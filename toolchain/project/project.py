@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..project.config import DevkitConfig, parse_config
 from ..project.frameworks import Framework, find_framework
+from ..project.naming import check_device_type, check_name, is_package_name, is_version, switch_prefix
 from ..util.errors import InputError
+from ..util.tomlfile import read_toml
 
 # devkit's logs, below the build tree; written on the host only (never sent to a container)
 LOG_DIR_NAME = "devkit-logs"
@@ -44,13 +46,17 @@ class Project:
         if framework.source_dir == ".":
             return self.distribution
         pyproject = self.adapter_dir(framework) / "pyproject.toml"
+        restore = (
+            f"restore {framework.source_dir}/ from a freshly rendered project (devkit new-backend NAME --out /tmp/x)"
+        )
         try:
-            name = tomllib.loads(pyproject.read_text())["project"]["name"]
-        except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, UnicodeDecodeError):
+            name = read_toml(pyproject, restore)["project"]["name"]
+        except (OSError, KeyError, TypeError):
             raise InputError(
                 f"{pyproject} is missing or has no [project] name, so the {framework.label} adapter cannot be built",
-                f"restore {framework.source_dir}/ from a freshly rendered project (devkit new-backend NAME --out /tmp/x)",
+                restore,
             ) from None
+        _check_identity(pyproject, "project.name", str(name), is_package_name, "a package name (PEP 508)")
         return str(name)
 
     def wheel_prefix_of(self, framework: Framework) -> str:
@@ -69,6 +75,33 @@ class Project:
         return framework
 
 
+_KEEP_IDENTITY = (
+    "set it back to what `devkit new-backend` wrote (a project is renamed by rendering it anew: "
+    "devkit new-backend NAME --out DIR)"
+)
+
+
+def _check_identity(pyproject: Path, key: str, value: str, valid: Callable[[str], bool], what: str) -> None:
+    if not valid(value):
+        raise InputError(f"{pyproject}: {key} = {value!r} is not {what}", _KEEP_IDENTITY)
+
+
+def check_identities(pyproject: Path, *, distribution: str, version: str, name: str, device_type: str) -> None:
+    """The rules `devkit new-backend` names a project by, held again wherever one is loaded: these
+    values become C identifiers, library, wheel and bundle file names and environment variables, so
+    one edited by hand ("../x", "swp\\n", a quote) stops here, not in a path or a compiler."""
+    for key, value, check in (
+        ("tool.devkit.name", name, check_name),
+        ("tool.devkit.device-type", device_type, check_device_type),
+    ):
+        try:
+            check(value)
+        except InputError as exc:
+            raise InputError(f"{pyproject}: {key} = {value!r}, but {exc.problem}", _KEEP_IDENTITY) from None
+    _check_identity(pyproject, "project.name", distribution, is_package_name, "a package name (PEP 508)")
+    _check_identity(pyproject, "project.version", version, is_version, "a version (PEP 440, written plainly)")
+
+
 def load_project(path: Path) -> Project:
     root = path.resolve()
     pyproject = root / "pyproject.toml"
@@ -77,12 +110,7 @@ def load_project(path: Path) -> Project:
             f"{root} is not a backend project (no pyproject.toml and CMakeLists.txt)",
             "pass the directory made by `devkit new-backend`, or create one with it",
         )
-    try:
-        data = tomllib.loads(pyproject.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{pyproject} is not valid TOML: {exc}", "fix its syntax") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{pyproject} is not UTF-8 text", "restore it from a freshly rendered project") from None
+    data = read_toml(pyproject)
     restore = "restore them from a freshly rendered project (devkit new-backend NAME --out /tmp/x)"
     project, tool = data.get("project"), data.get("tool", {})
     devkit = tool.get("devkit") if isinstance(tool, dict) else None
@@ -96,9 +124,12 @@ def load_project(path: Path) -> Project:
                 restore,
             )
     device_type = devkit["device-type"]
-    name = devkit.get("name", device_type.upper())
+    name = devkit.get("name", switch_prefix(device_type))
     if not isinstance(name, str) or not name:
         raise InputError(f"{pyproject}: tool.devkit.name = {name!r} must be a non-empty string", restore)
+    check_identities(
+        pyproject, distribution=project["name"], version=project["version"], name=name, device_type=device_type
+    )
     return Project(
         root=root,
         distribution=project["name"],

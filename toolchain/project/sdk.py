@@ -36,11 +36,11 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from ..util.errors import DevkitError, InputError
+from .naming import is_version
 from .recipes import Recipe, find_recipe
 
 SOURCE_KINDS = ("dir", "archive", "debian", "pip")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-VERSION = re.compile(r"[0-9][0-9A-Za-z.+!_-]*")  # and packaging's Version must accept it
 SHA256 = re.compile(r"[0-9a-f]{64}")
 DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(:[a-z0-9]+)?")
 # No quote, separator or space: these reach C and Python string literals and CMake lists.
@@ -64,6 +64,10 @@ RESERVED_ENV_PREFIXES = (
     *("DEVKIT_", "CCACHE_", "LD_", "PYTHON", "CMAKE_", "SKBUILD_", "PIP_", "PADDLE_", "TORCH_", "FLAGS_"),
     *("GCC_", "COMPILER_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "DOCKER_"),
 )
+
+# The C library's allocator and loader tunables (and other allocators'): set for verify, the checks
+# would run the device library in a process unlike any user's.
+ALLOCATOR_ENV_PREFIXES = ("GLIBC_TUNABLES", "MALLOC_", "JEMALLOC_", "TCMALLOC_")
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,9 @@ def _path(value: str, base: Path | None) -> str:
     return str(path if path.is_absolute() or base is None else base / path)
 
 
-def _env(value: Any, key: str, example: str, sdk_variable: str) -> dict[str, str]:
+def _env(value: Any, key: str, example: str, sdk_variable: str, switches: tuple[str, ...]) -> dict[str, str]:
+    """An environment table; `switches`: the prefixes of the device's own variables (STPU_: its
+    debugging switches and modes, which devkit sets for verify and the user for runs of their own)."""
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise _fail(key, f"= {value!r} must be a table of strings", f"e.g. {key} = {{ {example} }}")
     for name, text in value.items():
@@ -160,6 +166,20 @@ def _env(value: Any, key: str, example: str, sdk_variable: str) -> dict[str, str
                 key,
                 f"has {name}, which devkit, the compiler or the loader sets or reads itself",
                 f"remove {name} (devkit sets the build's own variables; give the SDK's under a name of its own)",
+            )
+        if upper.startswith(tuple(f"{prefix}_" for prefix in switches)):
+            raise _fail(
+                key,
+                f"has {name}, which is one of the device's own switches ({', '.join(f'{p}_*' for p in switches)}: "
+                "modes, fallback, dumps), which verify sets itself so that it checks the device as built",
+                f"remove {name} (set a switch in your shell for a run of your own, e.g. {switches[0]}_DUMP_OP_ARGS=1)",
+            )
+        if upper.startswith(ALLOCATOR_ENV_PREFIXES):
+            raise _fail(
+                key,
+                f"has {name}, which tunes the C library's allocator or loader under the device, so the checks "
+                "would not run it as users do",
+                f"remove {name}",
             )
         if "\0" in text:
             raise _fail(f"{key}.{name}", "contains a NUL character", "remove it")
@@ -244,8 +264,9 @@ def _per_target(value: Any, section: str, base: Path | None) -> dict[str, SdkSou
     return sources
 
 
-def parse_sdk(table: Any, base: Path | None = None) -> SdkSettings:
-    """[tool.devkit.sdk]; `base`: the project directory relative source paths are taken from."""
+def parse_sdk(table: Any, base: Path | None = None, switches: tuple[str, ...] = ()) -> SdkSettings:
+    """[tool.devkit.sdk]; `base`: the project directory relative source paths are taken from;
+    `switches`: the prefixes of the device's own environment variables, which env tables must not set."""
     if not isinstance(table, dict):
         raise _fail("", "must be a table", "write it as [tool.devkit.sdk]")
     known = {
@@ -270,12 +291,8 @@ def parse_sdk(table: Any, base: Path | None = None) -> SdkSettings:
         raise _fail("name", f"= {name!r} must be an identifier (letters, digits, _)", 'e.g. name = "opencl"')
     if not isinstance(version, str):
         raise _fail("version", f"= {version!r} must be a string", 'quote it, e.g. version = "3.0"')
-    try:
-        Version(version)
-        if not VERSION.fullmatch(version):
-            raise InvalidVersion(version)
-    except InvalidVersion:
-        raise _fail("version", f"= {version!r} is not a version", 'e.g. version = "3.0"') from None
+    if not is_version(version):
+        raise _fail("version", f"= {version!r} is not a version", 'e.g. version = "3.0"')
     values: dict[str, Any] = {"name": name, "version": version}
     for key, pattern, what in (
         ("headers", RELATIVE_PATH, "a header path (relative, no ..)"),
@@ -291,7 +308,7 @@ def parse_sdk(table: Any, base: Path | None = None) -> SdkSettings:
         )
     for key, example in (("env", 'VENDOR_HOME = "/opt/vendor"'), ("runtime-env", 'POCL_DEVICES = "pthread pthread"')):
         if key in table:
-            values[key.replace("-", "_")] = _env(table[key], key, example, name.upper())
+            values[key.replace("-", "_")] = _env(table[key], key, example, name.upper(), switches)
     values["build"] = _per_target(table["build"], "build", base)
     if "runtime" in table:
         values["runtime"] = _per_target(table["runtime"], "runtime", base)

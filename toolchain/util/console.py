@@ -14,6 +14,7 @@ from rich.console import Console
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 _json_stream: TextIO | None = None
+_json_written = False
 
 
 def reserve_stdout_for_json() -> None:
@@ -29,9 +30,18 @@ def reserve_stdout_for_json() -> None:
     os.dup2(2, 1)
 
 
-def json_stream() -> TextIO:
-    """Where a command's --json summary goes."""
-    return _json_stream or sys.stdout
+def write_json(text: str) -> None:
+    """A command's --json output, on stdout."""
+    global _json_written
+    out = _json_stream or sys.stdout
+    out.write(text)
+    out.flush()
+    _json_written = True
+
+
+def json_owed() -> bool:
+    """--json was asked for and nothing printed yet: a failure is then the command's output."""
+    return _json_stream is not None and not _json_written
 
 
 class LiveStatus(Protocol):

@@ -18,6 +18,18 @@ from .errors import EnvironmentProblem
 
 
 @contextlib.contextmanager
+def naming_path(path: Path) -> Iterator[None]:
+    """An OSError that names no file (a write(2) on a full disk: "No space left on device") leaves
+    naming `path`, so that the one error line says where the space ran out."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            exc.filename = str(path)
+        raise
+
+
+@contextlib.contextmanager
 def staging_dir(final: Path, *, replace: bool) -> Iterator[Path]:
     """Yield an empty directory beside `final`; on success it becomes `final`.
 
@@ -28,7 +40,8 @@ def staging_dir(final: Path, *, replace: bool) -> Iterator[Path]:
     final.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
     try:
-        yield stage
+        with naming_path(final):
+            yield stage
         if final.exists():
             if not replace:
                 raise FileExistsError(final)
@@ -61,7 +74,7 @@ def _replaced(final: Path) -> Iterator[tuple[BinaryIO, Path]]:
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _unique_temp(final.parent, final.name)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with naming_path(final), os.fdopen(fd, "wb") as f:
             yield f, tmp
         os.replace(tmp, final)
     finally:

@@ -27,6 +27,38 @@ def load_schema(name: str) -> dict[str, Any]:
     return dict(json.loads(schema_path(name).read_text()))
 
 
+# What a --json command prints on stdout instead of its summary when it fails first: the parts of its
+# one `error:` line, and its exit code with that code's name as the kind (README: Exit codes).
+ERROR_OUTPUT: dict[str, Any] = {
+    "description": "the command failed before it had a summary to print",
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "kind": {"enum": ["build_failed", "internal", "input", "environment", "verification_failed"]},
+                "exit_code": {"type": "integer"},
+                "problem": {"type": "string"},
+                "fix": {"type": "string"},
+                "log": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "message": {"description": "the error line devkit prints on stderr", "type": "string"},
+            },
+            "required": ["kind", "exit_code", "problem", "fix", "log", "message"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["error"],
+    "additionalProperties": False,
+}
+
+
+def with_error_output(schema: dict[str, Any]) -> dict[str, Any]:
+    """A command's --json schema: its summary (`schema`), or the error object it prints instead."""
+    head: dict[str, Any] = {key: schema[key] for key in ("$schema", "title", "description") if key in schema}
+    summary = {key: value for key, value in schema.items() if key not in head}
+    return {**head, "anyOf": [summary, {"$ref": "#/$defs/error"}], "$defs": {"error": ERROR_OUTPUT}}
+
+
 def type_schema(hint: Any) -> dict[str, Any]:
     """The schema of a value of type `hint` as `dataclasses.asdict` + `json.dumps` write it."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from ..project.naming import switch_prefix
 from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
@@ -19,7 +20,7 @@ PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
 def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -> dict[str, str | None]:
     """The checks' environment: autoload on (whatever the caller's shell says), and with `strict`
     every CPU fallback an error naming the op."""
-    prefix = (options.device_type or "").upper()
+    prefix = switch_prefix(options.device_type or "")
     return {
         "DEVKIT_TOLERANCES": options.check_env["DEVKIT_TOLERANCES"],
         **options.modes_env,
@@ -86,9 +87,11 @@ def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only
 
 
 def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:
+    options = with_device(options, wheel)
     result = run_torch_checks(wheel, options, report_dir, "kernels")
     checks = result.report.checks
     failed = result.report.failed[0] if result.report.failed else None
+    prefix = switch_prefix(options.device_type or "")
     return KernelCheck(
         result,
         {
@@ -98,7 +101,7 @@ def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> Kern
         },
         [(c.passed, f"{c.name}: {c.detail}") for c in checks],
         f"kernel check failed: {failed.detail if failed else 'no checks ran'}",
-        f"see {result.report_path}; isolate a kernel with <NAME>_FALLBACK_OPS or <NAME>_AUTOCOMPARE=1",
+        f"see {result.report_path}; isolate a kernel with {prefix}_FALLBACK_OPS or {prefix}_AUTOCOMPARE=1",
     )
 
 
