@@ -193,6 +193,30 @@ def schema_tables(name: str) -> str:
     return f"With `--json`, stdout holds one JSON object, described by {source}:\n\n" + "\n".join(out)
 
 
+# ---------------------------------------------------------------- recipes
+
+
+def recipes_table() -> str:
+    """Every target devkit ships a recipe for (recipes/*.toml): one row per key, one column per target."""
+    from dataclasses import fields
+
+    from .project.recipes import Recipe, all_recipes
+
+    recipes = all_recipes()
+    lines = ["| key | " + " | ".join(f"`{r.name}`" for r in recipes) + " |", "| --- |" + " --- |" * len(recipes)]
+    for key in (f.name for f in fields(Recipe) if f.name != "name"):
+        lines.append(f"| `{key}` | " + " | ".join(_cell(_shown(getattr(r, key))) for r in recipes) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {'yes' if v is True else 'no' if v is False else v}" for k, v in value.items())
+    if isinstance(value, tuple | list):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
 # ---------------------------------------------------------------- exit codes
 
 
@@ -220,8 +244,9 @@ def exit_code_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-# The codes a command ends with besides 0, 2 (usage), 3 (a devkit bug), 4 (input), 5 (the machine) and 130.
-_BUILDS = ("build", "check-abi", "publish", "matrix run")
+# The codes a command ends with besides 0, 2 (usage), 3 (a devkit bug), 4 (input), 5 (the machine) and 130:
+# 1 where it builds or checks a wheel's fitness (verify, test-ops and check-kernels check its ABI first).
+_BUILDS = ("build", "check-abi", "publish", "matrix run", "verify", "test-ops", "check-kernels")
 _CHECKS = ("verify", "test-ops", "check-kernels", "matrix run")
 
 
@@ -463,6 +488,7 @@ def block(name: str, file: str, root: Path) -> str:
         "settings": settings_markdown,
         "exit-codes": exit_code_table,
         "layout": layout_table,
+        "recipes": recipes_table,
         "errors": troubleshooting_catalogue,
     }
     if name in simple:
