@@ -117,6 +117,16 @@ def test_a_vendor_flavour_directory_that_is_wrong_is_refused_in_one_line(tmp_pat
     assert problem in info.value.problem and "\n" not in info.value.problem
 
 
+def test_a_deeply_nested_flavour_toml_is_bad_toml(tmp_path):
+    """(tomllib recurses once per level: 20,000 nested arrays were a RecursionError, exit 3)"""
+    flavour = tmp_path / "mine"
+    (flavour / "device" / "src").mkdir(parents=True)
+    (flavour / "flavour.toml").write_text("summary = " + "[" * 20_000 + "]" * 20_000 + "\n")
+    with pytest.raises(InputError) as info:
+        load_flavour(str(flavour))
+    assert "nested too deeply" in info.value.problem
+
+
 def test_a_vendor_flavour_directory_renders_without_an_sdk(tmp_path):
     """A flavour on plain C++ (no _pyproject-sdk.toml, no device/sdk.cmake) declares no SDK; the
     ops its sources lack are stubbed."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..project.frameworks import FRAMEWORKS as ALL_FRAMEWORKS
 from ..util.errors import InputError
 from ..util.resources import resource_dir
+from ..util.tomlfile import read_toml
 from .c_api import STUBS_FILE, declared_ops, header_path, implementation
 
 FRAMEWORKS = tuple(ALL_FRAMEWORKS)
@@ -122,8 +122,8 @@ def _read_flavour(root: Path, name: str) -> Flavour:
     )
     if not _FLAVOUR_NAME.fullmatch(name):
         raise InputError(f"a flavour's directory name {name!r} is not a name (letters, digits, - and _)", fix)
+    data = read_toml(toml, fix)
     try:
-        data = tomllib.loads(toml.read_text())
         flavour = Flavour(
             name=name,
             summary=str(data["summary"]),
@@ -132,8 +132,6 @@ def _read_flavour(root: Path, name: str) -> Flavour:
             device_sources=tuple(str(s) for s in data["device-sources"]),
             half_precision=data.get("half-precision", False),
         )
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{toml} is not valid TOML ({exc})", fix) from None
     except (KeyError, TypeError) as exc:
         raise InputError(f"{toml} lacks {exc} or holds the wrong type", fix) from None
     if not isinstance(flavour.half_precision, bool):
