@@ -17,7 +17,7 @@ from conftest import (
     render_with_opencl_sdk,
 )
 
-from devkit.run.envs import cache_root
+from devkit.building.sdk_abi import SdkExports
 
 pytestmark = CONTAINER_MARKS
 
@@ -56,7 +56,7 @@ def test_aarch64_cross_build_against_a_declared_sdk(tmp_path):
         assert not [n for n in zf.namelist() if "libOpenCL" in n]
         assert b"stpu-sdk-build: opencl=3.0" in zf.read("paddle_custom_device/stpu/libpaddle-custom-stpu-impl.so")
     log = Path(summary["log"]).read_text()
-    (lib_dir,) = json.loads((cache_root() / "sdk-index" / "opencl-3.0-aarch64.json").read_text())["lib_dirs"]
+    (lib_dir,) = SdkExports.recorded("opencl", "3.0", "aarch64")[summary["sdk"]["provided_on"]]["lib_dirs"]
     assert (Path(lib_dir) / "libOpenCL.so.1").read_bytes()[18] == 183  # the target's library (EM_AARCH64)
     assert re.search(
         r"opencl SDK 3\.0 at /cache/sdk/opencl-3\.0-aarch64-\w+ \(\S+/usr/lib/aarch64-linux-gnu/libOpenCL\.so\)", log

@@ -39,14 +39,14 @@ from devkit.util.errors import ExitCode
 
 def debian_prefix() -> Path:
     """Where the host build provided the SDK from Debian's packages (devkit's cache may also hold
-    the archive test's)."""
-    (prefix,) = [
-        marker.parent
+    the archive test's, and a prefix of versions apt resolved before: the newest is the build's)."""
+    markers = [
+        marker
         for marker in (cache_root() / "host" / "sdk").glob("opencl-3.0-x86_64-*/devkit-sdk.json")
         if json.loads(marker.read_text())["packages"]
         == ["opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"]
     ]
-    return prefix
+    return max(markers, key=lambda m: m.stat().st_mtime_ns).parent
 
 
 # Two runtime libraries, as real vendor SDKs have (the ICD loader and its development link here):
@@ -108,9 +108,17 @@ def test_a_declared_sdk_is_provided_linked_and_left_to_the_driver(sdk_project, f
     assert b"stpu-sdk-build: opencl=3.0" in lib  # which SDK the library needs, readable from the file
     log = Path(summary["log"]).read_text()
     assert re.search(r"STPU device library: opencl SDK 3\.0 at \S+/sdk/opencl-3\.0-x86_64-\w+", log), log[-3000:]
-    # the SDK prefix is made once (by whichever framework built first) and reused
+    # the exact Debian versions apt resolved: in the report, the build's log, the prefix's record and the index
+    debs = summary["sdk"]["debian"]
+    assert [d.partition(":")[0] for d in debs] == ["ocl-icd-libopencl1", "ocl-icd-opencl-dev", "opencl-c-headers"]
+    assert all(re.fullmatch(r"[a-z0-9.+-]+:(amd64|all)=[0-9][\w.+~:-]*", d) for d in debs), debs
+    assert f"[devkit] opencl SDK 3.0 for x86_64: {' '.join(debs)}\n" in log
+    assert json.loads((Path(summary["sdk"]["root"]) / "devkit-sdk.json").read_text())["debian"] == debs
+    assert SdkExports.recorded("opencl", "3.0", "x86_64")["host"]["debian"] == debs
+    # the SDK prefix is made once (by whichever framework built first) and reused while apt resolves the same
     again = json.loads(devkit("build", str(sdk_project), "--framework", framework, "--runner", "host", "--json").stdout)
     assert "apt-get download" not in Path(again["log"]).read_text()
+    assert again["sdk"] == summary["sdk"]
 
 
 def test_check_abi_of_the_wheel_finds_the_sdk_the_build_provided(sdk_project, tmp_path, monkeypatch):
@@ -162,6 +170,12 @@ def test_a_package_apt_cannot_find_is_named(tmp_path):
     assert proc.returncode == ExitCode.INPUT and len(errors) == 1, proc.stderr[-2000:]
     assert "tool.devkit.sdk.build.x86_64.debian has opencl-vendor-sdk, which apt cannot find" in errors[0]
     assert not list((project / "dist").glob("*.whl"))
+    # a pin is passed to apt as it is written: a version apt does not have is named
+    pinned = render_with_opencl_sdk(tmp_path, "no-version", packages=OPENCL_PACKAGES.replace('-dev"', '-dev=0.0-0"'))
+    proc = devkit("build", str(pinned), "--runner", "host", check=False)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == ExitCode.INPUT and len(errors) == 1, proc.stderr[-2000:]
+    assert "debian has ocl-icd-opencl-dev=0.0-0, a version apt cannot find for x86_64 on host" in errors[0]
 
 
 def without_the_opencl_loader(cmd: list[str]) -> list[str]:

@@ -62,6 +62,25 @@ def test_the_opencl_declaration():
             "tool.devkit.sdk.build.x86_64.debian has 'OpenCL Headers'",
         ),
         (lambda t: t.replace("armhf = {", "riscv64 = {"), "tool.devkit.sdk.build.riscv64 names an unknown target"),
+        # Debian pins: name[:arch]=version, as apt takes them; nothing apt or a shell would read otherwise
+        *(
+            (
+                lambda t, entry=entry: t.replace('"ocl-icd-opencl-dev"', f'"{entry}"'),
+                f"tool.devkit.sdk.build.x86_64.debian has '{entry}', which is not",
+            )
+            for entry in (
+                "ocl-icd-opencl-dev=",
+                "ocl-icd-opencl-dev==2.3.1-1",
+                "ocl-icd-opencl-dev>=2.3.1",
+                "ocl-icd-opencl-dev=2.3.1-1;id",
+                "ocl-icd-opencl-dev=$(id)",
+                "ocl-icd-opencl-dev=2.3.1 -1",
+                "ocl-icd-opencl-dev=v2.3.1",
+                "ocl-icd-opencl-dev=1:2:3",
+                "ocl-icd-opencl-dev=2.3.1-",
+                "-oAPT::Get::AllowUnauthenticated=1",
+            )
+        ),
         (
             lambda t: t.replace('{ dir = "/opt/opencl" }', '{ dir = "/opt/opencl", sha256 = "x" }'),
             "build.armhf.sha256 is set for a directory",
@@ -158,6 +177,18 @@ def test_a_wrong_declaration_names_its_key(edit, message):
     with pytest.raises(DevkitError) as caught:
         parse_sdk(tomllib.loads(edit(OPENCL)))
     assert message in caught.value.problem and caught.value.fix
+
+
+def test_debian_packages_may_be_pinned_as_apt_takes_them():
+    text = OPENCL.replace('"ocl-icd-opencl-dev"', '"ocl-icd-opencl-dev=2.3.1-1"').replace(
+        '"opencl-c-headers"', '"opencl-c-headers:arm64=1:3.0~2023.02.06-1+b1"'
+    )
+    sdk = parse_sdk(tomllib.loads(text))
+    assert sdk.build["x86_64"].packages == (
+        "opencl-c-headers:arm64=1:3.0~2023.02.06-1+b1",
+        "ocl-icd-opencl-dev=2.3.1-1",
+        "ocl-icd-libopencl1",
+    )
 
 
 def test_a_target_without_a_source_is_named_when_it_is_built():

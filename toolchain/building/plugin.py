@@ -68,6 +68,7 @@ class BuildResult:
     bundle: Path | None = None
     platform: PlatformReport | None = None  # the wheel's manylinux tag and glibc/libstdc++ floor
     sdist: Path | None = None
+    sdk: dict[str, object] | None = None  # the vendor SDK provided (ProvidedSdk.report)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -87,6 +88,7 @@ class BuildResult:
             "inference_bundle_sha256": sha256_file(self.bundle) if self.bundle else None,
             "platform": self.platform.as_dict() if self.platform else None,
             "sdist": str(self.sdist) if self.sdist else None,
+            "sdk": self.sdk,
             **({"wheel": str(self.artifact)} if self.kind == "wheel" else {}),
         }
 
@@ -296,6 +298,7 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
         bundle=bundle,
         platform=platform,
         sdist=sdist,
+        sdk=sdk.report() if sdk else None,
     )
 
 

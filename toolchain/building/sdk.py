@@ -7,10 +7,15 @@ declared include and library directories lead:
   unpacked, unpacked once into the build cache (a single top directory is the root);
 - `debian`: `apt-get download` of exactly the listed packages, `dpkg-deb -x` into a prefix in
   the build cache, on the runner the build uses (so the builder image's Debian release, and
-  for `name:arm64` the target's libraries, never the build machine's);
+  for `name:arm64` the target's libraries, never the build machine's); every build first asks
+  apt which versions it would download (none left to choose when each is pinned `name=version`),
+  and downloads exactly those;
 - `pip`: `pip install --target` into a prefix (for a cross build, the target's platform).
-A provided prefix is keyed by what was asked for (kind, packages, target, runner), so a second
-build does not fetch it again; it is made in a staging directory and moved into place whole.
+A provided prefix is keyed by what was asked for (kind, packages, target, runner) and, for
+Debian packages, the versions apt resolved, so a second build does not fetch it again and a
+build that resolves other versions does; it is made in a staging directory and moved into place
+whole. The index (sdk_abi.SdkExports) records it per place: the host, or a builder image on a
+platform.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import json
 import os
 import re
 import shutil
+import time
+import urllib.parse
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -28,7 +35,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..project.recipes import Recipe
-from ..project.sdk import SdkSettings, SdkSource
+from ..project.sdk import DEBIAN_PACKAGE, SdkSettings, SdkSource
 from ..run.engine import engine_files_mode
 from ..run.envs import cache_root
 from ..run.select import use_container
@@ -39,6 +46,16 @@ from ..util.fsutil import exclusive_lock, staging_dir, write_atomic
 from .sdk_abi import SdkExports, shared_libraries
 
 MARKER = "devkit-sdk.json"
+# apt's lists for resolving Debian SDKs are refreshed when older than this: the archive changes a
+# few times a day, and a run of builds (CI's) then resolves against the same lists
+APT_LISTS_FRESH_SECONDS = 600
+
+
+def sdk_place(runner: Runner) -> str:
+    """Where a build provides its SDK, as the index names it: `host`, or the builder image and
+    the platform its containers run on (another image or platform resolves an SDK of its own)."""
+    platform = getattr(runner, "platform", "")
+    return re.sub(r"[^A-Za-z0-9_.+-]", "-", f"{runner.key}-{platform}" if platform else runner.key)
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,14 @@ class ProvidedSdk:
     settings: SdkSettings
     recipe: Recipe
     root: Path  # on the build machine
+    place: str = "host"  # sdk_place of the runner it was provided on
+    packages: tuple[str, ...] = ()  # a Debian SDK's packages as downloaded: name:arch=version
+
+    def report(self) -> dict[str, object]:
+        """The SDK in the build's report: which, where, and a Debian SDK's exact package versions."""
+        s = self.settings
+        described = {"name": s.name, "version": s.version, "root": str(self.root), "provided_on": self.place}
+        return {**described, **({"debian": list(self.packages)} if self.packages else {})}
 
     @property
     def include_dirs(self) -> tuple[Path, ...]:
@@ -175,13 +200,16 @@ def local_archive_digest(archive: Path, expected: str, opened: BinaryIO | None =
 def provide_sdk(settings: SdkSettings, recipe: Recipe, runner: Runner, cache: Path, log: Path) -> ProvidedSdk:
     """The SDK's root for a build of `recipe` on `runner` (`cache`: the runner's build cache, on the host)."""
     source = settings.build_source(recipe)
+    packages: tuple[str, ...] = ()
     if source.kind == "dir":
         root = sdk_mounts(settings, recipe)[0]
     else:
+        resolved = _debian_resolved(source, settings, recipe, runner, cache, log) if source.kind == "debian" else ()
         request = {
             **{"name": settings.name, "version": settings.version, "target": recipe.name, "runner": runner.key},
             **{"kind": source.kind, "path": source.path, "sha256": source.sha256, "packages": list(source.packages)},
             **({"hashes": dict(source.hashes)} if source.hashes else {}),
+            **({"resolved": list(resolved)} if resolved else {}),
         }
         key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:16]
         root = cache / "sdk" / f"{settings.name}-{settings.version}-{recipe.name}-{key}"
@@ -189,17 +217,27 @@ def provide_sdk(settings: SdkSettings, recipe: Recipe, runner: Runner, cache: Pa
             if not (root / MARKER).is_file():
                 shutil.rmtree(root, ignore_errors=True)
                 with staging_dir(root, replace=True) as stage:
-                    made = {"archive": _unpack_archive, "debian": _debian, "pip": _pip}[source.kind]
-                    made(source, settings, recipe, runner, stage, log)
-                    (stage / MARKER).write_text(json.dumps(request))
+                    record: dict[str, object] = dict(request)
+                    if source.kind == "debian":
+                        wanted = resolved or source.packages
+                        record["debian"] = _debian(source, settings, recipe, runner, stage, log, wanted, cache)
+                    else:
+                        made = {"archive": _unpack_archive, "pip": _pip}[source.kind]
+                        made(source, settings, recipe, runner, stage, log)
+                    (stage / MARKER).write_text(json.dumps(record))
+        if source.kind == "debian":
+            packages = _downloaded(root)
+            with log.open("a") as f:
+                f.write(f"[devkit] {settings.name} SDK {settings.version} for {recipe.name}: {' '.join(packages)}\n")
         if source.kind == "archive":
             tops = [p for p in root.iterdir() if p.name != MARKER]
             root = tops[0] if len(tops) == 1 and tops[0].is_dir() else root
-    provided = ProvidedSdk(settings, recipe, root)
+    provided = ProvidedSdk(settings, recipe, root, sdk_place(runner), packages)
     provided.check_runtime_libs()
     # check-abi and verify of the wheel find the SDK here (by the name and version the library embeds)
-    index = SdkExports.index_entry(settings.name, settings.version, recipe.name)
-    write_atomic(index, json.dumps({"root": str(root), "lib_dirs": [str(d) for d in provided.lib_dirs]}))
+    index = SdkExports.index_entry(settings.name, settings.version, recipe.name, provided.place)
+    entry = {"root": str(root), "lib_dirs": [str(d) for d in provided.lib_dirs], "runner": runner.name}
+    write_atomic(index, json.dumps({**entry, **({"debian": list(packages)} if packages else {})}))
     return provided
 
 
@@ -232,55 +270,131 @@ def _unpack_archive(
         download.unlink(missing_ok=True)
 
 
-# apt with its package lists and cache in the stage: no root, no lock, nothing of the machine's
-# apt changed, so any user (the container runs as the caller's uid) can provide the SDK. Foreign
-# architectures ("name:arm64") are named to apt here, not added to dpkg.
-_APT_SCRIPT = r"""set -e; cd "$1"; shift
-apt() {
-  set -- -o "Dir::State::Lists=$PWD/.apt/lists" -o "Dir::Cache=$PWD/.apt/cache" -o Debug::NoLocking=1 \
+# apt with its package lists and cache in devkit's build cache (one set per place and foreign
+# architectures, kept between builds and refreshed when old): no root, no lock, nothing of the
+# machine's apt changed, so any user (the container runs as the caller's uid) can provide the SDK.
+# Foreign architectures ("name:arm64") are named to apt here, not added to dpkg. The packages
+# are the script's arguments: data, never shell.
+_APT = r"""apt() {
+  if [ -z "$DEVKIT_APT_DIR" ]; then apt-get "$@"; return; fi
+  set -- -o "Dir::State::Lists=$DEVKIT_APT_DIR/lists" -o "Dir::Cache=$DEVKIT_APT_DIR/cache" -o Debug::NoLocking=1 \
     -o "APT::Architectures::=$(dpkg --print-architecture)" $DEVKIT_APT_ARCHES "$@"
   if [ "$(id -u)" = 0 ]; then apt-get -o APT::Sandbox::User=root "$@"; else apt-get "$@"; fi
 }
 if [ -n "$DEVKIT_APT_UPDATE" ]; then
-  mkdir -p .apt/lists/partial .apt/cache/archives/partial; apt -qq update
-  apt download -- "$@"
-else
-  apt-get download -- "$@"
+  mkdir -p "$DEVKIT_APT_DIR/lists/partial" "$DEVKIT_APT_DIR/cache/archives/partial"
+  apt -qq update; touch "$DEVKIT_APT_DIR/updated"
 fi
-rm -rf .apt; for d in *.deb; do dpkg-deb -x "$d" root; done; rm -f *.deb
+"""
+# What apt would download: a line `'URI' name_version_arch.deb size hash` per package.
+_RESOLVE_SCRIPT = f'set -e\n{_APT}apt download --print-uris -- "$@"'
+# The .debs downloaded, each one's name:arch=version recorded as dpkg reads it, unpacked into the stage.
+_DOWNLOAD_SCRIPT = (
+    f'set -e; cd "$1"; shift\n{_APT}'
+    + r"""apt download -- "$@"
+for d in *.deb; do dpkg-deb --show --showformat='${Package}:${Architecture}=${Version}\n' "$d"; done >.devkit-debs
+for d in *.deb; do dpkg-deb -x "$d" root; done; rm -f *.deb
 mv root/* . 2>/dev/null || true; rmdir root 2>/dev/null || true"""
+)
+_PRINTED_URI = re.compile(r"^'[^']+' ([a-z0-9][a-z0-9+.-]+)_([^_\s]+)_([a-z0-9]+)\.deb \d+ \S+$", re.MULTILINE)
+_DOWNLOADED = ".devkit-debs"
 
 
-def _debian(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path) -> None:
-    foreign = sorted({p.split(":", 1)[1] for p in source.packages if ":" in p})
-    # A container's image has no package lists; on the host the machine's own serve native packages.
-    system_lists = runner.key == "host" and not foreign and any(Path("/var/lib/apt/lists").glob("*_Packages"))
-    try:
-        runner.run(
-            Step(
-                title=f"{settings.name} SDK {settings.version} for {recipe.name}: apt-get download {' '.join(source.packages)}",
-                argv=["sh", "-c", _APT_SCRIPT, "sh", runner.path(stage), *source.packages],
-                log=log,
-                env={
-                    "DEVKIT_APT_ARCHES": " ".join(f"-o APT::Architectures::={a}" for a in foreign),
-                    "DEVKIT_APT_UPDATE": "" if system_lists else "1",
-                },
-                fails_as=EnvironmentProblem,
-            )
-        )
-    except DevkitError as exc:
-        missing = re.search(
-            r"Unable to locate package (\S+)|Can't select candidate version from package (\S+)", exc.details
-        )
-        if not missing:
-            raise
-        package = missing.group(1) or missing.group(2)
-        raise InputError(
-            f"pyproject.toml: tool.devkit.sdk.{source.key}.debian has {package}, which apt cannot find for "
-            f"{recipe.name} on {runner.name}",
-            f"check the name with `apt-cache policy {package}`",
+def _debian_resolved(
+    source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, cache: Path, log: Path
+) -> tuple[str, ...]:
+    """The packages as apt would download them now, `name:arch=version` each, sorted: what the
+    prefix is keyed by. Nothing to ask when each is pinned: apt has no version to choose."""
+    if source.pinned:
+        return ()
+    what = f"{settings.name} SDK {settings.version} for {recipe.name}"
+    title = f"{what}: the versions apt resolves for {' '.join(source.packages)}"
+    output = _apt(source, recipe, runner, cache, log, title, [_RESOLVE_SCRIPT, "sh", *source.packages])
+    resolved = sorted(f"{m[1]}:{m[3]}={urllib.parse.unquote(m[2])}" for m in _PRINTED_URI.finditer(output))
+    if len(resolved) != len(source.packages) or not all(DEBIAN_PACKAGE.fullmatch(p) for p in resolved):
+        raise EnvironmentProblem(
+            f"{what}: apt resolved {' '.join(resolved) or 'nothing'} for {' '.join(source.packages)}",
+            "list each package once in tool.devkit.sdk.build, and read the log for what apt said",
             log=log,
-        ) from None
+        )
+    return tuple(resolved)
+
+
+def _debian(
+    source: SdkSource,
+    settings: SdkSettings,
+    recipe: Recipe,
+    runner: Runner,
+    stage: Path,
+    log: Path,
+    packages: tuple[str, ...],
+    cache: Path,
+) -> list[str]:
+    """Download exactly `packages` (resolved or pinned) and unpack them into `stage`; returns
+    each .deb's name:arch=version."""
+    title = f"{settings.name} SDK {settings.version} for {recipe.name}: apt-get download {' '.join(packages)}"
+    _apt(source, recipe, runner, cache, log, title, [_DOWNLOAD_SCRIPT, "sh", runner.path(stage), *packages])
+    record = stage / _DOWNLOADED
+    downloaded = sorted(record.read_text().split())
+    record.unlink()
+    return downloaded
+
+
+def _downloaded(root: Path) -> tuple[str, ...]:
+    """A Debian prefix's packages as its marker records them."""
+    try:
+        listed = json.loads((root / MARKER).read_text()).get("debian", [])
+    except (OSError, ValueError, AttributeError):
+        return ()
+    return tuple(p for p in listed if isinstance(p, str))
+
+
+def _apt(
+    source: SdkSource, recipe: Recipe, runner: Runner, cache: Path, log: Path, title: str, script: list[str]
+) -> str:
+    """Run an apt script (`sh -c` and its arguments) on `runner`; its lists refreshed first when
+    older than APT_LISTS_FRESH_SECONDS. On the host, the machine's own lists serve its native
+    packages; a container's image has none."""
+    foreign = sorted({p.partition("=")[0].split(":", 1)[1] for p in source.packages if ":" in p.partition("=")[0]})
+    system = runner.key == "host" and not foreign and any(Path("/var/lib/apt/lists").glob("*_Packages"))
+    lists = cache / "sdk" / ".apt" / "-".join([sdk_place(runner), *foreign])
+    lists.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(lists.parent / f".{lists.name}.lock", lambda holder: None):
+        stamp = lists / "updated"
+        stale = not stamp.is_file() or time.time() - stamp.stat().st_mtime > APT_LISTS_FRESH_SECONDS
+        env = {
+            "DEVKIT_APT_DIR": "" if system else runner.path(lists),
+            "DEVKIT_APT_ARCHES": " ".join(f"-o APT::Architectures::={a}" for a in foreign),
+            "DEVKIT_APT_UPDATE": "1" if stale and not system else "",
+        }
+        try:
+            return runner.run(
+                Step(title=title, argv=["sh", "-c", *script], log=log, env=env, fails_as=EnvironmentProblem)
+            )
+        except DevkitError as exc:
+            raise _apt_cannot_find(exc, source, recipe, runner, log) or exc from None
+
+
+def _apt_cannot_find(
+    exc: DevkitError, source: SdkSource, recipe: Recipe, runner: Runner, log: Path
+) -> DevkitError | None:
+    """A declared package (or pinned version) apt does not have, named; None for other failures."""
+    said = exc.details
+    missing = re.search(r"Unable to locate package (\S+)|Can't select candidate version from package (\S+)", said)
+    version = re.search(r"Version '(\S+)' for '(\S+)' was not found", said)
+    if version:
+        problem = f"has {version[2]}={version[1]}, a version apt cannot find"
+        package = version[2]
+    elif missing:
+        package = missing[1] or missing[2]
+        problem = f"has {package}, which apt cannot find"
+    else:
+        return None
+    return InputError(
+        f"pyproject.toml: tool.devkit.sdk.{source.key}.debian {problem} for {recipe.name} on {runner.name}",
+        f"check the name and its versions with `apt-cache policy {package.split(':')[0]}`",
+        log=log,
+    )
 
 
 def _pip(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path) -> None:

@@ -8,6 +8,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
@@ -37,6 +38,10 @@ def resolve_sdk_symbols(
     return sdk.resolve(lib)
 
 
+def _index_dir(name: str, version: str, target: str) -> Path:
+    return cache_root() / "sdk-index" / f"{name}-{version}-{target}"
+
+
 def shared_libraries(lib_dirs: list[Path] | tuple[Path, ...]) -> list[Path]:
     """The shared library files (and their soname links) in an SDK's lib dirs."""
     return sorted(p for d in lib_dirs if d.is_dir() for p in d.glob("*.so*") if p.is_file())
@@ -51,16 +56,31 @@ class SdkExports:
     version_tags: frozenset[str]  # the symbol versions its libraries define (OPENCL_1.0, ...)
 
     @staticmethod
-    def index_entry(name: str, version: str, target: str) -> Path:
-        """Where a build records the lib dirs of the SDK it provided (building/sdk.py)."""
-        return cache_root() / "sdk-index" / f"{name}-{version}-{target}.json"
+    def index_entry(name: str, version: str, target: str, place: str) -> Path:
+        """Where a build records the lib dirs of the SDK it provided (building/sdk.py): one entry
+        per place it was provided in (the host, or a builder image on a platform), so a host build
+        and a container build of the same target each keep theirs."""
+        return _index_dir(name, version, target) / f"{place}.json"
 
     @classmethod
-    def provided(cls, name: str, version: str, target: str) -> SdkExports | None:
-        entry = cls.index_entry(name, version, target)
+    def recorded(cls, name: str, version: str, target: str) -> dict[str, dict[str, Any]]:
+        """Every place's entry for the SDK and target, the most recently recorded first."""
+        found = []
+        for entry in _index_dir(name, version, target).glob("*.json"):
+            try:
+                found.append((entry.stat().st_mtime_ns, entry.stem, json.loads(entry.read_text())))
+            except (OSError, ValueError):  # one being replaced, or damaged: not a record
+                continue
+        return {place: data for _, place, data in sorted(found, key=lambda f: f[0], reverse=True)}
+
+    @classmethod
+    def provided(cls, name: str, version: str, target: str, place: str | None = None) -> SdkExports | None:
+        """The SDK as provided in `place`; unsaid, where a build provided it last."""
+        entries = cls.recorded(name, version, target)
         try:
-            lib_dirs = [Path(d) for d in json.loads(entry.read_text())["lib_dirs"]]
-        except (OSError, ValueError, KeyError, TypeError):
+            entry = entries[place] if place else next(iter(entries.values()))
+            lib_dirs = [Path(d) for d in entry["lib_dirs"]]
+        except (StopIteration, KeyError, TypeError):
             return None
         files = shared_libraries(lib_dirs)
         return cls.read(f"the {name} SDK {version}", files) if files else None

@@ -14,6 +14,7 @@
     [tool.devkit.sdk.build]            # where the SDK comes from, per target: one of
     x86_64 = { debian = ["opencl-c-headers", "ocl-icd-opencl-dev", "ocl-icd-libopencl1"] }
     aarch64 = { debian = ["opencl-c-headers", "ocl-icd-opencl-dev:arm64", "ocl-icd-libopencl1:arm64"] }
+    # a package pinned as apt takes it: "ocl-icd-opencl-dev=2.3.1-1" (unpinned: the versions apt resolves)
     # { dir = "/opt/vendor/sdk-3.0" }   { archive = "https://.../sdk.tar.gz", sha256 = "..." }
     # { pip = ["vendor-sdk==3.0"], hashes = { vendor-sdk = ["sha256:..."] } }
 
@@ -42,7 +43,8 @@ from .recipes import Recipe, find_recipe
 SOURCE_KINDS = ("dir", "archive", "debian", "pip")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 SHA256 = re.compile(r"[0-9a-f]{64}")
-DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(:[a-z0-9]+)?")
+# name[:arch][=version], as apt takes it: [epoch:]upstream[-revision] (no space, quote or separator)
+DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(:[a-z0-9]+)?(=([0-9]+:)?[0-9][A-Za-z0-9.+~]*(-[A-Za-z0-9.+~]+)*)?")
 # No quote, separator or space: these reach C and Python string literals and CMake lists.
 SONAME = re.compile(r"lib[A-Za-z0-9_+-][A-Za-z0-9_.+-]*\.so(\.[0-9]+)*")
 LIBRARY = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*")  # -l<name>
@@ -78,8 +80,13 @@ class SdkSource:
     key: str  # tool.devkit.sdk.build.<target>: what errors name
     path: str = ""  # dir: a directory on the build machine; archive: a path or URL
     sha256: str = ""  # archive
-    packages: tuple[str, ...] = ()  # debian ("name[:arch]") or pip ("name==version")
+    packages: tuple[str, ...] = ()  # debian ("name[:arch][=version]") or pip ("name==version")
     hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # pip: normalised name -> allowed "sha256:..." hashes
+
+    @property
+    def pinned(self) -> bool:
+        """Debian packages each pinned to a version: nothing left for apt to choose."""
+        return all("=" in p for p in self.packages)
 
     def requirements(self) -> list[str]:
         """pip's requirement lines: `name==version`, with `--hash=` options when hashes are pinned."""
@@ -247,7 +254,7 @@ def _source(value: Any, key: str, base: Path | None) -> SdkSource:
     if kind == "pip":
         packages, hashes = _pip_packages(value, key)
         return SdkSource(kind, key, packages=packages, hashes=hashes)
-    packages = _strings(value[kind], f"{key}.{kind}", DEBIAN_PACKAGE, what="a Debian package name[:arch]")
+    packages = _strings(value[kind], f"{key}.{kind}", DEBIAN_PACKAGE, what="a Debian package name[:arch][=version]")
     return SdkSource(kind, key, packages=packages)
 
 
