@@ -4,7 +4,10 @@ writes its JSON), and the levels' verdicts from the placement and the simulation
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+import pytest
 
 from devkit.payload import quant_engine, quant_model
 
@@ -21,8 +24,81 @@ def test_qdq_ops_are_counted_by_their_op_name_not_where_the_words_appear(tmp_pat
     program.write_text(json.dumps({"program": {"regions": [{"blocks": [{"ops": ops}]}]}}, separators=(",", ":")))
     assert quant_model.qdq_counts(program) == {"quantize_linear": 1, "dequantize_linear": 2}
     plain = tmp_path / "plain.json"
-    plain.write_text(json.dumps({"ops": [{"#": "1.conv2d"}]}))
+    plain.write_text(json.dumps({"program": {"regions": [{"blocks": [{"ops": [{"#": "1.conv2d"}]}]}]}}))
     assert quant_model.qdq_counts(plain) == {"quantize_linear": 0, "dequantize_linear": 0}
+
+
+def tensor(shape):
+    """An op's output as Paddle 3.3.1's PIR JSON writes it (its type is named by "#" too)."""
+    return {"%": 1, "TT": {"#": "0.t_dtensor", "D": [{"#": "0.t_f32"}, shape, "NCHW", [], 0]}}
+
+
+# A small quantized program as Paddle 3.3.1 saves it: a parameter, the input, a QDQ pair, a conv,
+# and an if whose branch (a region of the op) quantizes once more.
+PIR_PROGRAM = {
+    "base_code": {"magic": "pir", "trainable": False, "version": 4},
+    "program": {
+        "regions": [
+            {
+                "#": "region_0",
+                "blocks": [
+                    {
+                        "#": "block_0",
+                        "args": [],
+                        "ops": [
+                            {"#": "p", "A": [0, 1, 1, "conv2d_0.w_0"], "O": tensor([8, 1, 3, 3])},
+                            {"#": "1.data", "A": [{"AT": {"#": "0.a_str", "D": "x"}, "N": "name"}], "O": [tensor([1])]},
+                            {"#": "1.quantize_linear", "I": [{"%": 1}], "O": [tensor([1, 1, 8, 8])]},
+                            {"#": "1.dequantize_linear", "I": [{"%": 2}], "O": [tensor([1, 1, 8, 8])]},
+                            {"#": "1.conv2d", "I": [{"%": 3}], "O": [tensor([1, 8, 6, 6])]},
+                            {
+                                "#": "1.if",
+                                "regions": [
+                                    {
+                                        "#": "region_1",
+                                        "blocks": [
+                                            {"#": "block_1", "ops": [{"#": "1.quantize_linear"}, {"#": "2.yield"}]}
+                                        ],
+                                    }
+                                ],
+                            },
+                        ],
+                    }
+                ],
+            }
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("indent", [None, 2, "\t"], ids=["compact", "pretty", "tabs"])
+def test_ops_are_read_from_the_parsed_program_however_it_is_laid_out(tmp_path, indent):
+    """Paddle loads a model.json pretty-printed as well as compact: its ops are the same."""
+    program = tmp_path / "model.json"
+    program.write_text(json.dumps(PIR_PROGRAM, indent=indent))
+    assert quant_model.qdq_counts(program) == {"quantize_linear": 2, "dequantize_linear": 1}
+    # an op's types (0.t_dtensor) and its regions and blocks are not ops; the if's branch's ops are
+    ops = {"p": 1, "data": 1, "quantize_linear": 2, "dequantize_linear": 1, "conv2d": 1, "if": 1, "yield": 1}
+    assert quant_model.op_counts(program) == ops
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("{ not json", "not JSON"),
+        ("\udcff\xff", "not JSON"),
+        ('{"program": 1}', 'no "program" object'),
+        ('{"ops": [{"#": "1.quantize_linear"}]}', 'no "program" object'),
+        ('{"program": {"regions": {}}}', '"regions" that is not a list'),
+        ('{"program": {"regions": [{"blocks": [{"ops": [3]}]}]}}', 'an op without its "#" name'),
+    ],
+    ids=["broken", "binary", "number", "no-program", "regions-dict", "op-not-object"],
+)
+def test_a_file_that_is_no_pir_program_is_refused_not_counted_empty(tmp_path, text, why):
+    program = tmp_path / "model.json"
+    program.write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(ValueError, match=re.escape(why)):
+        quant_model.qdq_counts(program)
 
 
 def test_both_levels_pass_when_folded_on_the_device_and_the_simulation_agrees():

@@ -34,14 +34,51 @@ QDQ_FOLDING = (
     "delete_weight_dequant_linear_op_pass",
 )
 CALIBRATION_BATCHES, CALIBRATION_BATCH = 8, 4
-_OP_NAME = re.compile(r'"#":"(?:[0-9]+\.)?([a-z_0-9]+)"')  # an op of a PIR program's JSON: "#":"1.conv2d"
+
+
+def program_ops(program: Path) -> list[dict[str, Any]]:
+    """The ops of a saved PIR program (.json, Paddle 3.x), those in an op's own regions (an if's
+    branches) too, read as JSON (however it is laid out): program.regions[].blocks[].ops[], each op
+    named by its "#" ("1.conv2d": dialect 1's conv2d). ValueError: the file is no such program."""
+    try:
+        saved = json.loads(program.read_bytes())
+    except ValueError as exc:  # (UnicodeDecodeError is one)
+        raise ValueError(f"not JSON ({exc})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("program"), dict):
+        raise ValueError('not a PIR program (no "program" object)')
+    ops: list[dict[str, Any]] = []
+    _collect_ops(saved["program"].get("regions"), ops)
+    return ops
+
+
+def _collect_ops(regions: Any, ops: list[dict[str, Any]]) -> None:
+    if not isinstance(regions, list):
+        raise ValueError('not a PIR program (a "regions" that is not a list)')
+    for region in regions:
+        blocks = region.get("blocks") if isinstance(region, dict) else None
+        if not isinstance(blocks, list):
+            raise ValueError('not a PIR program (a region without its "blocks")')
+        for block in blocks:
+            block_ops = block.get("ops") if isinstance(block, dict) else None
+            if not isinstance(block_ops, list):
+                raise ValueError('not a PIR program (a block without its "ops")')
+            for op in block_ops:
+                if not isinstance(op, dict) or not isinstance(op.get("#"), str):
+                    raise ValueError('not a PIR program (an op without its "#" name)')
+                ops.append(op)
+                _collect_ops(op.get("regions", []), ops)
+
+
+def op_name(op: dict[str, Any]) -> str:
+    """An op's name without its dialect: "1.conv2d" -> conv2d ("p", a parameter, stays p)."""
+    return str(op["#"]).rpartition(".")[2]
 
 
 def op_counts(program: Path) -> dict[str, int]:
-    """The ops of a saved PIR program (.json), by name."""
+    """The ops of a saved PIR program (.json), by name. ValueError: the file is no such program."""
     counts: dict[str, int] = {}
-    for name in _OP_NAME.findall(program.read_text(errors="replace")):
-        counts[name] = counts.get(name, 0) + 1
+    for op in program_ops(program):
+        counts[op_name(op)] = counts.get(op_name(op), 0) + 1
     return counts
 
 
@@ -106,21 +143,13 @@ def scale_axes(program: Path) -> dict[str, int]:
     if program.suffix != ".json":
         return {}
     axes: dict[str, int] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if str(node.get("#", "")).split(".")[-1] == "quantize_linear":
-                for attr in node.get("A", []):
-                    if isinstance(attr, dict) and attr.get("N") == "quant_axis":
-                        axis = str(attr.get("AT", {}).get("D"))
-                        axes[axis] = axes.get(axis, 0) + 1
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(json.loads(program.read_text()))
+    for op in program_ops(program):
+        if op_name(op) != "quantize_linear":
+            continue
+        for attr in op.get("A", []):
+            if isinstance(attr, dict) and attr.get("N") == "quant_axis":
+                axis = str(attr.get("AT", {}).get("D"))
+                axes[axis] = axes.get(axis, 0) + 1
     return axes
 
 
