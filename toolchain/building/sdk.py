@@ -379,22 +379,26 @@ def _apt_cannot_find(
     exc: DevkitError, source: SdkSource, recipe: Recipe, runner: Runner, log: Path
 ) -> DevkitError | None:
     """A declared package (or pinned version) apt does not have, named; None for other failures."""
-    said = exc.details
-    missing = re.search(r"Unable to locate package (\S+)|Can't select candidate version from package (\S+)", said)
-    version = re.search(r"Version '(\S+)' for '(\S+)' was not found", said)
+    version = re.search(r"Version '(\S+)' for '(\S+)' was not found", exc.details)
     if version:
-        problem = f"has {version[2]}={version[1]}, a version apt cannot find"
-        package = version[2]
-    elif missing:
-        package = missing[1] or missing[2]
-        problem = f"has {package}, which apt cannot find"
-    else:
-        return None
-    return InputError(
-        f"pyproject.toml: tool.devkit.sdk.{source.key}.debian {problem} for {recipe.name} on {runner.name}",
-        f"check the name and its versions with `apt-cache policy {package.split(':')[0]}`",
-        log=log,
+        return InputError(
+            f"pyproject.toml: tool.devkit.sdk.{source.key}.debian has {version[2]}={version[1]}, a version apt "
+            f"cannot find for {recipe.name} on {runner.name}",
+            f"pin a version `apt-cache policy {version[2].split(':')[0]}` lists there, or leave it unpinned",
+            log=log,
+        )
+    missing = re.search(
+        r"Unable to locate package (\S+)|Can't select candidate version from package (\S+)", exc.details
     )
+    if missing:
+        package = missing[1] or missing[2]
+        return InputError(
+            f"pyproject.toml: tool.devkit.sdk.{source.key}.debian has {package}, which apt cannot find for "
+            f"{recipe.name} on {runner.name}",
+            f"check the name with `apt-cache policy {package.split(':')[0]}`",
+            log=log,
+        )
+    return None
 
 
 def _pip(source: SdkSource, settings: SdkSettings, recipe: Recipe, runner: Runner, stage: Path, log: Path) -> None:
