@@ -17,6 +17,10 @@
 // concat writes each operand's integers, rescaled once by its own scale, into its slice (concat_int8).
 // Everything is queued on the op's stream; nothing here reads device memory. A vendor's engine
 // replaces these device calls by its graph compiler's.
+//
+// No engine op runs without InferMeta's checks: Paddle runs none for an engine op, so the engine
+// checks its attributes when it is built (int8_engine_checks.h) and its inputs' ranks and shapes
+// against the weight and attributes at every run, each refusal an InvalidArgument naming the op.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -25,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "int8_engine_op.h"
+#include "int8_engine_checks.h"
 #include "../kernels/kernel_helpers.h"  // (by its path from here: see CMakeLists.txt)
 #include "paddle/fluid/custom_engine/custom_engine_ext.h"
 #include "paddle/fluid/framework/new_executor/instruction/custom_engine_instruction.h"
@@ -47,10 +51,49 @@ using {{ p }}_kernels::stream_of;
 // quant_engine.engine_ops)
 constexpr const char* kKernel = "int8_engine";
 
-// An int array attribute the engine's pass copied from a conv2d or pool2d.
+// The engine refuses an op `problem` (not empty) says is wrong, as Paddle's InferMeta would.
+void refuse_if(const std::string& problem) {
+  PADDLE_ENFORCE_EQ(problem.empty(), true,
+                    common::errors::InvalidArgument("{{ device_type }} int8 engine: %s", problem));
+}
+
+template <typename T>
+T required(const std::optional<T>& value, pir::Operation* op, const char* name, const char* due) {
+  if (!value) refuse_if(wrong(op, name, due));
+  return *value;
+}
+
+int32_t int32_attr(pir::Operation* op, const char* name) { return required(int32_of(op, name), op, name, "an int32"); }
+bool bool_attr(pir::Operation* op, const char* name) { return required(bool_of(op, name), op, name, "a bool"); }
+std::string str_attr(pir::Operation* op, const char* name) { return required(str_of(op, name), op, name, "a string"); }
+
+// An int array attribute the engine's pass copied from a conv2d or pool2d (conv_problem or
+// pool_problem has checked it).
 std::vector<int> int_list(pir::Operation* op, const char* name) {
-  const std::vector<int64_t> values = ints_of(op->attribute<pir::ArrayAttribute>(name)).value();
+  const std::vector<int64_t> values = required(int_list_of(op, name), op, name, "ints");
   return {values.begin(), values.end()};
+}
+
+bool is_known_kind(const std::string& kind) {
+  return is_activation_kind(kind) || kind == "conv2d" || kind == "matmul" || kind == "add" || kind == "concat";
+}
+
+// The most elements a tensor of the engine holds (a bound that also keeps every size of the device
+// library's int64 arithmetic far from overflowing).
+constexpr double kMaxElements = 1ull << 34;
+
+// What is wrong with an output of `dims` the engine would compute ("" when nothing).
+std::string output_problem(const std::string& called, const std::vector<int64_t>& dims) {
+  double elements = 1;
+  bool positive = true;
+  for (int64_t d : dims) {
+    positive = positive && d >= 1;
+    elements *= static_cast<double>(d);
+  }
+  if (positive && elements <= kMaxElements) return "";
+  return called + " would give an output of " + common::make_ddim(dims).to_str() +
+         (positive ? ", more elements than the engine holds" : ", where each dim >= 1 is due (its input is empty or "
+                                                                       "smaller than its window)");
 }
 
 // Leading padding and output size of one spatial axis, as Paddle's conv2d infers them (and pool2d,
@@ -94,27 +137,32 @@ class Int8Engine {
  public:
   // inputs: [x, w, x_scale, w_scale] of a conv2d or matmul, [a, b, a_scale, b_scale] of an add,
   // [x1..xn, s1..sn] of a concat, [x, x_scale] of an activation
+  // (every attribute checked before it is read: a wrong one is an InvalidArgument naming it)
   Int8Engine(pir::Operation* op, std::vector<phi::DenseTensor*> inputs, phi::DenseTensor* out)
-      : kind_(op->attribute<pir::StrAttribute>("kind").AsString()), kernel_("int8_engine_" + kind_),
-        inputs_(std::move(inputs)), out_(out), x_qmax_(int_attr(op, "x_qmax")), x_round_(int_attr(op, "x_round_type")) {
+      : kind_(str_attr(op, "kind")), kernel_("int8_engine_" + kind_), called_(op_called(op)),
+        inputs_(std::move(inputs)), out_(out), x_qmax_(int32_attr(op, "x_qmax")),
+        x_round_(int32_attr(op, "x_round_type")) {
+    refuse_if(is_known_kind(kind_) ? "" : wrong(op, "kind", "a kind the engine computes"));
+    refuse_if(x_qmax_ >= 1 && x_qmax_ <= 127 ? "" : wrong(op, "x_qmax", "an int32 in [1, 127]"));
     x_ = inputs_.at(0);
     if (kind_ == "concat") {
-      concat_axis_ = int_attr(op, "axis");
+      concat_axis_ = int32_attr(op, "axis");
       return;
     }
     if (is_activation_kind(kind_)) {
       x_scale_ = inputs_.at(1);
-      if (kind_ == "softmax") softmax_axis_ = int_attr(op, "axis");
+      if (kind_ == "softmax") softmax_axis_ = int32_attr(op, "axis");
       if (is_pool_kind(kind_)) {
-        auto flag = [&](const char* name) { return op->attribute<pir::BoolAttribute>(name).data(); };
-        pool_kernel_ = {int_attr(op, "kernel_h"), int_attr(op, "kernel_w")};
+        refuse_if(first_of({pool_problem(op), int32_problem(op, "kernel_h", 1, "an int32 >= 1"),
+                            int32_problem(op, "kernel_w", 1, "an int32 >= 1")}));
+        pool_kernel_ = {int32_attr(op, "kernel_h"), int32_attr(op, "kernel_w")};
         strides_ = int_list(op, "strides");
         paddings_ = int_list(op, "paddings");
-        algorithm_ = op->attribute<pir::StrAttribute>("padding_algorithm").AsString();
-        ceil_mode_ = flag("ceil_mode");
-        exclusive_ = flag("exclusive");
-        adaptive_ = flag("adaptive");
-        global_ = flag("global_pooling");
+        algorithm_ = str_attr(op, "padding_algorithm");
+        ceil_mode_ = bool_attr(op, "ceil_mode");
+        exclusive_ = bool_attr(op, "exclusive");
+        adaptive_ = bool_attr(op, "adaptive");
+        global_ = bool_attr(op, "global_pooling");
       }
       return;
     }
@@ -122,24 +170,27 @@ class Int8Engine {
       b_ = inputs_.at(1);
       x_scale_ = inputs_.at(2);
       b_scale_ = inputs_.at(3);
-      b_round_ = int_attr(op, "b_round_type");
+      b_round_ = int32_attr(op, "b_round_type");
       return;
     }
     w_ = inputs_.at(1);
     x_scale_ = inputs_.at(2);
     w_scale_ = inputs_.at(3);
-    w_qmax_ = int_attr(op, "w_qmax");
-    w_round_ = int_attr(op, "w_round_type");
-    w_axis_ = int_attr(op, "w_quant_axis");
+    w_qmax_ = int32_attr(op, "w_qmax");
+    refuse_if(w_qmax_ >= 1 && w_qmax_ <= 127 ? "" : wrong(op, "w_qmax", "an int32 in [1, 127]"));
+    w_round_ = int32_attr(op, "w_round_type");
+    w_axis_ = int32_attr(op, "w_quant_axis");
     if (kind_ == "matmul") {
-      trans_w_ = op->attribute<pir::BoolAttribute>("transpose_y").data();
-      if (op->HasAttribute("flatten_start")) flatten_ = {int_attr(op, "flatten_start"), int_attr(op, "flatten_stop")};
+      trans_w_ = bool_attr(op, "transpose_y");
+      if (op->HasAttribute("flatten_start"))
+        flatten_ = {int32_attr(op, "flatten_start"), int32_attr(op, "flatten_stop")};
     } else {
+      refuse_if(conv_problem(op));
       strides_ = int_list(op, "strides");
       paddings_ = int_list(op, "paddings");
       dilations_ = int_list(op, "dilations");
-      algorithm_ = op->attribute<pir::StrAttribute>("padding_algorithm").AsString();
-      groups_ = std::max(1, int_attr(op, "groups"));
+      algorithm_ = str_attr(op, "padding_algorithm");
+      groups_ = int32_attr(op, "groups");
     }
   }
 
@@ -151,6 +202,7 @@ class Int8Engine {
                                                            "tensors on %s (one is %s on %s)",
                                                            place.DebugString(), phi::DataTypeToString(t->dtype()),
                                                            t->place().DebugString()));
+    CheckInputs();
     {{ p }}_stream_t stream = stream_of(ctx);
     if (is_activation_kind(kind_)) return OnGrid(ctx, stream);
     if (kind_ == "add") return Add(ctx, stream);
@@ -172,6 +224,47 @@ class Int8Engine {
   }
 
  private:
+  // The inputs against the weight and the attributes, as InferMeta checks them (Paddle runs none
+  // for an engine op): the device calls below read no element past a tensor.
+  void CheckInputs() const {
+    const size_t scales = kind_ == "concat" ? inputs_.size() / 2 : 0;
+    for (size_t k = scales; k < inputs_.size() && kind_ == "concat"; ++k) ScaleFits(inputs_[k], 1, "a scale");
+    if (kind_ == "concat") return;
+    ScaleFits(x_scale_, 1, "x's scale");
+    if (b_scale_ != nullptr) ScaleFits(b_scale_, 1, "b's scale");
+    if (is_pool_kind(kind_))
+      refuse_if(x_->dims().size() == 4 ? "" : called_ + " of a " + x_->dims().to_str() + " input: a 4-d (NCHW) one is due");
+    if (w_ == nullptr) return;
+    const phi::DDim& w = w_->dims();
+    refuse_if(w_axis_ >= -1 && w_axis_ < w.size() ? ""
+                                                  : called_ + ": weight scale axis " + std::to_string(w_axis_) +
+                                                        " of a " + w.to_str() + " weight");
+    ScaleFits(w_scale_, w_axis_ < 0 ? 1 : w[w_axis_], "the weight's scales");
+    if (kind_ == "conv2d") return refuse_if(conv_shapes_problem(called_, x_->dims(), w, groups_));
+    const int rank = x_->dims().size();
+    if (flatten_) {
+      const auto in_rank = [&](int axis) { return axis >= -rank && axis < rank ? (axis + rank) % rank : -1; };
+      const int start = in_rank(flatten_->first), stop = in_rank(flatten_->second);
+      refuse_if(start >= 0 && start <= stop ? ""
+                                            : called_ + ": flatten axes " + std::to_string(flatten_->first) + ".." +
+                                                  std::to_string(flatten_->second) + " of a " +
+                                                  x_->dims().to_str() + " input");
+    }
+    const phi::DDim x = MatmulX();
+    const bool fits = x.size() >= 1 && w.size() == 2 && (trans_w_ ? w[1] : w[0]) == x[x.size() - 1];
+    refuse_if(fits ? "" : called_ + " of " + x.to_str() + " by a weight " + w.to_str() + " that does not take it");
+  }
+
+  void ScaleFits(const phi::DenseTensor* scale, int64_t numel, const char* what) const {
+    refuse_if(scale->numel() == numel ? ""
+                                      : called_ + ": " + what + " " + scale->dims().to_str() + ", where " +
+                                            std::to_string(numel) + " values are due");
+  }
+
+  phi::DDim MatmulX() const {
+    return flatten_ ? flattened(x_->dims(), flatten_->first, flatten_->second) : x_->dims();
+  }
+
   // An activation x quantized with its one scale (qmax x_qmax_, rounding `round`) into the
   // engine's int8 tensor q: every kind's first step.
   void QuantizeInto(const phi::CustomContext& ctx, {{ p }}_stream_t stream, const phi::DenseTensor& x,
@@ -310,6 +403,7 @@ class Int8Engine {
       p.out_h = p.kernel_h = global_ ? 1 : pool_kernel_[0];
       p.out_w = p.kernel_w = global_ ? 1 : pool_kernel_[1];
       p.stride_h = p.stride_w = 1;
+      refuse_if(output_problem(called_, {p.batch, p.channels, p.out_h, p.out_w}));
       return p;
     }
     p.kernel_h = pool_kernel_[0];
@@ -318,6 +412,7 @@ class Int8Engine {
     p.stride_w = strides_.at(1);
     conv_axis(p.in_h, p.kernel_h, p.stride_h, 1, paddings_, 0, algorithm_, &p.pad_top, &p.out_h, ceil_mode_);
     conv_axis(p.in_w, p.kernel_w, p.stride_w, 1, paddings_, 1, algorithm_, &p.pad_left, &p.out_w, ceil_mode_);
+    refuse_if(output_problem(called_, {p.batch, p.channels, p.out_h, p.out_w}));
     return p;
   }
 
@@ -347,8 +442,7 @@ class Int8Engine {
     p.groups = groups_;
     conv_axis(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, paddings_, 0, algorithm_, &p.pad_top, &p.out_h);
     conv_axis(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, paddings_, 1, algorithm_, &p.pad_left, &p.out_w);
-    const phi::DDim out_dims = common::make_ddim({p.batch, p.out_channels, p.out_h, p.out_w});
-    Allocate(ctx, out_dims);
+    Allocate(ctx, {p.batch, p.out_channels, p.out_h, p.out_w});
     {{ NAME }}_CHECK({{ p }}_conv2d_int8(stream, &p, x_int8_.data<int8_t>(), w_int8_.data<int8_t>(),
                                        acc_.data<int32_t>()),
                      kKernel);
@@ -357,15 +451,12 @@ class Int8Engine {
   }
 
   {{ p }}_quant_params_t Matmul(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
-    const phi::DDim x = flatten_ ? flattened(x_->dims(), flatten_->first, flatten_->second) : x_->dims();
+    const phi::DDim x = MatmulX();  // (CheckInputs: [..., k] by a 2-d weight that takes it)
     const phi::DDim& w = w_->dims();
     const int64_t k = x[x.size() - 1], n = trans_w_ ? w[0] : w[1], m = x_->numel() / std::max<int64_t>(k, 1);
-    PADDLE_ENFORCE_EQ(w.size() == 2 && (trans_w_ ? w[1] : w[0]) == k, true,
-                      common::errors::InvalidArgument("{{ device_type }} int8 engine: matmul of [..., %d] by a "
-                                                      "%d-d weight that does not take it", k, w.size()));
     std::vector<int64_t> out_dims = common::vectorize(x);
     out_dims.back() = n;
-    Allocate(ctx, common::make_ddim(out_dims));
+    Allocate(ctx, out_dims);
     {{ NAME }}_CHECK({{ p }}_gemm_int8(stream, 0, trans_w_ ? 1 : 0, m, n, k, x_int8_.data<int8_t>(), k,
                                      w_int8_.data<int8_t>(), trans_w_ ? k : n, acc_.data<int32_t>(), n),
                      kKernel);
@@ -373,14 +464,16 @@ class Int8Engine {
     return {m, n, 1, x_qmax_, 0};
   }
 
-  void Allocate(const phi::CustomContext& ctx, const phi::DDim& dims) {
+  void Allocate(const phi::CustomContext& ctx, const std::vector<int64_t>& out_dims) {
+    refuse_if(output_problem(called_, out_dims));
+    const phi::DDim dims = common::make_ddim(out_dims);
     acc_.Resize(dims);
     ctx.Alloc(&acc_, phi::DataType::INT32);
     out_->Resize(dims);
     ctx.Alloc(out_, phi::DataType::FLOAT32);
   }
 
-  std::string kind_, kernel_;
+  std::string kind_, kernel_, called_;  // (called_: how errors name the op, op_called)
   std::vector<phi::DenseTensor*> inputs_;  // Paddle's, stable across runs, as are these views of them:
   phi::DenseTensor *x_ = nullptr, *w_ = nullptr, *x_scale_ = nullptr, *w_scale_ = nullptr, *out_;
   phi::DenseTensor *b_ = nullptr, *b_scale_ = nullptr;  // an add's second operand
@@ -441,7 +534,7 @@ C_Status Build(C_CustomEngineInstruction instruction) {
   const auto& tensors = ins->GetEngineValueToTensors();
   std::vector<phi::DenseTensor*> inputs;
   for (const pir::Value& v : ins->GetEngineInputs()) inputs.push_back(tensors.at(v).at(0));
-  const std::string kind = ins->Operation()->attribute<pir::StrAttribute>("kind").AsString();
+  const std::string kind = str_attr(ins->Operation(), "kind");
   const bool inputs_fit = kind == "concat" ? inputs.size() >= 2 && inputs.size() % 2 == 0
                                            : inputs.size() == (is_activation_kind(kind) ? 2u : 4u);
   PADDLE_ENFORCE_EQ(inputs_fit && ins->GetEngineOutputs().size() == 1, true,

@@ -58,8 +58,6 @@ inline std::optional<std::vector<int64_t>> ints_of(const pir::ArrayAttribute& ar
   return values;
 }
 
-inline int32_t int_attr(pir::Operation* op, const char* name) { return op->attribute<pir::Int32Attribute>(name).data(); }
-
 inline bool is_pool_kind(const std::string& kind) { return kind == "max_pool2d" || kind == "avg_pool2d"; }
 
 // Whether an engine op of this kind takes an activation [x, x_scale] and puts it on its int8 grid

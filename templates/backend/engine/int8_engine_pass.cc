@@ -21,13 +21,15 @@
 // rounding, so the result is the QDQ program's); an average pooling joins it too, summing the
 // integers in int32 and rescaling the sums to float once, and a softmax, from a table of the
 // exponentials of the integers' differences. What it does not match (NHWC, a transposed x, scales
-// per input channel) is left as it was: the folding passes after it run that part in float.
+// per input channel) is left as it was: the folding passes after it run that part in float. So is
+// an op whose attributes or static shapes Paddle's InferMeta would refuse (int8_engine_checks.h):
+// Paddle's own kernels then refuse it, or run it, as they do without the engine.
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "int8_engine_op.h"
+#include "int8_engine_checks.h"
 #include "paddle/pir/include/core/builtin_attribute.h"
 #include "paddle/pir/include/core/builtin_op.h"
 #include "paddle/pir/include/core/builtin_type.h"
@@ -54,7 +56,7 @@ pir::Operation* only_reader(pir::Value v) { return v && v.HasOneUse() ? v.first_
 std::optional<std::vector<int64_t>> constant_ints(pir::Value v) {
   pir::Operation* op = producer(v);
   if (!is(op, "pd_op.full_int_array")) return std::nullopt;
-  return ints_of(op->attribute<pir::ArrayAttribute>("value"));
+  return int_list_of(op, "value");
 }
 
 // A quantize_linear -> dequantize_linear pair in inference mode, and what it quantizes.
@@ -71,12 +73,13 @@ std::optional<Qdq> qdq_feeding(pir::Value v) {
   if (!is(dq, "pd_op.dequantize_linear")) return std::nullopt;
   pir::Operation* q = producer(dq->operand_source(0));
   if (!is(q, "pd_op.quantize_linear") || !is_parameter(q->operand_source(1))) return std::nullopt;
-  if (!q->attribute<pir::BoolAttribute>("is_test").data() || q->attribute<pir::BoolAttribute>("only_observer").data())
+  if (bool_of(q, "is_test") != true || bool_of(q, "only_observer") != false) return std::nullopt;
+  const std::optional<int32_t> qmax = int32_of(q, "qmax"), axis = int32_of(q, "quant_axis");
+  const std::optional<int32_t> round_type = int32_of(q, "round_type");
+  if (!qmax || *qmax < 1 || *qmax > 127 || int32_of(dq, "qmax") != qmax || !axis || int32_of(dq, "quant_axis") != axis ||
+      !round_type)
     return std::nullopt;
-  const int32_t qmax = int_attr(q, "qmax");
-  if (qmax < 1 || qmax > 127 || int_attr(dq, "qmax") != qmax || int_attr(dq, "quant_axis") != int_attr(q, "quant_axis"))
-    return std::nullopt;
-  return Qdq{q, dq, q->operand_source(0), q->operand_source(1), int_attr(q, "quant_axis"), qmax, int_attr(q, "round_type")};
+  return Qdq{q, dq, q->operand_source(0), q->operand_source(1), *axis, *qmax, *round_type};
 }
 
 // The attributes every engine op has: what it is, and how its activation x is quantized.
@@ -90,6 +93,16 @@ pir::AttributeMap activation_attributes(const std::string& kind, const std::stri
   return attrs;
 }
 
+common::DDim dims_of(pir::Value v) {
+  const auto t = v.type().dyn_cast<pir::DenseTensorType>();
+  return t ? t.dims() : common::DDim();
+}
+
+// A matmul's x [..., K] (-1: known at run time) by a 2-d weight that takes it.
+bool matmul_shapes_fit(const common::DDim& x, const common::DDim& w, bool trans_w) {
+  return x.size() >= 1 && w.size() == 2 && (x[x.size() - 1] < 0 || x[x.size() - 1] == (trans_w ? w[1] : w[0]));
+}
+
 // The attributes of the engine op for `anchor` with its quantized operands, or nullopt when the
 // engine does not take it.
 std::optional<pir::AttributeMap> engine_attributes(pir::Operation* anchor, const Qdq& x, const Qdq& w) {
@@ -99,14 +112,18 @@ std::optional<pir::AttributeMap> engine_attributes(pir::Operation* anchor, const
   if (x.axis != -1 || !is_parameter(w.source)) return std::nullopt;  // activations: one scale
   if (kind == "pd_op.matmul") {
     // x [..., K] times a [K, N] weight; its scales per tensor or per output column
-    if (anchor->attribute<pir::BoolAttribute>("transpose_x").data()) return std::nullopt;
-    const bool trans_w = anchor->attribute<pir::BoolAttribute>("transpose_y").data();
-    if (w.axis != -1 && w.axis != (trans_w ? 0 : 1)) return std::nullopt;
+    const std::optional<bool> trans_x = bool_of(anchor, "transpose_x"), trans_w = bool_of(anchor, "transpose_y");
+    if (trans_x != false || !trans_w) return std::nullopt;
+    if (w.axis != -1 && w.axis != (*trans_w ? 0 : 1)) return std::nullopt;
+    if (!matmul_shapes_fit(dims_of(x.source), dims_of(w.source), *trans_w)) return std::nullopt;
     attrs["transpose_y"] = anchor->attribute("transpose_y");
   } else {
     // NCHW convolutions; weight scales per tensor or per output channel (OIHW axis 0)
-    const std::string layout = anchor->attribute<pir::StrAttribute>("data_format").AsString();
-    if ((layout != "NCHW" && layout != "AnyLayout") || (w.axis != -1 && w.axis != 0)) return std::nullopt;
+    const std::optional<std::string> layout = str_of(anchor, "data_format");
+    if (!layout || (*layout != "NCHW" && *layout != "AnyLayout") || (w.axis != -1 && w.axis != 0)) return std::nullopt;
+    if (!conv_problem(anchor).empty() ||
+        !conv_shapes_problem(anchor->name(), dims_of(x.source), dims_of(w.source), *int32_of(anchor, "groups")).empty())
+      return std::nullopt;
     for (const char* name : {"strides", "paddings", "padding_algorithm", "dilations"}) attrs[name] = anchor->attribute(name);
     attrs["groups"] = anchor->attribute("groups");
   }
@@ -123,12 +140,13 @@ void erase_if_unused(pir::Operation* op) {
 // The attributes of the engine op for a max or average pooling of the activation `x`, or nullopt
 // when the engine does not take it (NHWC, SAME padding, a window size computed at run time).
 std::optional<pir::AttributeMap> pool_attributes(pir::Operation* pool, const Qdq& x) {
-  auto text = [&](const char* name) { return pool->attribute<pir::StrAttribute>(name).AsString(); };
-  const std::string type = text("pooling_type"), layout = text("data_format"), padding = text("padding_algorithm");
+  const std::string type = str_of(pool, "pooling_type").value_or(""), layout = str_of(pool, "data_format").value_or("");
   if ((type != "max" && type != "avg") || (layout != "NCHW" && layout != "AnyLayout")) return std::nullopt;
-  if (padding != "EXPLICIT" && padding != "VALID") return std::nullopt;
+  if (!pool_problem(pool).empty() || dims_of(x.source).size() != 4) return std::nullopt;
   const std::optional<std::vector<int64_t>> kernel = constant_ints(pool->operand_source(1));
-  if (!kernel || kernel->size() != 2) return std::nullopt;
+  if (!kernel || kernel->size() != 2 || (*kernel)[0] < 1 || (*kernel)[1] < 1 || (*kernel)[0] > kIntMax ||
+      (*kernel)[1] > kIntMax)
+    return std::nullopt;
   pir::IrContext* ctx = pir::IrContext::Instance();
   pir::AttributeMap attrs = activation_attributes(type + "_pool2d", pool->name(), x);
   attrs["kernel_h"] = pir::Int32Attribute::get(ctx, static_cast<int32_t>((*kernel)[0]));
@@ -157,7 +175,8 @@ pir::Operation* flatten_feeding(const Qdq& x) {
   if (!is(flatten, "pd_op.flatten") || !x.source.HasOneUse()) return nullptr;
   if (!x.quantize->result(0).HasOneUse() || !x.dequantize->result(0).HasOneUse()) return nullptr;
   const auto input = flatten->operand_source(0).type().dyn_cast<pir::DenseTensorType>();
-  return input && input.dims().size() >= 1 ? flatten : nullptr;
+  if (!input || input.dims().size() < 1) return nullptr;
+  return flatten_problem(flatten, "start_axis", "stop_axis", input.dims().size()).empty() ? flatten : nullptr;
 }
 
 bool hand_to_engine(pir::Operation* anchor) {
@@ -234,12 +253,15 @@ bool hand_concat_to_engine(pir::Operation* concat) {
   pir::Operation* combine = producer(concat->operand_source(0));
   pir::Operation* full = producer(concat->operand_source(1));
   if (combine == nullptr || !combine->isa<pir::CombineOp>() || !combine->result(0).HasOneUse()) return false;
-  if (!is(full, "pd_op.full") || !full->attribute("value").isa<pir::DoubleAttribute>()) return false;
+  const std::optional<pir::DoubleAttribute> value = is(full, "pd_op.full") ? typed<pir::DoubleAttribute>(full, "value")
+                                                                           : std::nullopt;
+  if (!value) return false;
   const auto out = concat->result(0).type().dyn_cast<pir::DenseTensorType>();
   if (!out || common::contain_unknown_dim(out.dims())) return false;
   const int rank = out.dims().size();
-  int axis = static_cast<int>(full->attribute<pir::DoubleAttribute>("value").data());
-  axis = axis < 0 ? axis + rank : axis;
+  const double given = value->data();
+  if (!(given >= -rank && given < rank) || given != static_cast<int>(given)) return false;
+  const int axis = static_cast<int>(given) < 0 ? static_cast<int>(given) + rank : static_cast<int>(given);
   if (axis < 0 || axis >= rank || combine->num_operands() == 0) return false;
   const std::optional<std::vector<Qdq>> xs = quantized_operands(combine->operands_source());
   if (!xs) return false;
@@ -262,7 +284,7 @@ bool hand_activation_to_engine(pir::Operation* dequantize) {
     attrs = activation_attributes("relu", reader->name(), *x);
   } else if (is(reader, "pd_op.pool2d")) {
     attrs = pool_attributes(reader, *x);
-  } else if (is(reader, "pd_op.softmax")) {
+  } else if (is(reader, "pd_op.softmax") && axis_problem(reader, "axis", dims_of(x->source).size()).empty()) {
     attrs = activation_attributes("softmax", reader->name(), *x);
     (*attrs)["axis"] = reader->attribute("axis");
   }

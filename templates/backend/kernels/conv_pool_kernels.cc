@@ -65,6 +65,10 @@ int64_t leading_pad(const std::vector<Int>& paddings, int axis, const std::strin
   p.in_w = x.dims()[3];
   p.out_h = out[2];
   p.out_w = out[3];
+  // (Paddle's InferMeta checks neither the pooling type nor the kernel's size: its CPU kernels refuse them)
+  PADDLE_ENFORCE_EQ(pooling_type == "max" || pooling_type == "avg", true,
+                    common::errors::InvalidArgument("{{ device_type }} pool2d: pooling_type is '%s', where max or "
+                                                    "avg is due", pooling_type));
   p.is_max = pooling_type == "max";
   p.exclusive = exclusive;
   p.adaptive = adaptive;
@@ -76,6 +80,11 @@ int64_t leading_pad(const std::vector<Int>& paddings, int axis, const std::strin
     p.adaptive = 0;
     return p;
   }
+  std::string shown;
+  for (int64_t v : k) shown += (shown.empty() ? "" : ", ") + std::to_string(v);
+  PADDLE_ENFORCE_EQ(!k.empty() && k.size() <= 2 && k.front() > 0 && k.back() > 0, true,
+                    common::errors::InvalidArgument("{{ device_type }} pool2d: kernel_size is [%s], where 1 or 2 "
+                                                    "ints > 0 are due", shown));
   p.kernel_h = k[0];
   p.kernel_w = k.size() > 1 ? k[1] : k[0];
   p.stride_h = strides[0];
