@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -16,6 +17,7 @@ from conftest import devkit
 from test_e2e import paddle_python
 
 from devkit.util.errors import ExitCode
+from devkit.util.resources import PAYLOAD_DIR
 
 pytestmark = pytest.mark.e2e
 
@@ -231,3 +233,95 @@ def test_the_runtime_hands_paddle_the_configured_passes(tmp_path):
     proc = devkit("verify", str(project), *args, check=False)
     assert proc.returncode == ExitCode.VERIFICATION_FAILED, proc.stderr[-2000:]
     assert "inference mnist int8 on x86_64" in proc.stderr and "failed" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory) -> Path:
+    """A small float model (a Linear and a ReLU) as paddle.jit.save writes it: model.json + model.pdiparams."""
+    directory = tmp_path_factory.mktemp("small-model")
+    script = (
+        "import paddle, sys; from paddle.static import InputSpec; paddle.seed(1); "
+        "m = paddle.nn.Sequential(paddle.nn.Linear(4, 3), paddle.nn.ReLU()); m.eval(); "
+        "paddle.jit.save(m, sys.argv[1], input_spec=[InputSpec([1, 4], 'float32', 'x')])"
+    )
+    subprocess.run([str(paddle_python()), "-c", script, str(directory / "model")], check=True, capture_output=True)
+    return directory
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _junk_pdmodel(model_dir: Path) -> None:
+    (model_dir / "model.json").rename(model_dir / "model.pdmodel")
+    (model_dir / "model.pdmodel").write_bytes(bytes(range(256)) * 2)  # Paddle 3.3.1 dies of SIGSEGV reading it
+
+
+def _second_model(model_dir: Path) -> None:
+    for suffix in (".json", ".pdiparams"):
+        (model_dir / f"other{suffix}").write_bytes((model_dir / f"model{suffix}").read_bytes())
+
+
+def _empty(model_dir: Path) -> None:
+    for path in model_dir.iterdir():
+        path.unlink()
+
+
+# A model directory Paddle cannot load, made from the small model: how, and what the one error line says
+# (the first two found by Paddle's own load on the CPU in the payload, the others by devkit before that).
+BROKEN_MODELS = {
+    "truncated-params": (
+        lambda d: _truncate(d / "model.pdiparams"),
+        "Paddle cannot load {d}/model.pdiparams: Cannot read tensor desc size",
+    ),
+    "junk-pdmodel": (_junk_pdmodel, "Paddle could not load {d}/model.pdmodel with {d}/model.pdiparams: it died of"),
+    "program-paddle-cannot-read": (  # a PIR program's shape, an op without its fields
+        lambda d: (d / "model.json").write_text('{"program": {"regions": [{"blocks": [{"ops": [{"#": "1.relu"}]}]}]}}'),
+        "Paddle cannot load {d}/model.json: ",
+    ),
+    "json-not-a-program": (
+        lambda d: (d / "model.json").write_text('{"program": 1}'),
+        '{d}/model.json is not a valid Paddle program (not a PIR program (no "program" object))',
+    ),
+    "empty-dir": (_empty, "{d} holds no exported model"),
+    "two-models": (_second_model, "{d} holds 2 models (model.json, other.json): verify takes one"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_MODELS))
+def test_a_model_paddle_cannot_load_is_input_refused_in_one_line(infer_project, small_model, tmp_path, case):
+    """A user's model is input, not a failed plugin: a model Paddle cannot load exits with the input
+    error's code, in one line naming the file and the fix, before anything runs on the device."""
+    model_dir = tmp_path / "model"
+    shutil.copytree(small_model, model_dir)
+    make, said = BROKEN_MODELS[case]
+    make(model_dir)
+    proc = devkit(
+        "verify", str(infer_project), "--runner", "host", "--infer", "--model-dir", str(model_dir), check=False
+    )
+    assert proc.returncode == ExitCode.INPUT, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in proc.stderr, proc.stderr
+    assert said.format(d=model_dir) in lines[0], lines[0]
+    assert "Fix: re-export the model with paddle.jit.save" in lines[0]
+
+
+def test_quant_takes_a_pretty_printed_quantized_model(infer_project, tmp_path):
+    """Paddle loads a model.json however it is laid out: verify --quant reads its ops from the parsed
+    program, and a quantized LeNet saved pretty-printed is verified, not refused as unquantized."""
+    model_dir = tmp_path / "int8-lenet"
+    script = (
+        "import paddle, sys; from paddle.static import InputSpec; sys.path.insert(0, sys.argv[2]); import quant_model; "
+        "paddle.seed(1); m = quant_model.quantized(paddle.vision.models.LeNet(), [1, 1, 28, 28]); "
+        "paddle.jit.save(m, sys.argv[1], input_spec=[InputSpec([1, 1, 28, 28], 'float32', 'x')])"
+    )
+    prefix = str(model_dir / "model")
+    subprocess.run([str(paddle_python()), "-c", script, prefix, str(PAYLOAD_DIR)], check=True, capture_output=True)
+    program = model_dir / "model.json"
+    program.write_text(json.dumps(json.loads(program.read_text()), indent=2))
+    report = verify_infer(
+        infer_project, "--quant", "int8", "--model-dir", str(model_dir), "--warmup", "1", "--repeats", "2"
+    )
+    quant = report["checks"][0]["quant"]
+    assert quant["qdq_ops"]["quantize_linear"] > 0 and quant["qdq_ops"]["dequantize_linear"] > 0
+    assert quant["levels"]["0"]["passed"], quant["levels"]["0"]

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,59 @@ def model_files(prefix: str) -> tuple[str, str]:
         if os.path.exists(prefix + ext):
             return prefix + ext, prefix + ".pdiparams"
     raise FileNotFoundError(f"no {prefix}.json or {prefix}.pdmodel")
+
+
+# The line devkit reads from a payload's output as its error (run/step.py: PROBLEM_KINDS), then the kind.
+PROBLEM, INPUT = "devkit-problem: ", "input"
+READING = "devkit-load: Paddle started, reading the model"  # what follows is the model's doing
+REEXPORT = "re-export the model with paddle.jit.save (or paddle.static.save_inference_model)"
+
+
+def check_load(prefix: str, out: str) -> int:
+    """Load a user's model on the CPU, in a child (a file Paddle cannot read may crash it: a junk
+    .pdmodel is a SIGSEGV in Paddle 3.3.1), before anything runs on the device; what it could not
+    read is said in one devkit-problem line of kind input, naming the file. `out`: the model's inputs."""
+    with tempfile.TemporaryFile("w+") as log:
+        proc = child("--phase", "load", "--prefix", prefix, "--out", out, log=log)
+        log.seek(0)
+        text = log.read()
+    if proc.returncode == 0:
+        return 0
+    said = [line for line in text.splitlines() if line.startswith(PROBLEM)]
+    if not said and proc.returncode < 0 and READING in text:
+        program, params = model_files(prefix)
+        died = signal.Signals(-proc.returncode).name
+        said = [f"{PROBLEM}Paddle could not load {program} with {params}: it died of {died} | {REEXPORT} | {INPUT}"]
+    # else Paddle (or the plugin with it) did not start: not the model's doing, the child's own words
+    print(said[-1] if said else text[-4000:], flush=True)
+    return 1
+
+
+def load_on_cpu(prefix: str, out: Path) -> int:
+    """The load phase: a CPU predictor of the model, or the devkit-problem line (on stderr, the log)."""
+    import paddle.inference  # noqa: F401 (the plugin loads with Paddle: what fails here is not the model)
+
+    program, params = model_files(prefix)
+    print(READING, file=sys.stderr, flush=True)
+    try:
+        pred = predictor(prefix, "cpu")
+    except Exception as exc:
+        words = paddle_words(exc)
+        # Paddle reads the parameters as tensors, all at once (load_combine): its words then name them
+        culprit = params if re.search("tensor|load_combine", words, re.IGNORECASE) else program
+        print(f"{PROBLEM}Paddle cannot load {culprit}: {words} | {REEXPORT} | {INPUT}", file=sys.stderr, flush=True)
+        return 1
+    inputs = {name: pred.get_input_handle(name).shape() for name in pred.get_input_names()}
+    out.write_text(json.dumps({"program": program, "params": params, "inputs": inputs}))
+    return 0
+
+
+def paddle_words(exc: BaseException) -> str:
+    """The first line of Paddle's error without its kind and source position: "(Unavailable) Cannot
+    read tensor desc size ... (at dense_tensor_tostream.cc:316)" -> "Cannot read tensor desc size"."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    first = re.sub(r"^\([A-Za-z]+\)\s*", "", re.sub(r"\s*\(at \S+\)$", "", first.strip()))
+    return first.rstrip(". ").replace("|", "/")[:300]  # (a | would split devkit's line)
 
 
 def find_prefix(model_dir: Path) -> str:
@@ -248,7 +302,8 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--work", type=Path, default=Path("."))
     p.add_argument("--out")
-    p.add_argument("--phase", choices=["export", "probe", "measure"])
+    p.add_argument("--phase", choices=["export", "load", "probe", "measure"])
+    p.add_argument("--load-only", action="store_true", help="with --model-dir: load it on the CPU, and stop")
     p.add_argument("--prefix")
     p.add_argument("--shape")
     p.add_argument("--quant", choices=["int8"], default="")
@@ -258,6 +313,8 @@ def main() -> int:
 
     if args.phase:
         return run_phase(args)
+    if args.model_dir and args.load_only:
+        return check_load(find_prefix(args.model_dir), args.out)
     if not args.device:  # the plugin's device type, when the caller does not know it
         found = (
             subprocess.run(
@@ -376,6 +433,8 @@ def run_phase(args: argparse.Namespace) -> int:
     if args.phase == "export":
         export(args.model, Path(args.prefix), args.quant, args.device)
         return 0
+    if args.phase == "load":
+        return load_on_cpu(args.prefix, Path(args.out))
     if args.phase == "probe":
         shape = [int(s) for s in args.shape.split(",")]
         run_once(predictor(args.prefix, args.device, args.engine), np.zeros(shape, dtype="float32"))

@@ -3,12 +3,11 @@ placement, latency), and the inference bundle's C++ demo against a Paddle Infere
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..payload.quant_model import qdq_counts
+from ..payload.quant_model import op_counts, qdq_counts
 from ..project.config import INFER_MODELS
 from ..run.select import host_recipe
 from ..run.step import HostRunner, Step
@@ -51,6 +50,8 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
     checks: list[Check] = []
     with plugin_session(wheel, options, report_dir, (infer.model_dir,) if infer.model_dir else ()) as session:
         runner, work = session.runner, session.work
+        if infer.model_dir:
+            _load_on_cpu(session, infer.model_dir)
         targets = (
             [("model-dir", ["--model-dir", runner.path(infer.model_dir)])]
             if infer.model_dir
@@ -90,26 +91,51 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
     return finish(report, options, report_dir, session.start, session.log)
 
 
+# What a user does about a model Paddle cannot take (and what the payload's load says, in short)
+MODEL_DIR_FIX = (
+    "re-export the model with paddle.jit.save (or paddle.static.save_inference_model) and pass the directory "
+    "holding its <name>.json (or .pdmodel) and <name>.pdiparams, and no other model"
+)
+
+
 def _model_prefix(model_dir: Path) -> str:
-    """The exported model in a user's --model-dir: a program (.json, or .pdmodel) and its .pdiparams."""
-    fix = "pass the directory of <name>.json (or .pdmodel) + <name>.pdiparams, as paddle.jit.save writes them"
+    """The exported model in a user's --model-dir, checked before anything starts: one program (.json,
+    or .pdmodel) with its .pdiparams beside it, neither empty, a .json a PIR program (quant_model)."""
     if not model_dir.is_dir():
-        raise InputError(f"--model-dir {model_dir} is not a directory", fix)
-    for program in sorted([*model_dir.glob("*.json"), *model_dir.glob("*.pdmodel")]):
-        params = program.with_suffix(".pdiparams")
-        if not params.is_file():
-            continue
-        if program.suffix == ".json":
-            try:
-                json.loads(program.read_bytes())
-            except ValueError as exc:
-                raise InputError(f"{program} is not a valid Paddle program (JSON: {exc})", fix) from None
-        elif program.stat().st_size == 0:
-            raise InputError(f"{program} is empty", fix)
-        if params.stat().st_size == 0:
-            raise InputError(f"{params} is empty", fix)
-        return str(program.with_suffix(""))
-    raise InputError(f"{model_dir} holds no exported model", fix)
+        raise InputError(f"--model-dir {model_dir} is not a directory", MODEL_DIR_FIX)
+    programs = sorted([*model_dir.glob("*.json"), *model_dir.glob("*.pdmodel")])
+    models = [p for p in programs if p.with_suffix(".pdiparams").is_file()]
+    if len(models) > 1:
+        names = ", ".join(p.name for p in models)
+        raise InputError(f"{model_dir} holds {len(models)} models ({names}): verify takes one", MODEL_DIR_FIX)
+    if not models:
+        unpaired = f" ({', '.join(p.name for p in programs)} without a .pdiparams beside it)" if programs else ""
+        raise InputError(f"{model_dir} holds no exported model{unpaired}", MODEL_DIR_FIX)
+    program, params = models[0], models[0].with_suffix(".pdiparams")
+    empty = next((f for f in (program, params) if f.stat().st_size == 0), None)
+    if empty:
+        raise InputError(f"{empty} is empty", MODEL_DIR_FIX)
+    if program.suffix == ".json":
+        try:
+            op_counts(program)
+        except ValueError as exc:
+            raise InputError(f"{program} is not a valid Paddle program ({exc})", MODEL_DIR_FIX) from None
+    return str(program.with_suffix(""))
+
+
+def _load_on_cpu(session: PluginSession, model_dir: Path) -> None:
+    """Paddle loads the user's model on the CPU before anything runs on the device: a file it cannot
+    read (truncated parameters, a program that is not one) is the user's to fix, said in one line
+    naming the file (the payload's devkit-problem line, of kind input)."""
+    try:
+        session.run_json(
+            "load --model-dir on the CPU",
+            INFER_PAYLOAD,
+            ["--model-dir", session.runner.path(model_dir), "--load-only"],
+            "model-dir-load.json",
+        )
+    except InputError as exc:  # the step's output is that line again: not shown twice
+        raise InputError(exc.problem, MODEL_DIR_FIX, log=exc.log) from None
 
 
 def _check_quantized(prefix: str) -> None:
