@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inference_passes.h"
+#include "paddle/phi/backends/device_base.h"
 #include "paddle/phi/backends/device_ext.h"
 #include "{{ p }}_device.h"
 
@@ -198,6 +199,33 @@ C_Status RuntimeVersion(const C_Device, size_t* value) {
 }
 C_Status DriverVersion(const C_Device, size_t* value) {
   *value = {{ NAME }}_DEVICE_API_VERSION;
+  return C_SUCCESS;
+}
+// paddle.amp.is_float16_supported / is_bfloat16_supported: whether the float16 and bfloat16
+// kernels are registered (flavour.toml: half-precision).
+C_Status Float16Supported(const C_Device, bool* supported) {
+  *supported = {{ "true" if half_precision else "false" }};
+  return C_SUCCESS;
+}
+C_Status BFloat16Supported(const C_Device, bool* supported) {
+  *supported = {{ "true" if half_precision else "false" }};
+  return C_SUCCESS;
+}
+// Paddle's DeviceProp (phi/backends/device_base.h) for core.get_device_properties; Paddle
+// 3.3.1's paddle.device.get_device_properties reaches it only for metax_gpu and iluvatar_gpu.
+// The device library has no name or multiprocessor query: the name is {{ NAME }}, the count 0,
+// the version the device API's (as get_compute_capability).
+C_Status DeviceProperties(const C_Device device, void* properties) {
+  int id = device->id;
+  if (id < 0) {  // (the current device)
+    const C_Status st = to_c("get_device_properties", {{ p }}_get_device(&id));
+    if (st != C_SUCCESS) return st;
+  }
+  size_t total = 0, free_bytes = 0;
+  const C_Status st = to_c("get_device_properties", {{ p }}_mem_info(id, &total, &free_bytes));
+  if (st != C_SUCCESS) return st;
+  *static_cast<phi::DeviceProp*>(properties) =
+      phi::DeviceProp("{{ NAME }}", {{ NAME }}_DEVICE_API_VERSION, 0, total, 0, false, false);
   return C_SUCCESS;
 }
 
@@ -416,6 +444,9 @@ extern "C" void InitPlugin(CustomRuntimeParams* params) {
   ifc->get_compute_capability = ComputeCapability;
   ifc->get_runtime_version = RuntimeVersion;
   ifc->get_driver_version = DriverVersion;
+  ifc->get_device_properties = DeviceProperties;
+  ifc->is_float16_supported = Float16Supported;
+  ifc->is_bfloat16_supported = BFloat16Supported;
 
   ifc->xccl_get_comm_name = CclCommName;
   ifc->xccl_get_unique_id_size = CclUniqueIdSize;
