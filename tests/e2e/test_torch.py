@@ -524,3 +524,54 @@ def test_torch_compile_runs_inductor_kernels_on_the_device_queue(torch_project, 
         assert check["direct_calls"] == 0 and check["extern_kernels"] > 0 and check["fallbacks"] == {}, check
         assert check["max_diff_cpu"] < 1e-4 and check["max_diff_eager"] < 1e-4, check
     assert "device 1 stream" in checks["compile trace"]["detail"]
+
+
+# What torch, and code written for torch.cuda, asks of the device (issue 54), each probe through
+# torch's public API; the generated pytorch/tests/test_device_api.py goes into each in depth.
+DEVICE_API_PROBES = """
+import json, torch, torch.utils.checkpoint
+mod = torch.stpu
+def probe(name, fn):
+    try:
+        out[name] = fn()
+    except Exception as error:
+        out[name] = f"{type(error).__name__}: {error}".splitlines()[0]
+def fork_rng():
+    with torch.random.fork_rng(device_type="stpu"):
+        inside = torch.rand(8, device="stpu").cpu()
+    return torch.equal(torch.rand(8, device="stpu").cpu(), inside)
+def checkpoint():
+    x = torch.ones(64, device="stpu", requires_grad=True)
+    f = lambda t: (t * (torch.rand_like(t) > 0.5)).sum()
+    mod.manual_seed(1); torch.utils.checkpoint.checkpoint(f, x, use_reentrant=False).backward()
+    again = x.grad.cpu(); x.grad = None
+    mod.manual_seed(1); f(x).backward()
+    return torch.equal(again, x.grad.cpu())
+out = {}
+probe("fork_rng", fork_rng)
+probe("checkpoint", checkpoint)
+probe("get_device_name", lambda: mod.get_device_name(0))
+probe("is_bf16_supported", lambda: mod.is_bf16_supported())
+probe("is_pinned", lambda: torch.ones(3).pin_memory().is_pinned())
+probe("capability_dtypes", lambda: sorted(map(str, torch.accelerator.get_device_capability()["supported_dtypes"])))
+probe("memory_info", lambda: list(torch.accelerator.get_memory_info()) == list(mod.mem_get_info()))
+print(json.dumps(out))
+"""
+
+
+def test_the_device_answers_what_torch_asks_of_it(torch_env):
+    proc = run_python(torch_env, DEVICE_API_PROBES)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answers = json.loads(proc.stdout.splitlines()[-1])
+    assert answers == {
+        "fork_rng": True,
+        "checkpoint": True,
+        "get_device_name": "STPU",
+        "is_bf16_supported": True,
+        "is_pinned": True,
+        "capability_dtypes": sorted(
+            f"torch.{t}"
+            for t in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+        ),
+        "memory_info": True,
+    }

@@ -51,9 +51,7 @@ void empty_cache() { caching_allocator().emptyCache(); }
 
 // [free, total] bytes of the device (the device library's view: what the cache holds is not free).
 std::vector<int64_t> mem_get_info(int64_t device) {
-  check_index(static_cast<c10::DeviceIndex>(device));
-  size_t total = 0, free_bytes = 0;
-  check({{ p }}_mem_info(static_cast<int>(device), &total, &free_bytes), "mem_info");
+  const auto [free_bytes, total] = caching_allocator().getMemoryInfo(static_cast<c10::DeviceIndex>(device));
   return {static_cast<int64_t>(free_bytes), static_cast<int64_t>(total)};
 }
 
@@ -65,6 +63,27 @@ void manual_seed(int64_t seed, int64_t device) {
 
 int64_t initial_seed(int64_t device) {
   return static_cast<int64_t>(default_generator(static_cast<c10::DeviceIndex>(device)).current_seed());
+}
+
+// A fresh non-deterministic seed for the device's generator; returns it.
+int64_t seed(int64_t device) {
+  auto gen = default_generator(static_cast<c10::DeviceIndex>(device));
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return static_cast<int64_t>(gen.seed());
+}
+
+// The default generator's state as a CPU uint8 tensor (what torch.cuda.get_rng_state gives):
+// setting it back makes the device draw the same numbers again.
+at::Tensor get_rng_state(int64_t device) {
+  auto gen = default_generator(static_cast<c10::DeviceIndex>(device));
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void set_rng_state(const at::Tensor& state, int64_t device) {
+  auto gen = default_generator(static_cast<c10::DeviceIndex>(device));
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);  // checks the state's dtype and size (c10::Error naming them)
 }
 
 int64_t current_stream_id(int64_t device) {
@@ -86,6 +105,10 @@ void synchronize_device(int64_t device) {
 
 std::string build_info() { return {{ p }}_torch_build_info; }
 
+// The device library's API version: torch.{{ device_type }}.get_device_capability()'s major
+// (the device has no compute capability of its own; Paddle's get_compute_capability says the same).
+int64_t device_api_version() { return {{ NAME }}_DEVICE_API_VERSION; }
+
 }  // namespace
 
 TORCH_LIBRARY({{ p }}, m) {
@@ -97,10 +120,14 @@ TORCH_LIBRARY({{ p }}, m) {
   m.def("mem_get_info(int device) -> int[]", &mem_get_info);
   m.def("manual_seed(int seed, int device) -> ()", &manual_seed);
   m.def("initial_seed(int device) -> int", &initial_seed);
+  m.def("seed(int device) -> int", &seed);
+  m.def("get_rng_state(int device) -> Tensor", &get_rng_state);
+  m.def("set_rng_state(Tensor state, int device) -> ()", &set_rng_state);
   m.def("current_stream_id(int device) -> int", &current_stream_id);
   m.def("library_stream_id(int device, int stream_id) -> int", &library_stream_id);
   m.def("synchronize(int device) -> ()", &synchronize_device);
   m.def("build_info() -> str", &build_info);
+  m.def("device_api_version() -> int", &device_api_version);
 }
 
 }  // namespace torch_{{ p }}

@@ -78,6 +78,12 @@ def is_initialized() -> bool:
     return True
 
 
+# torch.utils.checkpoint saves and restores the device's generator state only when the device
+# module says it is initialised (it reads this attribute, as torch.cuda's): without it the
+# recomputed forward pass draws other random numbers, and the gradients silently differ.
+_initialized = True
+
+
 def _is_in_bad_fork() -> bool:  # torch.manual_seed asks before seeding us
     return False
 
@@ -91,13 +97,33 @@ class DeviceProperties:
     """What torch.cuda.get_device_properties() gives, as far as the device library tells it."""
 
     name: str
-    total_memory: int
+    total_memory: int  # the device library's capacity ({{ NAME }}_MEMORY_MB on the host-backed device)
     multi_processor_count: int  # the host-backed device computes on the host's cores
+    major: int
+    minor: int
 
 
 def get_device_properties(device=None) -> DeviceProperties:
     index = _index(device)
-    return DeviceProperties(f"{{ NAME }}:{index}", mem_get_info(index)[1], os.cpu_count() or 1)
+    major, minor = get_device_capability(index)
+    return DeviceProperties(get_device_name(index), mem_get_info(index)[1], os.cpu_count() or 1, major, minor)
+
+
+def get_device_name(device=None) -> str:
+    """The device library has no name query: every {{ device_type }} device is "{{ NAME }}"."""
+    _index(device)  # (a device that does not exist still raises)
+    return "{{ NAME }}"
+
+
+def get_device_capability(device=None) -> tuple[int, int]:
+    """(the device library's API version, 0): the device has no compute capability of its own."""
+    _index(device)
+    return int(_ops.device_api_version()), 0
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the device computes bfloat16 (its kernels are registered for it)."""
+    return {{ "True" if half_precision else "False" }}
 
 
 # ---- random numbers --------------------------------------------------------------------
@@ -112,6 +138,35 @@ def manual_seed_all(seed: int) -> None:
 
 def initial_seed() -> int:
     return int(_ops.initial_seed(current_device()))
+
+
+def seed() -> None:
+    """Seeds the current device's generator with a non-deterministic number."""
+    _ops.seed(current_device())
+
+
+def seed_all() -> None:
+    for d in range(device_count()):
+        _ops.seed(d)
+
+
+def get_rng_state(device="{{ device_type }}") -> torch.Tensor:
+    """The device's generator state (a CPU uint8 tensor): torch.random.fork_rng and
+    torch.utils.checkpoint save it and set it back to draw the same numbers again."""
+    return _ops.get_rng_state(_index(device))
+
+
+def set_rng_state(new_state: torch.Tensor, device="{{ device_type }}") -> None:
+    _ops.set_rng_state(new_state, _index(device))
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [get_rng_state(d) for d in range(device_count())]
+
+
+def set_rng_state_all(new_states: list[torch.Tensor]) -> None:
+    for d, state in enumerate(new_states):
+        set_rng_state(state, d)
 
 
 # ---- memory (the caching allocator's accounting) -------------------------------------------

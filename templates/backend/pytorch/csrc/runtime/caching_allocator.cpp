@@ -270,6 +270,13 @@ void CachingAllocator::resetAccumulatedStats(c10::DeviceIndex device) { pool(dev
 
 void CachingAllocator::resetPeakStats(c10::DeviceIndex device) { pool(device).reset_peaks(); }
 
+std::pair<size_t, size_t> CachingAllocator::getMemoryInfo(c10::DeviceIndex device) {
+  check_index(device);
+  size_t total = 0, free_bytes = 0;
+  check({{ p }}_mem_info(device, &total, &free_bytes), "mem_info");
+  return {free_bytes, total};
+}
+
 MemoryStats CachingAllocator::stats(c10::DeviceIndex device) {
   check_index(device);
   return pool(device).stats();

@@ -86,6 +86,10 @@ class CachingAllocator final : public AllocatorBase {
 #if {{ NAME }}_DEVICE_ALLOCATOR
   c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override;
 #endif
+  // (free, total) bytes of the device as the device library counts them (what the cache holds
+  // is not free): torch.accelerator.get_memory_info(). Not marked override: it overrides
+  // c10::DeviceAllocator's where torch has one (2.13 does), and is a plain method elsewhere.
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device);
 
   MemoryStats stats(c10::DeviceIndex device);
 };

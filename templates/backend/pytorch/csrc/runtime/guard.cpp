@@ -2,6 +2,7 @@
 // record, wait for and query events (created on first record, as in CUDA).
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include "common.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/streams.h"
 
@@ -28,6 +29,19 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     int n = 0;
     return {{ p }}_device_count(&n) == {{ NAME }}_OK ? static_cast<c10::DeviceIndex>(n) : 0;
   }
+#if __has_include(<c10/core/DeviceCapability.h>)
+  // torch.accelerator.get_device_capability(): the dtypes the device library computes in
+  // (others are stored, and computed through the CPU fallback).
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    c10::DeviceCapability cap;
+    cap.capability_data.capability_bits = 0;
+#define {{ NAME }}_DEVICE_DTYPE_BIT(_, name) \
+    if (is_device_dtype(c10::ScalarType::name)) cap.capability_data.capability_bits |= 1ULL << c10::kIndex_##name;
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS({{ NAME }}_DEVICE_DTYPE_BIT)
+#undef {{ NAME }}_DEVICE_DTYPE_BIT
+    return cap;
+  }
+#endif
 
   c10::Stream getStream(c10::Device d) const override { return Streams::get().current(d.index()); }
   c10::Stream getDefaultStream(c10::Device d) const override { return Streams::default_stream(d.index()); }

@@ -1,11 +1,10 @@
 // What ATen asks about the {{ device_type }} backend: devices, generators, the device of a
 // pointer, pinned memory and storage resizes.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
-#include <c10/core/CPUAllocator.h>
-
 #include "runtime/caching_allocator.h"
 #include "runtime/device.h"
 #include "runtime/generator.h"
+#include "runtime/pinned_memory.h"
 #include "runtime/storage.h"
 
 namespace torch_{{ p }} {
@@ -36,9 +35,9 @@ struct Hooks final : at::PrivateUse1HooksInterface {
     check({{ p }}_pointer_device(data, &device), "pointer_device");
     return device_of(static_cast<c10::DeviceIndex>(device));
   }
-  // The device copies from any host memory; pinned memory is ordinary CPU memory.
-  bool isPinnedPtr(const void* data) const override { return false; }
-  at::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  // tensor.pin_memory() / is_pinned(): host blocks the adapter records (runtime/pinned_memory.h).
+  bool isPinnedPtr(const void* data) const override { return is_pinned_ptr(data); }
+  at::Allocator* getPinnedMemoryAllocator() const override { return pinned_memory_allocator(); }
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
     resize_device_storage(storage, newsize);
   }
