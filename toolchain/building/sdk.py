@@ -273,11 +273,14 @@ def _unpack_archive(
 # apt with its package lists and cache in devkit's build cache (one set per place and foreign
 # architectures, kept between builds and refreshed when old): no root, no lock, nothing of the
 # machine's apt changed, so any user (the container runs as the caller's uid) can provide the SDK.
-# Foreign architectures ("name:arm64") are named to apt here, not added to dpkg. The packages
-# are the script's arguments: data, never shell.
+# Foreign architectures ("name:arm64") are named to apt here, not added to dpkg. Its package
+# cache is kept too (Debian's images turn it off), so a resolution takes 0.15 s, not 0.7 s. The
+# packages are the script's arguments: data, never shell.
 _APT = r"""apt() {
   if [ -z "$DEVKIT_APT_DIR" ]; then apt-get "$@"; return; fi
-  set -- -o "Dir::State::Lists=$DEVKIT_APT_DIR/lists" -o "Dir::Cache=$DEVKIT_APT_DIR/cache" -o Debug::NoLocking=1 \
+  c="$DEVKIT_APT_DIR/cache"
+  set -- -o "Dir::State::Lists=$DEVKIT_APT_DIR/lists" -o "Dir::Cache=$c" -o Debug::NoLocking=1 \
+    -o "Dir::Cache::pkgcache=$c/pkgcache.bin" -o "Dir::Cache::srcpkgcache=$c/srcpkgcache.bin" \
     -o "APT::Architectures::=$(dpkg --print-architecture)" $DEVKIT_APT_ARCHES "$@"
   if [ "$(id -u)" = 0 ]; then apt-get -o APT::Sandbox::User=root "$@"; else apt-get "$@"; fi
 }
