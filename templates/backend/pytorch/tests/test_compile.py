@@ -25,6 +25,24 @@ def test_compiled_kernels_are_launched_on_the_device_queue(device):
     assert torch.{{ device_type }}.fallback_counts() == {}
 
 
+def test_launch_takes_only_kernels_the_adapter_loaded(device):
+    # launch_kernel takes a handle load_kernel gave out, never an address: an unknown handle, a
+    # module that is no compiled kernel and arguments that are not the kernel's are refused.
+    x, y = torch.randn(6, 5, device=device), torch.randn(6, 5, device=device)
+    torch.compile(f)(x, y)
+    with pytest.raises(RuntimeError, match=r"launch_kernel: 4660 \(for k\) is no kernel handle load_kernel gave out"):
+        torch.ops.{{ p }}.launch_kernel(0x1234, "k", 0, "b", [x], [], [])
+    with pytest.raises(RuntimeError, match=r"is no kernel torch.compile generated for {{ device_type }}"):
+        torch.ops.{{ p }}.load_kernel(torch._C.__file__)
+    from torch_{{ p }} import _inductor
+
+    handle = next(iter(_inductor._handles.values()))  # a kernel the compile above loaded
+    with pytest.raises(RuntimeError, match=r"takes arguments of kinds '\w+', not 'b'"):
+        torch.ops.{{ p }}.launch_kernel(handle, "k", 0, "b", [x], [], [])
+    torch.{{ device_type }}.synchronize()
+    torch.testing.assert_close(torch.compile(f)(x, y).cpu(), f(x.cpu(), y.cpu()), rtol=1e-5, atol=1e-6)
+
+
 def test_training_step_on_the_second_card_matches_cpu():
     torch.manual_seed(0)
     cpu = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))

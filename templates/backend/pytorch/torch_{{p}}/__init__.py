@@ -73,7 +73,10 @@ def _load_library(torch) -> bool:
 
 
 def _register(torch) -> None:
+    from . import _inductor_cache
     from . import device as device_module
+
+    _inductor_cache.use_private_caches()  # before anything compiles: /tmp/torchinductor_<user> is anyone's to take
 
     torch.utils.rename_privateuse1_backend("{{ device_type }}")
     torch._register_device_module("{{ device_type }}", device_module)

@@ -15,15 +15,16 @@ Who runs what:
 - PythonWrapperCodegen: where Inductor's generated Python would call a kernel, it calls
   launch(): torch.ops.{{ p }}.launch_kernel queues the kernel on the device's current stream,
   in order with eager kernels, and the device library's worker runs it against its own view of
-  device memory. The host never gets a readable pointer; a kernel's errors surface at the next
-  synchronising call, like any queued work.
+  device memory. The op takes a handle torch.ops.{{ p }}.load_kernel gave out for the compiled
+  module (never an address): the C++ side opens the module and finds its entry point itself.
+  The host never gets a readable pointer; a kernel's errors surface at the next synchronising
+  call, like any queued work.
 - matmul, convolution and the ops without a lowering stay aten calls (Inductor's extern
   kernels): the device's eager kernels.
 """
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import torch
@@ -38,7 +39,6 @@ from torch._inductor.virtualized import V
 from . import _build_info
 
 DEVICE_TYPE = "{{ device_type }}"
-ENTRY = "{{ p }}_entry"
 # The torch releases whose Inductor seam this module was written and verified against.
 SEAM_TORCH = ({% for seam in inductor_seam %}"{{ seam }}", {% endfor %})
 # Whether the device library runs compiled kernels ({{ p }}_launch_kernel): the flavour decides.
@@ -82,17 +82,20 @@ static inline T {{ p }}_arg(void* a) {
   if constexpr (std::is_pointer_v<T>) return static_cast<T>(a);
   else return *static_cast<const std::remove_cv_t<T>*>(a);
 }
-extern "C" __attribute__((visibility("default"))) void @ENTRY@(void* const* args) { @KERNEL@(@PARAMS@); }
+extern "C" __attribute__((visibility("default"))) void {{ p }}_entry(void* const* args) { @KERNEL@(@PARAMS@); }
+// What load_kernel reads: the kinds of the entry's arguments, which launch_kernel checks a launch against.
+extern "C" __attribute__((visibility("default"), used)) const char {{ p }}_entry_kinds[] = "@KINDS@";
 """
 
 
 def _entry_source(arg_types: list[str]) -> str:
     """The kernel's device entry point: unpacks the library's argument array into its parameters."""
     params = ", ".join(f"{{ p }}_arg<{t}>(args[{i}])" for i, t in enumerate(arg_types))
+    kinds = "".join(_kind(t) for t in arg_types)
     return (
-        _ENTRY_SOURCE.replace("@ENTRY@", ENTRY)
-        .replace("@KERNEL@", str(Placeholder.KERNEL_NAME))
+        _ENTRY_SOURCE.replace("@KERNEL@", str(Placeholder.KERNEL_NAME))
         .replace("@PARAMS@", params)
+        .replace("@KINDS@", kinds)
     )
 
 
@@ -180,17 +183,15 @@ class WrapperFxCodegen(CppWrapperCodegen):
 
 
 # ---- launching --------------------------------------------------------------------------
-# kernel (the compiled module's function) -> (entry address, the library kept loaded)
-_entries: dict[Any, tuple[int, ctypes.CDLL]] = {}
+# kernel (the compiled module's function) -> the handle load_kernel gave out for its module
+_handles: dict[Any, int] = {}
 
 
-def _entry_of(kernel: Any) -> int:
-    found = _entries.get(kernel)
-    if found is None:
-        library = ctypes.CDLL(kernel.__self__.__file__)  # the module Inductor compiled and loaded
-        found = (ctypes.cast(getattr(library, ENTRY), ctypes.c_void_p).value or 0, library)
-        _entries[kernel] = found
-    return found[0]
+def _handle_of(kernel: Any) -> int:
+    handle = _handles.get(kernel)
+    if handle is None:  # the module Inductor compiled and loaded, opened once more by the adapter
+        handle = _handles[kernel] = int(_ops.load_kernel(kernel.__self__.__file__))
+    return handle
 
 
 def launch(kernel: Any, name: str, device: int | None, kinds: str, args: tuple[Any, ...]) -> None:
@@ -199,7 +200,7 @@ def launch(kernel: Any, name: str, device: int | None, kinds: str, args: tuple[A
     ints = [int(a) for a, k in zip(args, kinds, strict=True) if k == "i"]
     floats = [float(a) for a, k in zip(args, kinds, strict=True) if k in "fd"]
     index = torch.{{ device_type }}.current_device() if device is None else device
-    _ops.launch_kernel(_entry_of(kernel), name, index, kinds, buffers, ints, floats)
+    _ops.launch_kernel(_handle_of(kernel), name, index, kinds, buffers, ints, floats)
 
 
 def raw_stream(device_index: int) -> int:
