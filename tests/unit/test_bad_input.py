@@ -3,7 +3,8 @@ exactly one `error:` line that names the problem and the fix, a non-zero exit, n
 and nothing written (the files under the test's directory and devkit's cache are unchanged).
 
 The CLI runs in-process (`devkit.cli.main`, the console script's entry point) so that the
-catalogue stays cheap; tests/test_cli.py runs the usage errors through the installed script.
+catalogue stays cheap; tests/unit/test_cli.py runs the usage errors through the installed devkit
+(`python -m devkit`).
 """
 
 from __future__ import annotations

@@ -4,22 +4,15 @@ helpers every command uses to read them."""
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..project.config import RunnerChoice
 from ..project.project import Project, load_project
 from ..project.recipes import Recipe, find_recipe
 from ..util.console import reserve_stdout_for_json, write_json
-
-
-class RunnerChoice(str, Enum):
-    auto = "auto"
-    docker = "docker"
-    host = "host"
-
 
 ProjectArg = Annotated[Path, typer.Argument(help="The backend project (default: current directory).")]
 ArtifactProjectArg = Annotated[

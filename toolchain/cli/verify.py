@@ -8,14 +8,24 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from ..project.config import VerifySettings
+from ..project.config import RunnerChoice, VerifySettings
 from ..project.naming import switch_prefix
+from ..project.project import is_project_dir, load_project
 from ..util.console import err
 from ..util.errors import BuildFailure, InputError, VerificationFailure
 from ..verify.adapters import verify_adapter
 from ..verify.modes import MODES_HELP, DeviceModes
 from ..verify.ops import DTYPES, OpsRequest
-from ..verify.request import VerifyRequest, framework_for, reports_root, run_verification, verify_options
+from ..verify.ops import gen_golden as record_golden
+from ..verify.paddle_verify import golden_version
+from ..verify.request import (
+    VerifyRequest,
+    framework_for,
+    project_config,
+    reports_root,
+    run_verification,
+    verify_options,
+)
 from ..verify.session import wheel_to_check
 from . import views
 
@@ -194,16 +204,13 @@ def test_ops(
 ) -> None:
     """Every registered kernel vs Paddle CPU over shapes and dtypes (torch: torch's OpInfo samples vs torch CPU);
     or golden data for targets without Paddle."""
-    from ..verify.ops import gen_golden as record_golden
-    from ..verify.paddle_verify import golden_version
-
     if gen_golden and golden:
         raise InputError("--gen-golden and --golden exclude each other", "record on one machine, check on the target")
     if gen_golden:
         summary = record_golden(
             gen_golden,
             golden_version(paddle_version),
-            runner_name(runner) or "auto",
+            _golden_runner(project_dir, runner),
             (report_dir or gen_golden.resolve().parent / f".{gen_golden.name}-log"),
         )
         if as_json:
@@ -233,6 +240,14 @@ def test_ops(
     )
     result, mode = verify_adapter(adapter).test_ops(request)
     _show_test_ops(result, recipe, mode, project, as_json)
+
+
+def _golden_runner(project_dir: Path | None, runner: RunnerChoice | None) -> str:
+    """--runner, else [tool.devkit] runner of the project (given, or the current directory when it
+    is one); recording golden data needs no project, and without one the default runner records it."""
+    if runner is None and (project_dir or is_project_dir(Path("."))):
+        return load_project(project_dir or Path(".")).config.runner
+    return runner_name(runner) or project_config(None).runner
 
 
 def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Project | None, as_json: bool) -> None:

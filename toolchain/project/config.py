@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field, fields
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +17,29 @@ from packaging.version import InvalidVersion, Version
 
 from .. import DISTRIBUTION, __version__
 from ..payload.quant_model import QDQ_FOLDING
-from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, DEFAULT_MODEL, FRAMEWORKS, Framework
 from ..project.naming import switch_prefix
-from ..project.recipes import all_recipes, find_recipe
+from ..project.recipes import BUILD_MACHINE, all_recipes, find_recipe
 from ..project.sdk import SdkSettings, parse_sdk
 from ..util.errors import DevkitError, InputError
 from ..util.schema import DRAFT, dataclass_schema, with_error_output
 from ..util.urls import is_url
 
 MODES = ("train", "infer", "distributed")  # distributed: opt-in, native targets only
-RUNNERS = ("auto", "docker", "host")
+
+
+class RunnerChoice(str, Enum):
+    """Where steps run: --runner and [tool.devkit] runner."""
+
+    auto = "auto"
+    docker = "docker"
+    host = "host"
+
+
+RUNNERS = tuple(r.value for r in RunnerChoice)
 # every model some adapter trains (plugin_checks.py: LeNet, the battery), the default first
 TRAIN_MODELS = tuple(dict.fromkeys(model for f in FRAMEWORKS.values() for model in f.train_models))
-INFER_MODELS = ("mnist", "mobilenet_v1", "resnet50")
+INFER_MODELS = (DEFAULT_MODEL, "mobilenet_v1", "resnet50")
 CI_PROVIDERS = ("github", "gitlab")
 # Debian releases the builder image can be based on, with what they bring. The base decides
 # the glibc/libstdc++ a plugin links against, so the manylinux tag auditwheel gives it.
@@ -47,9 +58,9 @@ PASS_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def default_targets() -> tuple[str, ...]:
-    """Every recipe, x86_64 (where Paddle publishes the most) first."""
+    """Every recipe, the build machine's (where Paddle publishes the most) first."""
     names = [r.name for r in all_recipes()]
-    return tuple(sorted(names, key=lambda n: n != "x86_64"))
+    return tuple(sorted(names, key=lambda n: n != BUILD_MACHINE))
 
 
 def setting(default: Any, doc: str) -> Any:
@@ -73,10 +84,10 @@ class Tolerances:
 
 @dataclass(frozen=True)
 class VerifySettings:
-    train_model: str = setting("mnist", " | ".join(TRAIN_MODELS))
+    train_model: str = setting(DEFAULT_MODEL, " | ".join(TRAIN_MODELS))
     steps: int = setting(200, "MNIST steps on native targets")
     emulated_steps: int = setting(100, "and under qemu (about 10x slower)")
-    infer_models: tuple[str, ...] = setting(("mnist",), " | ".join(INFER_MODELS))
+    infer_models: tuple[str, ...] = setting((DEFAULT_MODEL,), " | ".join(INFER_MODELS))
     warmup: int = setting(10, "inference runs before timing")
     repeats: int = setting(30, "timed inference runs")
 

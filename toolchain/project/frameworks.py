@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from ..util.errors import InputError
 from .recipes import Recipe
 
+# LeNet on MNIST: what every framework's adapter trains, and what `verify` trains and runs by default.
+DEFAULT_MODEL = "mnist"
+
 
 @dataclass(frozen=True)
 class Framework:
@@ -35,7 +38,7 @@ class Framework:
     plugin_glob: str = ""  # a venv path pattern that exists once a plugin of this framework is installed
     sdist: bool = False  # `devkit build --sdist` writes the adapter's source distribution
     wheel_label: str = ""  # what its wheel is called in messages
-    train_models: tuple[str, ...] = ("mnist",)  # what `verify` can train (the first: the default)
+    train_models: tuple[str, ...] = (DEFAULT_MODEL,)  # what `verify` can train (the first: the default)
     amp_levels: tuple[str, ...] = ()  # what `verify --amp` takes: the framework's mixed-precision levels
     # The releases (major.minor) whose compiler seam the adapter targets (torch.compile's Inductor
     # device registration): `verify --compile` checks those; empty: the framework has no compiler backend.
@@ -65,7 +68,7 @@ PADDLE = Framework(
     plugin_glob="lib/python3*/site-packages/paddle_custom_device",
     sdist=True,
     wheel_label="Paddle plugin wheel",
-    train_models=("mnist", "resnet_bn", "transformer"),  # LeNet, then the model battery
+    train_models=(DEFAULT_MODEL, "resnet_bn", "transformer"),  # LeNet, then the model battery
     amp_levels=("O1", "O2"),  # paddle.amp.auto_cast levels (O2: paddle.amp.decorate)
 )
 TORCH = Framework(

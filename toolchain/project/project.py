@@ -102,10 +102,15 @@ def check_identities(pyproject: Path, *, distribution: str, version: str, name: 
     _check_identity(pyproject, "project.version", version, is_version, "a version (PEP 440, written plainly)")
 
 
+def is_project_dir(path: Path) -> bool:
+    """Whether `path` looks like a backend project (what load_project requires before reading it)."""
+    return (path / "pyproject.toml").is_file() and (path / "CMakeLists.txt").is_file()
+
+
 def load_project(path: Path) -> Project:
     root = path.resolve()
     pyproject = root / "pyproject.toml"
-    if not pyproject.is_file() or not (root / "CMakeLists.txt").is_file():
+    if not is_project_dir(root):
         raise InputError(
             f"{root} is not a backend project (no pyproject.toml and CMakeLists.txt)",
             "pass the directory made by `devkit new-backend`, or create one with it",

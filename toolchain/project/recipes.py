@@ -141,3 +141,12 @@ def find_recipe(arch: str) -> Recipe:
             return recipe
     names = ", ".join(sorted(n for r in recipes for n in (r.name, *r.aliases)))
     raise InputError(f"unknown target architecture {arch!r}", f"use one of: {names}")
+
+
+# The machine builds run on, CI's hosted runners included: the recipes' cross_compiler and
+# qemu_handler are its packages, one builder image serves every target, and Paddle publishes the most for it.
+BUILD_MACHINE = "x86_64"
+
+
+def build_machine_recipe() -> Recipe:
+    return find_recipe(BUILD_MACHINE)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..project.config import BUILDER_BASES as SUITES
 from ..project.config import DEFAULT_BUILDER_BASE, VERIFY_SUITE
-from ..project.recipes import Recipe, all_recipes, find_recipe
+from ..project.recipes import Recipe, all_recipes, build_machine_recipe
 from ..run.engine import Engine, ImageInfo, tar_context
 from ..run.envs import cache_root
 from ..run.step import HostRunner, Step
@@ -93,8 +93,8 @@ class ImageSpec:
 
 
 def builder_spec(suite: str = DEFAULT_BUILDER_BASE) -> ImageSpec:
-    # Cross compilers run on x86_64; every target is built from one image per base.
-    return ImageSpec(f"builder-{check_suite(suite)}", "builder.Dockerfile", find_recipe("x86_64"), suite)
+    # Cross compilers run on the build machine; every target is built from one image per base.
+    return ImageSpec(f"builder-{check_suite(suite)}", "builder.Dockerfile", build_machine_recipe(), suite)
 
 
 def verify_spec(recipe: Recipe) -> ImageSpec:

@@ -11,7 +11,7 @@ from .. import DISTRIBUTION, __version__
 from ..project.config import DEFAULT_INFERENCE_PASSES, default_targets, setting_line, settings_toml
 from ..project.frameworks import TORCH
 from ..project.naming import BackendName
-from ..project.recipes import find_recipe
+from ..project.recipes import build_machine_recipe, find_recipe
 from ..util.errors import InputError
 from ..util.fsutil import staging_dir
 from ..util.resources import resource_dir
@@ -19,7 +19,6 @@ from .c_api import STUBS_FILE
 from .flavours import Flavour, host_backed
 
 PLUGIN_VERSION = "0.1.0"
-HOST_RECIPE = "x86_64"
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ def template_context(backend: BackendName, flavour: Flavour | None = None) -> di
         "plugin_target": backend.project_name,  # the CMake target: libpaddle-custom-<type>.so
         "plugin_version": PLUGIN_VERSION,
         "inductor_seam": list(TORCH.compiler_seam),
-        "paddle_version": find_recipe(HOST_RECIPE).paddle_version or "",
+        "paddle_version": build_machine_recipe().paddle_version or "",
         "devkit_version": __version__,
         "devkit_distribution": DISTRIBUTION,
         "recipes": [find_recipe(name) for name in default_targets()],

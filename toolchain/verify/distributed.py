@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..project.frameworks import DEFAULT_MODEL
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.errors import InputError
@@ -32,7 +33,7 @@ def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
             "finish (the collectives themselves are tested across processes by its device tests)",
             "verify --distributed on x86_64 (host or container runner)",
         )
-    if options.model != "mnist":
+    if options.model != DEFAULT_MODEL:
         raise InputError(f"--distributed trains LeNet on MNIST, not {options.model}", "use --model mnist")
     options.require_training_steps()
 

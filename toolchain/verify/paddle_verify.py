@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..building.plugin import device_bundle_path, resolve_runtime_version
 from ..project.config import TRAIN_MODELS
-from ..project.frameworks import PADDLE
+from ..project.frameworks import DEFAULT_MODEL, PADDLE
 from ..run.select import host_recipe
 from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
@@ -28,7 +28,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
     from .datasets import load_dataset  # (NumPy, for the commands that train only)
 
     dataset = load_dataset(options.data_dir)
-    battery = options.model != "mnist"
+    battery = options.model != DEFAULT_MODEL
     with plugin_session(wheel, options, report_dir, conformance=True) as session:
         data = session.runner.path(session.work / "data.npz")
         dataset.save(session.work / "data.npz")

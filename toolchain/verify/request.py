@@ -13,7 +13,7 @@ from ..building.adapters import BUILD_ADAPTERS
 from ..building.bundles import bundle_name as inference_bundle_name
 from ..building.plugin import device_bundle_path
 from ..project.config import DevkitConfig
-from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework, find_framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, DEFAULT_MODEL, FRAMEWORKS, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
@@ -216,7 +216,7 @@ def _check_compile(request: VerifyRequest, framework: Framework, infer: bool, re
             f"--compile checks torch.compile; the {framework.label} adapter has no compiler backend",
             "use --framework torch, or drop --compile",
         )
-    if infer or request.distributed or request.amp or (request.model or "mnist") != "mnist":
+    if infer or request.distributed or request.amp or (request.model or DEFAULT_MODEL) != DEFAULT_MODEL:
         raise InputError(
             "--compile checks compiled models of its own on one process",
             "drop --infer, --distributed, --amp and --model",

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..building.adapters import BUILD_ADAPTERS, build_adapter
 from ..project.config import Tolerances, VerifySettings
-from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, DEFAULT_MODEL, FRAMEWORKS, Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..project.sdk import SdkSource
@@ -316,7 +316,11 @@ def plot_losses(report: Report, path: Path) -> Path | None:
         (
             c.data
             for c in report.checks
-            if (c.name in ("mnist", model) or c.name.startswith(("mnist amp", "mnist autocast"))) and "device" in c.data
+            if (
+                c.name in (DEFAULT_MODEL, model)
+                or c.name.startswith((f"{DEFAULT_MODEL} amp", f"{DEFAULT_MODEL} autocast"))
+            )
+            and "device" in c.data
         ),
         None,
     )

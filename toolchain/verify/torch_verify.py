@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from ..project.frameworks import DEFAULT_MODEL
 from ..project.naming import switch_prefix
 from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
@@ -44,7 +45,7 @@ def with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
 
 
 def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
-    if options.model != "mnist":
+    if options.model != DEFAULT_MODEL:
         raise InputError(
             f"--model {options.model} is a Paddle model battery entry; the PyTorch adapter trains LeNet on MNIST",
             "use --model mnist with --framework torch",
