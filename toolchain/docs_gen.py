@@ -19,9 +19,18 @@ import json
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+import typer
+
+from .cli.app import app
+from .project.config import settings_markdown
+from .project.recipes import Recipe, all_recipes
+from .util import errors
+from .util.errors import ExitCode
+from .util.schema import load_schema
 
 REGENERATE = "python -m devkit.docs_gen"  # (after reinstalling devkit: bash compile.sh test --co -q)
 
@@ -40,10 +49,6 @@ COMMANDS_DIR = "docs/commands"
 
 def cli_commands() -> dict[str, Any]:
     """Every devkit command by its full name ("build", "matrix run"), from the CLI itself."""
-    import typer
-
-    from .cli.app import app
-
     found: dict[str, Any] = {}
 
     def walk(command: Any, prefix: str) -> None:
@@ -177,8 +182,6 @@ def _forms(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]
 
 def schema_tables(name: str) -> str:
     """The --json output's fields as tables (one per shape the output takes)."""
-    from .util.schema import load_schema
-
     schema = load_schema(page_name(name))
     forms = _forms(schema, schema)
     out: list[str] = []
@@ -198,10 +201,6 @@ def schema_tables(name: str) -> str:
 
 def recipes_table() -> str:
     """Every target devkit ships a recipe for (recipes/*.toml): one row per key, one column per target."""
-    from dataclasses import fields
-
-    from .project.recipes import Recipe, all_recipes
-
     recipes = all_recipes()
     lines = ["| key | " + " | ".join(f"`{r.name}`" for r in recipes) + " |", "| --- |" + " --- |" * len(recipes)]
     for key in (f.name for f in fields(Recipe) if f.name != "name"):
@@ -221,8 +220,6 @@ def _shown(value: object) -> str:
 
 
 def _exit_meanings() -> dict[int, str]:
-    from .util import errors
-
     meanings = {
         int(errors.ExitCode.OK): "done",
         int(errors.ExitCode.USAGE): "the command line is wrong: an unknown command or option, a missing argument, "
@@ -236,8 +233,6 @@ def _exit_meanings() -> dict[int, str]:
 
 
 def exit_code_table() -> str:
-    from .util.errors import ExitCode
-
     meanings = _exit_meanings()
     lines = ["| code | name | meaning |", "|---|---|---|"]
     lines += [f"| {int(code)} | `{code.name}` | {_cell(meanings[int(code)])} |" for code in ExitCode]
@@ -251,8 +246,6 @@ _CHECKS = ("verify", "test-ops", "check-kernels", "matrix run")
 
 
 def command_exit_codes(name: str) -> str:
-    from .util.errors import ExitCode
-
     codes = [ExitCode.OK, ExitCode.USAGE, ExitCode.INTERNAL, ExitCode.INPUT, ExitCode.ENVIRONMENT]
     codes += [ExitCode.BUILD_FAILED] if name in _BUILDS else []
     codes += [ExitCode.VERIFICATION_FAILED] if name in _CHECKS else []
@@ -485,8 +478,6 @@ def _code(text: str) -> str:
 
 
 def troubleshooting_catalogue() -> str:
-    from .util import errors
-
     by_kind: dict[str, list[Refusal]] = {}
     for refusal in refusals(Path(__file__).resolve().parent):
         by_kind.setdefault(refusal.kind, []).append(refusal)
@@ -513,8 +504,6 @@ def benchmark_results(root: Path) -> str:
 
 def block(name: str, file: str, root: Path) -> str:
     """The generated text of block `name` in `file` (a path relative to the repository `root`)."""
-    from .project.config import settings_markdown
-
     if name.startswith("command:"):
         return command_reference(_command_of(name))
     simple = {

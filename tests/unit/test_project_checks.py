@@ -233,7 +233,7 @@ def test_a_json_error_after_the_summary_adds_no_second_object(project_with, monk
     stdout = io.StringIO()
     monkeypatch.setattr(console, "_json_stream", stdout)  # in-process: leave this process's fd 1 alone
     monkeypatch.setattr(console, "_json_written", False)
-    monkeypatch.setattr("devkit.matrix.entries.matrix_entries", summary_then_fail)
+    monkeypatch.setattr("devkit.cli.matrix.matrix_entries", summary_then_fail)
     assert run_cli(["matrix", "list", str(project_with(lambda t: t)), "--json"])[0] == ExitCode.INPUT
     assert json.loads(stdout.getvalue()) == {"passed": False}
 

@@ -20,10 +20,12 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from ..payload.build_plugin import Problem
+from ..payload.build_plugin import UNPACKED_MARKER, Problem, target_paddle
 from ..project.config import DEFAULT_BUILDER_BASE
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
+from ..run.images import builder_spec
+from ..run.select import host_recipe
 from ..util.archives import validate_wheel, zip_archive
 from ..util.console import err
 from ..util.errors import BuildFailure, DevkitError, EnvironmentProblem, InputError
@@ -207,10 +209,6 @@ def read_libraries(path: Path) -> list[tuple[LibraryAbi, bytes]]:
 
 def paddle_root_for(recipe: Recipe, version: str) -> Path:
     """The target's paddle package directory: from devkit's caches, else downloaded."""
-    from ..payload.build_plugin import UNPACKED_MARKER, target_paddle
-    from ..run.images import builder_spec
-    from ..run.select import host_recipe
-
     root = cache_root()
     # A target wheel a build unpacked (host or container cache) goes through target_paddle, which
     # re-checks it against the sha256 recorded when it was downloaded.

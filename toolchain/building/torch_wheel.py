@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
 
+from ..payload.build_plugin import RUNTIMES, UNPACKED_MARKER, Problem, target_runtime
 from ..project.frameworks import TORCH
 from ..project.recipes import Recipe
 from ..run.envs import cache_root
@@ -48,8 +49,6 @@ BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])
 
 def torch_root_for(recipe: Recipe, version: str, index_url: str = "") -> Path:
     """The target's `torch` package directory: a build's unpacked wheel, else downloaded."""
-    from ..payload.build_plugin import UNPACKED_MARKER
-
     platform = TORCH.wheel_platform(recipe)
     unpacked = sorted(cache_root().glob(f"*/torch/{version}-{platform}/{UNPACKED_MARKER}"))
     return fetch_torch(unpacked[0].parents[2] if unpacked else cache_root() / "host", recipe, version, index_url)
@@ -64,8 +63,6 @@ def fetch_torch(cache: Path, recipe: Recipe, version: str, index_url: str = "") 
     """The target's torch wheel, downloaded by the host's pip (whose configuration knows where the CPU
     builds are) and unpacked into `cache`, re-checked against its recorded sha256 on every reuse.
     Builds in a container find it there: the container's pip would take PyPI's CUDA build."""
-    from ..payload.build_plugin import RUNTIMES, Problem, target_runtime
-
     # pip prints to stdout; with --json the CLI has pointed stdout at stderr (util.console)
     try:
         return target_runtime(
@@ -174,6 +171,7 @@ def check_torch_library(
 
 
 def _hash_tables(torch_root: Path) -> dict[str, GNUHashSection]:
+    # pyelftools is imported by what reads ELF files, not by every command
     from elftools.elf.elffile import ELFFile
     from elftools.elf.hash import GNUHashSection
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..building.plugin import BuildRequest, build
+from ..matrix.entries import build_all, default_jobs, failure_of, matrix_entries, write_reports
 from ..project.project import Project, load_project
 from ..util.console import err
 from ..util.errors import InputError
@@ -88,8 +89,6 @@ def build_command(
 
 
 def build_matrix(project: Project, runner_choice: str, jobs: int | None, as_json: bool) -> None:
-    from ..matrix.entries import build_all, default_jobs, failure_of, matrix_entries, write_reports
-
     entries = matrix_entries(project.config)
     jobs = jobs or project.config.jobs or default_jobs()
     err.print(

@@ -9,6 +9,10 @@ import typer
 
 from ..project.config import BUILDER_BASES, DEFAULT_BUILDER_BASE, VERIFY_SUITE
 from ..project.recipes import all_recipes, find_recipe
+from ..run.doctor import run_doctor
+from ..run.engine import Engine
+from ..run.envs import cache_root
+from ..run.images import bootstrap_base, builder_spec, check_suite, ensure_image, list_images, prune_images, verify_spec
 from ..util.console import err
 from ..util.errors import EnvironmentProblem
 from . import views
@@ -27,10 +31,6 @@ def images_bootstrap(
     as_json: JsonOpt = False,
 ) -> None:
     """Make the Debian base image for ARCH offline (debootstrap + import with the right platform)."""
-    from ..run.engine import Engine
-    from ..run.envs import cache_root
-    from ..run.images import bootstrap_base, check_suite
-
     recipe = target_recipe(arch)
     check_suite(suite)
     start = time.monotonic()
@@ -52,10 +52,6 @@ def images_build(
     as_json: JsonOpt = False,
 ) -> None:
     """Build (or reuse) the builder image and the verify images of the given targets."""
-    from ..run.engine import Engine
-    from ..run.envs import cache_root
-    from ..run.images import builder_spec, ensure_image, verify_spec
-
     recipes = [find_recipe(a) for a in arch] if arch else all_recipes()
     specs = [builder_spec(builder_base), *(verify_spec(r) for r in recipes)]
     engine = Engine.connect()
@@ -70,9 +66,6 @@ def images_build(
 
 def images_list(as_json: JsonOpt = False) -> None:
     """List devkit's images."""
-    from ..run.engine import Engine
-    from ..run.images import list_images
-
     infos = list_images(Engine.connect())
     if as_json:
         emit_json([{"tag": i.tag, "platform": i.platform, "size_mb": round(i.size_mb)} for i in infos])
@@ -84,17 +77,12 @@ def images_binfmt(
     platforms: Annotated[list[str], typer.Argument(help="qemu platforms to register, e.g. arm64 arm.")],
 ) -> None:
     """Register qemu handlers through the engine (for CI engines you have no shell on, e.g. docker:dind)."""
-    from ..run.engine import Engine
-
     err.print(Engine.connect().install_binfmt(platforms))
     err.print(f"[green]✓[/] qemu handlers for {', '.join(platforms)} registered in the engine's kernel")
 
 
 def images_prune(as_json: JsonOpt = False) -> None:
     """Remove devkit images that the current Dockerfiles no longer produce."""
-    from ..run.engine import Engine
-    from ..run.images import prune_images
-
     removed = prune_images(Engine.connect())
     if as_json:
         emit_json({"removed": removed})
@@ -104,8 +92,6 @@ def images_prune(as_json: JsonOpt = False) -> None:
 
 def doctor(as_json: JsonOpt = False) -> None:
     """Check the container engine, qemu/binfmt, disk space and cross compilers; print the fix for each gap."""
-    from ..run.doctor import run_doctor
-
     checks = run_doctor()
     if as_json:
         emit_json([c.as_dict() for c in checks])

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ..matrix.entries import failure_of, find_entry, matrix_entries
+from ..matrix.run import run_entry
 from ..project.project import load_project
 from ..util.console import err
 from . import views
@@ -15,8 +17,6 @@ from .options import JsonOpt, ProjectArg, RunnerOpt, emit_json, runner_name
 
 def matrix_list(project_dir: ProjectArg = Path("."), as_json: JsonOpt = False) -> None:
     """List the matrix entries and the command each CI job runs."""
-    from ..matrix.entries import matrix_entries
-
     entries = matrix_entries(load_project(project_dir).config)
     if as_json:
         emit_json([e.as_dict() for e in entries])
@@ -33,9 +33,6 @@ def matrix_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Build and verify one matrix entry: what each CI job runs. Reports go to reports/ENTRY/."""
-    from ..matrix.entries import failure_of, find_entry
-    from ..matrix.run import run_entry
-
     project = load_project(project_dir)
     entry = find_entry(project.config, entry_id)
     report_dir = project.root / "reports" / entry.id
@@ -73,8 +70,7 @@ def ci_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Write a CI workflow with one job per matrix entry (build, verify, upload wheel/bundle/reports)."""
-    from ..matrix.ci import write_ci
-    from ..matrix.entries import matrix_entries
+    from ..matrix.ci import write_ci  # (PyYAML, for this command only)
 
     project = load_project(project_dir)
     path = write_ci(project, provider, out)
@@ -87,8 +83,6 @@ def ci_command(
 
 def config_show(project_dir: ProjectArg = Path("."), as_json: JsonOpt = False) -> None:
     """Print the resolved configuration (defaults filled in) and its matrix."""
-    from ..matrix.entries import matrix_entries
-
     project = load_project(project_dir)
     config = project.config.as_dict()
     config["matrix"] = [e.id for e in matrix_entries(project.config)]

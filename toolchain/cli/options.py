@@ -12,6 +12,7 @@ import typer
 from ..project.config import RunnerChoice
 from ..project.project import Project, load_project
 from ..project.recipes import Recipe, find_recipe
+from ..run.select import host_recipe
 from ..util.console import reserve_stdout_for_json, write_json
 
 ProjectArg = Annotated[Path, typer.Argument(help="The backend project (default: current directory).")]
@@ -86,8 +87,6 @@ def emit_json(payload: object) -> None:
 
 def target_recipe(arch: str | None) -> Recipe:
     """The recipe --arch names; without --arch, this machine's."""
-    from ..run.select import host_recipe
-
     return find_recipe(arch) if arch is not None else host_recipe()
 
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..building.publish import upload
 from ..project.project import load_project
 from ..util.console import err
 from ..util.errors import InputError
@@ -27,8 +28,6 @@ def publish(
     as_json: JsonOpt = False,
 ) -> None:
     """Check, then upload with twine, every wheel and sdist of this version in PROJECT_DIR/dist/."""
-    from ..building.publish import upload
-
     if not is_url(repository_url, ("http", "https")):
         raise InputError(
             f"--repository-url {repository_url!r} is not an http(s) URL" if repository_url else "no --repository-url",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from ..building.adapters import build_adapter
 from ..project.config import RunnerChoice, VerifySettings
 from ..project.naming import switch_prefix
 from ..project.project import is_project_dir, load_project
@@ -15,7 +16,7 @@ from ..util.console import err
 from ..util.errors import BuildFailure, InputError, VerificationFailure
 from ..verify.adapters import verify_adapter
 from ..verify.modes import MODES_HELP, DeviceModes
-from ..verify.ops import DTYPES, OpsRequest
+from ..verify.ops import DTYPES, OpsRequest, describe_failures
 from ..verify.ops import gen_golden as record_golden
 from ..verify.paddle_verify import golden_version
 from ..verify.request import (
@@ -251,8 +252,6 @@ def _golden_runner(project_dir: Path | None, runner: RunnerChoice | None) -> str
 
 
 def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Project | None, as_json: bool) -> None:
-    from ..verify.ops import describe_failures
-
     report, report_dir = result.report, result.report_dir
     if as_json:
         emit_json(
@@ -312,8 +311,6 @@ def check_abi(
     as_json: JsonOpt = False,
 ) -> None:
     """Check, without loading it, that a plugin links, and matches the target's machine and framework."""
-    from ..building.adapters import build_adapter
-
     recipe = target_recipe(arch)
     adapter = framework_for(None, path, framework)
     checks = build_adapter(adapter)

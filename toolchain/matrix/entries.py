@@ -14,10 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..building.plugin import BuildRequest, build
 from ..project.config import DevkitConfig
 from ..project.frameworks import DEFAULT_FRAMEWORK, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe, find_recipe
+from ..run.engine import Engine
+from ..run.images import builder_spec, ensure_image
+from ..run.select import use_container
 from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.fsutil import publish_file, write_atomic
 from ..verify.distributed import runs_distributed
@@ -109,8 +113,6 @@ class EntryOutcome:
 def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
     """Build one entry; its artifacts are copied to dist/matrix/ID/ (entries of one target
     share dist/, where the next entry replaces them)."""
-    from ..building.plugin import BuildRequest, build
-
     outcome = EntryOutcome(entry)
     start = time.monotonic()
     try:
@@ -149,10 +151,6 @@ def build_all(project: Project, entries: list[Entry], runner: str, jobs: int) ->
 
 def _prepare_builder_image(runner: str, project: Project) -> None:
     """Build the shared builder image once, before lanes would race to build it."""
-    from ..run.engine import Engine
-    from ..run.images import builder_spec, ensure_image
-    from ..run.select import use_container
-
     if use_container(runner):
         ensure_image(Engine.connect(), builder_spec(project.config.builder_base), project.log_dir / "images.log")
 

@@ -240,8 +240,6 @@ def list_images(engine: Engine) -> list[ImageInfo]:
 
 def prune_images(engine: Engine) -> list[str]:
     """Remove devkit images that the current Dockerfiles no longer produce (bases are kept)."""
-    from ..project.recipes import all_recipes
-
     wanted = set()
     for spec in [*(builder_spec(s) for s in SUITES), *(verify_spec(r) for r in all_recipes())]:
         try:

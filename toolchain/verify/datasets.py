@@ -112,6 +112,7 @@ def load_mnist(directory: Path) -> Dataset | None:
 
 
 def load_digits_28x28(seed: int = 0) -> Dataset:
+    # SciPy and scikit-learn: for this fallback data set alone
     from scipy.ndimage import zoom
     from sklearn.datasets import load_digits
 

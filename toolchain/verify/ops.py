@@ -85,7 +85,7 @@ def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str
 def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path) -> OpsResult:
     """torch's OpInfo samples on the device vs torch's CPU (payload/torch_opinfo.py), each op in an
     isolated worker, with the CPU fallback allowed."""
-    from .torch_verify import torch_env, with_device
+    from .torch_verify import torch_env, with_device  # (torch_verify imports this module)
 
     options = with_device(options, wheel)
     with plugin_session(wheel, options, report_dir) as session:
