@@ -1,10 +1,11 @@
 """torch.compile's cache (torch_{{ p }}/_inductor_cache.py): with TORCHINDUCTOR_CACHE_DIR unset the
 adapter points Inductor at a directory of the user's own, never /tmp/torchinductor_<user>, and
-refuses one that is not theirs alone. Each case in a fresh interpreter with its own XDG_CACHE_HOME
-and TMPDIR (where Inductor's default would be)."""
+refuses one that is not theirs alone. Compiling and `import torch` in a fresh interpreter with its
+own XDG_CACHE_HOME and TMPDIR (where Inductor's default would be)."""
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -47,8 +48,6 @@ def test_an_unset_cache_dir_becomes_a_private_one_of_the_users(tmp_path):
 
 
 def _owned_by_another_user(directory):
-    if os.geteuid() != 0:
-        pytest.skip("making a directory another user owns needs root")
     directory.mkdir(parents=True)
     os.chmod(directory, 0o777)
     os.chown(directory, NOBODY, NOBODY)
@@ -68,10 +67,11 @@ def _symbolic_link(directory):
     return "is a symbolic link"
 
 
-@pytest.mark.parametrize("make", [_owned_by_another_user, _world_writable, _symbolic_link])
-def test_a_cache_dir_not_the_users_alone_is_refused_not_adopted(tmp_path, make):
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a directory another user owns needs root")
+def test_another_users_cache_dir_is_refused_not_adopted(tmp_path):
+    # what `import torch` meets: one line, no compile, the directory as it was, nothing in /tmp
     directory = tmp_path / "cache" / "torch_{{ p }}" / "inductor"
-    problem = make(directory)
+    problem = _owned_by_another_user(directory)
     before = os.lstat(directory)
     result = run_fresh(tmp_path, COMPILE)
     assert result.returncode != 0 and not result.stdout, result.stdout
@@ -81,3 +81,16 @@ def test_a_cache_dir_not_the_users_alone_is_refused_not_adopted(tmp_path, make):
     after = os.lstat(directory)
     assert (after.st_mode, after.st_uid) == (before.st_mode, before.st_uid), "the refused directory was changed"
     assert list((tmp_path / "tmp").glob("torchinductor_*")) == []
+
+
+@pytest.mark.parametrize("make", [_world_writable, _symbolic_link])
+def test_a_cache_dir_others_can_write_to_or_a_link_is_refused(tmp_path, monkeypatch, make):
+    from torch_{{ p }} import _inductor_cache
+
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    directory = tmp_path / "cache" / "torch_{{ p }}" / "inductor"
+    problem = make(directory)
+    with pytest.raises(RuntimeError, match=f"cache directory {re.escape(str(directory))} {re.escape(problem)}, and"):
+        _inductor_cache.use_private_caches()
+    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ
