@@ -5,10 +5,13 @@ C++ tests start them); the attacker runs as `nobody`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,3 +139,76 @@ def test_ranks_in_separate_pid_namespaces_complete_and_a_lost_one_is_named(devic
     ranks = [rank(device_test, comm, r, "exit", *(unshare if r else ())) for r in (0, 1)]
     outs = [p.communicate(timeout=60)[0] for p in ranks]
     assert [p.returncode for p in ranks] == [0, 3], outs
+
+
+# LD_PRELOAD into the process that sweeps: its clock (time()) runs SHIFT_S seconds ahead, so that
+# its sweep sees the ranks' last heartbeat as old as after a stop that long, without the wait.
+TIME_SHIFT = r"""
+#include <stdlib.h>
+#include <time.h>
+time_t time(time_t* out) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  time_t t = now.tv_sec + atol(getenv("SHIFT_S"));
+  if (out) *out = t;
+  return t;
+}
+"""
+
+# Both ranks in one pid namespace of their own, each gated on a pipe of its own (fds $2 and $3,
+# opened by path: dash's <& takes one digit); the shell prints their exit statuses.
+TWO_GATED_RANKS = (
+    '"$0" --ccl-rank "$1" 0 2 gated <"/dev/fd/$2" & a=$!; "$0" --ccl-rank "$1" 1 2 gated <"/dev/fd/$3" & b=$!; '
+    'wait $a; s0=$?; wait $b; echo "exit $s0 $?"'
+)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root for unshare --pid")
+def test_stopped_ranks_in_another_pid_namespace_outlive_a_sweep(device_test, made_ids, tmp_path):
+    """Issue 52: two ranks in a pid namespace of their own are stopped (SIGSTOP, as docker pause, a
+    debugger or Ctrl-Z do) while a process of the same user makes a unique id, whose sweep sees their
+    heartbeat 70 s silent (its clock shifted: the old sweep removed a communicator after 60 s). Their
+    pids mean nothing to it, and silence is no evidence of death: the directory stays, and resumed,
+    the ranks finish every collective."""
+    shim = tmp_path / "time_shift.so"
+    (tmp_path / "time_shift.c").write_text(TIME_SHIFT)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", shim, tmp_path / "time_shift.c"], check=True)
+    comm = unique_id(device_test, made_ids)
+    directory = SHM / comm.rsplit("-", 1)[0]
+    gates = [os.pipe() for _ in range(2)]
+    env = {**os.environ, "STPU_CCL_TIMEOUT_S": "60"}
+    script = ["sh", "-c", TWO_GATED_RANKS, str(device_test), comm, str(gates[0][0]), str(gates[1][0])]
+    ranks = subprocess.Popen(
+        ["unshare", "--pid", "--fork", *script],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        pass_fds=[read for read, _ in gates],
+        start_new_session=True,
+    )
+    for read, _ in gates:
+        os.close(read)
+    swept: list[str] = []
+    try:
+        assert [ranks.stdout.readline().strip() for _ in range(2)] == ["joined", "joined"]
+        os.killpg(ranks.pid, signal.SIGSTOP)
+        time.sleep(0.5)
+        sweep = subprocess.run(
+            [device_test, "--ccl-unique-id"],
+            env={**os.environ, "LD_PRELOAD": str(shim), "SHIFT_S": "70"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        swept.append(sweep.stdout.strip())
+        assert directory.exists(), "the sweep removed the communicator of two stopped ranks"
+    finally:
+        os.killpg(ranks.pid, signal.SIGCONT)
+        for _, write in gates:
+            with contextlib.suppress(BrokenPipeError):  # (ranks that ended already: the assertion says why)
+                os.write(write, b"go\n")
+            os.close(write)
+        for other in swept:  # (the sweeper's own id: no rank joins it)
+            shutil.rmtree(SHM / other.rsplit("-", 1)[0], ignore_errors=True)
+    out = ranks.communicate(timeout=120)[0]
+    assert ranks.returncode == 0 and out.strip().endswith("exit 0 0"), out

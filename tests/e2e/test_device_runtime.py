@@ -78,6 +78,16 @@ recurse()
 """
 
 
+def shared_library(project: Path, tmp_path: Path) -> Path:
+    """The device library alone (its plain build's archive) as a shared library, for ctypes."""
+    plain, _ = build(project, "plain", "stpu_device", "-DWITH_TESTING=OFF", "-DCMAKE_BUILD_TYPE=None")
+    library = tmp_path / "libstpu_device.so"
+    archive = plain / "device" / "libstpu_device.a"
+    link = ["g++", "-shared", "-o", str(library), "-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"]
+    subprocess.run([*link, "-pthread"], check=True)
+    return library
+
+
 def small_stack() -> None:
     resource.setrlimit(resource.RLIMIT_STACK, (1 << 20, 1 << 20))
 
@@ -85,11 +95,7 @@ def small_stack() -> None:
 def test_a_stack_overflow_after_a_device_allocation_prints_pythons_traceback(project, tmp_path):
     """The library's SIGSEGV handler runs on an alternate stack and passes a fault outside device
     memory on to Python's faulthandler (-X faulthandler), which prints where Python was."""
-    plain, _ = build(project, "plain", "stpu_device", "-DWITH_TESTING=OFF", "-DCMAKE_BUILD_TYPE=None")
-    library = tmp_path / "libstpu_device.so"
-    archive = plain / "device" / "libstpu_device.a"
-    link = ["g++", "-shared", "-o", str(library), "-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"]
-    subprocess.run([*link, "-pthread"], check=True)
+    library = shared_library(project, tmp_path)
     proc = subprocess.run(
         [sys.executable, "-X", "faulthandler", "-c", OVERFLOW, str(library)],
         capture_output=True,
@@ -100,3 +106,35 @@ def test_a_stack_overflow_after_a_device_allocation_prints_pythons_traceback(pro
     assert proc.returncode == -signal.SIGSEGV, (proc.returncode, proc.stderr[-2000:])
     assert "Fatal Python error: Segmentation fault" in proc.stderr, proc.stderr[-2000:]
     assert re.search(r'File "<string>", line 8 in recurse', proc.stderr), proc.stderr[-2000:]
+
+
+HOST_FUNCTION_FAULT = """
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+ptr, first, second = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+assert lib.stpu_malloc(0, ctypes.byref(ptr), 64) == 0
+assert lib.stpu_stream_create(0, ctypes.byref(first)) == 0 and lib.stpu_stream_create(0, ctypes.byref(second)) == 0
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def read_device_memory(_):
+    time.sleep(0.3)  # the main thread enqueues a fill on the other stream meanwhile
+    ctypes.string_at(ptr.value, 4)  # the bug: a host function reads device memory
+assert lib.stpu_launch_host_func(first, read_device_memory, None) == 0
+assert lib.stpu_fill(second, 3, ptr, ctypes.c_int64(16), ctypes.c_double(1.0)) == 0  # 3: FLOAT32
+lib.stpu_stream_synchronize(first)
+"""
+
+
+def test_a_fault_names_the_op_the_faulting_worker_runs(project, tmp_path):
+    """Issue 52: a host function that reads device memory faults on its stream's worker while the
+    last op enqueued (by the main thread, on another stream) is a fill: the message names the
+    op that faulted, not the fill."""
+    library = shared_library(project, tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", HOST_FUNCTION_FAULT, str(library)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stderr[-2000:])
+    assert re.search(
+        r"\[STPU\] host access to device memory at 0x[0-9a-f]+ \(device 0, byte 0 of the 64-byte "
+        r"allocation at 0x[0-9a-f]+; in op host_func\)",
+        proc.stderr,
+    ), proc.stderr[-2000:]

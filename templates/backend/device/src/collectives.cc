@@ -15,7 +15,8 @@
 // whatever streams they are queued on. Each collective's data is one file per rank, removed
 // once every rank has read it; a message of send/recv is a file of its own, published by a
 // link, so a send never waits. The last rank to leave removes the directory; get_unique_id
-// removes the directories of communicators whose ranks are all dead (a killed job's).
+// removes the directories of communicators whose ranks are all dead (a killed job's), on
+// evidence only: a pid gone in this pid namespace, or hours of silence (see kSilentSeconds).
 // Waits are bounded: a rank that exits (its pid, when it is in this pid namespace; else its
 // heartbeat stops), or does not come within {{ NAME }}_CCL_TIMEOUT_S, fails the waiting op with
 // {{ NAME }}_ERROR_PEER and a reason naming the rank.
@@ -102,7 +103,12 @@ constexpr char kPrefix[] = "{{ p }}ccl-";
 constexpr size_t kNameChars = 12;  // random letters and digits of the directory's name (71 bits)
 constexpr char kShm[] = "/dev/shm";
 constexpr long kStallSeconds = 3;  // a heartbeat this old, in another pid namespace: the rank is gone
-constexpr long kSweepSeconds = 60; // a heartbeat this old: the rank is dead for the sweep
+// The sweep removes a communicator only on evidence that it is dead. A heartbeat silent this long
+// (six hours, far beyond any wait), in a directory nothing wrote to for as long, is its only
+// evidence for a rank in another pid namespace: a process stopped there (SIGSTOP, docker pause,
+// a debugger, Ctrl-Z) is silent too, and resumed it goes on.
+constexpr long kSilentSeconds = 6 * 3600;
+constexpr long kUnjoinedSeconds = 600;  // an id no rank joined this long after its maker exited
 
 bool seq_reached(uint32_t value, uint32_t target) { return static_cast<int32_t>(value - target) >= 0; }
 
@@ -174,12 +180,21 @@ bool pid_alive(int32_t pid) {
 // Whether the rank's pid means anything here: it joined from this pid namespace.
 bool same_namespace(const RankSlot& s) { return s.pid_ns.load() != 0 && s.pid_ns.load() == pid_namespace(); }
 
-// For the sweep and the last one out: the rank is gone (exited, or silent for `stale` seconds;
-// >= on whole seconds, so that a wait that has seen no beat for `stale` seconds agrees).
+// For the last one out: the rank is gone (exited, or silent for `stale` seconds; >= on whole
+// seconds, so that a wait that has seen no beat for `stale` seconds agrees).
 bool rank_gone(const RankSlot& s, long stale) {
   if (s.left.load()) return true;
   if (same_namespace(s)) return !pid_alive(s.pid.load());
   return static_cast<int32_t>(realtime_seconds() - s.heartbeat_at.load()) >= stale;
+}
+
+// For the sweep, evidence that the rank will never go on: it left; its pid is gone, when it
+// joined from this pid namespace (its pid means something here); in another, its heartbeat and
+// its communicator's directory (`dir_age` seconds since written) silent for kSilentSeconds.
+bool rank_dead(const RankSlot& s, long dir_age) {
+  if (s.left.load()) return true;
+  if (same_namespace(s)) return !pid_alive(s.pid.load());
+  return rank_gone(s, kSilentSeconds) && dir_age >= kSilentSeconds;
 }
 
 // The heartbeats of this process's ranks: one thread ticks them all every 100 ms.
@@ -196,20 +211,30 @@ void beat(RankSlot* s) {
   s->heartbeat.fetch_add(1);
   s->heartbeat_at.store(realtime_seconds());
 }
-void start_beating(RankSlot* s) {
+// "" or why the slot cannot beat (no thread to be had: std::system_error; no memory).
+std::string start_beating(RankSlot* s) {
   Heartbeats& h = heartbeats();
   std::lock_guard<std::mutex> lock(h.mu);
   beat(s);
-  h.slots.push_back(s);
-  if (h.started) return;
-  h.started = true;
-  std::thread([&h] {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      std::lock_guard<std::mutex> lock(h.mu);
-      for (RankSlot* slot : h.slots) beat(slot);
+  try {
+    h.slots.push_back(s);
+    if (!h.started) {
+      std::thread([&h] {
+        for (;;) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          std::lock_guard<std::mutex> lock(h.mu);
+          for (RankSlot* slot : h.slots) beat(slot);
+        }
+      }).detach();
+      h.started = true;
     }
-  }).detach();
+  } catch (...) {
+    h.slots.erase(std::remove(h.slots.begin(), h.slots.end(), s), h.slots.end());
+    std::string why;
+    exception_status(&why);
+    return "cannot start the heartbeat thread: " + why;
+  }
+  return "";
 }
 void stop_beating(RankSlot* s) {
   Heartbeats& h = heartbeats();
@@ -623,20 +648,21 @@ Header next_header({{ p }}_comm_t comm, Kind kind, size_t count, {{ p }}_dtype_t
 
 bool everyone(int) { return true; }
 
-// Whether the communicator whose control block is `c` is dead: every rank that joined is gone
-// (or, none having joined, it is a minute old and its maker gone, or ten minutes old: an id may
-// be made by a process other than the ranks, and handed to them through a store).
-bool communicator_dead(const CommControl& c) {
+// Whether the communicator whose control block is `c` (in a directory written `dir_age` seconds
+// ago) is dead: every rank that joined is (rank_dead); none having joined, it is kUnjoinedSeconds
+// old and its maker (in this pid namespace) has exited, or kSilentSeconds old (an id may be made
+// by a process other than the ranks, and handed to them through a store).
+bool communicator_dead(const CommControl& c, long dir_age) {
   bool joined = false;
   for (const RankSlot& s : c.ranks) {
     if (!s.claimed.load()) continue;
     joined = true;
-    if (!rank_gone(s, kSweepSeconds)) return false;
+    if (!rank_dead(s, dir_age)) return false;
   }
   if (joined) return true;
   const int32_t age = static_cast<int32_t>(realtime_seconds() - c.created_at);
   const bool maker_gone = c.creator_ns != 0 && c.creator_ns == pid_namespace() && !pid_alive(c.creator_pid);
-  return (maker_gone && age > kSweepSeconds) || age > 600;
+  return (maker_gone && age > kUnjoinedSeconds) || age > kSilentSeconds;
 }
 
 // Removes the directories of this user's dead communicators (a killed job leaves them).
@@ -654,15 +680,17 @@ void sweep_dead_communicators() {
     bool dead = false;
     struct stat st;
     if (check_private(fd, path, S_IFDIR, 0).empty() && fstat(fd, &st) == 0) {
+      const long dir_age = static_cast<long>(std::time(nullptr) - st.st_mtime);
       const int cfd = openat(fd, "control", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (cfd < 0) {  // its maker died before writing it
-        dead = errno == ENOENT && std::time(nullptr) - st.st_mtime > kSweepSeconds;
+      if (cfd < 0) {  // its maker died (or stopped) before writing it
+        dead = errno == ENOENT && dir_age > kSilentSeconds;
       } else {
         void* m = check_private(cfd, path + "/control", S_IFREG, sizeof(CommControl)).empty()
                       ? mmap(nullptr, sizeof(CommControl), PROT_READ, MAP_SHARED, cfd, 0)
                       : MAP_FAILED;
         if (m != MAP_FAILED) {
-          dead = static_cast<const CommControl*>(m)->magic == kMagic && communicator_dead(*static_cast<CommControl*>(m));
+          dead = static_cast<const CommControl*>(m)->magic == kMagic &&
+                 communicator_dead(*static_cast<CommControl*>(m), dir_age);
           munmap(m, sizeof(CommControl));
         }
         close(cfd);
@@ -701,7 +729,12 @@ void sweep_dead_communicators() {
   c->joined = true;
   mine.pid.store(static_cast<int32_t>(getpid()));
   mine.pid_ns.store(pid_namespace());
-  start_beating(&mine);
+  *why = start_beating(&mine);
+  if (!why->empty()) {
+    *why = me + ": " + *why;
+    publish_failure(ctl, *why);
+    return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  }
   const {{ p }}_status_t st = c->wait_for(
       [c] {
         for (int r = 0; r < c->nranks; ++r)
@@ -757,11 +790,10 @@ void remove_live({{ p }}_comm_t c) {
   live.comms.erase(std::remove(live.comms.begin(), live.comms.end(), c), live.comms.end());
 }
 
-}  // namespace
-
-extern "C" {
-
-{{ p }}_status_t {{ p }}_ccl_get_unique_id({{ p }}_ccl_id_t* id) {
+// The bodies of ccl_get_unique_id, _comm_init and _comm_destroy, each run by guard_call: an
+// exception they throw (no memory for the communicator, a string) is the call's error status,
+// not one that crosses extern "C".
+{{ p }}_status_t ccl_get_unique_id_unguarded({{ p }}_ccl_id_t* id) {
   if (!id) return {{ NAME }}_ERROR_INVALID_VALUE;
   sweep_dead_communicators();
   const size_t secret_chars = std::min<size_t>(24, sizeof(id->bytes) - 1 - (sizeof(kPrefix) - 1 + kNameChars + 1));
@@ -810,7 +842,7 @@ extern "C" {
   return {{ NAME }}_OK;
 }
 
-{{ p }}_status_t {{ p }}_ccl_comm_init(const {{ p }}_ccl_id_t* id, int nranks, int rank, {{ p }}_comm_t* comm) {
+{{ p }}_status_t ccl_comm_init_unguarded(const {{ p }}_ccl_id_t* id, int nranks, int rank, {{ p }}_comm_t* comm) {
   if (!id || !comm || nranks < 1 || nranks > kMaxRanks || rank < 0 || rank >= nranks ||
       std::memchr(id->bytes, '\0', sizeof(id->bytes)) == nullptr)
     return {{ NAME }}_ERROR_INVALID_VALUE;
@@ -862,7 +894,7 @@ extern "C" {
   return {{ NAME }}_OK;
 }
 
-{{ p }}_status_t {{ p }}_ccl_comm_destroy({{ p }}_comm_t comm) {
+{{ p }}_status_t ccl_comm_destroy_unguarded({{ p }}_comm_t comm) {
   if (check_comm(comm) != {{ NAME }}_OK) return {{ NAME }}_ERROR_INVALID_VALUE;
   wait_for_all_streams();  // queued collectives of this communicator have run
   // Every rank has read this rank's data (or left, or failed: a bounded wait), then the files go.
@@ -887,6 +919,22 @@ extern "C" {
   comm->leave();
   delete comm;
   return {{ NAME }}_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+{{ p }}_status_t {{ p }}_ccl_get_unique_id({{ p }}_ccl_id_t* id) {
+  return guard_call("ccl_get_unique_id", [&] { return ccl_get_unique_id_unguarded(id); });
+}
+
+{{ p }}_status_t {{ p }}_ccl_comm_init(const {{ p }}_ccl_id_t* id, int nranks, int rank, {{ p }}_comm_t* comm) {
+  return guard_call("ccl_comm_init", [&] { return ccl_comm_init_unguarded(id, nranks, rank, comm); });
+}
+
+{{ p }}_status_t {{ p }}_ccl_comm_destroy({{ p }}_comm_t comm) {
+  return guard_call("ccl_comm_destroy", [&] { return ccl_comm_destroy_unguarded(comm); });
 }
 
 {{ p }}_status_t {{ p }}_ccl_comm_rank({{ p }}_comm_t comm, int* rank, int* nranks) {

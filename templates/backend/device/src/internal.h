@@ -83,8 +83,10 @@ const ExecutionSettings& execution();
 {{ p }}_stream_t default_stream(int device);
 int stream_device({{ p }}_stream_t stream);  // NULL: the current device
 
-// The op most recently submitted (the fault handler names it).
+// The op most recently submitted by any thread, and the op the calling thread runs (a
+// stream worker's item, inline work; NULL: none): the fault handler names them.
 const char* last_op();
+const char* running_op();
 
 // Why the work running on this thread fails, in words (a collective's peer that exited, say),
 // set just before it returns an error status: {{ p }}_error_detail() gives it after the op.
@@ -93,6 +95,22 @@ void set_failure_reason(std::string reason);
 // Fails a call that is not queued work (a communicator's init, say) with `status`, and
 // "<call> failed: <status>: <reason>" as the calling thread's error detail.
 {{ p }}_status_t fail_call(const char* call, {{ p }}_status_t status, const std::string& reason);
+
+// In a catch block: the status of the exception being handled, its words in `why`.
+{{ p }}_status_t exception_status(std::string* why) noexcept;
+// In a catch block: fails the C API call `call` with that status, its words the error detail.
+{{ p }}_status_t call_threw(const char* call) noexcept;
+
+// Runs a C API call's `body` so that no exception leaves the library: one it throws (a thread
+// the system will not start, memory it will not give) is the call's error status.
+template <typename Body>
+{{ p }}_status_t guard_call(const char* call, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return call_threw(call);
+  }
+}
 
 // Queues `work` on `stream` (NULL: the default stream); it runs later, on the stream's
 // worker, and a status other than OK it returns surfaces at the next synchronising call.
@@ -107,7 +125,7 @@ template <typename F>
   using Work = std::remove_reference_t<F>;
   if (execution().synchronous)
     return run_inline(stream, op, [](void* w) { return (*static_cast<Work*>(w))(); }, &work);
-  return enqueue(stream, op, std::function<{{ p }}_status_t()>(std::forward<F>(work)));
+  return guard_call(op, [&] { return enqueue(stream, op, std::function<{{ p }}_status_t()>(std::forward<F>(work))); });
 }
 
 // Host memory an op reads after it returns (shapes, parameter structs, stride and

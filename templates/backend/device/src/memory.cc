@@ -231,20 +231,25 @@ void on_fault(int sig, siginfo_t* info, void* context) {
                       static_cast<size_t>(handed_addr - it->first), it->second, reinterpret_cast<void*>(it->first));
       st.mu.unlock();
     }
+    // The op this thread runs (a worker's item: a host function, say) is the one that faulted;
+    // on a thread running none (the framework's), the last op any thread enqueued is a hint.
+    char op[96];
+    if (const char* running = running_op()) std::snprintf(op, sizeof(op), "in op %s", running);
+    else std::snprintf(op, sizeof(op), "last op enqueued: %s", last_op());
     char line[640];
     const int n =
         sig == SIGBUS
             ? std::snprintf(line, sizeof(line),
-                            "[{{ NAME }}] SIGBUS: device memory at %p (device %d, %s; last op enqueued: %s) has no "
+                            "[{{ NAME }}] SIGBUS: device memory at %p (device %d, %s; %s) has no "
                             "host memory behind it: the memory object it lives in (memfd, or a file in TMPDIR) "
                             "could not get a page; free host memory or set {{ NAME }}_MEMORY_MB lower\n",
-                            reinterpret_cast<void*>(handed_addr), d, where, last_op())
+                            reinterpret_cast<void*>(handed_addr), d, where, op)
             : std::snprintf(
                   line, sizeof(line),
-                  "[{{ NAME }}] host access to device memory at %p (device %d, %s; last op enqueued: %s): only the "
+                  "[{{ NAME }}] host access to device memory at %p (device %d, %s; %s): only the "
                   "device library may touch device memory, copy it to the host with {{ p }}_memcpy (or set "
                   "{{ NAME }}_HOST_VISIBLE_MEMORY=1 to debug)\n",
-                  info->si_addr, d, where, last_op());
+                  info->si_addr, d, where, op);
     if (n > 0) {
       ssize_t ignored = write(2, line, static_cast<size_t>(std::min<int>(n, sizeof(line) - 1)));
       (void)ignored;
@@ -293,7 +298,8 @@ int owner_of(const void* ptr, size_t size) {
     auto it = st.allocations.upper_bound(p);
     if (it == st.allocations.begin()) continue;
     --it;
-    if (p >= it->first && p + size <= it->first + it->second) return d;
+    const uintptr_t end = it->first + it->second;  // (size against what is left: p + size may wrap)
+    if (p >= it->first && p <= end && size <= end - p) return d;
   }
   return -1;
 }
@@ -398,9 +404,13 @@ extern "C" {
   if (!valid_device(device) || !ptr) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_init();
   DeviceState& st = device_state(device);
+  std::unique_lock<std::mutex> lock(st.mu);
+  if (size > st.capacity)  // (before rounding up, which would wrap a size near SIZE_MAX to a small one)
+    return fail_call("malloc", {{ NAME }}_ERROR_OUT_OF_MEMORY,
+                     std::to_string(size) + " bytes asked of device " + std::to_string(device) + ", which has " +
+                         std::to_string(st.capacity) + " ({{ NAME }}_MEMORY_MB)");
   size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
-  std::unique_lock<std::mutex> lock(st.mu);
   if (st.arena.handed == nullptr) {  // SDK: the device's memory, claimed on first use
     std::string why;
     if (!st.arena.map(st.capacity, &why)) {

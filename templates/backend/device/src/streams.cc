@@ -24,6 +24,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <typeinfo>
 #include <utility>
@@ -51,6 +52,19 @@ long env_long(const char* name, long fallback) {
 
 thread_local std::string g_failure_reason;  // set by failing work, taken where its status is
 std::atomic<const char*> g_last_op{"none yet"};
+thread_local const char* t_running_op = nullptr;  // the op this thread runs (a worker's item, inline work)
+
+// Marks the op this thread runs for the fault handler, for the scope of one item.
+class RunningOp {
+ public:
+  explicit RunningOp(const char* op) : previous_(t_running_op) { t_running_op = op; }
+  ~RunningOp() { t_running_op = previous_; }
+  RunningOp(const RunningOp&) = delete;
+  RunningOp& operator=(const RunningOp&) = delete;
+
+ private:
+  const char* previous_;
+};
 
 }  // namespace
 
@@ -77,7 +91,12 @@ template <typename T, typename... Args>
 T* new_line_aligned(Args&&... args) {
   void* memory = nullptr;
   if (posix_memalign(&memory, 64, sizeof(T)) != 0) return nullptr;
-  return new (memory) T(std::forward<Args>(args)...);
+  try {
+    return new (memory) T(std::forward<Args>(args)...);
+  } catch (...) {  // (a constructor that throws: its memory is ours to free)
+    std::free(memory);
+    throw;
+  }
 }
 
 }  // namespace {{ p }}
@@ -109,11 +128,37 @@ const ExecutionSettings& execution() {
 }
 
 const char* last_op() { return g_last_op.load(std::memory_order_relaxed); }
+const char* running_op() { return t_running_op; }
 
 void set_failure_reason(std::string reason) { g_failure_reason = std::move(reason); }
 
 {{ p }}_status_t fail_call(const char* call, {{ p }}_status_t status, const std::string& reason) {
   return core::fail(call, status, reason);
+}
+
+{{ p }}_status_t exception_status(std::string* why) noexcept {
+  try {
+    throw;
+  } catch (const std::bad_alloc& e) {
+    *why = std::string("threw ") + e.what();
+    return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+  } catch (const std::system_error& e) {  // a thread, a lock the system would not give
+    *why = std::string("threw std::system_error (the system refused a thread or a lock): ") + e.what();
+    const int err = e.code().value();  // (EAGAIN: no thread to be had; the resource that ran out)
+    return err == EAGAIN || err == ENOMEM ? {{ NAME }}_ERROR_OUT_OF_MEMORY : {{ NAME }}_ERROR_INVALID_VALUE;
+  } catch (const std::exception& e) {
+    *why = std::string("threw an exception: ") + e.what();
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  } catch (...) {
+    *why = "threw an exception that is not a std::exception";
+    return {{ NAME }}_ERROR_INVALID_VALUE;
+  }
+}
+
+{{ p }}_status_t call_threw(const char* call) noexcept {
+  std::string why;
+  const {{ p }}_status_t status = exception_status(&why);
+  return core::fail(call, status, why);
 }
 
 namespace {
@@ -146,15 +191,8 @@ namespace {
 {{ p }}_status_t run_guarded(const std::function<{{ p }}_status_t()>& work) {
   try {
     return work();
-  } catch (const std::bad_alloc& e) {
-    g_failure_reason = std::string("threw ") + e.what();
-    return {{ NAME }}_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    g_failure_reason = std::string("threw an exception: ") + e.what();
-    return {{ NAME }}_ERROR_INVALID_VALUE;
   } catch (...) {
-    g_failure_reason = "threw an exception that is not a std::exception";
-    return {{ NAME }}_ERROR_INVALID_VALUE;
+    return exception_status(&g_failure_reason);
   }
 }
 
@@ -220,7 +258,12 @@ class StreamQueue {
  public:
   explicit StreamQueue({{ p }}_stream_t stream) : stream_(stream), process_(process_generation()) {
     retain_stream(stream);  // the worker's reference, released when it exits
-    std::thread([this] { run(); }).detach();
+    try {
+      std::thread([this] { run(); }).detach();
+    } catch (...) {  // no thread to be had (std::system_error): the submitting call fails, saying so
+      release_stream(stream);
+      throw;
+    }
   }
   // False in a forked child: the worker thread is the parent's.
   bool ours() const { return process_ == process_generation(); }
@@ -358,7 +401,11 @@ class StreamQueue {
         }
         {{ p }}_debug_kernel(task.kernel);
         running_.store(task.op);
-        const {{ p }}_status_t status = run_guarded(task.work);
+        {{ p }}_status_t status;
+        {
+          RunningOp running(task.op);
+          status = run_guarded(task.work);
+        }
         if (status != {{ NAME }}_OK) {
           std::string reason = std::exchange(g_failure_reason, std::string());
           const uint64_t position = stream_->completed.load() + 1;
@@ -416,12 +463,33 @@ void release_stream({{ p }}_stream_t s) {
 
 struct {{ p }}_event_st {
   int device = 0;
+  std::mutex mu;  // guards stream and target: a record replaces them while other threads wait
   {{ p }}_stream_t stream = nullptr;  // where it was last recorded (NULL: never: complete)
   uint64_t target = 0;
 };
 
 namespace {{ p }} {
 namespace {
+
+// Where an event was last recorded, read under its lock, holding a reference to that stream
+// (a record on another thread releases the one it replaces). stream NULL: never recorded.
+class Recorded {
+ public:
+  explicit Recorded({{ p }}_event_t event) {
+    std::lock_guard<std::mutex> lock(event->mu);
+    stream = event->stream;
+    target = event->target;
+    if (stream) retain_stream(stream);
+  }
+  ~Recorded() {
+    if (stream) release_stream(stream);
+  }
+  Recorded(const Recorded&) = delete;
+  Recorded& operator=(const Recorded&) = delete;
+
+  {{ p }}_stream_t stream;
+  uint64_t target;
+};
 
 // Every live stream by id: device_synchronize waits for all of a device's streams, and
 // a deferred free waits for positions on them (a destroyed stream has drained).
@@ -515,7 +583,11 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   g_last_op.store(op, std::memory_order_relaxed);
   kept_arguments() = KeptArguments();
   s->submitted.fetch_add(1, std::memory_order_relaxed);
-  const {{ p }}_status_t status = run_guarded([fn, work] { return fn(work); });
+  {{ p }}_status_t status;
+  {
+    RunningOp running(op);
+    status = run_guarded([fn, work] { return fn(work); });
+  }
   s->completed.fetch_add(1, std::memory_order_release);
   if (status != {{ NAME }}_OK && !g_failure_reason.empty())  // inline: the detail is the call's own
     core::fail(op, status, std::exchange(g_failure_reason, std::string()));
@@ -660,8 +732,9 @@ extern "C" {
   {{ NAME }}_NOT_IN_FORKED_CHILD("stream_wait_event");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (!stream) stream = default_stream();
-  {{ p }}_stream_t source = event->stream;
-  const uint64_t target = event->target;
+  const Recorded recorded(event);
+  {{ p }}_stream_t source = recorded.stream;
+  const uint64_t target = recorded.target;
   // Nothing to wait for: never recorded, already reached, or recorded on this very queue.
   if (source == nullptr || source == stream || source->completed.load(std::memory_order_acquire) >= target)
     return {{ NAME }}_OK;
@@ -671,7 +744,8 @@ extern "C" {
     queue_of(source.get()).wait_until(target);
     return {{ NAME }}_OK;
   };
-  return execution().synchronous ? wait() : enqueue(stream, "stream_wait_event", wait);
+  if (execution().synchronous) return wait();
+  return guard_call("stream_wait_event", [&] { return enqueue(stream, "stream_wait_event", wait); });
 }
 
 {{ p }}_status_t {{ p }}_launch_host_func({{ p }}_stream_t stream, {{ p }}_host_fn_t fn, void* user_data) {
@@ -706,25 +780,31 @@ extern "C" {
   if (!stream) stream = default_stream();
   if (stream->device != event->device) return {{ NAME }}_ERROR_INVALID_VALUE;  // an event of another card
   retain_stream(stream);
-  if (event->stream) release_stream(event->stream);
-  event->stream = stream;
-  event->target = stream->submitted.load(std::memory_order_acquire);
+  {{ p }}_stream_t replaced = stream;
+  {
+    std::lock_guard<std::mutex> lock(event->mu);
+    std::swap(event->stream, replaced);
+    event->target = stream->submitted.load(std::memory_order_acquire);
+  }
+  if (replaced) release_stream(replaced);
   return {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_event_query({{ p }}_event_t event) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("event_query");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
-  if (!event->stream) return {{ NAME }}_OK;  // never recorded: complete, as in CUDA
-  return event->stream->completed.load(std::memory_order_acquire) >= event->target ? {{ NAME }}_OK
-                                                                                   : {{ NAME }}_ERROR_NOT_READY;
+  const Recorded recorded(event);
+  if (!recorded.stream) return {{ NAME }}_OK;  // never recorded: complete, as in CUDA
+  return recorded.stream->completed.load(std::memory_order_acquire) >= recorded.target ? {{ NAME }}_OK
+                                                                                       : {{ NAME }}_ERROR_NOT_READY;
 }
 
 {{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("event_synchronize");
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   core::clear_error_detail();
-  return event->stream ? settle(event->stream, event->target, false) : {{ NAME }}_OK;
+  const Recorded recorded(event);
+  return recorded.stream ? settle(recorded.stream, recorded.target, false) : {{ NAME }}_OK;
 }
 
 }  // extern "C"

@@ -1,6 +1,9 @@
 // Conformance, area event: events and the errors of queued work -- an error belongs to its
 // place in the queue and is reported by the synchronisations that cover that place.
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "conformance.h"
@@ -75,4 +78,43 @@ CONFORMANCE_CASE("event", errors_go_to_the_synchronisations_that_cover_them) {
   EXPECT_OK({{ p }}_event_destroy(before));
   EXPECT_OK({{ p }}_event_destroy(after));
   EXPECT_OK({{ p }}_stream_destroy(s));
+}
+
+// An event recorded again and again on one thread while another queries it, synchronises it and
+// makes a stream wait on it: every call sees a whole recording (a record replaces the one before
+// under the event's lock; a waiter holds what it read), none a released one.
+CONFORMANCE_CASE("event", recorded_while_another_thread_waits_on_it) {
+  {{ p }}_stream_t s = nullptr, waiting = nullptr;
+  {{ p }}_event_t e = nullptr;
+  REQUIRE_OK({{ p }}_stream_create(0, &s));
+  REQUIRE_OK({{ p }}_stream_create(0, &waiting));
+  REQUIRE_OK({{ p }}_event_create(0, &e));
+  REQUIRE_OK({{ p }}_event_record(e, s));
+  std::atomic<bool> recording{true};
+  std::atomic<int> wrong{0}, waits{0};
+  std::string first_wrong;  // (written by the waiter only, read after the join)
+  std::thread waiter([&] {
+    while (recording.load()) {
+      const {{ p }}_status_t q = {{ p }}_event_query(e);
+      const {{ p }}_status_t w = {{ p }}_event_synchronize(e);
+      const {{ p }}_status_t b = {{ p }}_stream_wait_event(waiting, e);
+      if ((q != {{ NAME }}_OK && q != {{ NAME }}_ERROR_NOT_READY) || w != {{ NAME }}_OK || b != {{ NAME }}_OK) {
+        if (wrong.fetch_add(1) == 0) first_wrong = {{ p }}_error_detail();
+      }
+      waits.fetch_add(1);
+    }
+  });
+  // (until the waiter has been through 10000 rounds, or 5 s have passed)
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (waits.load() < 10000 && wrong.load() == 0 && std::chrono::steady_clock::now() < until)
+    EXPECT_OK({{ p }}_event_record(e, s));
+  recording.store(false);
+  waiter.join();
+  EXPECT(wrong.load() == 0);
+  EXPECT(waits.load() > 0);
+  if (wrong.load() != 0) std::printf("  %d calls failed, the first: %s\n", wrong.load(), first_wrong.c_str());
+  EXPECT_OK({{ p }}_stream_synchronize(waiting));
+  EXPECT_OK({{ p }}_event_destroy(e));
+  EXPECT_OK({{ p }}_stream_destroy(s));
+  EXPECT_OK({{ p }}_stream_destroy(waiting));
 }

@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "conformance.h"
@@ -79,6 +82,36 @@ CONFORMANCE_CASE("memory", copies_with_offsets) {
   EXPECT((host == std::vector<float>{6, 7}));
   // a host pointer is no device pointer
   EXPECT_STATUS({{ p }}_memcpy(b.ptr(), host.data(), 4, {{ NAME }}_COPY_DEVICE_TO_DEVICE), {{ NAME }}_ERROR_INVALID_VALUE);
+}
+
+// Sizes the device cannot hold are refused, never wrapped: an allocation of nearly SIZE_MAX
+// bytes (rounding it up to the alignment would wrap to a small block) is out of memory, with
+// words; a copy or fill whose size runs past its allocation (ptr + size wrapping past the
+// address space's end included) is an invalid value, not a fault.
+CONFORMANCE_CASE("memory", sizes_that_wrap_are_refused) {
+  const size_t max = std::numeric_limits<size_t>::max();
+  for (size_t size : {max, max - 1, max - 63}) {
+    void* p = nullptr;
+    EXPECT_STATUS({{ p }}_malloc(0, &p, size), {{ NAME }}_ERROR_OUT_OF_MEMORY);
+    EXPECT(p == nullptr);
+    EXPECT(std::string({{ p }}_error_detail()).find("bytes") != std::string::npos);
+  }
+  Dev<float> a(std::vector<float>(16, 1.f)), b(16);
+  REQUIRE(a.ptr() && b.ptr());
+  std::vector<float> host(16, 0.f);
+  // past the block by one byte; past the end of the address space (wraps to below `a`)
+  const size_t wrapping = max - reinterpret_cast<uintptr_t>(a.ptr()) + 2;
+  for (size_t size : {16 * sizeof(float) + 65, wrapping, max}) {
+    EXPECT_STATUS({{ p }}_memcpy(b.ptr(), a.ptr(), size, {{ NAME }}_COPY_DEVICE_TO_DEVICE), {{ NAME }}_ERROR_INVALID_VALUE);
+    EXPECT_STATUS({{ p }}_memcpy(host.data(), a.ptr(), size, {{ NAME }}_COPY_DEVICE_TO_HOST), {{ NAME }}_ERROR_INVALID_VALUE);
+    EXPECT_STATUS({{ p }}_memcpy(a.ptr(), host.data(), size, {{ NAME }}_COPY_HOST_TO_DEVICE), {{ NAME }}_ERROR_INVALID_VALUE);
+    EXPECT_STATUS({{ p }}_memcpy_async(nullptr, host.data(), a.ptr(), size, {{ NAME }}_COPY_DEVICE_TO_HOST),
+                  {{ NAME }}_ERROR_INVALID_VALUE);
+    EXPECT_STATUS({{ p }}_memset(0, a.ptr(), 0, size), {{ NAME }}_ERROR_INVALID_VALUE);
+    EXPECT_STATUS({{ p }}_memcpy_peer(b.ptr(), 0, a.ptr(), 0, size), {{ NAME }}_ERROR_INVALID_VALUE);
+  }
+  EXPECT_OK({{ p }}_device_synchronize(0));
+  EXPECT(a.host() == std::vector<float>(16, 1.f));  // nothing was written
 }
 
 // Two devices: separate accounting, copies only between pointers of the copying device, and

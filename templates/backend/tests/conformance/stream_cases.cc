@@ -1,10 +1,16 @@
 // Conformance, area stream: submission order, host functions, work that runs later than its
 // call, queries of busy streams, streams destroyed while other work still refers to them.
+#include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,7 +28,91 @@ void wait_until_released(void*) {
   while (!g_released.load()) usleep(1000);
 }
 
+// New threads get a stack no address space can hold (or, `refused` false, the default again):
+// the system refuses every thread the library starts from then on (std::thread throws).
+void refuse_threads(bool refused) {
+  static pthread_attr_t saved;
+  static bool have_saved = pthread_getattr_default_np(&saved) == 0;
+  if (!refused) {
+    if (have_saved) pthread_setattr_default_np(&saved);
+    return;
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  pthread_attr_setstacksize(&attr, (std::numeric_limits<size_t>::max() / 2 + 1) & ~(page - 1));
+  pthread_setattr_default_np(&attr);
+  pthread_attr_destroy(&attr);
+}
+
+// A call refused a thread returns (an error with words, or OK when it needs none): it does not
+// end the process. `what` names the call in the output.
+void refused_call_returns(const char* what, {{ p }}_status_t status) {
+  const std::string detail = {{ p }}_error_detail();
+  std::fprintf(stderr, "%s without threads: %s%s%s\n", what, {{ p }}_status_string(status), detail.empty() ? "" : ": ",
+               detail.c_str());
+  if (status != {{ NAME }}_OK) EXPECT(!detail.empty());
+}
+
+// `--threads-refused`, a process of its own (the refusal is process-wide): the first queued item
+// of a stream (its worker thread is made then) and a communicator's init (its heartbeat thread)
+// while no thread can be made, then both once threads can be made again.
+int threads_refused_main(char**) {
+  const bool synchronous = conformance::synchronous_mode();
+  Dev<float> x(std::vector<float>(16, 1.f));  // (the device set up, its default stream's worker running)
+  REQUIRE(x.ptr());
+  EXPECT_OK({{ p }}_device_synchronize(0));
+  {{ p }}_stream_t s = nullptr;
+  REQUIRE_OK({{ p }}_stream_create(0, &s));
+  std::vector<float> host(16, 2.f);
+  {{ p }}_ccl_id_t id;
+  const bool collectives = {{ p }}_ccl_get_unique_id(&id) == {{ NAME }}_OK;  // (a flavour without them: skipped)
+  refuse_threads(true);
+  {{ p }}_status_t copied = {{ NAME }}_OK;
+  {{ p }}_comm_t comm = nullptr;
+  try {  // (this binary is C++ too: an exception that crossed the C API would land here)
+    copied = {{ p }}_memcpy_async(s, x.ptr(), host.data(), sizeof(float) * 16, {{ NAME }}_COPY_HOST_TO_DEVICE);
+    refused_call_returns("memcpy_async", copied);
+    if (collectives) {
+      const {{ p }}_status_t joined = {{ p }}_ccl_comm_init(&id, 1, 0, &comm);
+      refused_call_returns("ccl_comm_init", joined);
+      if (joined == {{ NAME }}_OK) EXPECT_OK({{ p }}_ccl_comm_destroy(comm));
+    }
+  } catch (const std::exception& e) {
+    refuse_threads(false);
+    conformance::record_failure(__FILE__, __LINE__, std::string("an exception crossed the C API: ") + e.what());
+    return 1;
+  }
+  refuse_threads(false);
+  if (copied != {{ NAME }}_OK) EXPECT(!synchronous);  // (inline work needs no thread)
+  EXPECT_OK({{ p }}_memcpy_async(s, x.ptr(), host.data(), sizeof(float) * 16, {{ NAME }}_COPY_HOST_TO_DEVICE));
+  EXPECT_OK({{ p }}_stream_synchronize(s));
+  EXPECT(x.host() == host);
+  EXPECT_OK({{ p }}_stream_destroy(s));
+  if (collectives) {
+    REQUIRE_OK({{ p }}_ccl_get_unique_id(&id));
+    EXPECT_OK({{ p }}_ccl_comm_init(&id, 1, 0, &comm));
+    if (comm) EXPECT_OK({{ p }}_ccl_comm_destroy(comm));
+  }
+  std::fflush(stdout);
+  return conformance::failed() ? 1 : 0;
+}
+const conformance::Subcommand threads_refused_subcommand("--threads-refused", 0, threads_refused_main);
+
 }  // namespace stream_area
+
+// When the system refuses the library a thread (a stream's worker, a communicator's heartbeat),
+// the call that needed it returns an error with words: no exception crosses the C API (that
+// would end the process through std::terminate).
+CONFORMANCE_CASE("stream", a_refused_thread_is_an_error_not_an_abort) {
+  const conformance::ChildResult child = conformance::in_child([] {
+    execl(conformance::self(), conformance::self(), "--threads-refused", static_cast<char*>(nullptr));
+    return 127;
+  });
+  EXPECT(WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0);
+  if (conformance::failed())
+    std::printf("  child's status %d, stderr: %s\n", child.status, child.err.substr(0, 2000).c_str());
+}
 
 CONFORMANCE_CASE("stream", submission_order_and_waits) {
   {{ p }}_stream_t s1 = nullptr, s2 = nullptr;

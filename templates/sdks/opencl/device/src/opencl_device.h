@@ -29,6 +29,7 @@ namespace {{ p }} {
 struct BufferRef {
   cl_mem buffer = nullptr;
   size_t offset = 0;
+  size_t available = 0;  // bytes of the buffer from `offset` on: a copy or fill of more is refused
 };
 
 struct DeviceInfo {

@@ -29,6 +29,7 @@ struct {{ p }}_stream_st {
 struct {{ p }}_event_st {
   int device;
   cl_event marker;  // NULL until recorded: an event never recorded is complete
+  std::mutex mu;    // guards `marker`: a record swaps it while other threads wait on the event
 };
 
 namespace {{ p }} {
@@ -205,6 +206,7 @@ bool resolve(const void* ptr, int device, BufferRef* ref) {
   if (a == nullptr || a->device != device) return false;
   ref->buffer = a->buffer;
   ref->offset = reinterpret_cast<uintptr_t>(ptr) - a->base;
+  ref->available = a->size - ref->offset;
   return true;
 }
 
@@ -261,6 +263,15 @@ extern "C" {
 
 {{ p }}_status_t {{ p }}_malloc(int device, void** ptr, size_t size) {
   if (!valid_device(device) || !ptr) return {{ NAME }}_ERROR_INVALID_VALUE;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    const size_t capacity = devices()[device].capacity;
+    if (size > capacity) {  // (before rounding up, which would wrap a size near SIZE_MAX to a small one)
+      core::set_error_detail("malloc failed: " + std::to_string(size) + " bytes asked of device " +
+                             std::to_string(device) + ", which has " + std::to_string(capacity));
+      return {{ NAME }}_ERROR_OUT_OF_MEMORY;
+    }
+  }
   const size_t rounded = std::max(kAlignment, (size + kAlignment - 1) / kAlignment * kAlignment);
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t reserved = (rounded + page - 1) / page * page;
@@ -344,7 +355,7 @@ extern "C" {
   if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (size == 0) return {{ NAME }}_OK;
   BufferRef ref;
-  if (!resolve(ptr, device, &ref)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!resolve(ptr, device, &ref) || size > ref.available) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_status_t st = finish_streams(device);  // after the work submitted before it
   if (st != {{ NAME }}_OK) return st;
   std::lock_guard<std::mutex> lock(g_mu);
@@ -365,16 +376,17 @@ namespace {
   cl_int err = CL_SUCCESS;
   switch (kind) {
     case {{ NAME }}_COPY_HOST_TO_DEVICE:
-      if (!src || !resolve(dst, device, &d)) return {{ NAME }}_ERROR_INVALID_VALUE;
+      if (!src || !resolve(dst, device, &d) || size > d.available) return {{ NAME }}_ERROR_INVALID_VALUE;
       // Always blocking: the host source may be reused once the call returns (pageable memory).
       err = clEnqueueWriteBuffer(q, d.buffer, CL_TRUE, d.offset, size, src, 0, nullptr, nullptr);
       break;
     case {{ NAME }}_COPY_DEVICE_TO_HOST:
-      if (!dst || !resolve(src, device, &s)) return {{ NAME }}_ERROR_INVALID_VALUE;
+      if (!dst || !resolve(src, device, &s) || size > s.available) return {{ NAME }}_ERROR_INVALID_VALUE;
       err = clEnqueueReadBuffer(q, s.buffer, blocking ? CL_TRUE : CL_FALSE, s.offset, size, dst, 0, nullptr, nullptr);
       break;
     case {{ NAME }}_COPY_DEVICE_TO_DEVICE:
-      if (!resolve(src, device, &s) || !resolve(dst, device, &d)) return {{ NAME }}_ERROR_INVALID_VALUE;
+      if (!resolve(src, device, &s) || !resolve(dst, device, &d) || size > s.available || size > d.available)
+        return {{ NAME }}_ERROR_INVALID_VALUE;
       err = clEnqueueCopyBuffer(q, s.buffer, d.buffer, s.offset, d.offset, size, 0, nullptr, nullptr);
       if (err == CL_SUCCESS && blocking) err = clFinish(q);
       break;
@@ -415,7 +427,8 @@ namespace {
   if (!valid_device(dst_device) || !valid_device(src_device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (size == 0) return {{ NAME }}_OK;
   BufferRef s, d;
-  if (!resolve(src, src_device, &s) || !resolve(dst, dst_device, &d)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (!resolve(src, src_device, &s) || !resolve(dst, dst_device, &d) || size > s.available || size > d.available)
+    return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_stream_st* st = stream;
   if (st == nullptr) {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -532,14 +545,29 @@ namespace {
   return {{ NAME }}_OK;
 }
 
+namespace {
+
+// The event's marker with a reference of the caller's (NULL: never recorded), so that a record
+// on another thread, which releases the marker it replaces, cannot free it under the caller.
+cl_event retained_marker({{ p }}_event_t event) {
+  std::lock_guard<std::mutex> lock(event->mu);
+  if (event->marker) clRetainEvent(event->marker);
+  return event->marker;
+}
+
+}  // namespace
+
 {{ p }}_status_t {{ p }}_stream_wait_event({{ p }}_stream_t stream, {{ p }}_event_t event) {
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   {{ p }}_stream_st* s = stream_or_default(stream);
   if (!s) return {{ NAME }}_ERROR_INVALID_VALUE;
-  if (event->marker == nullptr) return {{ NAME }}_OK;
-  if (device_info(event->device).context != device_info(s->device).context)
-    return from_cl(clWaitForEvents(1, &event->marker), "stream_wait_event");  // no shared context: the host waits
-  return from_cl(clEnqueueBarrierWithWaitList(s->queue, 1, &event->marker, nullptr), "stream_wait_event");
+  cl_event marker = retained_marker(event);
+  if (marker == nullptr) return {{ NAME }}_OK;
+  const cl_int err = device_info(event->device).context != device_info(s->device).context
+                         ? clWaitForEvents(1, &marker)  // no shared context: the host waits
+                         : clEnqueueBarrierWithWaitList(s->queue, 1, &marker, nullptr);
+  clReleaseEvent(marker);
+  return from_cl(err, "stream_wait_event");
 }
 
 namespace {
@@ -605,7 +633,7 @@ void CL_CALLBACK run_host_call(cl_event, cl_int, void* data) {
 
 {{ p }}_status_t {{ p }}_event_create(int device, {{ p }}_event_t* event) {
   if (!valid_device(device) || !event) return {{ NAME }}_ERROR_INVALID_VALUE;
-  *event = new {{ p }}_event_st{device, nullptr};
+  *event = new {{ p }}_event_st{device, nullptr, {}};
   return {{ NAME }}_OK;
 }
 
@@ -624,16 +652,21 @@ void CL_CALLBACK run_host_call(cl_event, cl_int, void* data) {
   cl_int err = clEnqueueMarkerWithWaitList(s->queue, 0, nullptr, &marker);
   if (err != CL_SUCCESS) return from_cl(err, "event_record");
   clFlush(s->queue);
-  if (event->marker) clReleaseEvent(event->marker);
-  event->marker = marker;
+  {
+    std::lock_guard<std::mutex> lock(event->mu);
+    std::swap(event->marker, marker);
+  }
+  if (marker) clReleaseEvent(marker);  // the one recorded before (a waiter holds its own reference)
   return {{ NAME }}_OK;
 }
 
 {{ p }}_status_t {{ p }}_event_query({{ p }}_event_t event) {
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
-  if (event->marker == nullptr) return {{ NAME }}_OK;
+  cl_event marker = retained_marker(event);
+  if (marker == nullptr) return {{ NAME }}_OK;
   cl_int state = CL_QUEUED;
-  cl_int err = clGetEventInfo(event->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
+  cl_int err = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state), &state, nullptr);
+  clReleaseEvent(marker);
   if (err != CL_SUCCESS) return from_cl(err, "event_query");
   if (state < 0) return from_cl(state, "queued work");
   return state == CL_COMPLETE ? {{ NAME }}_OK : {{ NAME }}_ERROR_NOT_READY;
@@ -641,8 +674,11 @@ void CL_CALLBACK run_host_call(cl_event, cl_int, void* data) {
 
 {{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event) {
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
-  if (event->marker == nullptr) return {{ NAME }}_OK;
-  return from_cl(clWaitForEvents(1, &event->marker), "event_synchronize");
+  cl_event marker = retained_marker(event);
+  if (marker == nullptr) return {{ NAME }}_OK;
+  const cl_int err = clWaitForEvents(1, &marker);
+  clReleaseEvent(marker);
+  return from_cl(err, "event_synchronize");
 }
 
 }  // extern "C"
