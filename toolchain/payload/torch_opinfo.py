@@ -36,7 +36,10 @@ UNCHECKED_VALUES = re.compile(
     r"rand|normal|bernoulli|dropout|multinomial|uniform|cauchy|exponential|geometric|poisson|empty|"
     r"^new_empty|rrelu|^nn\.functional\.feature_alpha_dropout"
 )
-NO_BACKEND = re.compile(r"Could not run '[^']+' with arguments from the '(Sparse|Quantized|Mkldnn)\w*' backend")
+# (or the adapter's own one-line refusal of sparse layouts: "aten::op: stpu has no SparseCsr tensors")
+NO_BACKEND = re.compile(
+    r"Could not run '[^']+' with arguments from the '(Sparse|Quantized|Mkldnn)\w*' backend|has no Sparse\w* tensors"
+)
 # Kernels every op reaches (allocation, views, copies, fills): they do not make an op "implemented".
 INFRASTRUCTURE = {
     "empty",

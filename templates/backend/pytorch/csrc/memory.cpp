@@ -391,4 +391,29 @@ TORCH_LIBRARY_IMPL(aten, Negative, m) {
   m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
+namespace {
+
+// Sparse layouts: {{ device_type }} tensors are strided only. One line naming the op and the layout,
+// where torch would print a screen ("Could not run ... from the 'Sparse{{ device_type }}' backend").
+template <c10::Layout kKeyLayout>
+void refuse_sparse(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  c10::Layout layout = kKeyLayout;  // a creation op has no tensor to tell CSR from CSC, BSR, BSC
+  for (const c10::IValue& arg : torch::jit::last(*stack, op.schema().arguments().size()))
+    if (arg.isTensor() && arg.toTensor().layout() != at::kStrided) {
+      layout = arg.toTensor().layout();
+      break;
+    }
+  TORCH_CHECK_NOT_IMPLEMENTED(false, op.schema().operator_name(), ": {{ device_type }} has no ", layout,
+                              " tensors, only strided ones; run the op on the CPU or use .to_dense() first");
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&refuse_sparse<at::kSparse>>());
+}
+TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&refuse_sparse<at::kSparseCsr>>());
+}
+
 }  // namespace torch_{{ p }}

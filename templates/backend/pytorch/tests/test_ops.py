@@ -104,3 +104,35 @@ def test_copies_between_dtypes_and_layouts(device):
         close(d.t().contiguous(), x.to(dtype).t().contiguous())
     close(x.to(device)[:, ::2].cpu(), x[:, ::2])
     assert x.to(device)[1, 2].item() == x[1, 2].item()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_group_norm_rounds_half_precision_once(device, dtype):
+    """16-bit group norm computed in float32 and rounded once, as on the CPU (torch's composite
+    for PrivateUse1 rounded every step: off by an ulp or two in bfloat16)."""
+    torch.manual_seed(0)
+    x, w, b = torch.randn(2, 6, 5, 3), torch.randn(6), torch.randn(6)
+    x, w, b = (t.to(dtype).requires_grad_() for t in (x, w, b))
+    dx, dw, db = (t.detach().to(device).requires_grad_() for t in (x, w, b))
+    want, got = F.group_norm(x, 3, w, b, 0.5), F.group_norm(dx, 3, dw, db, 0.5)
+    if dtype == torch.float32:
+        close(got, want)
+    else:
+        assert torch.equal(got.cpu(), want), (got.cpu().float() - want.float()).abs().max()
+    close(F.group_norm(dx, 3), F.group_norm(x, 3), 1e-5 if dtype == torch.float32 else 1e-2)
+    want.sum().backward()
+    got.sum().backward()
+    for d, c in ((dx, x), (dw, w), (db, b)):
+        close(d.grad.float(), c.grad.float(), 1e-4 if dtype == torch.float32 else 5e-2)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_sparse_layouts_are_refused_in_one_line(device):
+    """The device has strided tensors only: a sparse one is refused naming the op and the layout."""
+    for to_device in (lambda: torch.eye(3).to_sparse().to(device), lambda: torch.eye(3, device=device).to_sparse()):
+        with pytest.raises(NotImplementedError) as err:
+            to_device()
+        assert len(str(err.value).splitlines()) == 1 and "has no Sparse tensors" in str(err.value), err.value
+    csr = torch.eye(3).to_sparse_csr().to(device)
+    with pytest.raises(NotImplementedError, match=r"^aten::\w+.*: {{ device_type }} has no SparseCsr tensors"):
+        csr @ torch.ones(3, 2, device=device)
