@@ -658,6 +658,35 @@ typedef struct {
  * the current device's default stream. */
 {{ p }}_status_t {{ p }}_stream_get_id({{ p }}_stream_t stream, uint64_t* id);
 
+/* ---- tracing ---------------------------------------------------------- */
+/* A record per queued item (op, copy, collective, host function, kernel launch, a stream's
+ * queued wait), written when it has run, on the device clock ({{ p }}_trace_clock_ns:
+ * monotonic, nanoseconds). Off by default, where it costs one relaxed atomic load per item.
+ * Items queued while tracing is on are recorded, also if it is turned off before they run;
+ * {{ NAME }}_SYNC=1 records the work it runs inline alike. Records wait in a bounded buffer
+ * until drained; an item that finds it full is counted ({{ p }}_trace_dropped), not kept. */
+typedef struct {
+  const char* name;         /* the op's name (a string of the library's: valid for the process's life) */
+  int32_t device;
+  int32_t status;           /* what the item returned: a {{ p }}_status_t */
+  uint64_t stream_id;       /* as {{ p }}_stream_get_id gives it */
+  uint64_t correlation_id;  /* unique in the process, increasing in submission order (from 1) */
+  uint64_t enqueue_ns;      /* submitted <= start_ns <= end_ns: ran, on the device clock */
+  uint64_t start_ns;
+  uint64_t end_ns;
+} {{ p }}_trace_record_t;
+/* on != 0: records items queued from now on, into an emptied buffer of `capacity` records
+ * (0: 65536), the drop count reset. on == 0: records no items queued from now on; what is
+ * recorded stays until drained. */
+{{ p }}_status_t {{ p }}_trace_enable(int on, size_t capacity);
+/* Moves up to `capacity` records, oldest first, into `records`; *count: how many. Records of
+ * one stream come in its queue order. */
+{{ p }}_status_t {{ p }}_trace_drain({{ p }}_trace_record_t* records, size_t capacity, size_t* count);
+/* How many items' records found the buffer full since tracing was last enabled. */
+{{ p }}_status_t {{ p }}_trace_dropped(uint64_t* count);
+/* The device clock's time now, in nanoseconds (to place host events among the records). */
+{{ p }}_status_t {{ p }}_trace_clock_ns(uint64_t* ns);
+
 /* ---- debugging -------------------------------------------------------- */
 /* Names the framework kernel on whose behalf the calling thread's next ops run,
  * for {{ NAME }}_DUMP_OP_ARGS and {{ NAME }}_AUTOCOMPARE output (see README). */

@@ -34,6 +34,7 @@
 
 #include "debug.h"
 #include "internal.h"
+#include "tracer.h"
 
 namespace {{ p }} {
 namespace {
@@ -73,6 +74,7 @@ struct QueuedWork {
   KeptArguments kept;  // the host arguments `work` reads
   const char* op = nullptr;
   const char* kernel = nullptr;  // the framework kernel that submitted it (autocompare lines name it)
+  tracer::Submitted traced;       // (not traced: tracing was off when it was queued)
 };
 
 struct QueueError {
@@ -401,11 +403,13 @@ class StreamQueue {
         }
         {{ p }}_debug_kernel(task.kernel);
         running_.store(task.op);
+        const uint64_t start_ns = task.traced ? tracer::now_ns() : 0;
         {{ p }}_status_t status;
         {
           RunningOp running(task.op);
           status = run_guarded(task.work);
         }
+        if (task.traced) tracer::record(task.op, stream_->device, stream_->id, task.traced, start_ns, status);
         if (status != {{ NAME }}_OK) {
           std::string reason = std::exchange(g_failure_reason, std::string());
           const uint64_t position = stream_->completed.load() + 1;
@@ -582,12 +586,14 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   if (s == nullptr) s = default_stream();
   g_last_op.store(op, std::memory_order_relaxed);
   kept_arguments() = KeptArguments();
+  const tracer::Submitted traced = tracer::on() ? tracer::submitted() : tracer::Submitted();
   s->submitted.fetch_add(1, std::memory_order_relaxed);
   {{ p }}_status_t status;
   {
     RunningOp running(op);
     status = run_guarded([fn, work] { return fn(work); });
   }
+  if (traced) tracer::record(op, s->device, s->id, traced, traced.enqueue_ns, status);  // (inline: started when queued)
   s->completed.fetch_add(1, std::memory_order_release);
   if (status != {{ NAME }}_OK && !g_failure_reason.empty())  // inline: the detail is the call's own
     core::fail(op, status, std::exchange(g_failure_reason, std::string()));
@@ -601,8 +607,9 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   KeptArguments kept = std::move(kept_arguments());
   kept_arguments() = KeptArguments();
   StreamQueue& q = queue_of(s);
+  const tracer::Submitted traced = tracer::on() ? tracer::submitted() : tracer::Submitted();
   s->submitted.fetch_add(1, std::memory_order_release);
-  q.push({std::move(work), std::move(kept), op, debug::current_kernel()});
+  q.push({std::move(work), std::move(kept), op, debug::current_kernel(), traced});
   return {{ NAME }}_OK;
 }
 
