@@ -79,6 +79,9 @@ struct ChildResult {
   std::string err;
 };
 ChildResult in_child(const std::function<int()>& body);
+// This binary's subcommand `flag` (one without arguments) run in a forked child: the running case
+// fails unless it exits 0, and then shows the child's status and stderr.
+void expect_subcommand_passes(const char* flag);
 
 }  // namespace conformance
 

@@ -273,6 +273,16 @@ ChildResult in_child(const std::function<int()>& body) {
   }
 }
 
+void expect_subcommand_passes(const char* flag) {
+  const ChildResult child = in_child([flag] {
+    execl(self(), self(), flag, static_cast<char*>(nullptr));
+    return 127;
+  });
+  if (WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0) return;
+  record_failure(__FILE__, __LINE__, std::string("the subcommand ") + flag + " exits 0");
+  std::printf("  child's status %d, stderr: %s\n", child.status, child.err.substr(0, 2000).c_str());
+}
+
 }  // namespace conformance
 
 int main(int argc, char** argv) {
