@@ -586,7 +586,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   if (s == nullptr) s = default_stream();
   g_last_op.store(op, std::memory_order_relaxed);
   kept_arguments() = KeptArguments();
-  const tracer::Submitted traced = tracer::on() ? tracer::submitted() : tracer::Submitted();
+  const tracer::Submitted traced = tracer::submission();
   s->submitted.fetch_add(1, std::memory_order_relaxed);
   {{ p }}_status_t status;
   {
@@ -607,7 +607,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   KeptArguments kept = std::move(kept_arguments());
   kept_arguments() = KeptArguments();
   StreamQueue& q = queue_of(s);
-  const tracer::Submitted traced = tracer::on() ? tracer::submitted() : tracer::Submitted();
+  const tracer::Submitted traced = tracer::submission();
   s->submitted.fetch_add(1, std::memory_order_release);
   q.push({std::move(work), std::move(kept), op, debug::current_kernel(), traced});
   return {{ NAME }}_OK;

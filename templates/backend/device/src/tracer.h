@@ -30,6 +30,10 @@ struct Submitted {
 // Called when an item is queued (only while on()): its correlation id and enqueue time.
 Submitted submitted();
 
+// What an item queued now carries: a correlation id and enqueue time while tracing is on, else
+// nothing (one relaxed load).
+inline Submitted submission() { return on() ? submitted() : Submitted(); }
+
 // Called after a traced item ran, before it counts as completed (a synchronisation then sees its
 // record): keeps it, or counts it dropped when the buffer is full.
 void record(const char* name, int device, uint64_t stream_id, const Submitted& item, uint64_t start_ns,
