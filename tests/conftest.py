@@ -72,6 +72,7 @@ def verify_passes(project: Path, *args: str) -> tuple[dict, dict]:
     report.json (a failure names each failed check with its detail, or shows verify's stderr)."""
     proc = devkit("verify", str(project), "--runner", "host", "--json", *args, check=False)
     summary = json.loads(proc.stdout)
+    assert "report" in summary, summary.get("error") or proc.stderr[-3000:]  # (refused before it ran)
     report = json.loads(Path(summary["report"]).read_text())
     failed = [(c["name"], c.get("detail")) for c in report["checks"] if not c["passed"]]
     assert summary["passed"] and not failed, failed or proc.stderr[-3000:]

@@ -303,7 +303,7 @@ LAYOUT = (
     ),
     LayoutRow(
         "device/src/",
-        "the implementation: host-backed here (`device.cc`, `memory.cc`, `streams.cc`, "
+        "the implementation: host-backed here (`device.cc`, `memory.cc`, `streams.cc`, `tracer.cc`, "
         "`collectives.cc`, one `<family>_ops.cc` per op family, `debug.cc`). **Replace these bodies "
         "with calls into your SDK**; an SDK flavour renders its own",
     ),

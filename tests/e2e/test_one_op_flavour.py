@@ -18,8 +18,9 @@ from devkit.util.resources import resource_dir
 pytestmark = pytest.mark.e2e
 
 # The host-backed library's runtime and data movement, copied as a vendor would start, plus one op.
-SOURCES = ["device.cc", "streams.cc", "memory.cc", "debug.cc", "movement_ops.cc", "matmul_ops.cc"]
-HEADERS = ["debug.h", "internal.h"]
+# (the queue in streams.cc records its items through the tracer)
+SOURCES = ["device.cc", "streams.cc", "tracer.cc", "memory.cc", "debug.cc", "movement_ops.cc", "matmul_ops.cc"]
+HEADERS = ["debug.h", "internal.h", "tracer.h"]
 
 
 @pytest.fixture(scope="module")
