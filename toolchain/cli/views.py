@@ -19,6 +19,7 @@ from ..verify.report import OpsReport
 from ..verify.session import VerifyResult
 
 _OP_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}
+_CONTRACT_STATUS = {"pass": "[green]pass[/]", "by design": "[yellow]by design[/]", "fail": "[red]FAIL[/]"}
 
 
 def show_build(result: BuildResult) -> None:
@@ -95,6 +96,15 @@ def show_verify(result: VerifyResult, recipe: Recipe) -> None:
             )
             places.add_row(kernel, ran_on, str(sum(counts.values())))
         err.print(places)
+    contract = report.check("framework contract")
+    if contract:
+        clauses = Table(title=f"framework contract — {contract.detail}")
+        for col in ("what the framework asks", "through", "result", "why"):
+            clauses.add_column(col)
+        for row in contract.data.get("clauses", []):
+            status = _CONTRACT_STATUS.get(row["status"], row["status"])
+            clauses.add_row(row["hook"], row["api"], status, row["detail"])
+        err.print(clauses)
     err.print(table)
     err.print(f"report: {result.report_path}" + (f"  plot: {result.plot_path}" if result.plot_path else ""))
 

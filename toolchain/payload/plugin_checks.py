@@ -28,6 +28,7 @@ from mnist import check_mnist, train
 from op_cases import op_cases
 from op_helpers import rng, run_case
 from paddle_basics import check_devices, check_registration, check_tensor
+from paddle_contract import check_contract
 from plugin_exports import by_design, unimplemented_kernels
 from records import CheckRecord, CpuCurve, OpCheckCase, PaddleOpsCheck, VerifyReport
 from training_verdict import Dataset, add_training_arguments, cpu_reference, load_data, timed, write_report
@@ -399,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             "tensor",
             "devices",
             "queued-work",
+            "contract",
             "kernel-signatures",
             "ops",
             "strided-views",
@@ -427,6 +429,11 @@ def main(argv: list[str] | None = None) -> int:
                     lambda: with_kernels_left_to_the_cpu(
                         lambda: check_with_kernels_left_out("queued work", check_queued_work, device), unimplemented
                     ),
+                ),
+                (
+                    "contract",
+                    "framework contract",
+                    lambda: with_kernels_left_to_the_cpu(lambda: check_contract(device), unimplemented),
                 ),
                 ("ops", "ops vs cpu", lambda: check_ops(device, registered, unimplemented)),
                 (

@@ -303,6 +303,20 @@ class TorchOpsCheck(CheckRecord):
     untested_kernels: list[str]
 
 
+# -- the framework contract (contract.py)
+
+
+class ContractRow(TypedDict):
+    hook: str  # what the framework asks of a device
+    api: str  # the public call that exercised it
+    status: Literal["pass", "by design", "fail"]
+    detail: str  # by design: why; fail: what the call did
+
+
+class ContractCheck(CheckRecord):
+    clauses: list[ContractRow]
+
+
 # -- distributed (paddle_distributed.py, torch_distributed.py)
 
 

@@ -3,7 +3,7 @@
 Executed by `devkit verify --framework torch` (and `test-ops` / `check-kernels`) with the
 verify environment's Python: torch==V, NumPy and the adapter wheel, nothing else. Only
 `import torch` loads the adapter (the torch.backends entry point). Writes a JSON report
-with the layout of plugin_checks.py's; devkit renders it. The checks live in torch_basics,
+with the layout of plugin_checks.py's; devkit renders it. The checks live in torch_basics, torch_contract,
 torch_ops and torch_training.
 
     python torch_checks.py --device stpu --data data.npz --steps 200 --out report.json
@@ -30,6 +30,7 @@ from torch_basics import (
     check_version_guard,
 )
 from torch_common import first_line, log
+from torch_contract import check_contract
 from torch_ops import check_ops
 from torch_training import check_fallback_report, check_kernels, check_mnist, cpu_curve
 from training_verdict import add_training_arguments, failed_check, load_data, timed, write_report
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                 "dataloader": lambda: check_dataloader(torch, args.device),
                 "devices": lambda: check_devices(torch, args.device),
                 "queued-work": lambda: check_queued_work(torch, args.device),
+                "contract": lambda: check_contract(torch, args.device),
                 "ops": lambda: check_ops(torch, args.device, args.ops),
                 "mnist": lambda: check_mnist(
                     torch, args.device, data, args.steps, args.batch_size, args.seed, args.cpu_reference

@@ -43,11 +43,13 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
 #endif
 
-  c10::Stream getStream(c10::Device d) const override { return Streams::get().current(d.index()); }
-  c10::Stream getDefaultStream(c10::Device d) const override { return Streams::default_stream(d.index()); }
-  c10::Stream getNewStream(c10::Device d, int priority) const override { return Streams::get().create(d.index()); }
+  // A device without an index (torch.Stream(device="{{ device_type }}")) is the current one, as in torch.cuda.
+  static c10::DeviceIndex index_of(c10::Device d) { return d.has_index() ? d.index() : current_index(); }
+  c10::Stream getStream(c10::Device d) const override { return Streams::get().current(index_of(d)); }
+  c10::Stream getDefaultStream(c10::Device d) const override { return Streams::default_stream(index_of(d)); }
+  c10::Stream getNewStream(c10::Device d, int priority) const override { return Streams::get().create(index_of(d)); }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool high_priority) const override {
-    return Streams::default_stream(d.index());
+    return Streams::default_stream(index_of(d));
   }
   c10::Stream exchangeStream(c10::Stream s) const override {
     c10::Stream old = Streams::get().current(s.device_index());

@@ -1,0 +1,74 @@
+"""The framework contract: what a framework asks of a device, each clause exercised through the
+framework's public API. Framework-free (torch_contract.py and paddle_contract.py hold the
+clauses); a clause either passes, or is by design with its reason -- then its probe must see the
+framework refuse the call as the reason says, so a by-design line that stops being true (the
+call starts working, or fails another way) fails the check as surely as a missing hook.
+
+A probe returns True when the answer is right; anything else (False, an exception) fails it --
+except an error of the device library saying the flavour does not implement what the call needs
+(its generated stub's "<op> is not implemented by <flavour>"): that is the flavour's design, and
+the row says so with the error's line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from records import ContractCheck, ContractRow
+
+# What the device library's stub for an op its flavour lacks says (device/core/core.cc).
+UNIMPLEMENTED = " is not implemented by "
+
+
+@dataclass(frozen=True)
+class Clause:
+    hook: str  # what the framework asks of the device: a slot, hook or device-module function
+    api: str  # the public call that exercises it
+    probe: Callable[[], object]
+    by_design: str = ""  # not provided, and why (the probe then checks the refusal)
+
+
+def refused(call: Callable[[], object], *words: str) -> Callable[[], bool]:
+    """A probe for a by-design clause: `call` raises, and its first line says each of `words`."""
+
+    def probe() -> bool:
+        try:
+            call()
+        except Exception as exc:
+            line = (str(exc).strip().splitlines() or [""])[0]
+            missing = [w for w in words if w not in line]
+            if missing:
+                raise AssertionError(f"refused, but not as by design: {line[:300]}") from exc
+            return True
+        raise AssertionError("it works now: the clause is no longer by design")
+
+    return probe
+
+
+def _row(clause: Clause) -> ContractRow:
+    row: ContractRow = {"hook": clause.hook, "api": clause.api, "status": "fail", "detail": ""}
+    try:
+        answer = clause.probe()
+    except Exception as exc:
+        line = (str(exc).strip().splitlines() or [""])[0][:300]
+        if UNIMPLEMENTED in line:
+            row["status"], row["detail"] = "by design", line
+        else:
+            row["detail"] = f"{type(exc).__name__}: {line}"
+        return row
+    if answer is not True:
+        row["detail"] = f"wrong answer: {answer!r}"[:300]
+        return row
+    row["status"] = "by design" if clause.by_design else "pass"
+    row["detail"] = clause.by_design
+    return row
+
+
+def run_clauses(clauses: list[Clause]) -> ContractCheck:
+    rows = [_row(c) for c in clauses]
+    failed = [r for r in rows if r["status"] == "fail"]
+    by_design = sum(r["status"] == "by design" for r in rows)
+    detail = f"{len(rows) - len(failed) - by_design} of {len(rows)} pass, {by_design} by design"
+    if failed:
+        detail += "; failing: " + "; ".join(f"{r['hook']} ({r['detail'][:120]})" for r in failed[:4])
+    return {"name": "framework contract", "passed": not failed, "detail": detail, "clauses": rows}

@@ -1,0 +1,121 @@
+"""What Paddle asks of a custom device (issue 54), each clause through Paddle's public API (see
+contract.py). By design where Paddle's own Python stops a custom device before the plugin is
+asked: the reason names where."""
+
+from __future__ import annotations
+
+import numpy as np
+import paddle
+from contract import Clause, refused, run_clauses
+from paddle.base import core
+from paddle.device import custom_device
+from records import ContractCheck
+
+
+def clauses(device: str) -> list[Clause]:
+    def on(*shape: int) -> paddle.Tensor:  # (a copy onto the device: no kernel of its own)
+        return paddle.to_tensor(np.arange(np.prod(shape), dtype="float32").reshape(shape))
+
+    def counted() -> object:
+        devices = paddle.device.get_available_custom_device() or []
+        before = paddle.device.get_device()
+        paddle.device.set_device(f"{device}:{len(devices) - 1}")
+        try:
+            moved = (
+                paddle.device.current_device() == len(devices) - 1
+                and on(2).place.custom_device_id() == len(devices) - 1
+            )
+        finally:
+            paddle.device.set_device(before)
+        return bool(devices) and custom_device.device_count() == len(devices) and moved
+
+    def synchronized() -> object:
+        y = on(256) * 2
+        paddle.device.synchronize(f"{device}:0")
+        return float(y[-1]) == 510.0
+
+    def streams() -> object:
+        stream = paddle.device.Stream(device=f"{device}:0")
+        with paddle.device.stream_guard(stream):
+            y = on(64, 64) @ on(64, 64)
+        stream.synchronize()
+        return stream.query() and float(y.sum()) > 0
+
+    def timed_events() -> object:
+        start = paddle.device.Event(enable_timing=True)
+        start.record()
+        return start.elapsed_time(start)
+
+    def rng_state() -> object:
+        state = paddle.get_rng_state(device)
+        first = paddle.rand([8]).numpy()
+        paddle.set_rng_state(state, device)
+        return bool((paddle.rand([8]).numpy() == first).all())
+
+    def seeding() -> object:
+        paddle.seed(11)
+        first = paddle.rand([8]).numpy()
+        paddle.seed(11)
+        return bool((paddle.rand([8]).numpy() == first).all())
+
+    def half_precision() -> object:
+        return paddle.amp.is_float16_supported(device) and paddle.amp.is_bfloat16_supported(device)
+
+    def properties() -> object:
+        refused(lambda: paddle.device.get_device_properties(f"{device}:0"), "gpgpu")()
+        props = core.get_device_properties(device, 0)
+        return bool(props.name) and props.total_memory > 0
+
+    def memory_statistics() -> object:
+        where = f"{device}:0"
+        custom_device.empty_cache()
+        before = custom_device.memory_allocated(where)
+        x = paddle.empty([1 << 20], dtype="uint8")
+        grown = custom_device.memory_allocated(where) - before >= x.size
+        peak = custom_device.max_memory_allocated(where) >= custom_device.memory_allocated(where)
+        return grown and peak and custom_device.memory_reserved(where) >= custom_device.memory_allocated(where)
+
+    return [
+        Clause(
+            "registration",
+            "paddle.device.get_all_custom_device_type(), is_compiled_with_custom_device()",
+            lambda: (
+                device in (paddle.device.get_all_custom_device_type() or [])
+                and paddle.device.is_compiled_with_custom_device(device)
+            ),
+        ),
+        Clause("device count and index", "paddle.device.device_count(), set_device(), current_device()", counted),
+        Clause("synchronize", "paddle.device.synchronize()", synchronized),
+        Clause("streams", "paddle.device.Stream, stream_guard, Stream.query()", streams),
+        Clause(
+            "timed events",
+            "paddle.device.Event(enable_timing=True).elapsed_time()",
+            refused(timed_events, "elapsed_time"),
+            by_design="Paddle 3.3.1's CustomDeviceEvent has no elapsed_time (paddle/device/__init__.py, class Event)",
+        ),
+        Clause("RNG state", "paddle.get_rng_state/set_rng_state(device)", rng_state),
+        Clause("seeding", "paddle.seed()", seeding),
+        Clause("float16/bfloat16 support", "paddle.amp.is_float16_supported/is_bfloat16_supported", half_precision),
+        Clause(
+            "device properties",
+            "paddle.device.get_device_properties()",
+            properties,
+            by_design="Paddle 3.3.1's Python answers it only for metax_gpu and iluvatar_gpu "
+            "(paddle/device/custom_device.py); the plugin's slot answers paddle.base.core.get_device_properties",
+        ),
+        Clause(
+            "memory statistics",
+            "paddle.device.custom_device.memory_allocated/max_memory_allocated/memory_reserved/empty_cache",
+            memory_statistics,
+        ),
+        Clause(
+            "pinned host memory",
+            "Tensor.pin_memory()",
+            refused(lambda: paddle.ones([3]).cpu().pin_memory(), "CUDAPinnedPlace"),
+            by_design="Paddle 3.3.1 pins host memory only in its CUDA builds (paddle/fluid/pybind/place.cc)",
+        ),
+    ]
+
+
+def check_contract(device: str) -> ContractCheck:
+    return run_clauses(clauses(device))
