@@ -120,6 +120,7 @@ PADDLE_CHECKS = [
     "tensor",
     "devices",
     "queued work",
+    "framework contract",
     "ops",
     "strided views",
 ]
