@@ -18,8 +18,17 @@ from devkit.util.resources import resource_dir
 pytestmark = pytest.mark.e2e
 
 # The host-backed library's runtime and data movement, copied as a vendor would start, plus one op.
-# (the queue in streams.cc records its items through the tracer)
-SOURCES = ["device.cc", "streams.cc", "tracer.cc", "memory.cc", "debug.cc", "movement_ops.cc", "matmul_ops.cc"]
+# (the queue in streams.cc records its items through the tracer, and into a graph while it captures)
+SOURCES = [
+    "device.cc",
+    "streams.cc",
+    "tracer.cc",
+    "graph.cc",
+    "memory.cc",
+    "debug.cc",
+    "movement_ops.cc",
+    "matmul_ops.cc",
+]
 HEADERS = ["debug.h", "internal.h", "tracer.h"]
 
 

@@ -687,6 +687,36 @@ typedef struct {
 /* The device clock's time now, in nanoseconds (to place host events among the records). */
 {{ p }}_status_t {{ p }}_trace_clock_ns(uint64_t* ns);
 
+/* ---- graph capture and replay ----------------------------------------- */
+typedef struct {{ p }}_graph_st* {{ p }}_graph_t;
+/* From now on, work queued onto `stream` (ops, copies between device buffers, kernel launches,
+ * host functions, waits on events recorded in the same capture) is recorded into a new graph
+ * instead of run. While it captures, a call that would make the host wait for the stream's work
+ * or that the graph cannot replay is refused with {{ NAME }}_ERROR_UNSUPPORTED and a one-line
+ * {{ p }}_error_detail() naming the call and the capturing stream (stream/device/event
+ * synchronize, stream_query, memcpy to/from host memory, memset (synchronous) of a captured
+ * buffer...). Already capturing: {{ NAME }}_ERROR_INVALID_VALUE.
+ * Under {{ NAME }}_SYNC=1 a capturing stream records alike (nothing runs until a launch, which
+ * then runs inline). The free of a buffer the capture has used is refused while it captures. */
+{{ p }}_status_t {{ p }}_stream_begin_capture({{ p }}_stream_t stream);
+/* Ends the capture; *graph: the recorded graph (owned by the caller: {{ p }}_graph_destroy). */
+{{ p }}_status_t {{ p }}_stream_end_capture({{ p }}_stream_t stream, {{ p }}_graph_t* graph);
+/* *capturing: 1 while `stream` captures, else 0. */
+{{ p }}_status_t {{ p }}_stream_is_capturing({{ p }}_stream_t stream, int* capturing);
+/* Checks and freezes the graph for replay (a graph is launched only once instantiated). */
+{{ p }}_status_t {{ p }}_graph_instantiate({{ p }}_graph_t graph);
+/* Queues the whole graph onto `stream` (of the graph's device) as ONE item, its nodes run in
+ * capture order by the stream's worker. A node whose device buffer was freed since capture
+ * fails the launch at once with {{ NAME }}_ERROR_INVALID_VALUE, the detail naming the graph,
+ * the node (index and op name) and the allocation (address, size).
+ * Traced (tracing on when it is launched): a record per node (the node's op name, correlation
+ * ids following the launch's), then the launch's own record ("graph_launch", spanning them). */
+{{ p }}_status_t {{ p }}_graph_launch({{ p }}_graph_t graph, {{ p }}_stream_t stream);
+/* How many nodes the graph recorded. */
+{{ p }}_status_t {{ p }}_graph_node_count({{ p }}_graph_t graph, size_t* count);
+/* Safe while launches of it are queued: they keep what they run until they have run. */
+{{ p }}_status_t {{ p }}_graph_destroy({{ p }}_graph_t graph);
+
 /* ---- debugging -------------------------------------------------------- */
 /* Names the framework kernel on whose behalf the calling thread's next ops run,
  * for {{ NAME }}_DUMP_OP_ARGS and {{ NAME }}_AUTOCOMPARE output (see README). */

@@ -4,6 +4,7 @@
 // the C API ({{ p }}_device.h); every device/src/*_ops.cc includes this one header.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -91,6 +92,8 @@ const char* running_op();
 // Why the work running on this thread fails, in words (a collective's peer that exited, say),
 // set just before it returns an error status: {{ p }}_error_detail() gives it after the op.
 void set_failure_reason(std::string reason);
+// The reason set so far on this thread (emptied): a graph's launch prefixes it with the node.
+std::string take_failure_reason();
 
 // Fails a call that is not queued work (a communicator's init, say) with `status`, and
 // "<call> failed: <status>: <reason>" as the calling thread's error detail.
@@ -112,18 +115,46 @@ template <typename Body>
   }
 }
 
+// ---- graph capture (graph.cc) ----------------------------------------------------
+
+// How many streams capture now. While none does (the usual case) each capture check of the
+// queue costs one relaxed load.
+extern std::atomic<int> g_captures;
+inline bool capture_underway() { return g_captures.load(std::memory_order_relaxed) != 0; }
+// Whether `stream` (NULL: the default stream) captures now.
+bool stream_captures({{ p }}_stream_t stream);
+// Work queued onto a capturing `stream`: recorded as the next node of its graph (with the host
+// arguments kept for it and the allocations noted for it), true; false when `stream` does not
+// capture (the notes are dropped: they were another op's).
+bool capture_item({{ p }}_stream_t stream, const char* op, std::function<{{ p }}_status_t()>* work);
+// While a capture is underway: the allocation holding device pointer `ptr` is one the op the
+// calling thread queues next uses (its graph node refuses to replay once it is freed).
+void note_device_pointer(const void* ptr, int device);
+// OK, or UNSUPPORTED with "<call> ... is capturing a graph" as the detail: `stream` captures
+// (refuse_if_capturing), a stream of `device` does (refuse_if_device_captures).
+{{ p }}_status_t refuse_if_capturing(const char* call, {{ p }}_stream_t stream);
+{{ p }}_status_t refuse_if_device_captures(const char* call, int device);
+// OK, or UNSUPPORTED naming the node of a capture underway that uses the allocation at `ptr`.
+{{ p }}_status_t refuse_free_of_captured(const void* ptr, int device);
+
 // Queues `work` on `stream` (NULL: the default stream); it runs later, on the stream's
 // worker, and a status other than OK it returns surfaces at the next synchronising call.
-{{ p }}_status_t enqueue({{ p }}_stream_t stream, const char* op, std::function<{{ p }}_status_t()> work);
-{{ p }}_status_t run_inline({{ p }}_stream_t stream, const char* op, {{ p }}_status_t (*fn)(void*), void* work);
+// Under {{ NAME }}_SYNC=1 it runs inline. Onto a capturing stream: recorded, not run.
+// `nested`: correlation ids the item reserves after its own for the records of its parts (a
+// graph launch's nodes).
+{{ p }}_status_t enqueue({{ p }}_stream_t stream, const char* op, std::function<{{ p }}_status_t()> work,
+                      uint64_t nested = 0);
+{{ p }}_status_t run_inline({{ p }}_stream_t stream, const char* op, {{ p }}_status_t (*fn)(void*), void* work,
+                         uint64_t nested = 0);
 
 // Runs `work` (returning a status) on `stream`: queued, or inline under {{ NAME }}_SYNC=1,
-// where its status is returned at once. Everything `work` reads must be captured by value
-// (or kept, below): the caller's stack is gone when it runs.
+// where its status is returned at once; recorded into a graph where `stream` captures.
+// Everything `work` reads must be captured by value (or kept, below): the caller's stack is
+// gone when it runs.
 template <typename F>
 {{ p }}_status_t submit({{ p }}_stream_t stream, const char* op, F&& work) {
   using Work = std::remove_reference_t<F>;
-  if (execution().synchronous)
+  if (execution().synchronous && !capture_underway())
     return run_inline(stream, op, [](void* w) { return (*static_cast<Work*>(w))(); }, &work);
   return guard_call(op, [&] { return enqueue(stream, op, std::function<{{ p }}_status_t()>(std::forward<F>(work))); });
 }
@@ -145,10 +176,11 @@ class KeptArguments {
 };
 KeptArguments& kept_arguments();  // this thread's, taken by its next queued item
 
+// (Under {{ NAME }}_SYNC=1 too while a capture is underway: a graph's node runs long after.)
 template <typename T>
 void keep_n(const T*& arg, size_t n) {
   static_assert(std::is_trivially_copyable<T>::value, "kept arguments are copied as bytes");
-  if (arg == nullptr || execution().synchronous) return;
+  if (arg == nullptr || (execution().synchronous && !capture_underway())) return;
   arg = static_cast<const T*>(kept_arguments().store(arg, sizeof(T) * (n ? n : 1), alignof(T)));
 }
 template <typename... T>
@@ -174,6 +206,19 @@ bool marks_reached(const StreamMarks& marks);
 
 // ---- device memory (memory.cc) --------------------------------------------------
 
+// A live allocation as a graph node saw it at capture; `serial` tells it from a later
+// allocation at the same address.
+struct AllocationUse {
+  int device = 0;
+  uintptr_t base = 0;
+  size_t size = 0;
+  uint64_t serial = 0;
+};
+// The live allocation of `device` holding `ptr`; false when none does.
+bool allocation_holding(const void* ptr, int device, AllocationUse* use);
+// Whether that allocation is still live (not freed since, nor its address given out again).
+bool allocation_live(const AllocationUse& use);
+
 // The library's view of device pointer `ptr` of `device` (-1: any device): device memory is
 // opaque at the addresses handed out. NULL when `ptr` is not device memory.
 void* host_view_of(const void* ptr, int device);
@@ -187,8 +232,9 @@ bool device_views({{ p }}_stream_t stream, T*&... ptrs) {
   auto view = [&](auto*& ptr) {
     if (ptr == nullptr) return;
     void* v = host_view_of(ptr, device);
-    if (v == nullptr) ok = false;
-    else ptr = static_cast<std::remove_reference_t<decltype(ptr)>>(v);
+    if (v == nullptr) return void(ok = false);
+    if (capture_underway()) note_device_pointer(ptr, device);
+    ptr = static_cast<std::remove_reference_t<decltype(ptr)>>(v);
   };
   (view(ptrs), ...);
   return ok;

@@ -167,12 +167,17 @@ struct PendingFree {
   StreamMarks marks;
 };
 
+struct Allocation {
+  size_t size;
+  uint64_t serial;  // which allocation of the process (a graph tells a freed buffer from a new one at its address)
+};
+
 struct DeviceState {
   std::mutex mu;
   size_t capacity = 0;
   size_t used = 0;  // live allocations (what memory_stats reports)
   size_t peak = 0;  // max of `used` since start or {{ p }}_memory_reset_peak
-  std::map<uintptr_t, size_t> allocations;  // live allocation start -> size (ordered: range lookups)
+  std::map<uintptr_t, Allocation> allocations;  // live allocation start -> size (ordered: range lookups)
   std::vector<PendingFree> pending;  // freed, not yet released: queued work may still use it
   Arena arena;                       // capacity bytes: what is neither live nor pending is free
   // Read without the lock (translation, the fault handler): set once, before any pointer exists.
@@ -226,9 +231,9 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     char where[160] = "outside any live allocation";
     if (st.mu.try_lock()) {
       auto it = st.allocations.upper_bound(handed_addr);
-      if (it != st.allocations.begin() && handed_addr < (--it)->first + it->second)
+      if (it != st.allocations.begin() && handed_addr < (--it)->first + it->second.size)
         std::snprintf(where, sizeof(where), "byte %zu of the %zu-byte allocation at %p",
-                      static_cast<size_t>(handed_addr - it->first), it->second, reinterpret_cast<void*>(it->first));
+                      static_cast<size_t>(handed_addr - it->first), it->second.size, reinterpret_cast<void*>(it->first));
       st.mu.unlock();
     }
     // The op this thread runs (a worker's item: a host function, say) is the one that faulted;
@@ -298,7 +303,7 @@ int owner_of(const void* ptr, size_t size) {
     auto it = st.allocations.upper_bound(p);
     if (it == st.allocations.begin()) continue;
     --it;
-    const uintptr_t end = it->first + it->second;  // (size against what is left: p + size may wrap)
+    const uintptr_t end = it->first + it->second.size;  // (size against what is left: p + size may wrap)
     if (p >= it->first && p <= end && size <= end - p) return d;
   }
   return -1;
@@ -356,6 +361,24 @@ void ensure_signal_stack() {
   }
 }
 
+bool allocation_holding(const void* ptr, int device, AllocationUse* use) {
+  if (device < 0 || device >= kMaxDevices) return false;
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  DeviceState& st = device_state(device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.allocations.upper_bound(p);
+  if (it == st.allocations.begin() || p >= (--it)->first + it->second.size) return false;
+  *use = {device, it->first, it->second.size, it->second.serial};
+  return true;
+}
+
+bool allocation_live(const AllocationUse& use) {
+  DeviceState& st = device_state(use.device);
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.allocations.find(use.base);
+  return it != st.allocations.end() && it->second.serial == use.serial;
+}
+
 void* host_view_of(const void* ptr, int device) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   const int first = device < 0 ? 0 : device, last = device < 0 ? kMaxDevices - 1 : device;
@@ -396,6 +419,8 @@ extern "C" {
 {{ p }}_status_t {{ p }}_device_synchronize(int device) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("device_synchronize");
   if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
+  const {{ p }}_status_t capturing = refuse_if_device_captures("device_synchronize", device);
+  if (capturing != {{ NAME }}_OK) return capturing;
   return synchronize_device_streams(device);
 }
 
@@ -434,7 +459,8 @@ extern "C" {
   }
   if (!found) return {{ NAME }}_ERROR_OUT_OF_MEMORY;
   char* p = st.arena.handed + offset;
-  st.allocations[reinterpret_cast<uintptr_t>(p)] = rounded;
+  static std::atomic<uint64_t> serials{0};
+  st.allocations[reinterpret_cast<uintptr_t>(p)] = {rounded, serials.fetch_add(1, std::memory_order_relaxed) + 1};
   st.used += rounded;
   st.peak = std::max(st.peak, st.used);
   *ptr = p;
@@ -444,12 +470,16 @@ extern "C" {
 {{ p }}_status_t {{ p }}_free(int device, void* ptr) {
   if (!valid_device(device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (!ptr || forked_child()) return {{ NAME }}_OK;  // (a child's copy of a parent's tensor: the parent's memory)
+  if (capture_underway()) {
+    const {{ p }}_status_t captured = refuse_free_of_captured(ptr, device);
+    if (captured != {{ NAME }}_OK) return captured;
+  }
   StreamMarks marks = stream_marks();  // (taken before st.mu: the registry lock is not nested in it)
   DeviceState& st = device_state(device);
   std::lock_guard<std::mutex> lock(st.mu);
   auto it = st.allocations.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == st.allocations.end()) return {{ NAME }}_ERROR_INVALID_VALUE;  // double, foreign or other-device free
-  const size_t offset = static_cast<size_t>(static_cast<char*>(ptr) - st.arena.handed), size = it->second;
+  const size_t offset = static_cast<size_t>(static_cast<char*>(ptr) - st.arena.handed), size = it->second.size;
   st.used -= size;
   st.allocations.erase(it);
   if (marks.empty()) {
@@ -466,6 +496,8 @@ extern "C" {
   if (!valid_device(device) || (!ptr && size)) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (size == 0) return {{ NAME }}_OK;
   if (owner_of(ptr, size) != device) return {{ NAME }}_ERROR_INVALID_VALUE;
+  const {{ p }}_status_t capturing = refuse_if_device_captures("memset", device);
+  if (capturing != {{ NAME }}_OK) return capturing;
   const {{ p }}_status_t queued = synchronize_device_streams(device);  // synchronous: after earlier work
   if (queued != {{ NAME }}_OK) return queued;
   std::memset(host_view_of(ptr, device), value, size);
@@ -517,6 +549,8 @@ extern "C" {
   int device = -1;
   const {{ p }}_status_t st = check_copy(&device, dst, src, size, kind);
   if (st != {{ NAME }}_OK) return st;
+  const {{ p }}_status_t capturing = refuse_if_device_captures("memcpy", device);
+  if (capturing != {{ NAME }}_OK) return capturing;
   const {{ p }}_status_t queued = synchronize_device_streams(device);
   if (queued != {{ NAME }}_OK) return queued;
   void* to = kind == {{ NAME }}_COPY_DEVICE_TO_HOST ? dst : host_view_of(dst, device);
@@ -535,6 +569,14 @@ extern "C" {
   int device = stream_device(stream);
   const {{ p }}_status_t st = check_copy(&device, dst, src, size, kind);
   if (st != {{ NAME }}_OK) return st;
+  if (capture_underway()) {  // a graph replays copies between device buffers only
+    if (kind != {{ NAME }}_COPY_DEVICE_TO_DEVICE) {
+      const {{ p }}_status_t capturing = refuse_if_capturing(copy_name(kind), stream);
+      if (capturing != {{ NAME }}_OK) return capturing;
+    }
+    note_device_pointer(dst, device);
+    note_device_pointer(src, device);
+  }
   const char* host_src = static_cast<const char*>(src);
   if (kind == {{ NAME }}_COPY_HOST_TO_DEVICE) keep_n(host_src, size);  // staged, as other host arguments are
   void* to = kind == {{ NAME }}_COPY_DEVICE_TO_HOST ? dst : host_view_of(dst, device);
@@ -548,7 +590,9 @@ extern "C" {
 {{ p }}_status_t {{ p }}_memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t size) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("memcpy_peer");
   if (!valid_device(dst_device) || !valid_device(src_device)) return {{ NAME }}_ERROR_INVALID_VALUE;
-  {{ p }}_status_t st = synchronize_device_streams(src_device);
+  {{ p }}_status_t st = refuse_if_device_captures("memcpy_peer", src_device);
+  if (st == {{ NAME }}_OK) st = refuse_if_device_captures("memcpy_peer", dst_device);
+  if (st == {{ NAME }}_OK) st = synchronize_device_streams(src_device);
   if (st == {{ NAME }}_OK) st = {{ p }}_memcpy_peer_async(default_stream(dst_device), dst, dst_device, src, src_device, size);
   return st == {{ NAME }}_OK ? synchronize_device_streams(dst_device) : st;
 }
@@ -567,6 +611,10 @@ extern "C" {
     return {{ NAME }}_ERROR_INVALID_VALUE;
   if (stream && stream_device(stream) != dst_device && stream_device(stream) != src_device)
     return {{ NAME }}_ERROR_INVALID_VALUE;
+  if (capture_underway()) {
+    note_device_pointer(dst, dst_device);
+    note_device_pointer(src, src_device);
+  }
   void* to = host_view_of(dst, dst_device);
   const void* from = host_view_of(src, src_device);
   // SDK: a peer DMA (or a copy through the host where cards cannot reach each other).

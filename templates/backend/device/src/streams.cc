@@ -133,6 +133,7 @@ const char* last_op() { return g_last_op.load(std::memory_order_relaxed); }
 const char* running_op() { return t_running_op; }
 
 void set_failure_reason(std::string reason) { g_failure_reason = std::move(reason); }
+std::string take_failure_reason() { return std::exchange(g_failure_reason, std::string()); }
 
 {{ p }}_status_t fail_call(const char* call, {{ p }}_status_t status, const std::string& reason) {
   return core::fail(call, status, reason);
@@ -407,6 +408,7 @@ class StreamQueue {
         {{ p }}_status_t status;
         {
           RunningOp running(task.op);
+          const tracer::RunningItem item(task.traced);
           status = run_guarded(task.work);
         }
         if (task.traced) tracer::record(task.op, stream_->device, stream_->id, task.traced, start_ns, status);
@@ -581,16 +583,19 @@ void wait_at_exit();
 
 int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : current_device(); }
 
-{{ p }}_status_t run_inline({{ p }}_stream_t s, const char* op, {{ p }}_status_t (*fn)(void*), void* work) {
+{{ p }}_status_t run_inline({{ p }}_stream_t s, const char* op, {{ p }}_status_t (*fn)(void*), void* work,
+                         uint64_t nested) {
   if (forked_child()) return refuse_in_forked_child(op);
   if (s == nullptr) s = default_stream();
   g_last_op.store(op, std::memory_order_relaxed);
-  kept_arguments() = KeptArguments();
-  const tracer::Submitted traced = tracer::submission();
+  // (kept only while a capture is underway, for an op of another stream: alive while it runs)
+  const KeptArguments kept = std::exchange(kept_arguments(), KeptArguments());
+  const tracer::Submitted traced = tracer::submission(nested);
   s->submitted.fetch_add(1, std::memory_order_relaxed);
   {{ p }}_status_t status;
   {
     RunningOp running(op);
+    const tracer::RunningItem item(traced);
     status = run_guarded([fn, work] { return fn(work); });
   }
   if (traced) tracer::record(op, s->device, s->id, traced, traced.enqueue_ns, status);  // (inline: started when queued)
@@ -600,14 +605,18 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
   return status;
 }
 
-{{ p }}_status_t enqueue({{ p }}_stream_t s, const char* op, std::function<{{ p }}_status_t()> work) {
+{{ p }}_status_t enqueue({{ p }}_stream_t s, const char* op, std::function<{{ p }}_status_t()> work, uint64_t nested) {
   if (forked_child()) return refuse_in_forked_child(op);
   if (s == nullptr) s = default_stream();
+  if (capture_underway() && capture_item(s, op, &work)) return {{ NAME }}_OK;
+  if (execution().synchronous)  // (here only while another stream captures)
+    return run_inline(s, op, [](void* w) { return (*static_cast<std::function<{{ p }}_status_t()>*>(w))(); }, &work,
+                      nested);
   g_last_op.store(op, std::memory_order_relaxed);
   KeptArguments kept = std::move(kept_arguments());
   kept_arguments() = KeptArguments();
   StreamQueue& q = queue_of(s);
-  const tracer::Submitted traced = tracer::submission();
+  const tracer::Submitted traced = tracer::submission(nested);
   s->submitted.fetch_add(1, std::memory_order_release);
   q.push({std::move(work), std::move(kept), op, debug::current_kernel(), traced});
   return {{ NAME }}_OK;
@@ -710,6 +719,8 @@ extern "C" {
 {{ p }}_status_t {{ p }}_stream_destroy({{ p }}_stream_t stream) {
   if (!stream || stream == default_stream(stream->device)) return {{ NAME }}_ERROR_INVALID_VALUE;
   if (forked_child()) return {{ NAME }}_OK;
+  const {{ p }}_status_t capturing = refuse_if_capturing("stream_destroy", stream);
+  if (capturing != {{ NAME }}_OK) return capturing;
   const {{ p }}_status_t status = drain(stream);
   {
     Registry& r = registry();
@@ -724,12 +735,16 @@ extern "C" {
 {{ p }}_status_t {{ p }}_stream_synchronize({{ p }}_stream_t stream) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("stream_synchronize");
   core::clear_error_detail();
+  const {{ p }}_status_t capturing = refuse_if_capturing("stream_synchronize", stream);
+  if (capturing != {{ NAME }}_OK) return capturing;
   return drain(stream ? stream : default_stream());
 }
 
 {{ p }}_status_t {{ p }}_stream_query({{ p }}_stream_t stream) {
   {{ NAME }}_NOT_IN_FORKED_CHILD("stream_query");
   if (!stream) stream = default_stream();
+  const {{ p }}_status_t capturing = refuse_if_capturing("stream_query", stream);
+  if (capturing != {{ NAME }}_OK) return capturing;
   return stream->completed.load(std::memory_order_acquire) >= stream->submitted.load(std::memory_order_acquire)
              ? {{ NAME }}_OK
              : {{ NAME }}_ERROR_NOT_READY;
@@ -742,16 +757,25 @@ extern "C" {
   const Recorded recorded(event);
   {{ p }}_stream_t source = recorded.stream;
   const uint64_t target = recorded.target;
-  // Nothing to wait for: never recorded, already reached, or recorded on this very queue.
-  if (source == nullptr || source == stream || source->completed.load(std::memory_order_acquire) >= target)
-    return {{ NAME }}_OK;
+  if (source == stream) return {{ NAME }}_OK;  // recorded on this very queue (in a capture of it too)
+  // A graph records no wait across streams: an event of a capture is waited for on its own
+  // stream only, and a capture waits for nothing outside it.
+  if (source != nullptr && capture_underway()) {
+    if (stream_captures(source)) return refuse_if_capturing("stream_wait_event (on another stream's capture)", source);
+    if (source->completed.load(std::memory_order_acquire) < target) {
+      const {{ p }}_status_t capturing = refuse_if_capturing("stream_wait_event (on work outside the capture)", stream);
+      if (capturing != {{ NAME }}_OK) return capturing;
+    }
+  }
+  // Nothing to wait for: never recorded, or already reached.
+  if (source == nullptr || source->completed.load(std::memory_order_acquire) >= target) return {{ NAME }}_OK;
   // Later items of `stream` must not start before `source` reaches `target`: the queue
   // itself waits (the host does not), holding `source` (it may be destroyed meanwhile).
   auto wait = [source = StreamRef(source), target]() -> {{ p }}_status_t {
     queue_of(source.get()).wait_until(target);
     return {{ NAME }}_OK;
   };
-  if (execution().synchronous) return wait();
+  if (execution().synchronous && !capture_underway()) return wait();
   return guard_call("stream_wait_event", [&] { return enqueue(stream, "stream_wait_event", wait); });
 }
 
@@ -802,6 +826,8 @@ extern "C" {
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   const Recorded recorded(event);
   if (!recorded.stream) return {{ NAME }}_OK;  // never recorded: complete, as in CUDA
+  const {{ p }}_status_t capturing = refuse_if_capturing("event_query", recorded.stream);
+  if (capturing != {{ NAME }}_OK) return capturing;
   return recorded.stream->completed.load(std::memory_order_acquire) >= recorded.target ? {{ NAME }}_OK
                                                                                        : {{ NAME }}_ERROR_NOT_READY;
 }
@@ -811,7 +837,10 @@ extern "C" {
   if (!event) return {{ NAME }}_ERROR_INVALID_VALUE;
   core::clear_error_detail();
   const Recorded recorded(event);
-  return recorded.stream ? settle(recorded.stream, recorded.target, false) : {{ NAME }}_OK;
+  if (!recorded.stream) return {{ NAME }}_OK;
+  const {{ p }}_status_t capturing = refuse_if_capturing("event_synchronize", recorded.stream);
+  if (capturing != {{ NAME }}_OK) return capturing;
+  return settle(recorded.stream, recorded.target, false);
 }
 
 }  // extern "C"

@@ -43,12 +43,20 @@ uint64_t now_ns() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
-Submitted submitted() {
+Submitted submitted(uint64_t nested) {
   Submitted s;
-  s.correlation = g_next_correlation.fetch_add(1, std::memory_order_relaxed);
+  s.correlation = g_next_correlation.fetch_add(1 + nested, std::memory_order_relaxed);
   s.enqueue_ns = now_ns();
   return s;
 }
+
+namespace {
+thread_local Submitted t_running;
+}  // namespace
+
+Submitted running() { return t_running; }
+RunningItem::RunningItem(const Submitted& item) : previous_(t_running) { t_running = item; }
+RunningItem::~RunningItem() { t_running = previous_; }
 
 // (std::mutex::lock throws only for a deadlock or a bad mutex, neither possible here: noexcept.)
 void record(const char* name, int device, uint64_t stream_id, const Submitted& item, uint64_t start_ns,

@@ -27,12 +27,27 @@ struct Submitted {
   explicit operator bool() const { return correlation != 0; }
 };
 
-// Called when an item is queued (only while on()): its correlation id and enqueue time.
-Submitted submitted();
+// Called when an item is queued (only while on()): its correlation id and enqueue time; the
+// `nested` ids after it are reserved for the records of its parts (a graph launch's nodes).
+Submitted submitted(uint64_t nested = 0);
 
 // What an item queued now carries: a correlation id and enqueue time while tracing is on, else
 // nothing (one relaxed load).
-inline Submitted submission() { return on() ? submitted() : Submitted(); }
+inline Submitted submission(uint64_t nested = 0) { return on() ? submitted(nested) : Submitted(); }
+
+// What the item the calling thread runs carries (a graph launch records its nodes under it),
+// for the scope of one item.
+Submitted running();
+class RunningItem {
+ public:
+  explicit RunningItem(const Submitted& item);
+  ~RunningItem();
+  RunningItem(const RunningItem&) = delete;
+  RunningItem& operator=(const RunningItem&) = delete;
+
+ private:
+  Submitted previous_;
+};
 
 // Called after a traced item ran, before it counts as completed (a synchronisation then sees its
 // record): keeps it, or counts it dropped when the buffer is full.
