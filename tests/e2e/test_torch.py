@@ -580,3 +580,50 @@ def test_the_device_answers_what_torch_asks_of_it(torch_env):
         ),
         "memory_info": True,
     }
+
+
+# torch.profiler around a LeNet-ish training step on the device (issue 54): each item the device
+# queued is a device event, the same count for the same step, in the Chrome trace on the device's
+# row, linked to the CPU op that queued it and on one time base with it.
+PROFILED_STEP = """
+import json, tempfile, torch, torch.nn as nn
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile
+model = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1176, 10))
+model = model.to("stpu")
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 1, 28, 28, device="stpu"), torch.randint(0, 10, (8,), device="stpu")
+def step():
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+step()
+counts = []
+for _ in range(2):
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        step()
+    counts.append(sum(e.device_type == DeviceType.PrivateUse1 for e in prof.events()))
+path = tempfile.mkdtemp() + "/trace.json"
+prof.export_chrome_trace(path)
+trace = json.load(open(path))["traceEvents"]
+ops = {e["args"]["External id"]: e for e in trace if e.get("cat") == "cpu_op"}
+rows = [e for e in trace if e.get("cat") == "kernel"]
+queued_by = [ops.get(e["args"].get("External id")) for e in rows]
+print(json.dumps({
+    "counts": counts, "rows": len(rows), "pids": sorted({e["pid"] for e in rows}),
+    "unlinked": queued_by.count(None),
+    "ran_after_queued": all(op is None or e["ts"] >= op["ts"] - 50 for e, op in zip(rows, queued_by)),
+    "linked_ops": sorted({op["name"] for op in queued_by if op}),
+    "device_column": "Self STPU" in prof.key_averages().table(sort_by="self_device_time_total", row_limit=3),
+}))
+"""
+
+
+def test_the_profiler_shows_the_device_kernels_of_a_training_step(torch_env):
+    proc = run_python(torch_env, PROFILED_STEP)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    assert seen["counts"][0] == seen["counts"][1] == seen["rows"] >= 20, seen
+    assert seen["pids"] == [0] and seen["unlinked"] == 0 and seen["ran_after_queued"] and seen["device_column"], seen
+    queuing = {"aten::convolution_overrideable", "aten::convolution_backward_overrideable", "aten::addmm", "aten::add_"}
+    assert queuing <= set(seen["linked_ops"]), seen
