@@ -61,11 +61,10 @@ struct {{ p }}_graph_st {
   bool instantiated = false;
   // Shared with the launches queued: they run the nodes after the graph may be destroyed.
   std::shared_ptr<{{ p }}::Nodes> nodes = std::make_shared<{{ p }}::Nodes>();
+  std::shared_ptr<const std::string> label;  // "graph <id> (captured on stream <id> of device <n>)"
+  std::vector<{{ p }}::AllocationUse> uses;   // the nodes' allocations, each once (instantiate)
 
-  std::string name() const {
-    return "graph " + std::to_string(id) + " (captured on stream " + std::to_string(stream_id) + " of device " +
-           std::to_string(device) + ")";
-  }
+  const std::string& name() const { return *label; }
 };
 
 namespace {{ p }} {
@@ -106,8 +105,11 @@ uint64_t id_of({{ p }}_stream_t stream) {
 }
 
 // OK, or INVALID_VALUE naming the graph's first node whose allocation is no longer the one it
-// captured.
+// captured. (Each allocation is looked up once: the nodes are searched only for the message.)
 {{ p }}_status_t check_allocations(const char* call, const {{ p }}_graph_st& graph) {
+  bool live = true;
+  for (const AllocationUse& use : graph.uses) live = live && allocation_live(use);
+  if (live) return {{ NAME }}_OK;
   const Nodes& nodes = *graph.nodes;
   for (size_t i = 0; i < nodes.size(); ++i)
     for (const AllocationUse& use : nodes[i].uses)
@@ -242,6 +244,9 @@ extern "C" {
       return fail_call("stream_begin_capture", {{ NAME }}_ERROR_INVALID_VALUE,
                        "stream " + std::to_string(graph->stream_id) + " is capturing already");
     graph->id = ids.fetch_add(1) + 1;
+    graph->label = std::make_shared<const std::string>("graph " + std::to_string(graph->id) + " (captured on stream " +
+                                                       std::to_string(graph->stream_id) + " of device " +
+                                                       std::to_string(graph->device) + ")");
     captures().graphs[stream] = graph.release();
     g_captures.fetch_add(1);
     return {{ NAME }}_OK;
@@ -271,6 +276,13 @@ extern "C" {
 {{ p }}_status_t {{ p }}_graph_instantiate({{ p }}_graph_t graph) {
   if (!graph) return {{ NAME }}_ERROR_INVALID_VALUE;
   return guard_call("graph_instantiate", [&] {
+    graph->uses.clear();
+    for (const GraphNode& node : *graph->nodes)
+      for (const AllocationUse& use : node.uses)
+        if (std::none_of(graph->uses.begin(), graph->uses.end(), [&](const AllocationUse& u) {
+              return u.device == use.device && u.base == use.base && u.serial == use.serial;
+            }))
+          graph->uses.push_back(use);
     const {{ p }}_status_t status = check_allocations("graph_instantiate", *graph);
     if (status == {{ NAME }}_OK) graph->instantiated = true;
     return status;
@@ -292,8 +304,8 @@ extern "C" {
     if (capturing != {{ NAME }}_OK) return capturing;
     const {{ p }}_status_t freed = check_allocations("graph_launch", *graph);
     if (freed != {{ NAME }}_OK) return freed;
-    auto run = [nodes = graph->nodes, name = graph->name(), device = graph->device, stream_id = id_of(stream)] {
-      return run_nodes(*nodes, name, device, stream_id);
+    auto run = [nodes = graph->nodes, name = graph->label, device = graph->device, stream_id = id_of(stream)] {
+      return run_nodes(*nodes, *name, device, stream_id);
     };
     const uint64_t parts = graph->nodes->size();
     if (execution().synchronous)
