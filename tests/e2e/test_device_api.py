@@ -36,3 +36,46 @@ def test_paddle_gets_half_precision_and_device_properties_from_the_plugin(built_
     assert proc.returncode == 0, proc.stderr[-3000:]
     answers = json.loads(proc.stdout.splitlines()[-1])
     assert answers == {"float16": True, "bfloat16": True, "properties": ["STPU", 1, 0, 1024 << 20]}
+
+
+# One LeNet training step under paddle.profiler, between two markers on stderr, where the device
+# library's op dump (STPU_DUMP_OP_ARGS=1) prints each op as it is queued.
+PROFILED_STEP = """
+import json, os, sys, tempfile
+import paddle
+from paddle.profiler import Profiler, ProfilerTarget, export_chrome_tracing
+paddle.set_device("stpu:0")
+model = paddle.vision.models.LeNet()
+opt = paddle.optimizer.Adam(parameters=model.parameters())
+x, y = paddle.randn([8, 1, 28, 28]), paddle.to_tensor([[i] for i in range(8)])
+def step():
+    loss = paddle.nn.functional.cross_entropy(model(x), y)
+    loss.backward(); opt.step(); opt.clear_grad()
+    return loss.numpy()
+step()
+out = tempfile.mkdtemp()
+print("@@ profiled", file=sys.stderr, flush=True)
+with Profiler(targets=[ProfilerTarget.CPU, ProfilerTarget.CUSTOM_DEVICE], on_trace_ready=export_chrome_tracing(out)):
+    step()
+print("@@ done", file=sys.stderr, flush=True)
+(trace,) = os.listdir(out)
+events = json.load(open(os.path.join(out, trace)))["traceEvents"]
+print(json.dumps(sorted(e["name"].split("[")[0] for e in events if e.get("cat") == "Kernel")))
+"""
+
+
+def test_the_profiler_shows_each_op_the_device_ran_in_a_lenet_step(built_project):
+    plugin_dir = next(built_project.glob("build/*/libpaddle-custom-stpu.so")).parent
+    proc = subprocess.run(
+        [str(paddle_python()), "-c", PROFILED_STEP],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2", "STPU_DUMP_OP_ARGS": "1"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    profiled = json.loads(proc.stdout.splitlines()[-1])
+    window = proc.stderr.partition("@@ profiled\n")[2].partition("@@ done\n")[0]
+    dumped = sorted(line.split(": ")[1].split()[0] for line in window.splitlines() if line.startswith("[STPU] "))
+    assert len(dumped) > 50 and {"conv2d_forward", "gemm", "adam_update"} <= set(dumped)
+    assert profiled == dumped  # each op the device library queued, once, by its name

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapter.h"
 #include "inference_passes.h"
 #include "paddle/phi/backends/device_base.h"
 #include "paddle/phi/backends/device_ext.h"
@@ -30,7 +31,7 @@ extern "C" __attribute__((visibility("default"), used)) const char {{ p }}_paddl
         PADDLE_CUSTOM_RUNTIME_MINOR_VERSION) "." {{ NAME }}_STR(PADDLE_CUSTOM_RUNTIME_PATCH_VERSION)
     ";plugin_version=" {{ NAME }}_PLUGIN_VERSION;
 
-namespace {
+namespace {{ p }}_runtime {
 
 // The device library reports its own status codes; Paddle understands C_Status.
 C_Status to_c(const char* what, {{ p }}_status_t status) {
@@ -45,6 +46,12 @@ C_Status to_c(const char* what, {{ p }}_status_t status) {
       return C_ERROR;
   }
 }
+
+}  // namespace {{ p }}_runtime
+
+namespace {
+
+using {{ p }}_runtime::to_c;
 
 {{ p }}_stream_t stream_of(C_Stream stream) { return reinterpret_cast<{{ p }}_stream_t>(stream); }
 {{ p }}_event_t event_of(C_Event event) { return reinterpret_cast<{{ p }}_event_t>(event); }
@@ -462,4 +469,6 @@ extern "C" void InitPlugin(CustomRuntimeParams* params) {
   ifc->xccl_group_end = CclGroupEnd;
   ifc->xccl_send = CclSend;
   ifc->xccl_recv = CclRecv;
+
+  {{ p }}_runtime::fill_profiler(ifc);
 }
