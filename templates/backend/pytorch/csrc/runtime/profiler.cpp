@@ -136,10 +136,10 @@ class DeviceSession final : public libkineto::IActivityProfilerSession {
   void stop() override {
     try {
       {{ p }}_trace_enable(0, 0);
-      std::vector<{{ p }}_trace_record_t> chunk(4096);
-      size_t n = 0;
-      while ({{ p }}_trace_drain(chunk.data(), chunk.size(), &n) == {{ NAME }}_OK && n > 0)
-        records_.insert(records_.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        drain_locked();
+      }
       uint64_t dropped = 0;
       if ({{ p }}_trace_dropped(&dropped) == {{ NAME }}_OK && dropped > 0) {
         errors_.push_back(std::to_string(dropped) +
@@ -163,7 +163,7 @@ class DeviceSession final : public libkineto::IActivityProfilerSession {
     try {
       std::vector<OpSpan> spans;
       {
-        std::lock_guard<std::mutex> lock(spans_mu_);
+        std::lock_guard<std::mutex> lock(mu_);
         spans.swap(spans_);
       }
       const std::vector<uint64_t> op_of = queuing_ops(spans, records_);
@@ -211,24 +211,47 @@ class DeviceSession final : public libkineto::IActivityProfilerSession {
   // The activities, kept alive by Kineto with the trace: the logger holds pointers to them.
   std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override { return std::move(buffer_); }
 
-  void pushCorrelationId(uint64_t id) override { t_open_ops.emplace_back(id, device_clock_ns()); }
+  // Called around every CPU op torch profiles, on the op's thread (out of memory: the op's items
+  // go unlinked, the op runs).
+  void pushCorrelationId(uint64_t id) override {
+    try {
+      t_open_ops.emplace_back(id, device_clock_ns());
+    } catch (...) {
+    }
+  }
 
   void popCorrelationId() override {
     if (t_open_ops.empty()) return;  // pushed before this session existed
     const auto [id, begin_ns] = t_open_ops.back();
     t_open_ops.pop_back();
     const uint64_t end_ns = device_clock_ns();
-    std::lock_guard<std::mutex> lock(spans_mu_);
-    spans_.push_back({id, begin_ns, end_ns});
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      spans_.push_back({id, begin_ns, end_ns});
+      // A long profile keeps the library's bounded buffer from filling: its records move here
+      // every so many ops.
+      if (spans_.size() % kOpsPerDrain == 0) drain_locked();
+    } catch (...) {
+    }
   }
 
  private:
   static constexpr int64_t kSortAfterProcesses = 1 << 30;  // device rows below the host's
+  static constexpr size_t kOpsPerDrain = 4096;
+
+  // (mu_ held)
+  void drain_locked() {
+    chunk_.resize(4096);
+    size_t n = 0;
+    while ({{ p }}_trace_drain(chunk_.data(), chunk_.size(), &n) == {{ NAME }}_OK && n > 0)
+      records_.insert(records_.end(), chunk_.begin(), chunk_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
 
   int64_t offset_ns_ = 0;
-  std::vector<{{ p }}_trace_record_t> records_;
-  std::mutex spans_mu_;
+  std::mutex mu_;  // guards spans_, records_ and chunk_: ops on any thread add to them
   std::vector<OpSpan> spans_;
+  std::vector<{{ p }}_trace_record_t> records_;
+  std::vector<{{ p }}_trace_record_t> chunk_;
   std::set<std::pair<int, uint64_t>> streams_;
   std::unique_ptr<libkineto::CpuTraceBuffer> buffer_;
   std::vector<std::string> errors_;
