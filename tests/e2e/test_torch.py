@@ -627,3 +627,40 @@ def test_the_profiler_shows_the_device_kernels_of_a_training_step(torch_env):
     assert seen["pids"] == [0] and seen["unlinked"] == 0 and seen["ran_after_queued"] and seen["device_column"], seen
     queuing = {"aten::convolution_overrideable", "aten::convolution_backward_overrideable", "aten::addmm", "aten::add_"}
     assert queuing <= set(seen["linked_ops"]), seen
+
+
+# torch.cuda.graph-style use of torch.accelerator.Graph (issue 54): a static input, a small MLP
+# forward captured on a side stream, new values copied in, replayed on the asynchronous device.
+GRAPH_PROBE = """
+import json, torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to("stpu")
+static_x = torch.zeros(32, 64, device="stpu")
+out = {}
+try:
+    torch.accelerator.Graph().capture_begin()
+except RuntimeError as error:
+    out["default_stream"] = str(error)
+graph, side = torch.accelerator.Graph(), torch.Stream()
+with torch.no_grad():
+    side.wait_stream(torch.accelerator.current_stream())
+    with side, graph:
+        static_y = model(static_x)
+    torch.accelerator.current_stream().wait_stream(side)
+    out["replay_equals_eager"] = []
+    for seed in range(3):
+        x = torch.randn(32, 64, generator=torch.Generator().manual_seed(seed)).to("stpu")
+        static_x.copy_(x)
+        graph.replay()
+        out["replay_equals_eager"].append(torch.equal(static_y.cpu(), model(x).cpu()))
+print(json.dumps(out))
+"""
+
+
+def test_a_captured_mlp_forward_replays_like_eager_bit_for_bit(torch_env):
+    proc = run_python(torch_env, GRAPH_PROBE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answers = json.loads(proc.stdout.splitlines()[-1])
+    assert answers["replay_equals_eager"] == [True, True, True]
+    assert answers["default_stream"].startswith("stpu graphs must be captured on a non-default stream")
+    assert "\n" not in answers["default_stream"].strip()

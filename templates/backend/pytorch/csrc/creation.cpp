@@ -18,6 +18,10 @@ uint64_t next_seed(std::optional<at::Generator> gen, const at::Device& device) {
   TORCH_CHECK(g.device().type() == c10::DeviceType::PrivateUse1, "expected a {{ device_type }} generator, got one for ", g.device());
   // Our generators are CPU generators labelled {{ device_type }} (runtime/generator.cpp).
   auto* impl = static_cast<at::CPUGeneratorImpl*>(g.unsafeGetGeneratorImpl());
+  int capturing = 0;  // (a device library without graphs answers UNSUPPORTED: not capturing)
+  TORCH_CHECK({{ p }}_stream_is_capturing(current_stream(), &capturing) != {{ NAME }}_OK || !capturing,
+              "random numbers in a {{ device_type }} graph capture would repeat on every replay (their seed is "
+              "drawn when captured): draw them outside the capture");
   std::lock_guard<std::mutex> lock(g.mutex());
   return impl->random64();
 }

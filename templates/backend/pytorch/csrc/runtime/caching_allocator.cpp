@@ -23,6 +23,8 @@ const bool g_fork_handler = [] {
   return true;
 }();
 
+struct PrivatePool;
+
 struct Block {
   void* ptr;
   size_t size;       // the size class: what the device library allocated
@@ -31,6 +33,14 @@ struct Block {
   {{ p }}_stream_t stream;                 // allocated on: reused there without waiting
   std::vector<{{ p }}_stream_t> uses;      // other streams the block was recorded on
   std::vector<{{ p }}_event_t> events;     // recorded on those streams when it was freed
+  PrivatePool* owner = nullptr;            // a graph's private pool, else the stream's cache
+};
+
+// A private pool of graph capture (begin_allocate_to_pool): its free blocks by size class.
+struct PrivatePool {
+  int graphs = 0;      // graphs that use it and have not released it
+  int64_t blocks = 0;  // blocks held from the device library, free or not
+  std::map<size_t, std::vector<Block*>> free;
 };
 
 // One device's blocks. Nothing here throws from a deleter's path: free() is noexcept.
@@ -42,8 +52,15 @@ class DevicePool {
     const size_t size = block_size(nbytes);
     std::lock_guard<std::mutex> lock(mu_);
     if (!pending_.empty()) collect_pending(false);
-    Block* block = g_forked_child.load(std::memory_order_relaxed) ? nullptr : take_cached(stream, size);
-    if (block == nullptr) block = fresh_block(size, nbytes, stream);
+    PrivatePool* owner = capture_pool(stream);
+    Block* block = nullptr;
+    if (!g_forked_child.load(std::memory_order_relaxed))
+      block = owner ? take_private(*owner, size) : take_cached(stream, size);
+    if (block == nullptr) {
+      block = fresh_block(size, nbytes, stream);
+      block->owner = owner;
+      if (owner) owner->blocks++;
+    }
     block->requested = nbytes;
     stats_.allocated_bytes.add(static_cast<int64_t>(block->size));
     stats_.requested_bytes.add(static_cast<int64_t>(nbytes));
@@ -94,6 +111,27 @@ class DevicePool {
     return stats_;
   }
 
+  void begin_allocate_to_pool(PoolId id, {{ p }}_stream_t stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    PrivatePool& owner = private_pools_[id];  // made by its first graph
+    owner.graphs++;
+    capturing_.emplace_back(stream, &owner);
+  }
+
+  void end_allocate_to_pool({{ p }}_stream_t stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    capturing_.erase(std::remove_if(capturing_.begin(), capturing_.end(),
+                                    [&](const auto& entry) { return entry.first == stream; }),
+                     capturing_.end());
+  }
+
+  void release_pool(PoolId id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = private_pools_.find(id);
+    if (it == private_pools_.end() || it->second.graphs == 0) return;
+    if (--it->second.graphs == 0) release_private(it->second);
+  }
+
   void reset_peaks() {
     std::lock_guard<std::mutex> lock(mu_);
     for (Counter* c : counters()) c->peak = c->current;
@@ -111,8 +149,58 @@ class DevicePool {
             &stats_.segment};
   }
 
-  // A free block, reused by the next allocation of its size class on its stream.
-  void cache(Block* block) { cached_[{block->stream, block->size}].push_back(block); }
+  // A free block, reused by the next allocation of its size class on its stream (or in its
+  // private pool; one no graph uses any more goes back to the device library).
+  void cache(Block* block) {
+    if (block->owner == nullptr) {
+      cached_[{block->stream, block->size}].push_back(block);
+      return;
+    }
+    PrivatePool& owner = *block->owner;
+    owner.free[block->size].push_back(block);
+    if (owner.graphs == 0) release_private(owner);
+  }
+
+  PrivatePool* capture_pool({{ p }}_stream_t stream) {
+    for (const auto& entry : capturing_)
+      if (entry.first == stream) return entry.second;
+    return nullptr;
+  }
+
+  static Block* take_private(PrivatePool& owner, size_t size) {
+    auto it = owner.free.find(size);
+    if (it == owner.free.end() || it->second.empty()) return nullptr;
+    Block* block = it->second.back();
+    it->second.pop_back();
+    return block;
+  }
+
+  // Gives a pool no graph uses its free blocks' memory back; the pool goes once it holds none.
+  void release_private(PrivatePool& owner) {
+    for (auto& entry : owner.free) {
+      for (Block* block : entry.second) {
+        give_back(block);
+        owner.blocks--;
+      }
+    }
+    owner.free.clear();
+    if (owner.blocks > 0) return;  // tensors still hold some: they come back through cache()
+    for (auto it = private_pools_.begin(); it != private_pools_.end(); ++it) {
+      if (&it->second == &owner) {
+        private_pools_.erase(it);
+        return;
+      }
+    }
+  }
+
+  // The device library keeps the memory from reuse until work queued on it has run.
+  void give_back(Block* block) {
+    {{ p }}_free(device_, block->ptr);
+    stats_.num_device_free++;
+    stats_.reserved_bytes.take(static_cast<int64_t>(block->size));
+    stats_.segment.take(1);
+    delete block;
+  }
 
   Block* take_cached({{ p }}_stream_t stream, size_t size) {
     auto it = cached_.find({stream, size});
@@ -164,23 +252,17 @@ class DevicePool {
 
   void release_cached() {
     collect_pending(true);
-    for (auto& entry : cached_) {
-      for (Block* block : entry.second) {
-        // The device library keeps the memory from reuse until work queued on it has run.
-        {{ p }}_free(device_, block->ptr);
-        stats_.num_device_free++;
-        stats_.reserved_bytes.take(static_cast<int64_t>(block->size));
-        stats_.segment.take(1);
-        delete block;
-      }
-    }
-    cached_.clear();
+    for (auto& entry : cached_)
+      for (Block* block : entry.second) give_back(block);
+    cached_.clear();  // (private pools keep theirs: their graphs replay into them)
   }
 
   const c10::DeviceIndex device_;
   std::mutex mu_;
   std::map<std::pair<{{ p }}_stream_t, size_t>, std::vector<Block*>> cached_;  // (stream, size) -> free blocks
   std::vector<Block*> pending_;  // freed, waiting for events on other streams
+  std::map<PoolId, PrivatePool> private_pools_;  // (std::map: a pool's address is stable)
+  std::vector<std::pair<{{ p }}_stream_t, PrivatePool*>> capturing_;  // streams allocating to a pool
   MemoryStats stats_;
 };
 
@@ -276,6 +358,16 @@ std::pair<size_t, size_t> CachingAllocator::getMemoryInfo(c10::DeviceIndex devic
   check({{ p }}_mem_info(device, &total, &free_bytes), "mem_info");
   return {free_bytes, total};
 }
+
+void begin_allocate_to_pool(c10::DeviceIndex device, PoolId id, {{ p }}_stream_t stream) {
+  pool(device).begin_allocate_to_pool(id, stream);
+}
+
+void end_allocate_to_pool(c10::DeviceIndex device, {{ p }}_stream_t stream) {
+  pool(device).end_allocate_to_pool(stream);
+}
+
+void release_pool(c10::DeviceIndex device, PoolId id) { pool(device).release_pool(id); }
 
 MemoryStats CachingAllocator::stats(c10::DeviceIndex device) {
   check_index(device);

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "{{ p }}_device.h"
+
 // Since torch 2.9 an allocator can be a c10::DeviceAllocator: torch.accelerator's
 // memory_stats, memory_allocated, reset_peak_memory_stats and empty_cache reach it.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9)
@@ -98,5 +100,15 @@ CachingAllocator& caching_allocator();
 
 // The size class a request of `nbytes` is served from.
 size_t block_size(size_t nbytes);
+
+// Graph capture's memory (runtime/graph.cpp), as CUDA's caching allocator keeps it: while
+// `stream` captures, what is allocated on it comes from the private pool `pool` (shared by the
+// graphs that name it). A private block serves only that pool's allocations and stays held from
+// the device library until every graph using the pool released it and no tensor holds the
+// block: a replay writes into it, and the device library refuses to replay into freed memory.
+using PoolId = std::pair<unsigned long long, unsigned long long>;  // c10::MempoolId_t
+void begin_allocate_to_pool(c10::DeviceIndex device, PoolId pool, {{ p }}_stream_t stream);
+void end_allocate_to_pool(c10::DeviceIndex device, {{ p }}_stream_t stream);
+void release_pool(c10::DeviceIndex device, PoolId pool);
 
 }  // namespace torch_{{ p }}
