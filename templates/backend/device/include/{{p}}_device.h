@@ -145,6 +145,10 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 {{ p }}_status_t {{ p }}_event_record({{ p }}_event_t event, {{ p }}_stream_t stream);
 {{ p }}_status_t {{ p }}_event_query({{ p }}_event_t event);
 {{ p }}_status_t {{ p }}_event_synchronize({{ p }}_event_t event);
+/* Milliseconds between two recorded events' completions on the device clock (a record on an
+ * idle stream completes when it is made), as torch.cuda's Event.elapsed_time. An event never
+ * recorded: {{ NAME }}_ERROR_INVALID_VALUE; one not yet complete: {{ NAME }}_ERROR_NOT_READY. */
+{{ p }}_status_t {{ p }}_event_elapsed_time({{ p }}_event_t start, {{ p }}_event_t end, float* ms);
 
 /* ---- ops -------------------------------------------------------------- */
 /* All op pointers are device pointers; shapes are row-major. A NULL stream is

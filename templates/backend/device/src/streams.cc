@@ -21,6 +21,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -114,9 +115,33 @@ struct {{ p }}_stream_st {
   std::atomic<int> refs{1};  // the handle's, events', queued waits' and the worker's
   alignas(64) std::atomic<uint64_t> submitted{0};
   alignas(64) std::atomic<uint64_t> completed{0};
+  // Events recorded here that wait for their position to complete, to take its time then
+  // (event_elapsed_time). The worker looks only while `timed` is not zero: one load per item.
+  std::atomic<int> timed{0};
+  std::mutex timed_mu;
+  std::vector<std::pair<uint64_t, std::shared_ptr<std::atomic<uint64_t>>>> timed_events;
 };
 
 namespace {{ p }} {
+
+// The waiting events whose positions are `position` or before take the time now.
+void settle_timed_events({{ p }}_stream_t s, uint64_t position) {
+  const uint64_t now = tracer::now_ns();
+  std::lock_guard<std::mutex> lock(s->timed_mu);
+  auto& waiting = s->timed_events;
+  for (auto& [target, done] : waiting)
+    if (target <= position) done->store(now, std::memory_order_release);
+  waiting.erase(std::remove_if(waiting.begin(), waiting.end(), [&](const auto& w) { return w.first <= position; }),
+                waiting.end());
+  s->timed.store(static_cast<int>(waiting.size()), std::memory_order_release);
+}
+
+// The item at position `completed + 1` is about to count as completed: the events waiting for
+// it take the time now (before `completed` moves, so an event seen complete has its time).
+void complete_timed_events({{ p }}_stream_t s) {
+  if (s->timed.load(std::memory_order_acquire) != 0)
+    settle_timed_events(s, s->completed.load(std::memory_order_relaxed) + 1);
+}
 
 const ExecutionSettings& execution() {
   static const ExecutionSettings s = [] {
@@ -419,6 +444,7 @@ class StreamQueue {
           // (kept until a synchronisation of the whole stream: a few are enough to keep the first)
           if (errors_.size() < kMaxErrors) errors_.push_back({status, task.op, std::move(reason), position});
         }
+        complete_timed_events(stream_);
         stream_->completed.fetch_add(1);
         if (waiters_.load() > 0) {
           std::lock_guard<std::mutex> lock(mu_);
@@ -469,9 +495,12 @@ void release_stream({{ p }}_stream_t s) {
 
 struct {{ p }}_event_st {
   int device = 0;
-  std::mutex mu;  // guards stream and target: a record replaces them while other threads wait
+  std::mutex mu;  // guards stream, target and done_ns: a record replaces them while other threads wait
   {{ p }}_stream_t stream = nullptr;  // where it was last recorded (NULL: never: complete)
   uint64_t target = 0;
+  // The device clock when its position completed (0: not yet), shared with the stream's list
+  // until then: the event may be destroyed or recorded again first.
+  std::shared_ptr<std::atomic<uint64_t>> done_ns;
 };
 
 namespace {{ p }} {
@@ -599,6 +628,7 @@ int stream_device({{ p }}_stream_t stream) { return stream ? stream->device : cu
     status = run_guarded([fn, work] { return fn(work); });
   }
   if (traced) tracer::record(op, s->device, s->id, traced, traced.enqueue_ns, status);  // (inline: started when queued)
+  complete_timed_events(s);
   s->completed.fetch_add(1, std::memory_order_release);
   if (status != {{ NAME }}_OK && !g_failure_reason.empty())  // inline: the detail is the call's own
     core::fail(op, status, std::exchange(g_failure_reason, std::string()));
@@ -812,12 +842,42 @@ extern "C" {
   if (stream->device != event->device) return {{ NAME }}_ERROR_INVALID_VALUE;  // an event of another card
   retain_stream(stream);
   {{ p }}_stream_t replaced = stream;
+  auto done = std::make_shared<std::atomic<uint64_t>>(0);
+  uint64_t target = 0;
   {
     std::lock_guard<std::mutex> lock(event->mu);
     std::swap(event->stream, replaced);
-    event->target = stream->submitted.load(std::memory_order_acquire);
+    event->target = target = stream->submitted.load(std::memory_order_acquire);
+    event->done_ns = done;
+    std::lock_guard<std::mutex> timed(stream->timed_mu);  // (the worker completes positions under it)
+    if (stream->completed.load(std::memory_order_acquire) >= event->target) {
+      done->store(tracer::now_ns(), std::memory_order_release);  // nothing ahead of it: complete now
+    } else {
+      stream->timed_events.emplace_back(event->target, done);
+      stream->timed.store(static_cast<int>(stream->timed_events.size()), std::memory_order_release);
+    }
   }
+  // (the worker may have passed its check of `timed` before the event joined the list)
+  const uint64_t completed = stream->completed.load(std::memory_order_acquire);
+  if (completed >= target) settle_timed_events(stream, completed);
   if (replaced) release_stream(replaced);
+  return {{ NAME }}_OK;
+}
+
+{{ p }}_status_t {{ p }}_event_elapsed_time({{ p }}_event_t start, {{ p }}_event_t end, float* ms) {
+  if (!start || !end || !ms) return {{ NAME }}_ERROR_INVALID_VALUE;
+  uint64_t at[2] = {0, 0};
+  const {{ p }}_event_t events[2] = {start, end};
+  for (int i = 0; i < 2; ++i) {
+    std::lock_guard<std::mutex> lock(events[i]->mu);
+    if (!events[i]->done_ns) {
+      core::set_error_detail(std::string("event_elapsed_time: the ") + (i ? "end" : "start") + " event was never recorded");
+      return {{ NAME }}_ERROR_INVALID_VALUE;
+    }
+    at[i] = events[i]->done_ns->load(std::memory_order_acquire);
+    if (at[i] == 0) return {{ NAME }}_ERROR_NOT_READY;
+  }
+  *ms = static_cast<float>((static_cast<double>(at[1]) - static_cast<double>(at[0])) / 1e6);
   return {{ NAME }}_OK;
 }
 

@@ -118,3 +118,35 @@ CONFORMANCE_CASE("event", recorded_while_another_thread_waits_on_it) {
   EXPECT_OK({{ p }}_stream_destroy(s));
   EXPECT_OK({{ p }}_stream_destroy(waiting));
 }
+
+// Event.elapsed_time: milliseconds between two events' completions on the device clock -- of
+// queued work (a 30 ms host function between them), and of records on an idle stream (each
+// completes when it is made); never recorded is an error, not yet complete is NOT_READY.
+CONFORMANCE_CASE("event", elapsed_time_between_completions) {
+  {{ p }}_stream_t s = nullptr;
+  {{ p }}_event_t a = nullptr, b = nullptr;
+  REQUIRE_OK({{ p }}_stream_create(0, &s));
+  REQUIRE_OK({{ p }}_event_create(0, &a));
+  REQUIRE_OK({{ p }}_event_create(0, &b));
+  float ms = -1;
+  EXPECT_STATUS({{ p }}_event_elapsed_time(a, b, &ms), {{ NAME }}_ERROR_INVALID_VALUE);
+  EXPECT(std::string({{ p }}_error_detail()).find("never recorded") != std::string::npos);
+  static int sleep = 30;
+  EXPECT_OK({{ p }}_event_record(a, s));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &sleep));
+  EXPECT_OK({{ p }}_event_record(b, s));
+  if (!conformance::synchronous_mode()) EXPECT_STATUS({{ p }}_event_elapsed_time(a, b, &ms), {{ NAME }}_ERROR_NOT_READY);
+  EXPECT_OK({{ p }}_event_synchronize(b));
+  EXPECT_OK({{ p }}_event_elapsed_time(a, b, &ms));
+  EXPECT(ms >= 29.0f && ms < 5000.0f);
+  EXPECT_OK({{ p }}_event_elapsed_time(b, a, &ms));
+  EXPECT(ms <= -29.0f);
+  EXPECT_OK({{ p }}_event_record(a, s));  // idle: complete now
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_OK({{ p }}_event_record(b, s));
+  EXPECT_OK({{ p }}_event_elapsed_time(a, b, &ms));
+  EXPECT(ms >= 19.0f && ms < 5000.0f);
+  EXPECT_OK({{ p }}_event_destroy(a));
+  EXPECT_OK({{ p }}_event_destroy(b));
+  EXPECT_OK({{ p }}_stream_destroy(s));
+}

@@ -86,6 +86,14 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   void synchronizeEvent(void* event) const override {
     if (event) check({{ p }}_event_synchronize(static_cast<{{ p }}_event_t>(event)), "event_synchronize");
   }
+  // Event.elapsed_time: the device library's completion times (any event times: no enable_timing needed).
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex index) const override {
+    TORCH_CHECK(start && end, "both events must be recorded before elapsed_time");
+    float ms = 0;
+    check({{ p }}_event_elapsed_time(static_cast<{{ p }}_event_t>(start), static_cast<{{ p }}_event_t>(end), &ms),
+          "event_elapsed_time");
+    return ms;
+  }
   void destroyEvent(void* event, const c10::DeviceIndex index) const noexcept override {
     if (event) {{ p }}_event_destroy(static_cast<{{ p }}_event_t>(event));
   }
