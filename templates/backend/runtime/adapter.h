@@ -14,4 +14,8 @@ C_Status to_c(const char* what, {{ p }}_status_t status);
 // profiler.cc: the profiler slots (paddle.profiler with ProfilerTarget.CUSTOM_DEVICE).
 void fill_profiler(C_DeviceInterface* ifc);
 
+// graph.cc: graph capture and replay (paddle.device.cuda.graphs.CUDAGraph on a CustomPlace) and
+// the BLAS handle slots Paddle asks before it captures.
+void fill_graph_capture(C_DeviceInterface* ifc);
+
 }  // namespace {{ p }}_runtime

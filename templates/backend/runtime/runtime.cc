@@ -471,4 +471,5 @@ extern "C" void InitPlugin(CustomRuntimeParams* params) {
   ifc->xccl_recv = CclRecv;
 
   {{ p }}_runtime::fill_profiler(ifc);
+  {{ p }}_runtime::fill_graph_capture(ifc);
 }
