@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -298,6 +299,38 @@ CONFORMANCE_CASE("graph", another_stream_runs_eagerly_while_one_captures) {
   EXPECT(b.host() == std::vector<float>(8, 8.0f));
   EXPECT(a.host() == std::vector<float>(8, 0.0f));
   EXPECT_OK({{ p }}_event_destroy(event));
+}
+
+// One thread captures while another queues work on its own stream, synchronises it, allocates
+// and frees: the capture gets exactly its own thread's 300 nodes, the other stream's work all
+// runs (also a check for the sanitizer builds: the capture's state is shared between threads).
+CONFORMANCE_CASE("graph", capture_on_one_thread_while_another_works_eagerly) {
+  Stream capturing, eager;
+  Dev<float> x(16, 0.0f), sum(16, 0.0f);
+  Graph g(capturing.get());
+  std::thread other([&] {
+    const {{ p }}_shape_t shape = conformance::shape({16});
+    for (int i = 0; i < 300; ++i) {
+      void* scratch = nullptr;
+      EXPECT_OK({{ p }}_malloc(0, &scratch, 16 * sizeof(float)));
+      EXPECT_OK({{ p }}_fill(eager.get(), {{ NAME }}_FLOAT32, scratch, 16, 1.0));
+      EXPECT_OK({{ p }}_binary(eager.get(), {{ NAME }}_BINARY_ADD, {{ NAME }}_FLOAT32, sum.ptr(), &shape, scratch, &shape,
+                             sum.ptr(), &shape));
+      if (i % 50 == 0) EXPECT_OK({{ p }}_stream_synchronize(eager.get()));
+      EXPECT_OK({{ p }}_free(0, scratch));
+    }
+    EXPECT_OK({{ p }}_stream_synchronize(eager.get()));
+  });
+  for (int i = 0; i < 300; ++i) EXPECT_OK({{ p }}_scale(capturing.get(), {{ NAME }}_FLOAT32, x.ptr(), x.ptr(), 16, 1.0, 1.0, 1));
+  other.join();
+  g.end();
+  EXPECT(g.nodes() == 300);
+  EXPECT(x.host() == std::vector<float>(16, 0.0f));
+  EXPECT(sum.host() == std::vector<float>(16, 300.0f));
+  REQUIRE_OK({{ p }}_graph_instantiate(g.get()));
+  EXPECT_OK({{ p }}_graph_launch(g.get(), capturing.get()));
+  EXPECT_OK({{ p }}_stream_synchronize(capturing.get()));
+  EXPECT(x.host() == std::vector<float>(16, 300.0f));
 }
 
 // Destroying a graph while a launch of it waits in the queue (behind a host function that
