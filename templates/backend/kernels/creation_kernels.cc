@@ -26,7 +26,7 @@ void FullLikeKernel(const Context& ctx, const phi::DenseTensor& x, const phi::Sc
 
 // seed == 0 means "draw from the device generator", which paddle.seed() sets.
 inline uint64_t resolve_seed(const phi::CustomContext& ctx, int seed) {
-  return seed != 0 ? static_cast<uint64_t>(seed) : ctx.GetGenerator()->Random64();
+  return seed != 0 ? static_cast<uint64_t>(seed) : generator_seed(ctx);
 }
 
 template <typename T, typename Context>

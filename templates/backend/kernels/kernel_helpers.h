@@ -45,6 +45,17 @@ inline void check_status({{ p }}_status_t status, const char* op) {
   }
 }
 
+// A seed drawn from the device generator (paddle.seed) for a random op. Refused inside a graph
+// capture: drawn once, when captured, it would give every replay the same numbers.
+inline uint64_t generator_seed(const Context& ctx) {
+  int capturing = 0;  // (a device library without graphs answers UNSUPPORTED: not capturing)
+  PADDLE_ENFORCE_EQ({{ p }}_stream_is_capturing(stream_of(ctx), &capturing) == {{ NAME }}_OK && capturing != 0, false,
+                    common::errors::Unavailable("random numbers in a {{ device_type }} graph capture would repeat "
+                                                "on every replay (their seed is drawn when captured): draw them "
+                                                "outside the capture, or give the op a fixed seed"));
+  return ctx.GetGenerator()->Random64();
+}
+
 // {{ NAME }}_CHECK(device_call, "kernel"): names the kernel to the device library
 // before the call (for {{ NAME }}_DUMP_OP_ARGS / {{ NAME }}_AUTOCOMPARE lines), then
 // turns a failed status into a Paddle error. (Prefixed: a macro named `check` would

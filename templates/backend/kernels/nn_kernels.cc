@@ -77,7 +77,7 @@ void DropoutRawKernel(const Context& ctx, const phi::DenseTensor& x,
                                {{ NAME }}_RNG_MT19937_64),
           "dropout");
   } else {
-    {{ NAME }}_CHECK({{ p }}_dropout_mask(stream_of(ctx), m, x.numel(), prob, ctx.GetGenerator()->Random64(),
+    {{ NAME }}_CHECK({{ p }}_dropout_mask(stream_of(ctx), m, x.numel(), prob, generator_seed(ctx),
                                {{ NAME }}_RNG_COUNTER),
           "dropout");
   }

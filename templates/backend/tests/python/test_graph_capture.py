@@ -61,3 +61,23 @@ def test_a_call_the_graph_cannot_replay_is_refused_while_it_captures(graph, capf
     graph.capture_end()
     graph.replay()
     assert float(y.sum()) == 64.0
+
+
+def test_a_random_op_is_refused_while_it_captures(graph):
+    x = paddle.ones([1000])
+{%- if sdk_flavour %}
+    try:
+        graph.capture_begin()
+    except OSError:
+        pytest.skip("the device library does not capture graphs")
+{%- else %}
+    graph.capture_begin()
+{%- endif %}
+    try:
+        # its seed would be drawn once, now: every replay would drop the same elements
+        with pytest.raises(RuntimeError, match="would repeat on every replay"):
+            paddle.nn.functional.dropout(x, 0.5)
+        with pytest.raises(RuntimeError, match="would repeat on every replay"):
+            paddle.rand([4])
+    finally:
+        graph.capture_end()
