@@ -240,7 +240,9 @@ class DevicePool {
     auto done = [&](Block* block) {
       for ({{ p }}_event_t e : block->events) {
         const {{ p }}_status_t st = wait ? {{ p }}_event_synchronize(e) : {{ p }}_event_query(e);
-        if (st == {{ NAME }}_ERROR_NOT_READY) return false;  // (an error of that work: it has ended)
+        // UNSUPPORTED: the event's stream captures a graph, and what it ran before is unknown
+        // until the capture ends. (Another error is one of that work: it has ended.)
+        if (st == {{ NAME }}_ERROR_NOT_READY || st == {{ NAME }}_ERROR_UNSUPPORTED) return false;
       }
       for ({{ p }}_event_t e : block->events) {{ p }}_event_destroy(e);
       block->events.clear();
