@@ -17,7 +17,18 @@ namespace {
 // The one BLAS "handle": nothing is behind it, and none of the plugin's kernels asks for it.
 char g_no_blas_handle;
 
-C_Status InitBlasHandle(const C_Device, C_BLASHandle* handle, C_Stream) {
+// Paddle asks for it just before a capture begins, and a capture that fails to begin leaves Paddle
+// believing it captures (CUDAGraph::BeginCapture sets its capturing graph before it asks the
+// plugin: each later allocation then fails on a null cuda_graph_allocator_). So a device
+// library that cannot capture refuses here, while Paddle's state is still whole.
+C_Status InitBlasHandle(const C_Device, C_BLASHandle* handle, C_Stream stream) {
+  int capturing = 0;
+  const {{ p }}_status_t status = {{ p }}_stream_is_capturing(stream_of(stream), &capturing);
+  if (status == {{ NAME }}_ERROR_UNSUPPORTED) {
+    std::fprintf(stderr, "[{{ p }}] CUDAGraph: the {{ NAME }} device library does not capture graphs (%s)\n",
+                 {{ p }}_status_string(status));
+    return C_ERROR;
+  }
   *handle = reinterpret_cast<C_BLASHandle>(&g_no_blas_handle);
   return C_SUCCESS;
 }
@@ -83,6 +94,17 @@ C_Status Launch(const C_Device, C_GraphExec exec, C_Stream stream) {
 }
 C_Status DestroyGraph(C_CudaGraph graph) { return to_c("cuda_graph_destroy", {{ p }}_graph_destroy(graph_of(graph))); }
 C_Status DestroyExec(C_GraphExec) { return C_SUCCESS; }
+// CUDAGraph.print_to_dot_files: refused in words (with the slot empty Paddle writes nothing and
+// says nothing); the library gives a graph's node count, not its nodes.
+C_Status DotPrint(C_CudaGraph graph, const char* path, unsigned int) {
+  size_t nodes = 0;
+  {{ p }}_graph_node_count(graph_of(graph), &nodes);
+  std::fprintf(stderr,
+               "[{{ p }}] cuda_graph_debug_dot_print: not written to %s: the {{ NAME }} device library names no "
+               "graph nodes (this graph has %zu)\n",
+               path ? path : "?", nodes);
+  return C_ERROR;
+}
 // Hooks that rewrite a CUDA kernel node's parameters before each replay (Paddle's
 // CUDAGraphNodeLauncher, CUDA kernels only): none here.
 C_Status ParameterSetters(C_CudaGraph, C_GraphHookManager* hooks) {
@@ -110,6 +132,7 @@ void fill_graph_capture(C_DeviceInterface* ifc) {
   ifc->cuda_graph_destroy = DestroyGraph;
   ifc->cuda_graph_exec_destroy = DestroyExec;
   ifc->get_parameter_setter_for_exec_graph = ParameterSetters;
+  ifc->cuda_graph_debug_dot_print = DotPrint;
 }
 
 }  // namespace {{ p }}_runtime
