@@ -110,6 +110,18 @@ def test_verify_passes_with_no_fallback(built_project):
     # at run time every kernel's inputs/attributes/outputs equal the installed Paddle's
     signatures = checks["kernel signatures"]
     assert signatures["passed"] and signatures["mismatched"] == [] and len(signatures["kernels"]) >= 59
+    # what Paddle asks of a device, through its public API: each clause met or by design with a reason
+    clauses = {c["hook"]: c for c in checks["framework contract"]["clauses"]}
+    assert {
+        "float16/bfloat16 support",
+        "RNG state",
+        "memory statistics",
+        "profiler",
+        "graph capture and replay (LeNet forward)",
+    } <= clauses.keys()
+    by_design = {hook for hook, c in clauses.items() if c["status"] == "by design" and c["detail"]}
+    assert by_design == {"timed events", "device properties", "pinned host memory"}  # (Paddle 3.3.1's own limits)
+    assert all(c["status"] == "pass" for hook, c in clauses.items() if hook not in by_design), clauses
 
 
 def test_stale_kernel_signature_fails_the_build_and_leaves_no_wheel(tmp_path):

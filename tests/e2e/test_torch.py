@@ -39,7 +39,9 @@ def torch_build(torch_project) -> dict:
 
 @pytest.fixture(scope="session")
 def torch_verify(torch_project, torch_build) -> dict:
-    proc = devkit("verify", str(torch_project), "--framework", "torch", "--runner", "host", "--json", check=False)
+    proc = devkit(
+        "verify", str(torch_project), "--framework", "torch", "--runner", "host", "--profile", "--json", check=False
+    )
     summary = json.loads(proc.stdout)
     summary["returncode"] = proc.returncode
     summary["stderr"] = proc.stderr
@@ -116,8 +118,10 @@ def test_verify_trains_lenet_with_zero_fallbacks(torch_verify):
         "dataloader",
         "devices",
         "queued work",
+        "framework contract",
         "ops",
         "mnist",
+        "profile",
         "fallback report",
     ]
     assert all(c["passed"] for c in checks.values())
@@ -135,6 +139,17 @@ def test_verify_trains_lenet_with_zero_fallbacks(torch_verify):
     fallback = next(c for c in report["checks"] if c["name"] == "fallback report")
     assert fallback["lenet_fallbacks"] == {} and any("cumsum" in k for k in fallback["unseen_op_fallbacks"])
     assert Path(torch_verify["plot"]).read_bytes()[:4] == b"\x89PNG"
+    # what torch asks of a device, each through its public API: all met on torch 2.13
+    contract = next(c for c in report["checks"] if c["name"] == "framework contract")
+    assert {c["hook"]: c["status"] for c in contract["clauses"]} == {c["hook"]: "pass" for c in contract["clauses"]}
+    assert {"profiler", "graph capture and replay (LeNet forward)", "RNG state", "streams and timed events"} <= {
+        c["hook"] for c in contract["clauses"]
+    }
+    # --profile: the profiler's device kernels of a LeNet step are the device's op dump, one for one
+    profile = next(c for c in report["checks"] if c["name"] == "profile")
+    assert profile["device_kernels"] == profile["dumped_ops"] >= 40 and profile["missing"] == profile["extra"] == []
+    trace = json.loads((Path(torch_verify["report"]).parent / "device-trace.json").read_text())
+    assert sum(e.get("cat") == "kernel" for e in trace["traceEvents"]) == profile["device_kernels"]
 
 
 def test_plain_pip_install_autoloads_with_torch_alone(torch_env):

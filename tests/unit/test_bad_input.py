@@ -469,6 +469,16 @@ CASES = [
         "--compile: the device's Inductor backend needs torch 2.13",
     ),
     Case(
+        "verify-profile-infer",
+        lambda i: ["verify", P(i), "--profile", "--infer"],
+        "--profile traces a training step of one process; --infer checks something else",
+    ),
+    Case(
+        "verify-profile-distributed",
+        lambda i: ["verify", P(i), "--profile", "--distributed", "2"],
+        "--profile traces a training step of one process; --distributed checks something else",
+    ),
+    Case(
         "verify-quant-dtype",
         lambda i: ["verify", P(i), "--infer", "--quant", "int4"],
         "--quant 'int4' is not a quantization devkit verifies",

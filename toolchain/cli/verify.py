@@ -132,6 +132,15 @@ def verify(
             "(--framework torch).",
         ),
     ] = False,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            "--profile",
+            help="Also profile a LeNet training step with the framework's profiler (torch.profiler, paddle.profiler) "
+            "and write its trace, device rows included, to device-trace.json beside the report (Chrome trace format: "
+            "open it in Perfetto); checks that every device op of the step is in it, against the device's op dump.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Install the wheel beside its reference framework (Paddle or torch) in a fresh env and check it on the device."""
@@ -152,6 +161,7 @@ def verify(
         amp=amp,
         quant=quant,
         compile=compile_,
+        profile=profile,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:

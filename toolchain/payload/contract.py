@@ -11,6 +11,7 @@ the row says so with the error's line."""
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +44,21 @@ def refused(call: Callable[[], object], *words: str) -> Callable[[], bool]:
         raise AssertionError("it works now: the clause is no longer by design")
 
     return probe
+
+
+def device_library_lacks(library: str, prefix: str, function: str) -> str:
+    """The device library's own words when its flavour stubs `function` (one taking a uint64_t*,
+    such as trace_dropped), read from the adapter's library that exports the C API; else ""."""
+    lib = ctypes.CDLL(library)  # (loaded by the framework already: the same handle)
+    call = getattr(lib, f"{prefix}_{function}", None)
+    if call is None:
+        return ""
+    value = ctypes.c_uint64()
+    if call(ctypes.byref(value)) == 0:
+        return ""
+    detail = lib[f"{prefix}_error_detail"]
+    detail.restype = ctypes.c_char_p
+    return (detail() or b"").decode(errors="replace")
 
 
 def _row(clause: Clause) -> ContractRow:

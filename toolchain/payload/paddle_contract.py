@@ -4,11 +4,19 @@ asked: the reason names where."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import paddle
-from contract import Clause, refused, run_clauses
+from contract import Clause, device_library_lacks, refused, run_clauses
 from paddle.base import core
 from paddle.device import custom_device
+from paddle.device.cuda.graphs import CUDAGraph
+from paddle.profiler import Profiler, ProfilerTarget, export_chrome_tracing
+from plugin_exports import plugin_function
 from records import ContractCheck
 
 
@@ -75,6 +83,44 @@ def clauses(device: str) -> list[Clause]:
         peak = custom_device.max_memory_allocated(where) >= custom_device.memory_allocated(where)
         return grown and peak and custom_device.memory_reserved(where) >= custom_device.memory_allocated(where)
 
+    def profiled() -> object:
+        targets = [ProfilerTarget.CPU, ProfilerTarget.CUSTOM_DEVICE]
+        with tempfile.TemporaryDirectory() as out:
+            with Profiler(targets=targets, on_trace_ready=export_chrome_tracing(out)):
+                (on(32, 32) @ on(32, 32)).numpy()
+            (written,) = os.listdir(out)
+            events = json.loads(Path(out, written).read_text())["traceEvents"]
+        if not any(e.get("cat") == "Kernel" for e in events):
+            library, _ = plugin_function(device, "trace_dropped")
+            lacks = device_library_lacks(library, device, "trace_dropped") if library else ""
+            raise AssertionError(lacks or "no device kernel reached the profiler's trace")
+        return True
+
+    def graphed() -> object:  # a LeNet forward captured, replayed on new inputs
+        paddle.seed(0)
+        model = paddle.vision.models.LeNet()
+        model.eval()
+        r = np.random.RandomState(0)
+        batches = [r.rand(8, 1, 28, 28).astype("float32") for _ in range(3)]
+        static = paddle.to_tensor(batches[0])
+        graph = CUDAGraph(place=paddle.CustomPlace(device, 0))
+        with paddle.no_grad():
+            model(static)  # warm-up outside the capture
+            graph.capture_begin()
+            try:
+                out = model(static)
+            finally:
+                graph.capture_end()
+            try:
+                replayed = []
+                for batch in batches:
+                    paddle.assign(paddle.to_tensor(batch), static)  # new input, in the captured input's memory
+                    graph.replay()
+                    replayed.append(bool((out.numpy() == model(paddle.to_tensor(batch)).numpy()).all()))
+            finally:
+                graph.reset()  # (before the interpreter exits: Paddle aborts on a live graph then)
+        return all(replayed) or f"replay vs eager, per batch: {replayed}"
+
     return [
         Clause(
             "registration",
@@ -113,6 +159,12 @@ def clauses(device: str) -> list[Clause]:
             "Tensor.pin_memory()",
             refused(lambda: paddle.ones([3]).cpu().pin_memory(), "CUDAPinnedPlace"),
             by_design="Paddle 3.3.1 pins host memory only in its CUDA builds (paddle/fluid/pybind/place.cc)",
+        ),
+        Clause("profiler", "paddle.profiler.Profiler(targets=[CPU, CUSTOM_DEVICE])", profiled),
+        Clause(
+            "graph capture and replay (LeNet forward)",
+            "paddle.device.cuda.graphs.CUDAGraph(place=CustomPlace)",
+            graphed,
         ),
     ]
 

@@ -23,6 +23,7 @@ import paddle_amp
 import queued_work
 from battery import BATTERY, check_battery
 from check_common import BACKWARD_TOL, FORWARD_TOL, F, _compare, _first_line, log, np, paddle
+from device_trace import check_profile
 from kernel_signatures import check_kernel_signatures
 from mnist import check_mnist, train
 from op_cases import op_cases
@@ -375,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="mnist", choices=("mnist", *BATTERY), help="the model to train")
     parser.add_argument("--only", default="", help="comma-separated checks to run (default: all)")
     parser.add_argument("--amp", default="", choices=("", "O1", "O2"), help="train the model under mixed precision")
+    parser.add_argument(
+        "--profile", default="", metavar="FILE", help="also profile a step: its trace into FILE beside --out"
+    )
     add_training_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -405,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             "ops",
             "strided-views",
             args.model,
+            *(["profile"] if args.profile else []),
         }
         log("check registration")
         report["checks"].append(timed(lambda: check_registration(device)))
@@ -461,6 +466,11 @@ def main(argv: list[str] | None = None) -> int:
                         partial(check_battery, model, device, data, *training, args.amp),
                     )
                     for model in BATTERY
+                ),
+                (
+                    "profile",
+                    "profile",
+                    lambda: check_profile("paddle_profile.py", device, Path(args.out).with_name(args.profile)),
                 ),
             ]
             for key, title, check in checks:

@@ -317,6 +317,16 @@ class ContractCheck(CheckRecord):
     clauses: list[ContractRow]
 
 
+class ProfileCheck(CheckRecord, total=False):
+    """verify --profile (device_trace.py)."""
+
+    device_kernels: int  # the profiler's device kernels in the profiled step
+    dumped_ops: int  # the device library's op dump of the same step
+    missing: list[str]  # ops in the dump the trace lacks
+    extra: list[str]  # kernels in the trace the dump lacks
+    trace: str  # the Chrome trace's file name, beside report.json
+
+
 # -- distributed (paddle_distributed.py, torch_distributed.py)
 
 

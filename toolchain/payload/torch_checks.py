@@ -16,9 +16,11 @@ import os
 import sys
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import torch_amp
 import torch_compile
+from device_trace import check_profile
 from records import CheckRecord, CpuCurve, VerifyReport
 from torch_basics import (
     check_dataloader,
@@ -45,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--compile", action="store_true", help="torch.compile (Inductor) on the device instead of mnist"
     )
+    parser.add_argument(
+        "--profile", default="", metavar="FILE", help="also profile a step: its trace into FILE beside --out"
+    )
     add_training_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -65,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             "dataloader",
             "devices",
             "queued-work",
+            "contract",
             "ops",
             *(
                 ["mnist-autocast-float16", "mnist-autocast-bfloat16", "amp-overflow", "autocast-lists"]
@@ -77,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 else []
             ),
             *([] if args.amp or args.compile else ["mnist"]),
+            *(["profile"] if args.profile else []),
             "fallback-report",  # last: it lifts the strict fallback the others run under
         ]
         log("check registration")
@@ -114,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
                 "compile-shapes": lambda: torch_compile.check_shapes(torch, args.device),
                 "compile-trace": lambda: torch_compile.check_trace(torch, args.device),
                 "kernels": lambda: check_kernels(torch, args.device),
+                "profile": lambda: check_profile(
+                    "torch_profile.py", args.device, Path(args.out).with_name(args.profile)
+                ),
                 "fallback-report": lambda: check_fallback_report(torch, args.device, data, args.seed),
             }
             for name in wanted:

@@ -15,7 +15,7 @@ from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .ops import OpsRequest, OpsResult, parse_selection, run_golden, run_test_ops
 from .report import Check
-from .session import KernelCheck, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
+from .session import DEVICE_TRACE, KernelCheck, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
 
 PAYLOAD = PAYLOAD_DIR / "plugin_checks.py"
 FALLBACK_PAYLOAD = PAYLOAD_DIR / "fallback_report.py"
@@ -50,9 +50,11 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
             f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
             PAYLOAD,
             ["--data", data, "--steps", str(options.steps), "--model", options.model, *amp]
+            + (["--profile", DEVICE_TRACE] if options.profile else [])
             + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
         )
+        session.keep(DEVICE_TRACE)
         if battery:
             report = report.merged([fallback], before=options.model)
         elif report.device:

@@ -46,6 +46,7 @@ class VerifyRequest:
     amp: str = ""  # --amp LEVEL: train under mixed precision
     quant: str = ""  # --quant DTYPE: quantized inference
     compile: bool = False  # --compile: torch.compile (Inductor) on the device
+    profile: bool = False  # --profile: the framework's profiler over a training step: the device trace
 
 
 def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
@@ -114,6 +115,7 @@ def run_verification(
     _check_amp(request, framework, infer)
     _check_quant(request, framework, infer)
     _check_compile(request, framework, infer, recipe)
+    _check_profile(request, infer)
     suffix = (
         framework.tree_suffix
         + ("-distributed" if request.distributed else "")
@@ -137,6 +139,7 @@ def run_verification(
         modes=request.modes,
         amp=request.amp,
         compile=request.compile,
+        profile=request.profile,
     )
     if request.distributed:
         check_distributed_request(request.distributed, options, infer)
@@ -204,6 +207,16 @@ def _check_quant(request: VerifyRequest, framework: Framework, infer: bool) -> N
         )
     if request.distributed or request.amp:
         raise InputError("--quant checks inference on one device", "drop --distributed and --amp (or --quant)")
+
+
+def _check_profile(request: VerifyRequest, infer: bool) -> None:
+    """--profile: a training step of one process, profiled beside the default checks."""
+    if request.profile and (infer or request.distributed or request.compile):
+        other = "--infer" if infer else "--distributed" if request.distributed else "--compile"
+        raise InputError(
+            f"--profile traces a training step of one process; {other} checks something else",
+            f"run `devkit verify --profile` and `devkit verify {other}` separately",
+        )
 
 
 def _check_compile(request: VerifyRequest, framework: Framework, infer: bool, recipe: Recipe) -> None:

@@ -33,6 +33,8 @@ from .report import Check, Report
 MIN_TRAINING_STEPS = 20
 VERIFY_DEFAULTS = VerifySettings()  # [tool.devkit.verify] defaults: the one place they are written
 
+DEVICE_TRACE = "device-trace.json"  # --profile: the framework's trace of a training step, beside report.json
+
 
 @dataclass(frozen=True)
 class VerifyOptions:
@@ -52,6 +54,7 @@ class VerifyOptions:
     device_bundle: Path | None = None
     amp: str = ""  # --amp LEVEL: train under the framework's mixed precision ("": float32)
     compile: bool = False  # --compile: the framework's compiler on the device instead of training
+    profile: bool = False  # --profile: the framework's profiler over a training step (device-trace.json)
 
     @property
     def modes_env(self) -> dict[str, str]:
@@ -231,6 +234,12 @@ class PluginSession:
     def run_check(self, title: str, payload: Path, args: list[str], out_name: str, **how: Any) -> Check:
         """A payload that writes one check, typed as it arrives."""
         return Check.from_json(self.run_json(title, payload, args, out_name, **how))
+
+    def keep(self, name: str) -> Path | None:
+        """A file a payload wrote beside its report (e.g. the device trace), moved into the report
+        directory; None if it wrote none."""
+        written = self.work / name
+        return write_atomic(self.report_dir / name, written.read_bytes()) if written.is_file() else None
 
     def finish(self, report: Report, **fields: Any) -> VerifyResult:
         """finish() for this session's wheel and runner (`fields`: the caller's, e.g. framework),

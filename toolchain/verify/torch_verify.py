@@ -13,7 +13,15 @@ from ..util.errors import InputError
 from ..util.resources import PAYLOAD_DIR
 from .cpu_reference import native_cpu_reference
 from .ops import OpsRequest, OpsResult, parse_selection, run_torch_opinfo
-from .session import KernelCheck, PluginSession, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
+from .session import (
+    DEVICE_TRACE,
+    KernelCheck,
+    PluginSession,
+    VerifyOptions,
+    VerifyResult,
+    plugin_session,
+    wheel_to_check,
+)
 
 PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
 
@@ -66,10 +74,12 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             PAYLOAD,
             ["--data", data, "--steps", str(options.steps), *(["--amp", options.amp] if options.amp else [])]
             + (["--compile"] if options.compile else [])
+            + (["--profile", DEVICE_TRACE] if options.profile else [])
             + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
             env={**torch_env(options, session, strict=True), **inductor_env(session)},
         )
+        session.keep(DEVICE_TRACE)
     return session.finish(report, framework="torch")
 
 
