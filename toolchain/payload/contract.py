@@ -46,15 +46,15 @@ def refused(call: Callable[[], object], *words: str) -> Callable[[], bool]:
     return probe
 
 
-def device_library_lacks(library: str, prefix: str, function: str) -> str:
-    """The device library's own words when its flavour stubs `function` (one taking a uint64_t*,
-    such as trace_dropped), read from the adapter's library that exports the C API; else ""."""
+def device_library_lacks(library: str, prefix: str, function: str, *args: object) -> str:
+    """The device library's own words when its flavour stubs `function`, called with `args` (a
+    query without side effects; default: one uint64_t*, as trace_dropped), read from the adapter's
+    library that exports the C API; else ""."""
     lib = ctypes.CDLL(library)  # (loaded by the framework already: the same handle)
     call = getattr(lib, f"{prefix}_{function}", None)
     if call is None:
         return ""
-    value = ctypes.c_uint64()
-    if call(ctypes.byref(value)) == 0:
+    if call(*(args or (ctypes.byref(ctypes.c_uint64()),))) == 0:
         return ""
     detail = lib[f"{prefix}_error_detail"]
     detail.restype = ctypes.c_char_p

@@ -4,6 +4,7 @@ asked: the reason names where."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import tempfile
@@ -20,7 +21,10 @@ from plugin_exports import plugin_function
 from records import ContractCheck
 
 
-def clauses(device: str) -> list[Clause]:
+def clauses(device: str, half_precision: bool, random_on_cpu: bool) -> list[Clause]:
+    """`half_precision`: the plugin registers float16/bfloat16 kernels; `random_on_cpu`: its device
+    library lacks the random ops, whose kernels run on the CPU by design (the CPU's generator)."""
+
     def on(*shape: int) -> paddle.Tensor:  # (a copy onto the device: no kernel of its own)
         return paddle.to_tensor(np.arange(np.prod(shape), dtype="float32").reshape(shape))
 
@@ -66,7 +70,7 @@ def clauses(device: str) -> list[Clause]:
         paddle.seed(11)
         return bool((paddle.rand([8]).numpy() == first).all())
 
-    def half_precision() -> object:
+    def half_supported() -> object:
         return paddle.amp.is_float16_supported(device) and paddle.amp.is_bfloat16_supported(device)
 
     def properties() -> object:
@@ -106,7 +110,13 @@ def clauses(device: str) -> list[Clause]:
         graph = CUDAGraph(place=paddle.CustomPlace(device, 0))
         with paddle.no_grad():
             model(static)  # warm-up outside the capture
-            graph.capture_begin()
+            try:
+                graph.capture_begin()
+            except OSError as error:  # (Paddle keeps the error code only: the library's words, if it lacks capture)
+                library, _ = plugin_function(device, "stream_is_capturing")
+                capturing = (None, ctypes.byref(ctypes.c_int()))
+                lacks = device_library_lacks(library, device, "stream_is_capturing", *capturing) if library else ""
+                raise RuntimeError(lacks or str(error)) from error
             try:
                 out = model(static)
             finally:
@@ -139,9 +149,23 @@ def clauses(device: str) -> list[Clause]:
             refused(timed_events, "elapsed_time"),
             by_design="Paddle 3.3.1's CustomDeviceEvent has no elapsed_time (paddle/device/__init__.py, class Event)",
         ),
-        Clause("RNG state", "paddle.get_rng_state/set_rng_state(device)", rng_state),
+        Clause("RNG state", "paddle.get_rng_state/set_rng_state(device)", rng_state)
+        if not random_on_cpu
+        else Clause(
+            "RNG state",
+            "paddle.get_rng_state/set_rng_state(device)",
+            lambda: bool(paddle.get_rng_state(device)),
+            by_design="the device library has no random ops: their kernels run on the CPU, from its generator",
+        ),
         Clause("seeding", "paddle.seed()", seeding),
-        Clause("float16/bfloat16 support", "paddle.amp.is_float16_supported/is_bfloat16_supported", half_precision),
+        Clause("float16/bfloat16 support", "paddle.amp.is_float16_supported/is_bfloat16_supported", half_supported)
+        if half_precision
+        else Clause(
+            "float16/bfloat16 support",
+            "paddle.amp.is_float16_supported/is_bfloat16_supported",
+            lambda: not paddle.amp.is_float16_supported(device) and not paddle.amp.is_bfloat16_supported(device),
+            by_design="the device library computes no float16/bfloat16 (flavour.toml half-precision): both say False",
+        ),
         Clause(
             "device properties",
             "paddle.device.get_device_properties()",
@@ -169,5 +193,5 @@ def clauses(device: str) -> list[Clause]:
     ]
 
 
-def check_contract(device: str) -> ContractCheck:
-    return run_clauses(clauses(device))
+def check_contract(device: str, half_precision: bool, random_on_cpu: bool) -> ContractCheck:
+    return run_clauses(clauses(device, half_precision, random_on_cpu))

@@ -438,7 +438,14 @@ def main(argv: list[str] | None = None) -> int:
                 (
                     "contract",
                     "framework contract",
-                    lambda: with_kernels_left_to_the_cpu(lambda: check_contract(device), unimplemented),
+                    lambda: with_kernels_left_to_the_cpu(
+                        lambda: check_contract(
+                            device,
+                            half_precision="float16" in registered_dtypes(device).get("matmul", set()),
+                            random_on_cpu=bool(by_design(["uniform"], unimplemented)),
+                        ),
+                        unimplemented,
+                    ),
                 ),
                 ("ops", "ops vs cpu", lambda: check_ops(device, registered, unimplemented)),
                 (

@@ -4,6 +4,7 @@ aarch64 target) is by design, naming the torch that lacks it."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +24,15 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
     mod = getattr(torch, device)
     acc = torch.accelerator
     last = acc.device_count() - 1
+    # What the flavour's device library lacks, by design: its random ops (their kernels run on
+    # the CPU, from the CPU's generator) and float16/bfloat16 (a half matmul is no device kernel).
+    random_on_cpu = any(re.fullmatch(p, "uniform_") for p in mod.unimplemented_kernels())
+    try:
+        with mod.strict_fallback(True):
+            torch.ones(2, 2, dtype=torch.float16).to(device).matmul(torch.ones(2, 2, dtype=torch.float16).to(device))
+        half_precision = True
+    except RuntimeError:
+        half_precision = False
 
     def on(*shape: int) -> Any:  # (made on the CPU and copied: verify forbids the CPU fallback)
         return torch.arange(float(torch.Size(shape).numel())).reshape(shape).to(device)
@@ -127,7 +137,14 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
         Clause("device count and index", "torch.accelerator.device_count(), set_device_index()", counted),
         Clause("synchronize", "torch.accelerator.synchronize()", synchronized),
         Clause("streams and timed events", "torch.Stream, torch.Event(enable_timing=True)", streams_and_events),
-        Clause("RNG state", f"torch.{device}.get_rng_state/set_rng_state(_all)", rng_state),
+        Clause("RNG state", f"torch.{device}.get_rng_state/set_rng_state(_all)", rng_state)
+        if not random_on_cpu
+        else Clause(
+            "RNG state",
+            f"torch.{device}.get_rng_state/set_rng_state(_all)",
+            lambda: len(mod.get_rng_state_all()) == last + 1,
+            by_design="the device library has no random ops: their kernels run on the CPU, from its generator",
+        ),
         Clause("RNG fork", f"torch.random.fork_rng(device_type={device!r})", fork_rng),
         Clause("seeding", f"torch.manual_seed, torch.{device}.initial_seed()", seeding),
         Clause(
@@ -145,6 +162,15 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
     ]
     found += [
         Clause("dtype support", "torch.accelerator.get_device_capability(), is_bf16_supported()", dtypes)
+        if hasattr(acc, "get_device_capability") and half_precision
+        else Clause(
+            "dtype support",
+            "torch.accelerator.get_device_capability(), is_bf16_supported()",
+            lambda: (
+                not mod.is_bf16_supported() and torch.float16 not in acc.get_device_capability()["supported_dtypes"]
+            ),
+            by_design="the device library computes no float16/bfloat16 (flavour.toml half-precision): both say so",
+        )
         if hasattr(acc, "get_device_capability")
         else _lacks(torch, acc, "get_device_capability", "dtype support", "get_device_capability()", "accelerator"),
         Clause(
