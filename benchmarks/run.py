@@ -330,6 +330,24 @@ def mode_rows(figures: dict, prefix: str, step: str) -> list[tuple[str, str, str
                     "",
                 )
             )
+        if "graph_host_us" in d:
+            g = d["graph_host_us"]
+            rows.append(
+                (
+                    f"{prefix}MLP forward, host time per step: torch.accelerator.Graph replay vs eager (stpu:0 {mode})",
+                    f"{g['replay']:.1f} µs vs {g['eager']:.1f} µs",
+                    ratio(g["replay"], g["eager"]),
+                )
+            )
+        if "profiled_train_step_ms" in d:
+            prof = d["profiled_train_step_ms"]
+            rows.append(
+                (
+                    f"{step} under torch.profiler (CPU + device) vs not profiled (stpu:0 {mode})",
+                    f"{prof['on']:.1f} ms vs {prof['off']:.1f} ms",
+                    ratio(prof["on"], prof["off"]),
+                )
+            )
         if "empty_us" in d:
             rows.append(
                 (

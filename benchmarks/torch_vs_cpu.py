@@ -78,6 +78,47 @@ def train_step_ms(device: str, steps: int, batch: int = 64, amp: bool = False, c
     return (time.perf_counter() - start) / steps * 1e3
 
 
+def graph_host_us(device: str, steps: int) -> dict[str, float] | None:
+    """Host microseconds per step of a small MLP forward (64 -> 128 -> 128 -> 10, batch 32):
+    eager dispatch vs replaying it captured with torch.accelerator.Graph (one queue item). The
+    device's own time is the same work either way, so the clock stops before synchronising."""
+    if not hasattr(torch.accelerator, "Graph"):
+        return None  # (torch without graph capture: aarch64's 2.9)
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+    model = model.to(device)
+    x = torch.rand(32, 64).to(device)
+    graph, side = torch.accelerator.Graph(), torch.Stream(device=device)
+    with torch.no_grad():
+        with side:
+            model(x)  # warm-up outside the capture
+            graph.capture_begin()
+            model(x)
+            graph.capture_end()
+        figures = {}
+        for name, step in (("eager", lambda: model(x)), ("replay", graph.replay)):
+            for _ in range(10):
+                step()
+            torch.accelerator.synchronize()
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            figures[name] = (time.perf_counter() - start) / steps * 1e6
+            torch.accelerator.synchronize()
+    graph.reset()
+    return figures
+
+
+def profiled_step_ms(device: str, steps: int) -> dict[str, float]:
+    """The LeNet step with torch.profiler recording the CPU and the device, against none."""
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.PrivateUse1]
+    off = train_step_ms(device, steps)
+    with torch.profiler.profile(activities=activities):
+        on = train_step_ms(device, steps)
+    return {"off": min(off, train_step_ms(device, steps)), "on": on}
+
+
 def compile_s(device: str, batch: int = 64) -> float:
     """Seconds of a LeNet training step's first call under torch.compile: tracing, code generation
     and the C++ compiler (cold in a fresh TORCHINDUCTOR_CACHE_DIR; from its cache the next time)."""
@@ -115,6 +156,11 @@ def main() -> None:
     result["peak_device_memory_mb"] = module.max_memory_reserved() / 2**20
     # mixed precision on the device (autocast float16 + GradScaler) against the float32 figures above
     result["amp_train_step_ms"] = {"device": train_step_ms(args.device, args.steps, amp=True)}
+    # graph capture (host time of a replay vs eager dispatch) and the profiler's cost on the device
+    g1, g2 = graph_host_us(args.device, args.ops // 5), graph_host_us(args.device, args.ops // 5)
+    if g1 and g2:
+        result["graph_host_us"] = {k: min(g1[k], g2[k]) for k in g1}
+    result["profiled_train_step_ms"] = profiled_step_ms(args.device, args.steps)
     # torch.compile (Inductor): the compile, cold then from Inductor's cache (benchmarks/run.py gives
     # each run a fresh cache directory), and the compiled step against the eager one above
     if not args.no_compile:

@@ -39,6 +39,9 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         # a device memory high-water mark per framework: what each allocator held from the device
         assert results["device_vs_cpu"][mode]["peak_device_memory_mb"] > 0
         assert torch["modes"][mode]["peak_device_memory_mb"] > 0
+        # graph replay vs eager dispatch (host time) and the profiler's cost, measured (not judged)
+        assert set(torch["modes"][mode]["graph_host_us"]) == {"eager", "replay"}
+        assert set(torch["modes"][mode]["profiled_train_step_ms"]) == {"on", "off"}
     # torch.compile on the asynchronous device only (the short run leaves the inline device's out)
     assert torch["modes"]["async"]["compile_s"]["cold"] > 0 and "compile_s" not in torch["modes"]["inline"]
     table = (tmp_path / "short.md").read_text()
@@ -51,6 +54,8 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         "| LeNet training step, batch 64, AMP O1 float16 (stpu:0 async vs stpu:0 float32 vs CPU float32) |",
         "| torch LeNet training step, batch 64, Adam, autocast float16 (stpu:0 async vs stpu:0 float32 vs CPU float32) |",
         "| mnist int8 through the int8 engine vs float32, both on stpu (PTQ model) |",
+        "| torch MLP forward, host time per step: torch.accelerator.Graph replay vs eager (stpu:0 async) |",
+        "| torch LeNet training step, batch 64, Adam under torch.profiler (CPU + device) vs not profiled (stpu:0 async) |",
     ):
         assert row in table
     assert results["inference"][0]["int8_engine_ms"] > 0

@@ -20,6 +20,13 @@ def _lacks(torch: ModuleType, owner: Any, attribute: str, hook: str, api: str, o
     return Clause(hook, api, refused(lambda: getattr(owner, attribute), attribute), by_design=reason)
 
 
+def _has_privateuse1_profiler_registry(torch: ModuleType) -> bool:
+    """torch/csrc/profiler/standalone/privateuse1_profiler.h, where the adapter registers its
+    profiler: shipped from torch 2.13 (the adapter compiles its profiler out without it)."""
+    include = Path(str(torch.__file__)).parent / "include"
+    return (include / "torch/csrc/profiler/standalone/privateuse1_profiler.h").is_file()
+
+
 def clauses(torch: ModuleType, device: str) -> list[Clause]:
     mod = getattr(torch, device)
     acc = torch.accelerator
@@ -93,15 +100,20 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
         acc.reset_peak_memory_stats()
         return grown and acc.memory_reserved() >= acc.memory_allocated() and bool(acc.memory_stats())
 
-    def profiled() -> object:
+    def profiled_step(trace: Path | None = None) -> list[Any]:
+        """The device events of a profiled matmul (its Chrome trace into `trace`)."""
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.PrivateUse1]
         with torch.profiler.profile(activities=activities) as prof:
             (on(32, 32) @ on(32, 32)).relu_()
             acc.synchronize()
-        device_events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+        if trace is not None:
+            prof.export_chrome_trace(str(trace))
+        return [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+
+    def profiled() -> object:
         with tempfile.TemporaryDirectory() as tmp:
             trace = Path(tmp, "trace.json")
-            prof.export_chrome_trace(str(trace))
+            device_events = profiled_step(trace)
             exported = trace.stat().st_size > 0
         if not device_events:
             (library,) = Path(mod.__file__).parent.glob("_C*.so")  # (the adapter's: it exports the C API)
@@ -180,7 +192,14 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
         )
         if hasattr(acc, "get_memory_info")
         else _lacks(torch, acc, "get_memory_info", "memory info", "get_memory_info()", "accelerator"),
-        Clause("profiler", "torch.profiler.profile(activities=[CPU, PrivateUse1])", profiled),
+        Clause("profiler", "torch.profiler.profile(activities=[CPU, PrivateUse1])", profiled)
+        if _has_privateuse1_profiler_registry(torch)
+        else Clause(
+            "profiler",
+            "torch.profiler.profile(activities=[CPU, PrivateUse1])",
+            lambda: profiled_step() == [],
+            by_design=f"torch {torch.__version__} has no PrivateUse1 profiler registry (2.13 adds it): CPU events only",
+        ),
         Clause("graph capture and replay (LeNet forward)", "torch.accelerator.Graph", graphed)
         if hasattr(acc, "Graph")
         else _lacks(
