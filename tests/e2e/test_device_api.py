@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from test_e2e import paddle_python
@@ -24,16 +25,22 @@ print(json.dumps({
 """
 
 
-def test_paddle_gets_half_precision_and_device_properties_from_the_plugin(built_project):
-    plugin_dir = next(built_project.glob("build/*/libpaddle-custom-stpu.so")).parent
+def run_with_the_plugin(project: Path, code: str, **env: str) -> subprocess.CompletedProcess:
+    """`code` in the Paddle reference runtime with the project's built plugin (and `env`); it must exit 0."""
+    plugin_dir = next(project.glob("build/*/libpaddle-custom-stpu.so")).parent
     proc = subprocess.run(
-        [str(paddle_python()), "-c", PROBES],
+        [str(paddle_python()), "-c", code],
         capture_output=True,
         text=True,
-        env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2", "STPU_MEMORY_MB": "1024"},
+        env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2", **env},
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_paddle_gets_half_precision_and_device_properties_from_the_plugin(built_project):
+    proc = run_with_the_plugin(built_project, PROBES, STPU_MEMORY_MB="1024")
     answers = json.loads(proc.stdout.splitlines()[-1])
     assert answers == {"float16": True, "bfloat16": True, "properties": ["STPU", 1, 0, 1024 << 20]}
 
@@ -65,15 +72,7 @@ print(json.dumps(sorted(e["name"].split("[")[0] for e in events if e.get("cat") 
 
 
 def test_the_profiler_shows_each_op_the_device_ran_in_a_lenet_step(built_project):
-    plugin_dir = next(built_project.glob("build/*/libpaddle-custom-stpu.so")).parent
-    proc = subprocess.run(
-        [str(paddle_python()), "-c", PROFILED_STEP],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2", "STPU_DUMP_OP_ARGS": "1"},
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_with_the_plugin(built_project, PROFILED_STEP, STPU_DUMP_OP_ARGS="1")
     profiled = json.loads(proc.stdout.splitlines()[-1])
     window = proc.stderr.partition("@@ profiled\n")[2].partition("@@ done\n")[0]
     dumped = sorted(line.split(": ")[1].split()[0] for line in window.splitlines() if line.startswith("[STPU] "))

@@ -8,6 +8,7 @@ the names of the profiler's device kernels as its last stdout line (a JSON list)
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import os
@@ -21,6 +22,14 @@ from records import ProfileCheck
 BEGIN = "[devkit] profiled step begins"
 END = "[devkit] profiled step ends"
 DUMP = re.compile(r"^\[(\w+)\] ([\w.:-]+): (\w+)$")  # the op dump, level 1: "[PREFIX] <kernel>: <op>"
+
+
+def child_arguments(doc: str | None) -> argparse.Namespace:
+    """A child's command line: --device TYPE --trace FILE (what check_profile passes)."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--device", required=True)
+    parser.add_argument("--trace", required=True)
+    return parser.parse_args()
 
 
 def mark(line: str) -> None:

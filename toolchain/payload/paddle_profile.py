@@ -7,7 +7,6 @@ the names of the device kernels the profiler saw printed as a JSON list.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -16,15 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import paddle
-from device_trace import BEGIN, END, mark
+from device_trace import BEGIN, END, child_arguments, mark
 from paddle.profiler import Profiler, ProfilerTarget, export_chrome_tracing
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--device", required=True)
-    parser.add_argument("--trace", required=True)
-    args = parser.parse_args()
+    args = child_arguments(__doc__)
 
     paddle.set_device(f"{args.device}:0")
     paddle.seed(0)

@@ -7,20 +7,16 @@ names of the device kernels the profiler saw printed as a JSON list.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 import torch
-from device_trace import BEGIN, END, mark
+from device_trace import BEGIN, END, child_arguments, mark
 from torch_training import lenet
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--device", required=True)
-    parser.add_argument("--trace", required=True)
-    args = parser.parse_args()
+    args = child_arguments(__doc__)
 
     torch.manual_seed(0)
     model = lenet(torch).to(args.device)

@@ -120,3 +120,20 @@ void expect_subcommand_passes(const char* flag);
       throw ::conformance::Stop{};                                                                        \
     }                                                                                                     \
   } while (0)
+
+namespace conformance {
+
+// A stream of the case's own, destroyed with it.
+class Stream {
+ public:
+  Stream() { REQUIRE_OK({{ p }}_stream_create(0, &s_)); }
+  ~Stream() { {{ p }}_stream_destroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  {{ p }}_stream_t get() const { return s_; }
+
+ private:
+  {{ p }}_stream_t s_ = nullptr;
+};
+
+}  // namespace conformance

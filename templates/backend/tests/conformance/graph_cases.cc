@@ -17,19 +17,6 @@
 
 namespace graph_area {
 
-// A stream of the case's own, destroyed with it.
-class Stream {
- public:
-  Stream() { REQUIRE_OK({{ p }}_stream_create(0, &s_)); }
-  ~Stream() { {{ p }}_stream_destroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  {{ p }}_stream_t get() const { return s_; }
-
- private:
-  {{ p }}_stream_t s_ = nullptr;
-};
-
 // A graph, destroyed with the case (a capture still underway is ended first).
 class Graph {
  public:
@@ -100,7 +87,7 @@ std::vector<float> ramp(size_t n, float scale) {
 }  // namespace graph_area
 
 using graph_area::Graph;
-using graph_area::Stream;
+using conformance::Stream;
 
 // Work queued onto a capturing stream is recorded, not run: its buffers keep their values, a host
 // function is not called, the stream has nothing queued; the graph counts the nodes.

@@ -49,19 +49,6 @@ uint64_t stream_id({{ p }}_stream_t s) {
   return id;
 }
 
-// A stream of the case's own, destroyed with it.
-class Stream {
- public:
-  Stream() { REQUIRE_OK({{ p }}_stream_create(0, &s_)); }
-  ~Stream() { {{ p }}_stream_destroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  {{ p }}_stream_t get() const { return s_; }
-
- private:
-  {{ p }}_stream_t s_ = nullptr;
-};
-
 void nothing(void*) {}
 
 // `n` items on `s`: fills of `buffer`, every third a host function sleeping `sleep` ms (so
@@ -96,7 +83,7 @@ const conformance::Subcommand default_off_subcommand("--trace-default-off", 0, d
 
 }  // namespace trace_area
 
-using trace_area::Stream;
+using conformance::Stream;
 using trace_area::Tracing;
 
 // Each kind of queued item leaves one record: its name, device, stream, status and a
