@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "int8_engine_checks.h"
+#include "../kernels/conv_geometry.h"
 #include "../kernels/kernel_helpers.h"  // (by its path from here: see CMakeLists.txt)
 #include "paddle/fluid/custom_engine/custom_engine_ext.h"
 #include "paddle/fluid/framework/new_executor/instruction/custom_engine_instruction.h"
@@ -42,7 +43,9 @@
 namespace {{ p }}_engine {
 namespace {
 
+using {{ p }}_kernels::axis_geometry;
 using {{ p }}_kernels::axis_view;
+using {{ p }}_kernels::AxisGeometry;
 using {{ p }}_kernels::AxisView;
 using {{ p }}_kernels::stream_of;
 
@@ -94,24 +97,6 @@ std::string output_problem(const std::string& called, const std::vector<int64_t>
   return called + " would give an output of " + common::make_ddim(dims).to_str() +
          (positive ? ", more elements than the engine holds" : ", where each dim >= 1 is due (its input is empty or "
                                                                        "smaller than its window)");
-}
-
-// Leading padding and output size of one spatial axis, as Paddle's conv2d infers them (and pool2d,
-// whose windows may also cover a last, partial stride: ceil_mode).
-void conv_axis(int64_t in, int64_t k, int stride, int dilation, const std::vector<int>& paddings, int axis,
-               const std::string& algorithm, int64_t* pad, int64_t* out, bool ceil_mode = false) {
-  if (algorithm == "SAME") {
-    *out = (in + stride - 1) / stride;
-    *pad = std::max<int64_t>((*out - 1) * stride + k - in, 0) / 2;
-    return;
-  }
-  int64_t before = 0, after = 0;
-  if (algorithm != "VALID") {
-    before = paddings.size() == 4 ? paddings[2 * axis] : paddings[axis];
-    after = paddings.size() == 4 ? paddings[2 * axis + 1] : paddings[axis];
-  }
-  *pad = before;
-  *out = (in + before + after - (dilation * (k - 1) + 1) + (ceil_mode ? stride - 1 : 0)) / stride + 1;
 }
 
 // dims with the axes start..stop merged into one, as Paddle's flatten shapes its output.
@@ -410,8 +395,12 @@ class Int8Engine {
     p.kernel_w = pool_kernel_[1];
     p.stride_h = strides_.at(0);
     p.stride_w = strides_.at(1);
-    conv_axis(p.in_h, p.kernel_h, p.stride_h, 1, paddings_, 0, algorithm_, &p.pad_top, &p.out_h, ceil_mode_);
-    conv_axis(p.in_w, p.kernel_w, p.stride_w, 1, paddings_, 1, algorithm_, &p.pad_left, &p.out_w, ceil_mode_);
+    const AxisGeometry height = axis_geometry(p.in_h, p.kernel_h, p.stride_h, 1, paddings_, 0, algorithm_, ceil_mode_);
+    const AxisGeometry width = axis_geometry(p.in_w, p.kernel_w, p.stride_w, 1, paddings_, 1, algorithm_, ceil_mode_);
+    p.pad_top = height.pad_before;
+    p.out_h = height.out;
+    p.pad_left = width.pad_before;
+    p.out_w = width.out;
     refuse_if(output_problem(called_, {p.batch, p.channels, p.out_h, p.out_w}));
     return p;
   }
@@ -437,11 +426,15 @@ class Int8Engine {
     p.kernel_w = w[3];
     p.stride_h = strides_[0];
     p.stride_w = strides_[1];
-    p.dilation_h = algorithm_ == "SAME" ? 1 : dilations_[0];
-    p.dilation_w = algorithm_ == "SAME" ? 1 : dilations_[1];
     p.groups = groups_;
-    conv_axis(p.in_h, p.kernel_h, p.stride_h, p.dilation_h, paddings_, 0, algorithm_, &p.pad_top, &p.out_h);
-    conv_axis(p.in_w, p.kernel_w, p.stride_w, p.dilation_w, paddings_, 1, algorithm_, &p.pad_left, &p.out_w);
+    const AxisGeometry height = axis_geometry(p.in_h, p.kernel_h, p.stride_h, dilations_[0], paddings_, 0, algorithm_);
+    const AxisGeometry width = axis_geometry(p.in_w, p.kernel_w, p.stride_w, dilations_[1], paddings_, 1, algorithm_);
+    p.dilation_h = height.dilation;
+    p.dilation_w = width.dilation;
+    p.pad_top = height.pad_before;
+    p.out_h = height.out;
+    p.pad_left = width.pad_before;
+    p.out_w = width.out;
     Allocate(ctx, {p.batch, p.out_channels, p.out_h, p.out_w});
     {{ NAME }}_CHECK({{ p }}_conv2d_int8(stream, &p, x_int8_.data<int8_t>(), w_int8_.data<int8_t>(),
                                        acc_.data<int32_t>()),

@@ -1,4 +1,5 @@
 // conv2d, depthwise_conv2d and pool2d (NCHW; pool2d forward also NHWC) with their gradients.
+#include "conv_geometry.h"
 #include "kernel_helpers.h"
 #include "paddle/phi/kernels/conv_grad_kernel.h"
 #include "paddle/phi/kernels/conv_kernel.h"
@@ -12,20 +13,6 @@ void require_nchw(const std::string& data_format, const char* op) {
   PADDLE_ENFORCE_EQ(data_format == "NCHW" || data_format == "AnyLayout", true,
                     common::errors::Unimplemented("{{ device_type }}: %s supports NCHW only, got %s", op,
                                                   data_format.c_str()));
-}
-
-// Leading (top/left) padding of one spatial axis. Paddle passes either
-// [h, w] or [top, bottom, left, right]; SAME derives it from the output size.
-template <typename Int>
-int64_t leading_pad(const std::vector<Int>& paddings, int axis, const std::string& algorithm,
-                    int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation) {
-  if (algorithm == "VALID") return 0;
-  if (algorithm == "SAME") {
-    const int64_t total = std::max<int64_t>((out - 1) * stride + (k - 1) * dilation + 1 - in, 0);
-    return total / 2;
-  }
-  if (paddings.size() == 4) return paddings[2 * axis];
-  return paddings.empty() ? 0 : paddings[axis];
 }
 
 {{ p }}_conv2d_params_t conv_params(const phi::DenseTensor& input, const phi::DenseTensor& filter,
@@ -44,10 +31,12 @@ int64_t leading_pad(const std::vector<Int>& paddings, int axis, const std::strin
   p.out_w = out[3];
   p.stride_h = strides[0];
   p.stride_w = strides[1];
-  p.dilation_h = algorithm == "SAME" ? 1 : dilations[0];
-  p.dilation_w = algorithm == "SAME" ? 1 : dilations[1];
-  p.pad_top = leading_pad(paddings, 0, algorithm, p.in_h, p.out_h, p.kernel_h, p.stride_h, p.dilation_h);
-  p.pad_left = leading_pad(paddings, 1, algorithm, p.in_w, p.out_w, p.kernel_w, p.stride_w, p.dilation_w);
+  const AxisGeometry height = axis_geometry(p.in_h, p.kernel_h, p.stride_h, dilations[0], paddings, 0, algorithm);
+  const AxisGeometry width = axis_geometry(p.in_w, p.kernel_w, p.stride_w, dilations[1], paddings, 1, algorithm);
+  p.dilation_h = height.dilation;
+  p.dilation_w = width.dilation;
+  p.pad_top = height.pad_before;
+  p.pad_left = width.pad_before;
   p.groups = groups < 1 ? 1 : groups;
   return p;
 }
@@ -89,8 +78,8 @@ int64_t leading_pad(const std::vector<Int>& paddings, int axis, const std::strin
   p.kernel_w = k.size() > 1 ? k[1] : k[0];
   p.stride_h = strides[0];
   p.stride_w = strides.size() > 1 ? strides[1] : strides[0];
-  p.pad_top = leading_pad(paddings, 0, algorithm, p.in_h, p.out_h, p.kernel_h, p.stride_h, 1);
-  p.pad_left = leading_pad(paddings, 1, algorithm, p.in_w, p.out_w, p.kernel_w, p.stride_w, 1);
+  p.pad_top = axis_geometry(p.in_h, p.kernel_h, p.stride_h, 1, paddings, 0, algorithm).pad_before;
+  p.pad_left = axis_geometry(p.in_w, p.kernel_w, p.stride_w, 1, paddings, 1, algorithm).pad_before;
   return p;
 }
 
