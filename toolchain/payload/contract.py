@@ -29,16 +29,17 @@ class Clause:
     by_design: str = ""  # not provided, and why (the probe then checks the refusal)
 
 
-def refused(call: Callable[[], object], *words: str) -> Callable[[], bool]:
-    """A probe for a by-design clause: `call` raises, and its first line says each of `words`."""
+def refused(call: Callable[[], object], *words: str, any_of: bool = False) -> Callable[[], bool]:
+    """A probe for a by-design clause: `call` raises, and its first line says each of `words`
+    (`any_of`: one of them)."""
 
     def probe() -> bool:
         try:
             call()
         except Exception as exc:
             line = (str(exc).strip().splitlines() or [""])[0]
-            missing = [w for w in words if w not in line]
-            if missing:
+            said = [w in line for w in words]
+            if not (any(said) if any_of else all(said)):
                 raise AssertionError(f"refused, but not as by design: {line[:300]}") from exc
             return True
         raise AssertionError("it works now: the clause is no longer by design")

@@ -442,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                         lambda: check_contract(
                             device,
                             half_precision="float16" in registered_dtypes(device).get("matmul", set()),
-                            random_on_cpu=bool(by_design(["uniform"], unimplemented)),
+                            unimplemented=unimplemented,
                         ),
                         unimplemented,
                     ),

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from contract import Clause, device_library_lacks, refused, run_clauses
+from contract import UNIMPLEMENTED, Clause, device_library_lacks, refused, run_clauses
 from records import ContractCheck
 from torch_training import lenet
 
@@ -18,6 +18,10 @@ from torch_training import lenet
 def _lacks(torch: ModuleType, owner: Any, attribute: str, hook: str, api: str, owner_name: str) -> Clause:
     reason = f"torch {torch.__version__} has no {owner_name}.{attribute}"
     return Clause(hook, api, refused(lambda: getattr(owner, attribute), attribute), by_design=reason)
+
+
+# The kernels LeNet's forward runs (PrivateUse1 registrations, as unimplemented_kernels names them).
+LENET_KERNELS = ("convolution_overrideable", "max_pool2d_with_indices", "relu", "addmm", "mm")
 
 
 def _has_privateuse1_profiler_registry(torch: ModuleType) -> bool:
@@ -32,14 +36,11 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
     acc = torch.accelerator
     last = acc.device_count() - 1
     # What the flavour's device library lacks, by design: its random ops (their kernels run on
-    # the CPU, from the CPU's generator) and float16/bfloat16 (a half matmul is no device kernel).
-    random_on_cpu = any(re.fullmatch(p, "uniform_") for p in mod.unimplemented_kernels())
-    try:
-        with mod.strict_fallback(True):
-            torch.ones(2, 2, dtype=torch.float16).to(device).matmul(torch.ones(2, 2, dtype=torch.float16).to(device))
-        half_precision = True
-    except RuntimeError:
-        half_precision = False
+    # the CPU, from the CPU's generator), and kernels LeNet's forward runs (on the CPU: a capture,
+    # which cannot hold host work, is refused then).
+    unimplemented = mod.unimplemented_kernels()
+    random_on_cpu = any(re.fullmatch(p, "uniform_") for p in unimplemented)
+    lenet_on_cpu = [k for k in LENET_KERNELS if any(re.fullmatch(p, k) for p in unimplemented)]
 
     def on(*shape: int) -> Any:  # (made on the CPU and copied: verify forbids the CPU fallback)
         return torch.arange(float(torch.Size(shape).numel())).reshape(shape).to(device)
@@ -65,7 +66,9 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
             y = on(64, 64) @ on(64, 64)
             end.record(stream)
         end.synchronize()
-        return stream.query() and start.elapsed_time(end) >= 0.0 and bool(y.sum().item() > 0)
+        elapsed = start.elapsed_time(end)
+        stream.synchronize()
+        return elapsed >= 0.0 and stream.query() and bool(y.sum().item() > 0)
 
     def rng_state() -> object:
         state = mod.get_rng_state()
@@ -88,9 +91,10 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
         props = mod.get_device_properties(0)
         return bool(mod.get_device_name(0)) and len(mod.get_device_capability(0)) == 2 and props.total_memory > 0
 
-    def dtypes() -> object:
+    def dtypes() -> object:  # (both answers agree; half types where the flavour computes them)
         supported = set(acc.get_device_capability()["supported_dtypes"])
-        return mod.is_bf16_supported() and {torch.float16, torch.bfloat16, torch.float32} <= supported
+        half = mod.is_bf16_supported()
+        return torch.float32 in supported and half == (torch.bfloat16 in supported) == (torch.float16 in supported)
 
     def memory_statistics() -> object:
         acc.empty_cache()
@@ -174,15 +178,6 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
     ]
     found += [
         Clause("dtype support", "torch.accelerator.get_device_capability(), is_bf16_supported()", dtypes)
-        if hasattr(acc, "get_device_capability") and half_precision
-        else Clause(
-            "dtype support",
-            "torch.accelerator.get_device_capability(), is_bf16_supported()",
-            lambda: (
-                not mod.is_bf16_supported() and torch.float16 not in acc.get_device_capability()["supported_dtypes"]
-            ),
-            by_design="the device library computes no float16/bfloat16 (flavour.toml half-precision): both say so",
-        )
         if hasattr(acc, "get_device_capability")
         else _lacks(torch, acc, "get_device_capability", "dtype support", "get_device_capability()", "accelerator"),
         Clause(
@@ -201,6 +196,13 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
             by_design=f"torch {torch.__version__} has no PrivateUse1 profiler registry (2.13 adds it): CPU events only",
         ),
         Clause("graph capture and replay (LeNet forward)", "torch.accelerator.Graph", graphed)
+        if hasattr(acc, "Graph") and not lenet_on_cpu
+        else Clause(
+            "graph capture and replay (LeNet forward)",
+            "torch.accelerator.Graph",
+            refused(graphed, "capturing", UNIMPLEMENTED, any_of=True),  # (or the library has no capture)
+            by_design=f"LeNet's {', '.join(lenet_on_cpu)} run on the CPU on this flavour: a capture holds no host work",
+        )
         if hasattr(acc, "Graph")
         else _lacks(
             torch, acc, "Graph", "graph capture and replay (LeNet forward)", "torch.accelerator.Graph", "accelerator"
