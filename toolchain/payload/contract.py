@@ -12,6 +12,7 @@ the row says so with the error's line."""
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,6 +28,18 @@ class Clause:
     api: str  # the public call that exercises it
     probe: Callable[[], object]
     by_design: str = ""  # not provided, and why (the probe then checks the refusal)
+
+
+def soon(query: Callable[[], object], seconds: float = 2.0) -> bool:
+    """A query that must come true: Stream.query() of a synchronised stream may still see a
+    device's own bookkeeping for a moment (the OpenCL flavour queues a marker per query and
+    answers within a millisecond, which a loaded machine can miss)."""
+    until = time.monotonic() + seconds
+    while not query():
+        if time.monotonic() > until:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 def refused(call: Callable[[], object], *words: str, any_of: bool = False) -> Callable[[], bool]:

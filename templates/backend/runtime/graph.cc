@@ -12,7 +12,6 @@ namespace {{ p }}_runtime {
 namespace {
 
 {{ p }}_stream_t stream_of(C_Stream stream) { return reinterpret_cast<{{ p }}_stream_t>(stream); }
-{{ p }}_graph_t graph_of(C_CudaGraph graph) { return reinterpret_cast<{{ p }}_graph_t>(graph); }
 
 // The one BLAS "handle": nothing is behind it, and none of the plugin's kernels asks for it.
 char g_no_blas_handle;
@@ -39,6 +38,11 @@ C_Status InitBlasLtHandle(const C_Device, C_BLASLtHandle* handle) {
 C_Status BlasSetMathMode(const C_Device, C_BLASHandle, int) { return C_SUCCESS; }
 C_Status DestroyBlasHandle(const C_Device, C_BLASHandle) { return C_SUCCESS; }
 C_Status DestroyBlasLtHandle(const C_Device, C_BLASLtHandle) { return C_SUCCESS; }
+
+// The stream-capture slots: Paddle 3.3's (a Paddle without them, such as 3.2, has the BLAS
+// handles above only; CMakeLists.txt defines {{ NAME }}_PADDLE_GRAPH_CAPTURE where device_ext.h has them).
+#ifdef {{ NAME }}_PADDLE_GRAPH_CAPTURE
+{{ p }}_graph_t graph_of(C_CudaGraph graph) { return reinterpret_cast<{{ p }}_graph_t>(graph); }
 
 // The library's capture has one mode: what each capturing stream refuses is fixed (see
 // {{ p }}_stream_begin_capture). Paddle's mode is kept per thread for the exchange below.
@@ -114,6 +118,8 @@ C_Status ParameterSetters(C_CudaGraph, C_GraphHookManager* hooks) {
   return C_SUCCESS;
 }
 
+#endif  // {{ NAME }}_PADDLE_GRAPH_CAPTURE
+
 }  // namespace
 
 void fill_graph_capture(C_DeviceInterface* ifc) {
@@ -122,6 +128,7 @@ void fill_graph_capture(C_DeviceInterface* ifc) {
   ifc->blas_set_math_mode = BlasSetMathMode;
   ifc->destroy_blas_handle = DestroyBlasHandle;
   ifc->destroy_blaslt_handle = DestroyBlasLtHandle;
+#ifdef {{ NAME }}_PADDLE_GRAPH_CAPTURE
   ifc->cuda_stream_begin_capture = BeginCapture;
   ifc->cuda_stream_end_captrue = EndCapture;  // (Paddle's spelling)
   ifc->cuda_stream_capture_info = CaptureInfo;
@@ -133,6 +140,7 @@ void fill_graph_capture(C_DeviceInterface* ifc) {
   ifc->cuda_graph_exec_destroy = DestroyExec;
   ifc->get_parameter_setter_for_exec_graph = ParameterSetters;
   ifc->cuda_graph_debug_dot_print = DotPrint;
+#endif
 }
 
 }  // namespace {{ p }}_runtime
