@@ -30,6 +30,10 @@ class Clause:
     by_design: str = ""  # not provided, and why (the probe then checks the refusal)
 
 
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]
+
+
 def soon(query: Callable[[], object], seconds: float = 2.0) -> bool:
     """A query that must come true: Stream.query() of a synchronised stream may still see a
     device's own bookkeeping for a moment (the OpenCL flavour queues a marker per query and
@@ -50,7 +54,7 @@ def refused(call: Callable[[], object], *words: str, any_of: bool = False) -> Ca
         try:
             call()
         except Exception as exc:
-            line = (str(exc).strip().splitlines() or [""])[0]
+            line = first_line(exc)
             said = [w in line for w in words]
             if not (any(said) if any_of else all(said)):
                 raise AssertionError(f"refused, but not as by design: {line[:300]}") from exc
@@ -80,7 +84,7 @@ def _row(clause: Clause) -> ContractRow:
     try:
         answer = clause.probe()
     except Exception as exc:
-        line = (str(exc).strip().splitlines() or [""])[0][:300]
+        line = first_line(exc)[:300]
         if UNIMPLEMENTED in line:
             row["status"], row["detail"] = "by design", line
         else:

@@ -4,13 +4,13 @@ aarch64 target) is by design, naming the torch that lacks it."""
 
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from contract import UNIMPLEMENTED, Clause, device_library_lacks, refused, run_clauses, soon
+from plugin_exports import by_design  # (framework-free: the patterns' match, as the Paddle checks use it)
 from records import ContractCheck
 from torch_training import lenet
 
@@ -39,8 +39,8 @@ def clauses(torch: ModuleType, device: str) -> list[Clause]:
     # the CPU, from the CPU's generator), and kernels LeNet's forward runs (on the CPU: a capture,
     # which cannot hold host work, is refused then).
     unimplemented = mod.unimplemented_kernels()
-    random_on_cpu = any(re.fullmatch(p, "uniform_") for p in unimplemented)
-    lenet_on_cpu = [k for k in LENET_KERNELS if any(re.fullmatch(p, k) for p in unimplemented)]
+    random_on_cpu = bool(by_design(["uniform_"], unimplemented))
+    lenet_on_cpu = by_design(LENET_KERNELS, unimplemented)
 
     def on(*shape: int) -> Any:  # (made on the CPU and copied: verify forbids the CPU fallback)
         return torch.arange(float(torch.Size(shape).numel())).reshape(shape).to(device)
