@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import check_json_output, devkit
 
-from devkit.building.abi import paddle_root_for
-from devkit.building.manylinux import paddle_framework, tag_manylinux
+from devkit.building.frameworks.paddle import paddle_framework, paddle_root_for
+from devkit.building.manylinux import tag_manylinux
 from devkit.project.recipes import find_recipe
 from devkit.run.envs import clone_env, reference_env, site_package
 from devkit.run.step import HostRunner

@@ -4,7 +4,7 @@ import zipfile
 
 import pytest
 
-from devkit.building.artifacts import check_plugin_wheel
+from devkit.building.frameworks.paddle import check_plugin_wheel
 from devkit.project.recipes import find_recipe
 from devkit.util.errors import DevkitError
 

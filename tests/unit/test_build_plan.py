@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import devkit
 
+from devkit.building.options import BuildOptions, BuildRequest
+from devkit.building.placement import BuildPlace, build_mounts
 from devkit.building.plan import BuildPlan, plan_build
-from devkit.building.plugin import BuildOptions, BuildRequest, device_bundle_name
+from devkit.building.plugin import device_bundle_name
 from devkit.building.sdk import ProvidedSdk
 from devkit.project.config import DEFAULT_INFERENCE_PASSES
 from devkit.project.frameworks import PADDLE, TORCH
@@ -18,7 +20,6 @@ from devkit.project.project import Project, load_project
 from devkit.project.recipes import find_recipe
 from devkit.run import container
 from devkit.run.container import ContainerRunner
-from devkit.run.select import BuildPlace, build_mounts
 from devkit.run.step import HostRunner
 from devkit.util.resources import PAYLOAD_DIR
 
@@ -65,7 +66,7 @@ def test_native_host_build_compiles_against_the_reference_runtime(projects, tmp_
     project = projects["plain"]
     options = BuildRequest(find_recipe("x86_64")).options(project)
     p = plan(project, options, host_place(tmp_path), tmp_path)
-    assert p.argv[1] == str(PAYLOAD_DIR / "build_plugin.py")
+    assert p.argv[1] == str(PAYLOAD_DIR / "shared" / "build_plugin.py")
     assert (flag(p, "--target"), flag(p, "--framework"), flag(p, "--runtime-version")) == ("x86_64", "paddle", "3.3.1")
     assert flag(p, "--project") == str(project.root) and flag(p, "--env-key") == "host"
     assert p.reference_runtime and not p.cross and not p.device_only and p.toolchain_file is None
@@ -100,7 +101,7 @@ def test_cross_build_in_the_container_reads_the_recipe_toolchain_file(projects, 
     assert flag(p, "--runtime-platform") == "manylinux2014_aarch64" and flag(p, "--runtime-version") == "3.2.2"
     assert flag(p, "--wheel-tag") == "py3-none-linux_aarch64"
     assert (flag(p, "--project"), flag(p, "--out"), flag(p, "--cache")) == ("/src", "/out", "/cache")
-    assert p.argv[1] == "/devkit/payload/build_plugin.py" and p.cwd == "/src"
+    assert p.argv[1] == "/devkit/payload/shared/build_plugin.py" and p.cwd == "/src"
     assert p.env["CCACHE_DIR"] == "/cache/ccache" and p.env["CCACHE_BASEDIR"] == "/src"
     assert p.title.endswith("for aarch64 (cross)")
 
@@ -178,4 +179,4 @@ def test_the_matrix_and_the_command_line_share_one_request(projects):
         BuildRequest(find_recipe("armhf"), sdist=True).options(project)
     with pytest.raises(Exception, match="apply to the Paddle plugin"):
         BuildRequest(find_recipe("x86_64"), TORCH, infer=True).options(project)
-    assert BuildRequest(find_recipe("x86_64"), TORCH).options(project).index_url == project.config.torch.index_url
+    assert BuildRequest(find_recipe("x86_64"), TORCH).options(project).index_url == project.config.index_url(TORCH)

@@ -14,7 +14,9 @@ import pytest
 from conftest import devkit
 
 from devkit.matrix.entries import matrix_entries
-from devkit.project.config import DevkitConfig, VerifySettings, parse_config
+from devkit.project.config import DevkitConfig, VerifySettings
+from devkit.project.config_parse import parse_config
+from devkit.project.frameworks import TORCH
 from devkit.util.errors import DevkitError, ExitCode
 
 
@@ -69,7 +71,7 @@ def test_framework_axis():
         "aarch64-torch-train-torch2.9.1",
         "aarch64-torch-train-torch2.8.0",
     ]
-    assert config.torch.index_url == "https://download.pytorch.org/whl/cpu"
+    assert config.index_url(TORCH) == "https://download.pytorch.org/whl/cpu"
     assert [e.id for e in matrix_entries(parse({"frameworks": ["torch"], "targets": ["armhf"]}))] == ["armhf-device"]
     for table, message in (
         ({"frameworks": ["paddle", "tensorflow"]}, "tool.devkit.frameworks has 'tensorflow'"),
@@ -142,7 +144,7 @@ def test_generated_pyproject_states_every_setting(tmp_path):
     config = parse_config(table, name="STPU", device_type="stpu")
     # frameworks, paddle-versions and torch-versions spell out the defaults and the recipes' pins
     assert matrix_entries(config) == matrix_entries(parse({"frameworks": ["paddle", "torch"]}))
-    assert config.frameworks == ("paddle", "torch") and config.torch.index_url == ""
+    assert config.frameworks == ("paddle", "torch") and config.index_url(TORCH) == ""
     for section in ("verify", "tolerances", "ci"):
         assert set(table[section]) == {k.replace("_", "-") for k in config.as_dict()[section]}
 

@@ -147,7 +147,7 @@ def test_portability_warnings_are_one_line_said_by_the_build_only(capsys):
     from devkit.building.elf import AbiFinding
 
     def finding(lib: str, family: str, ours: str, paddles: str) -> AbiFinding:
-        floor = ("3.3.1", family, ours, paddles)
+        floor = ("Paddle 3.3.1", family, ours, paddles)
         return AbiFinding(lib, f"needs {family}_{ours}", "older toolchain", severity="warning", floor=floor)
 
     warnings = [

@@ -134,7 +134,10 @@ def test_in_range_settings_and_urls_load(project_with):
     url = 'index-url = "https://download.pytorch.org/whl/cpu"'
     project = project_with(lambda t: t.replace("jobs = 0", "jobs = 1024").replace(f"# {url}", url))
     shown = json.loads(devkit("config", "show", str(project), "--json").stdout)
-    assert shown["jobs"] == 1024 and shown["torch"]["index_url"] == "https://download.pytorch.org/whl/cpu"
+    assert (
+        shown["jobs"] == 1024
+        and shown["framework_settings"]["torch"]["index_url"] == "https://download.pytorch.org/whl/cpu"
+    )
 
 
 # -- 3. runtime-env cannot change the device under verify
@@ -268,7 +271,7 @@ def test_test_ops_failure_names_the_real_switches(project_with, monkeypatch):
 
 
 def test_torch_kernel_check_names_the_real_switches(monkeypatch, tmp_path):
-    from devkit.verify import torch_verify
+    from devkit.verify.frameworks import torch as torch_verify
 
     class Check:
         passed, name, detail = False, "kernels", "add differs"

@@ -38,11 +38,6 @@ def requirements_on(
     return [r for r in map(Requirement, metadata.get_all("Requires-Dist") or []) if r.name == distribution]
 
 
-def paddle_requirements(wheel: Path) -> list[Requirement]:
-    """The wheel's Requires-Dist entries on paddlepaddle."""
-    return requirements_on(wheel, "paddlepaddle")
-
-
 def check_wheel_libraries(
     wheel: Path, recipe: Recipe, package: str, framework: str, fix: str, rebuild: str
 ) -> list[str]:
@@ -69,25 +64,3 @@ def fitting_tag(wheel: Path, recipe: Recipe, pyproject: str) -> str:
             f'keep wheel.py-api = "py3" in {pyproject} and build for the right target',
         )
     return fitting[0]
-
-
-def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict[str, object]:
-    """Verify tag, contents, ELF machine and Paddle pin of a plugin wheel."""
-    name, version, _, _ = parse_wheel_filename(wheel.name)
-    tag = fitting_tag(wheel, recipe, "the project's pyproject.toml")
-    libs = check_wheel_libraries(
-        wheel,
-        recipe,
-        "paddle_custom_device",
-        "Paddle",
-        "install the plugin target to paddle_custom_device in CMakeLists.txt",
-        "rebuild it with devkit build",
-    )
-    paddle_pins = paddle_requirements(wheel)
-    if not paddle_pins or str(paddle_pins[0].specifier) != f"=={paddle_version}":
-        found = ", ".join(str(r) for r in paddle_pins) or "no paddlepaddle"
-        raise BuildFailure(
-            f"{wheel.name} requires {found}, expected paddlepaddle=={paddle_version}",
-            "keep the framework_pin dynamic-metadata provider in the project's pyproject.toml",
-        )
-    return {"name": str(name), "version": str(version), "tag": tag, "libraries": libs}

@@ -1,6 +1,7 @@
 """What one ELF shared library needs and exports, read with pyelftools: its machine, DT_NEEDED
 libraries, undefined symbols with their versions, defined symbols and the build strings the
-generated libraries embed. The ABI checks (abi.py, torch_wheel.py, sdk_abi.py) work on this."""
+generated libraries embed (a framework's own build string is its module's: building/frameworks/).
+The ABI checks (abi.py, building/frameworks/, sdk_abi.py) work on this."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from dataclasses import dataclass, field
 # (glibc, libstdc++, libgcc): resolved by the target's system, not by Paddle.
 SYSTEM_VERSION = re.compile(r"^(GLIBC|GLIBCXX|CXXABI|GCC)_")
 SYSTEM_FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI")
-BUILD_INFO = re.compile(rb"paddle_version=([^;\x00]*);custom_runtime_version=([^;\x00]*);plugin_version=([^;\x00]*)")
 # What the generated device library embeds when built against a declared vendor SDK.
 SDK_BUILD_INFO = re.compile(rb"-sdk-build: ([A-Za-z][A-Za-z0-9_]*)=([0-9A-Za-z.+_-]+)")
 
@@ -38,7 +38,6 @@ class LibraryAbi:
     needed: list[str] = field(default_factory=list)
     undefined: dict[str, str | None] = field(default_factory=dict)  # symbol -> version (None: unversioned)
     defined: set[str] = field(default_factory=set)
-    build_info: dict[str, str] = field(default_factory=dict)
     sdk: tuple[str, str] | None = None  # (name, version) of the vendor SDK it was built against
 
 
@@ -107,13 +106,6 @@ def read_library(data: bytes, name: str) -> LibraryAbi:
     sdk = SDK_BUILD_INFO.search(data)
     if sdk:
         lib.sdk = (sdk[1].decode(), sdk[2].decode())
-    match = BUILD_INFO.search(data)
-    if match:
-        lib.build_info = {
-            "paddle_version": match[1].decode(),
-            "custom_runtime_version": match[2].decode(),
-            "plugin_version": match[3].decode(),
-        }
     return lib
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
 
-from ..building.abi import libraries_in, paddle_libraries
+from ..building.abi import libraries_in
 from ..building.elf import SYSTEM_FAMILIES, LibraryAbi, newest_versions, read_library, symbol_version
 from ..util.archives import zip_archive
 from ..util.errors import BuildFailure, DevkitError
@@ -200,11 +200,4 @@ def _repair_failure(wheel: Path, libraries: list[LibraryAbi], output: str, log: 
     return BuildFailure(f"auditwheel could not tag {wheel.name}: {last.strip()}", "inspect the log", log=log)
 
 
-def paddle_framework(paddle_root: Path) -> tuple[set[str], SystemFloor]:
-    """The libraries the paddlepaddle wheel (its `paddle` package at `paddle_root`) provides, plus
-    Paddle Inference's for ON_INFER builds that link it, and the floor of the wheel's own libraries."""
-    libraries = paddle_libraries(paddle_root)
-    return set(libraries) | {"libpaddle_inference.so"}, SystemFloor(newest_versions(list(libraries.values())))
-
-
-__all__ = ["PlatformReport", "SystemFloor", "paddle_framework", "tag_manylinux"]
+__all__ = ["PlatformReport", "SystemFloor", "tag_manylinux"]

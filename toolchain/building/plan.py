@@ -13,20 +13,17 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..project.config import DEFAULT_BUILDER_BASE
 from ..project.project import Project
 from ..run.step import Step
 from ..util.resources import PAYLOAD_DIR
 from .cmake_toolchain import toolchain_file_path
+from .options import BuildOptions
+from .placement import BuildPlace
+from .sdk import ProvidedSdk
 
-if TYPE_CHECKING:  # the options and the place are built by the modules that import this one
-    from ..run.select import BuildPlace
-    from .plugin import BuildOptions
-    from .sdk import ProvidedSdk
-
-PAYLOAD = PAYLOAD_DIR / "build_plugin.py"
+PAYLOAD = PAYLOAD_DIR / "shared" / "build_plugin.py"
 
 
 @dataclass(frozen=True)

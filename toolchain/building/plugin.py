@@ -1,8 +1,9 @@
 """`devkit build`: compile a backend project for one target.
 
 The same payload (payload/build_plugin.py) runs on the host or in the builder
-container; this module decides what to build, runs it through a Runner, checks
-the artifact and publishes it to PROJECT/dist/.
+container. A build is decided where it runs once (placement.py), then goes in three steps:
+`prepare_build` (the log, the stale artifacts), `execute_build` (the SDK provided, the plan run)
+and `check_and_publish` (the artifacts checked, tagged and published to PROJECT/dist/).
 """
 
 from __future__ import annotations
@@ -15,42 +16,28 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
-from ..building.artifacts import check_elf_bytes
-from ..building.bundles import bundle_name as inference_bundle_name
-from ..building.bundles import make_inference_bundle
-from ..building.manylinux import PlatformReport, tag_manylinux
-from ..building.publish import build_sdist, check_index_ready
-from ..building.sdk import preflight_sdk, provide_sdk, record_sdk_in_wheel, sdk_mounts
-from ..project.frameworks import DEFAULT_FRAMEWORK, Framework
+from ..project.frameworks import Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.envs import reference_env_for_build, site_package
-from ..run.select import BuildPlace, build_cache, build_place, use_container
 from ..run.step import Runner, Step
 from ..util.archives import sha256_file, tar_archive
 from ..util.console import err
-from ..util.errors import BuildFailure, EnvironmentProblem, InputError
+from ..util.errors import BuildFailure, EnvironmentProblem
 from ..util.fsutil import exclusive_lock, publish_file
-from .adapters import build_adapter
+from .artifacts import check_elf_bytes
+from .bundles import bundle_name as inference_bundle_name
+from .bundles import make_inference_bundle
 from .cmake_toolchain import write_toolchain_file
-from .plan import build_log, plan_build
+from .frameworks import build_adapter
+from .manylinux import PlatformReport, tag_manylinux
+from .options import BuildOptions
+from .placement import BuildPlace, Placement, build_place, resolve_placement
+from .plan import BuildPlan, build_log, plan_build
+from .publish import build_sdist, check_index_ready
+from .sdk import ProvidedSdk, provide_sdk, record_sdk_in_wheel
 
 _COMPILE_LINE = re.compile(r"Building (C|CXX) object")
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    recipe: Recipe
-    runtime_version: str | None  # the framework's; None: the target has no runtime (device library only)
-    framework: Framework = DEFAULT_FRAMEWORK
-    clean: bool = False
-    runner: str = "auto"
-    infer: bool = False  # ON_INFER build plus an inference bundle
-    inference_dir: Path | None = None  # an unpacked Paddle Inference release to link
-    sdist: bool = False  # also an sdist (python -m build --sdist), checked like the wheel
-    index_url: str = ""  # where pip gets the runtime ([tool.devkit.torch] index-url)
 
 
 @dataclass(frozen=True)
@@ -93,77 +80,6 @@ class BuildResult:
         }
 
 
-def resolve_runtime_version(
-    recipe: Recipe, requested: str | None, framework: Framework = DEFAULT_FRAMEWORK
-) -> str | None:
-    """--<framework>-version, else the recipe's pin; None when the target has no such runtime."""
-    flag = f"--{framework.name}-version"
-    pinned = framework.version(recipe)
-    if pinned is None:
-        if requested:
-            raise InputError(
-                f"target {recipe.name} has no {framework.label} runtime, so {flag} does not apply",
-                f"drop {flag} for --arch {recipe.name}",
-            )
-        return None
-    version = requested or pinned
-    try:
-        Version(version or "")
-    except InvalidVersion:
-        raise InputError(f"{flag} {version!r} is not a version", f"use e.g. {flag} {pinned}") from None
-    return version
-
-
-@dataclass(frozen=True)
-class BuildRequest:
-    """A build as asked for, by the command line or a matrix entry; `options` checks it against
-    the project and the target, the one place those checks live."""
-
-    recipe: Recipe
-    framework: Framework = DEFAULT_FRAMEWORK
-    version: str | None = None  # --<framework>-version; None: the recipe's pin
-    clean: bool = False
-    runner: str = "auto"
-    infer: bool = False
-    inference_dir: Path | None = None
-    sdist: bool = False
-
-    def options(self, project: Project) -> BuildOptions:
-        framework, recipe = self.framework, self.recipe
-        if ("infer" not in framework.modes and (self.infer or self.inference_dir)) or (
-            self.sdist and not framework.sdist
-        ):
-            raise InputError(
-                f"--infer, --sdist and --paddle-inference-dir apply to the Paddle plugin, not the {framework.label} "
-                "adapter",
-                "drop them, or build with --framework paddle",
-            )
-        if self.inference_dir is not None:
-            if not self.infer:
-                raise InputError("--paddle-inference-dir applies to inference builds", "add --infer")
-            if not (self.inference_dir / "paddle" / "lib" / "libpaddle_inference.so").is_file():
-                raise InputError(
-                    f"{self.inference_dir} has no paddle/lib/libpaddle_inference.so",
-                    "point --paddle-inference-dir at an unpacked Paddle Inference release",
-                )
-        version = resolve_runtime_version(recipe, self.version, framework)
-        if self.sdist and version is None:
-            raise InputError(
-                f"{recipe.name} builds no plugin wheel, so there is no sdist to go with it", "drop --sdist"
-            )
-        return BuildOptions(
-            recipe=recipe,
-            runtime_version=version,
-            framework=framework,
-            index_url=project.config.index_url(framework),
-            clean=self.clean,
-            runner=self.runner,
-            infer=self.infer,
-            inference_dir=self.inference_dir.resolve() if self.inference_dir else None,
-            sdist=self.sdist,
-        )
-
-
 def device_bundle_name(project: Project, recipe: Recipe) -> str:
     return f"{project.distribution}-device-{project.version}-{recipe.name}"
 
@@ -177,15 +93,14 @@ def device_bundle_path(project: Project, recipe: Recipe) -> Path:
 def build(project: Project, options: BuildOptions) -> BuildResult:
     """Build one target; a second devkit building the same target of the project waits its turn,
     so dist/ never holds a mix of two builds."""
-    # Where it runs is asked first (the engine answers once per process): a missing engine, like
-    # an SDK or a torch that cannot be had, is a one-line error before anything is written to the
-    # project. torch: the target's wheel is fetched by the host into the build's cache.
-    use_container(options.runner)
-    preflight_sdk(project.config.sdk, options.recipe, options.runner)
+    # Where it runs is decided first, once (the engine answers once per process): a missing engine,
+    # like an SDK or a torch that cannot be had, is a one-line error before anything is written to
+    # the project. torch: the target's wheel is fetched by the host into the build's cache.
+    placement = resolve_placement(project, options)
     prefetched = None
     if options.runtime_version:
         prefetched = build_adapter(options.framework).prefetch_runtime(
-            build_cache(options.runner), options.recipe, options.runtime_version, options.index_url
+            placement.cache, options.recipe, options.runtime_version, options.index_url
         )
     lock = project.root / "build" / f".devkit-{options.recipe.name}{options.framework.tree_suffix}.lock"
     with exclusive_lock(
@@ -195,24 +110,57 @@ def build(project: Project, options: BuildOptions) -> BuildResult:
             "waiting for it to finish"
         ),
     ):
-        return _build(project, options, prefetched)
+        return _build(project, options, placement, prefetched)
 
 
-def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> BuildResult:
-    recipe, framework, version = options.recipe, options.framework, options.runtime_version
+def _build(project: Project, options: BuildOptions, placement: Placement, prefetched: Path | None) -> BuildResult:
     start = time.monotonic()
+    log = prepare_build(project, options)
+    with tempfile.TemporaryDirectory(prefix="devkit-out-") as tmp:
+        out = Path(tmp)
+        place = build_place(placement, options.recipe, project, out, log)
+        executed = execute_build(project, options, placement, place, out)
+        published = check_and_publish(project, options, executed, out, prefetched)
+    bundle = None
+    if options.infer:
+        wheel = None if executed.plan.device_only else published.artifact
+        device_bundle = published.artifact if executed.plan.device_only else None
+        build_tree = project.root / executed.plan.build_dir
+        bundle = make_inference_bundle(
+            project, options.recipe, build_tree, wheel, device_bundle, options.runtime_version, log
+        )
+    return BuildResult(
+        artifact=published.artifact,
+        kind="device-bundle" if executed.plan.device_only else "wheel",
+        arch=options.recipe.name,
+        framework=options.framework.name,
+        runtime_version=options.runtime_version,
+        seconds=time.monotonic() - start,
+        compiled_files=len(_COMPILE_LINE.findall(executed.output)),
+        log=log,
+        runner=place.runner.name,
+        device_bundle=device_bundle_path(project, options.recipe),
+        bundle=bundle,
+        platform=published.platform,
+        sdist=published.sdist,
+        sdk=executed.sdk.report() if executed.sdk else None,
+    )
+
+
+def prepare_build(project: Project, options: BuildOptions) -> Path:
+    """Before a build runs: its log emptied, and the artifacts of the target it replaces removed
+    from dist/ (a failed build must not leave an older artifact looking like its result); the log."""
+    recipe, framework = options.recipe, options.framework
     log = build_log(project, options)
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
-    device_only = version is None
+    device_only = options.runtime_version is None
     if device_only:
         err.print(
             f"[yellow]![/] {framework.label} publishes no runtime for {recipe.name}: building the {project.name} "
             f"device library and its tests (no plugin wheel)"
         )
-    wheel_prefix = project.wheel_prefix_of(framework)
-    # A failed build must not leave an older artifact looking like its result.
-    for stale in project.dist_dir.glob(recipe.wheel_glob(wheel_prefix)):
+    for stale in project.dist_dir.glob(recipe.wheel_glob(project.wheel_prefix_of(framework))):
         stale.unlink()
     # (the device bundle of a plugin build stays: the other framework's wheel was built with it,
     # and this build replaces it when it succeeds)
@@ -222,84 +170,79 @@ def _build(project: Project, options: BuildOptions, prefetched: Path | None) -> 
         *([project.dist_dir / f"{project.wheel_prefix}{project.version}.tar.gz"] if options.sdist else []),
     ):
         stale.unlink(missing_ok=True)
+    return log
 
-    with tempfile.TemporaryDirectory(prefix="devkit-out-") as tmp:
-        out = Path(tmp)
-        inputs = [options.inference_dir] if options.inference_dir else []
-        sdk_settings = project.config.sdk
-        inputs += sdk_mounts(sdk_settings, recipe)  # a missing SDK directory is named before any image is made
-        place: BuildPlace = build_place(options.runner, recipe, project, out, log, inputs)
-        runner: Runner = place.runner
-        sdk = provide_sdk(sdk_settings, recipe, runner, place.cache, log) if sdk_settings else None
-        plan = plan_build(project, options, place, out, sdk, device_bundle_name(project, recipe))
-        if options.clean:
-            shutil.rmtree(project.root / plan.build_dir, ignore_errors=True)
-        if plan.toolchain_file is not None:
-            write_toolchain_file(recipe, plan.toolchain_file.parent)
-        runtime_root = None
-        if plan.reference_runtime:
-            reference = _reference_and_tools(runner, plan.step(), version or "", framework)
-            runtime_root = runner.path(site_package(reference, framework.package))
-        output = runner.run(plan.step(runtime_root))
-        device_bundle = out / f"{device_bundle_name(project, recipe)}.tar.gz"
-        artifacts = [p for p in out.iterdir() if p.is_file() and p != device_bundle]
-        if not device_bundle.is_file() or len(artifacts) != (0 if device_only else 1):
-            raise BuildFailure(
-                f"the build produced {', '.join(p.name for p in out.iterdir()) or 'nothing'}, expected "
-                + ("a device bundle" if device_only else "a wheel and a device bundle"),
-                "inspect the log",
-                log=log,
-            )
-        check_device_bundle(device_bundle, recipe)
-        artifact = device_bundle if device_only else artifacts[0]
-        platform = sdist = None
-        if not device_only:
-            version = version or ""
-            adapter = build_adapter(framework)
-            root = adapter.runtime_root(recipe, version, prefetched)
-            adapter.require_abi(artifact, recipe, version, root, sdk.exports() if sdk else None, plan.says_portability)
-            artifact, platform = tag_manylinux(
-                artifact, out / "tagged", *adapter.provided_libraries(root), log, *(sdk.wheel_rules() if sdk else ())
-            )
-            if sdk:
-                record_sdk_in_wheel(artifact, sdk.settings)
-            adapter.check_wheel(artifact, recipe, version, wheel_prefix)
-            err.print(f"[green]✓[/] {platform.summary()}")
-            if options.sdist:
-                sdist = build_sdist(project.root, out / "sdist", version, log)
-            check_index_ready([artifact, *([sdist] if sdist else [])], log)
-        final = publish_file(artifact, project.dist_dir)
-        if not device_only:
-            publish_file(device_bundle, project.dist_dir)
-        if sdist:
-            sdist = publish_file(sdist, project.dist_dir)
-    bundle = None
-    if options.infer:
-        bundle = make_inference_bundle(
-            project,
-            recipe,
-            project.root / plan.build_dir,
-            None if device_only else final,
-            final if device_only else None,
-            version,
-            log,
+
+@dataclass(frozen=True)
+class ExecutedBuild:
+    plan: BuildPlan
+    output: str  # what the build printed
+    sdk: ProvidedSdk | None  # the vendor SDK it was compiled against
+
+
+def execute_build(
+    project: Project, options: BuildOptions, placement: Placement, place: BuildPlace, out: Path
+) -> ExecutedBuild:
+    """Run the build's plan where `place` says (its SDK provided there first), its artifacts written to `out`."""
+    recipe, runner = options.recipe, place.runner
+    settings, log = project.config.sdk, build_log(project, options)
+    sdk = None
+    if settings is not None:
+        sdk = provide_sdk(settings, recipe, runner, place.cache, log, placement.sdk_source, placement.sdk_root)
+    plan = plan_build(project, options, place, out, sdk, device_bundle_name(project, recipe))
+    if options.clean:
+        shutil.rmtree(project.root / plan.build_dir, ignore_errors=True)
+    if plan.toolchain_file is not None:
+        write_toolchain_file(recipe, plan.toolchain_file.parent)
+    runtime_root = None
+    if plan.reference_runtime:
+        reference = _reference_and_tools(runner, plan.step(), options.runtime_version or "", options.framework)
+        runtime_root = runner.path(site_package(reference, options.framework.package))
+    return ExecutedBuild(plan, runner.run(plan.step(runtime_root)), sdk)
+
+
+@dataclass(frozen=True)
+class PublishedBuild:
+    artifact: Path  # in dist/: the wheel, or a target without a runtime's device bundle
+    platform: PlatformReport | None = None  # the wheel's manylinux tag and glibc/libstdc++ floor
+    sdist: Path | None = None
+
+
+def check_and_publish(
+    project: Project, options: BuildOptions, executed: ExecutedBuild, out: Path, prefetched: Path | None
+) -> PublishedBuild:
+    """Check what the build wrote to `out` (a device bundle built for the target, and a wheel
+    that loads into the framework's runtime, tagged manylinux) and publish it to dist/."""
+    recipe, plan, sdk = options.recipe, executed.plan, executed.sdk
+    device_bundle = out / f"{device_bundle_name(project, recipe)}.tar.gz"
+    artifacts = [p for p in out.iterdir() if p.is_file() and p != device_bundle]
+    if not device_bundle.is_file() or len(artifacts) != (0 if plan.device_only else 1):
+        raise BuildFailure(
+            f"the build produced {', '.join(sorted(p.name for p in out.iterdir())) or 'nothing'}, expected "
+            + ("a device bundle" if plan.device_only else "a wheel and a device bundle"),
+            "inspect the log",
+            log=plan.log,
         )
-    return BuildResult(
-        artifact=final,
-        kind="device-bundle" if device_only else "wheel",
-        arch=recipe.name,
-        framework=framework.name,
-        runtime_version=version,
-        seconds=time.monotonic() - start,
-        compiled_files=len(_COMPILE_LINE.findall(output)),
-        log=log,
-        runner=runner.name,
-        device_bundle=device_bundle_path(project, recipe),
-        bundle=bundle,
-        platform=platform,
-        sdist=sdist,
-        sdk=sdk.report() if sdk else None,
+    check_device_bundle(device_bundle, recipe)
+    if plan.device_only:
+        return PublishedBuild(publish_file(device_bundle, project.dist_dir))
+    version = options.runtime_version or ""
+    adapter = build_adapter(options.framework)
+    root = adapter.runtime_root(recipe, version, prefetched)
+    wheel = artifacts[0]
+    adapter.require_abi(wheel, recipe, version, root, sdk.exports() if sdk else None, plan.says_portability)
+    wheel, platform = tag_manylinux(
+        wheel, out / "tagged", *adapter.provided_libraries(root), plan.log, *(sdk.wheel_rules() if sdk else ())
     )
+    if sdk:
+        record_sdk_in_wheel(wheel, sdk.settings)
+    adapter.check_wheel(wheel, recipe, version, project.wheel_prefix_of(options.framework))
+    err.print(f"[green]✓[/] {platform.summary()}")
+    sdist = build_sdist(project.root, out / "sdist", version, plan.log) if options.sdist else None
+    check_index_ready([wheel, *([sdist] if sdist else [])], plan.log)
+    final = publish_file(wheel, project.dist_dir)
+    publish_file(device_bundle, project.dist_dir)
+    return PublishedBuild(final, platform, publish_file(sdist, project.dist_dir) if sdist else None)
 
 
 def _reference_and_tools(runner: Runner, build: Step, version: str, framework: Framework) -> Path:

@@ -129,4 +129,4 @@ class SdkExports:
                     f"rebuild against {self.label}, or declare the SDK version the target has in [tool.devkit.sdk]",
                 )
             )
-        return LibraryAbi(lib.name, lib.machine, lib.needed, rest, lib.defined, lib.build_info), findings
+        return LibraryAbi(lib.name, lib.machine, lib.needed, rest, lib.defined), findings

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ..building.plugin import BuildRequest, build
+from ..building.options import BuildRequest
+from ..building.plugin import build
 from ..matrix.entries import build_all, default_jobs, failure_of, matrix_entries, write_reports
 from ..project.project import Project, load_project
 from ..util.console import err
@@ -19,23 +20,21 @@ from .options import (
     FrameworkOpt,
     JsonOpt,
     PaddleInferenceDirOpt,
-    PaddleVersionOpt,
     ProjectArg,
     RunnerOpt,
-    TorchVersionOpt,
+    WithRuntimeVersions,
     emit_json,
     runner_name,
-    runtime_versions,
     target_recipe,
 )
+from .outputs import BuildMatrixOutput, BuildOutput
 
 
-def build_command(
+def _build_command(
     project_dir: ProjectArg = Path("."),
     arch: ArchOpt = None,
     framework: FrameworkOpt = None,
-    paddle_version: PaddleVersionOpt = None,
-    torch_version: TorchVersionOpt = None,
+    versions: dict[str, str | None] | None = None,  # --<framework>-version, by framework name
     clean: Annotated[bool, typer.Option("--clean", help="Discard the build tree first.")] = False,
     runner: RunnerOpt = None,
     infer: Annotated[
@@ -65,7 +64,7 @@ def build_command(
         return build_matrix(project, runner_choice, jobs, as_json)
     adapter = project.framework(framework)
     recipe = target_recipe(arch)
-    versions = runtime_versions(paddle_version, torch_version)
+    versions = versions or {}
     other = [name for name, value in versions.items() if value and name != adapter.name]
     if other:
         raise InputError(
@@ -83,9 +82,12 @@ def build_command(
     ).options(project)
     result = build(project, options)
     if as_json:
-        emit_json(result.as_dict())
+        emit_json(BuildOutput.of(result))
     else:
         views.show_build(result)
+
+
+build_command = WithRuntimeVersions(_build_command)
 
 
 def build_matrix(project: Project, runner_choice: str, jobs: int | None, as_json: bool) -> None:
@@ -100,13 +102,13 @@ def build_matrix(project: Project, runner_choice: str, jobs: int | None, as_json
     json_path, junit_path = write_reports(outcomes, project.root / "reports" / "matrix", "devkit build --all")
     if as_json:
         emit_json(
-            {
-                "passed": all(o.passed for o in outcomes),
-                "report": str(json_path),
-                "junit": str(junit_path),
-                "seconds": round(time.monotonic() - start, 1),
-                "entries": [o.as_dict() for o in outcomes],
-            }
+            BuildMatrixOutput(
+                passed=all(o.passed for o in outcomes),
+                report=json_path,
+                junit=junit_path,
+                seconds=round(time.monotonic() - start, 1),
+                entries=[o.summary() for o in outcomes],
+            )
         )
     else:
         views.show_build_matrix(project, outcomes, time.monotonic() - start)

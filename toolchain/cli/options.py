@@ -3,17 +3,21 @@ helpers every command uses to read them."""
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..project.config import RunnerChoice
+from ..project.frameworks import FRAMEWORKS
 from ..project.project import Project, load_project
 from ..project.recipes import Recipe, find_recipe
 from ..run.select import host_recipe
 from ..util.console import reserve_stdout_for_json, write_json
+from ..util.outputs import json_value
 
 ProjectArg = Annotated[Path, typer.Argument(help="The backend project (default: current directory).")]
 ArtifactProjectArg = Annotated[
@@ -82,7 +86,7 @@ def project_unless_wheel(project_dir: Path | None, wheel: Path | None) -> Projec
 
 
 def emit_json(payload: object) -> None:
-    write_json(json.dumps(payload, indent=2, default=str) + "\n")
+    write_json(json.dumps(json_value(payload), indent=2) + "\n")
 
 
 def target_recipe(arch: str | None) -> Recipe:
@@ -93,3 +97,48 @@ def target_recipe(arch: str | None) -> Recipe:
 def runtime_versions(paddle_version: str | None, torch_version: str | None) -> dict[str, str | None]:
     """Each framework's --<name>-version, by framework name."""
     return {"paddle": paddle_version, "torch": torch_version}
+
+
+class WithRuntimeVersions:
+    """A command whose `versions` parameter takes each registered framework's --<name>-version
+    (framework name -> the version asked for, or None). typer reads the signature when it builds
+    the command line, so the options are the registry's at that moment: a framework registered in
+    project/frameworks.py has its option without a line here."""
+
+    def __init__(self, command: Callable[..., None]) -> None:
+        self.command = command
+        self.__name__ = command.__name__
+        self.__doc__ = command.__doc__
+
+    def _parameters(self) -> list[inspect.Parameter]:
+        own = inspect.signature(self.command, eval_str=True).parameters.values()
+        options = [
+            inspect.Parameter(
+                f"{name}_version",
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=Annotated[
+                    str | None,
+                    typer.Option(
+                        f"--{name}-version",
+                        help=f"{framework.label} to build or check against (default: the recipe's pin).",
+                    ),
+                ],
+            )
+            for name, framework in FRAMEWORKS.items()
+        ]
+        at = next(i for i, p in enumerate(own) if p.name == "versions")
+        kept = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p.name != "versions"]
+        return kept[:at] + options + kept[at:]
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.Signature(self._parameters())
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return {p.name: p.annotation for p in self._parameters()}
+
+    def __call__(self, **values: Any) -> None:
+        versions = {name: values.pop(f"{name}_version", None) for name in FRAMEWORKS}
+        self.command(**values, versions=versions)

@@ -2,9 +2,10 @@
 
 A project has one device library and one adapter per framework: Paddle's at the project's
 root (runtime/ + kernels/), PyTorch's in pytorch/. Each framework names its reference
-runtime (the wheel a plugin is compiled against and verified with) and where a recipe
-keeps that wheel's pinned version and platform tag; nothing else in devkit branches on
-a framework's name to find these.
+runtime (the wheel a plugin is compiled against and verified with); a recipe pins that
+wheel's version and platform tag under the framework's name ([runtimes.<name>]). Nothing else
+in devkit branches on a framework's name to find these. What a build does per framework is
+building/frameworks/ (one module per framework), what verify does is verify/frameworks/.
 """
 
 from __future__ import annotations
@@ -18,14 +19,13 @@ from .recipes import Recipe
 DEFAULT_MODEL = "mnist"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Framework:
     name: str  # what --framework and [tool.devkit] frameworks say
     label: str  # for people
     runtime: str  # the reference runtime's distribution on the package index
     source_dir: str  # the adapter's pyproject.toml directory, relative to the project
     modes: tuple[str, ...]  # matrix modes the adapter supports
-    recipe_key: str  # a recipe's <key>_version, <key>_wheel_platform and supports.<key>_runtime
     package: str  # the runtime's import package (its headers and libraries live in it)
     # Builds compile against the target's runtime wheel unpacked (as cross builds do) instead of an
     # installed one: the adapter uses no Python C API, so the builder's Python (3.9 on bullseye, for
@@ -48,23 +48,21 @@ class Framework:
 
     def version(self, recipe: Recipe) -> str | None:
         """The runtime version the recipe pins; None when the target has no runtime."""
-        if not recipe.supports.get(f"{self.recipe_key}_runtime"):
-            return None
-        return getattr(recipe, f"{self.recipe_key}_version") or None
+        return recipe.runtime_version(self.name)
 
     def wheel_platform(self, recipe: Recipe) -> str:
         """The platform tag of the runtime's wheel for the target (what pip download --platform takes)."""
-        return str(getattr(recipe, f"{self.recipe_key}_wheel_platform"))
+        pin = recipe.runtimes.get(self.name)
+        return pin.wheel_platform if pin else ""
 
 
 PADDLE = Framework(
-    "paddle",
-    "PaddlePaddle",
-    "paddlepaddle",
-    ".",
-    ("train", "infer", "distributed"),
-    "paddle",
-    "paddle",
+    name="paddle",
+    label="PaddlePaddle",
+    runtime="paddlepaddle",
+    source_dir=".",
+    modes=("train", "infer", "distributed"),
+    package="paddle",
     plugin_glob="lib/python3*/site-packages/paddle_custom_device",
     sdist=True,
     wheel_label="Paddle plugin wheel",
@@ -72,13 +70,12 @@ PADDLE = Framework(
     amp_levels=("O1", "O2"),  # paddle.amp.auto_cast levels (O2: paddle.amp.decorate)
 )
 TORCH = Framework(
-    "torch",
-    "PyTorch",
-    "torch",
-    "pytorch",
-    ("train", "distributed"),
-    "torch",
-    "torch",
+    name="torch",
+    label="PyTorch",
+    runtime="torch",
+    source_dir="pytorch",
+    modes=("train", "distributed"),
+    package="torch",
     unpacked_runtime=True,
     verify_extras=("numpy",),  # torch does not require it; the checks compare with it
     amp_levels=("O1",),  # torch.autocast (float16 with torch.amp.GradScaler, and bfloat16)
@@ -88,6 +85,7 @@ TORCH = Framework(
     tree_suffix="-torch",
     wheel_label="PyTorch adapter wheel",
 )
+# The registry: every framework devkit knows, by name (a test registers a third one here).
 FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (PADDLE, TORCH)}
 # A project that names no frameworks has this one's adapter; a bare wheel without a pin is checked as it.
 DEFAULT_FRAMEWORK = PADDLE

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..project.config import DevkitConfig, parse_config
+from ..project.config import DevkitConfig
+from ..project.config_parse import parse_config
 from ..project.frameworks import Framework, find_framework
+from ..project.layout import check_layout
 from ..project.naming import check_device_type, check_name, is_package_name, is_version, switch_prefix
 from ..util.errors import InputError
 from ..util.tomlfile import read_toml
@@ -115,6 +117,7 @@ def load_project(path: Path) -> Project:
             f"{root} is not a backend project (no pyproject.toml and CMakeLists.txt)",
             "pass the directory made by `devkit new-backend`, or create one with it",
         )
+    check_layout(root)
     data = read_toml(pyproject)
     restore = "restore them from a freshly rendered project (devkit new-backend NAME --out /tmp/x)"
     project, tool = data.get("project"), data.get("tool", {})

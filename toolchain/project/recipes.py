@@ -15,6 +15,15 @@ from ..util.resources import resource_dir
 
 
 @dataclass(frozen=True)
+class RuntimePin:
+    """A framework's reference runtime for a target: the version plugins are pinned to exactly,
+    and the platform tag of its wheel on the package index (what pip download --platform takes)."""
+
+    version: str
+    wheel_platform: str
+
+
+@dataclass(frozen=True)
 class Recipe:
     name: str
     triple: str
@@ -22,23 +31,24 @@ class Recipe:
     wheel_platform: str
     elf_machine: str
     debian_arch: str
-    paddle_version: str | None
-    paddle_wheel_platform: str = ""
-    torch_version: str | None = None  # the PyTorch reference runtime (None: no torch wheel for the target)
-    torch_wheel_platform: str = ""
+    # framework name -> the reference runtime the recipe pins ([runtimes.<name>]); a framework
+    # without one publishes no runtime for the target
+    runtimes: dict[str, RuntimePin] = field(default_factory=dict)
     cmake_system_processor: str = ""  # for the CMake toolchain file of a cross build
     cross_compiler: str = ""  # Debian package of its cross g++ on an x86_64 build machine ("": native there)
     qemu_handler: str = ""  # binfmt_misc handler that runs its binaries on x86_64 ("": native there)
     aliases: tuple[str, ...] = ()
     supports: dict[str, bool] = field(default_factory=dict)
 
-    @property
-    def has_paddle_runtime(self) -> bool:
-        return bool(self.supports.get("paddle_runtime")) and self.paddle_version is not None
+    def runtime_version(self, framework: str) -> str | None:
+        """The version of `framework`'s runtime the recipe pins; None: no runtime for the target."""
+        pin = self.runtimes.get(framework)
+        return pin.version if pin else None
 
     @property
-    def has_torch_runtime(self) -> bool:
-        return bool(self.supports.get("torch_runtime")) and self.torch_version is not None
+    def has_runtime(self) -> bool:
+        """Whether some framework publishes a runtime for the target (else: the device library only)."""
+        return bool(self.runtimes)
 
     @property
     def wheel_tag(self) -> str:
@@ -67,10 +77,7 @@ class Recipe:
 _REQUIRED = ("name", "triple", "oci_platform", "wheel_platform", "elf_machine", "debian_arch")
 _TYPES: dict[str, type] = {
     **dict.fromkeys(_REQUIRED, str),
-    "paddle_version": str,
-    "paddle_wheel_platform": str,
-    "torch_version": str,
-    "torch_wheel_platform": str,
+    "runtimes": dict,
     "cmake_system_processor": str,
     "cross_compiler": str,
     "qemu_handler": str,
@@ -79,15 +86,37 @@ _TYPES: dict[str, type] = {
 }
 
 
-_EXPECTED: dict[type, str] = {str: "a string", list: "a list of strings", dict: "a table of true/false"}
+_EXPECTED: dict[type, str] = {str: "a string", list: "a list of strings", dict: "a table"}
+_PIN_KEYS = ("version", "wheel_platform")
 
 
 def _has_type(value: object, kind: type) -> bool:
     if kind is list:
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    if kind is dict:
-        return isinstance(value, dict) and all(isinstance(v, bool) for v in value.values())
     return isinstance(value, kind)
+
+
+def _supports(path: Path, value: dict[str, object]) -> dict[str, bool]:
+    if not all(isinstance(v, bool) for v in value.values()):
+        raise InputError(f"recipe {path}: supports = {value!r} must be a table of true/false", f"fix {path.name}")
+    return {k: bool(v) for k, v in value.items()}
+
+
+def _runtimes(path: Path, value: dict[str, object]) -> dict[str, RuntimePin]:
+    """[runtimes.<framework>] tables: version and wheel_platform, both non-empty strings."""
+    pins = {}
+    for framework, pin in value.items():
+        if (
+            not isinstance(pin, dict)
+            or sorted(pin) != sorted(_PIN_KEYS)
+            or not all(isinstance(v, str) and v for v in pin.values())
+        ):
+            raise InputError(
+                f"recipe {path}: runtimes.{framework} = {pin!r} must be a table of version and wheel_platform",
+                f'fix {path.name}, e.g. [runtimes.{framework}] version = "1.0" wheel_platform = "manylinux_2_28_x86_64"',
+            )
+        pins[framework] = RuntimePin(pin["version"], pin["wheel_platform"])
+    return pins
 
 
 def _load(path: Path) -> Recipe:
@@ -115,15 +144,12 @@ def _load(path: Path) -> Recipe:
         wheel_platform=data["wheel_platform"],
         elf_machine=data["elf_machine"],
         debian_arch=data["debian_arch"],
-        paddle_version=data.get("paddle_version") or None,
-        paddle_wheel_platform=data.get("paddle_wheel_platform", ""),
-        torch_version=data.get("torch_version") or None,
-        torch_wheel_platform=data.get("torch_wheel_platform", ""),
+        runtimes=_runtimes(path, data.get("runtimes", {})),
         cmake_system_processor=data.get("cmake_system_processor", ""),
         cross_compiler=data.get("cross_compiler", ""),
         qemu_handler=data.get("qemu_handler", ""),
         aliases=tuple(data.get("aliases", ())),
-        supports=dict(data.get("supports", {})),
+        supports=_supports(path, data.get("supports", {})),
     )
 
 

@@ -90,7 +90,7 @@ def reference_env(
     mount container_reference_envs()). The reference env never receives a plugin; the clone does,
     and the clone is removed with the verification. None when the runner cannot see one.
     """
-    name = f"{framework.recipe_key}-{version}"
+    name = f"{framework.name}-{version}"
     if runner.key == "host":
         py = f"py{sys.version_info.major}{sys.version_info.minor}"
         root = cache_root() / "host" / "reference-envs" / f"{py}-{name}"

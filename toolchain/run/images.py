@@ -100,7 +100,7 @@ def builder_spec(suite: str = DEFAULT_BUILDER_BASE) -> ImageSpec:
 def verify_spec(recipe: Recipe) -> ImageSpec:
     # A target no framework publishes a runtime for verifies its device library alone, whose
     # test binaries need no Python: its image is the base (nothing installed under qemu).
-    framework = recipe.has_paddle_runtime or recipe.has_torch_runtime
+    framework = recipe.has_runtime
     return ImageSpec(f"verify-{recipe.name}", "verify.Dockerfile" if framework else "verify-device.Dockerfile", recipe)
 
 

@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..project.config import RUNNERS
-from ..project.project import Project
 from ..project.recipes import Recipe, all_recipes
 from ..project.sdk import SdkSource
 from ..run.container import ContainerRunner, Mount
 from ..run.engine import Engine
 from ..run.envs import cache_root, container_reference_envs
-from ..run.images import COMPILER_PACKAGES, builder_spec, ensure_image, ensure_runtime_image, verify_spec
+from ..run.images import COMPILER_PACKAGES, ensure_image, ensure_runtime_image, verify_spec
 from ..run.step import HostRunner, Runner
 from ..util.errors import EnvironmentProblem, InputError
 from ..util.resources import PAYLOAD_DIR
@@ -43,57 +40,10 @@ def use_container(choice: str) -> bool:
     return choice == "auto" and Engine.available()
 
 
-@dataclass(frozen=True)
-class BuildPlace:
-    runner: Runner
-    machine_recipe: Recipe  # the architecture the compiler runs on
-    cache: Path  # host directory for tool envs, target Paddle, ccache
-
-
 def build_cache(choice: str) -> Path:
-    """The host directory a build's tool envs, target runtimes and ccache live in (per kind of runner)."""
+    """The host directory the builds of a runner choice keep their tool envs, target runtimes and
+    ccache in (per kind of runner); a build's own is its placement's (building/placement.py)."""
     return cache_root() / ("container" if use_container(choice) else "host")
-
-
-def build_mounts(project: Project, out: Path, cache: Path, inputs: list[Path]) -> list[Mount]:
-    """What a build container sees: the project read-only but its build/, the artifact directory,
-    the build cache, devkit's payload and the build's inputs (an SDK, a Paddle Inference release)."""
-    return [
-        Mount(project.root, "/src"),
-        Mount(project.root / "build", "/src/build", read_only=False),
-        Mount(out, "/out", read_only=False),
-        Mount(cache, "/cache", read_only=False, cache=True),
-        Mount(PAYLOAD_DIR, "/devkit/payload"),
-        *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)),
-    ]
-
-
-def build_place(
-    choice: str, recipe: Recipe, project: Project, out: Path, log: Path, inputs: list[Path] | None = None
-) -> BuildPlace:
-    """Where to build; `inputs` are extra host directories the build reads."""
-    if use_container(choice):
-        engine = Engine.connect()
-        spec = builder_spec(project.config.builder_base)
-        image = ensure_image(engine, spec, log)
-        cache = build_cache(choice)
-        runner = ContainerRunner(
-            engine,
-            image,
-            spec.platform,
-            build_mounts(project, out, cache, inputs or []),
-            env={"PIP_CACHE_DIR": "/cache/pip"},
-            fix_hint="read the compiler lines above; fix the source and rebuild",
-        )
-        return BuildPlace(runner, spec.recipe, cache)
-    machine = host_recipe()
-    if not machine.matches(recipe.name) and shutil.which(f"{recipe.triple}-g++") is None:
-        raise EnvironmentProblem(
-            f"cross-building for {recipe.name} on the host needs {recipe.triple}-g++, which is not installed",
-            f"use the container runner (start a Docker Engine; see `devkit doctor`) or apt-get install "
-            f"{recipe.cross_compiler or f'g++-{recipe.triple}'}",
-        )
-    return BuildPlace(HostRunner(), machine, build_cache(choice))
 
 
 def verify_runner(

@@ -1,5 +1,6 @@
-"""The PyTorch adapter's wheel: where the target's torch comes from, what the wheel must hold,
-and whether its library will load into that torch (`devkit check-abi --framework torch`).
+"""What a build does for the PyTorch adapter (its BuildAdapter, TORCH_BUILD): where the target's
+torch comes from, what the wheel must hold, and whether its library will load into that torch
+(`devkit check-abi --framework torch`).
 
 The ABI check reads ELF files only: the ELF machine; the torch version and C++11 string ABI
 the adapter was compiled with (the `<type>-torch-build: torch=X cxx11_abi=N` string it
@@ -20,15 +21,16 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
 
-from ..payload.build_plugin import RUNTIMES, UNPACKED_MARKER, Problem, target_runtime
-from ..project.frameworks import TORCH
-from ..project.recipes import Recipe
-from ..run.envs import cache_root
-from ..util.archives import validate_wheel, zip_archive
-from ..util.errors import BuildFailure
-from .abi import read_libraries, require_findings, runtime_problem
-from .artifacts import check_wheel_libraries, fitting_tag, requirements_on
-from .elf import (
+from ...payload.shared.problems import Problem
+from ...payload.shared.runtimes import RUNTIMES, UNPACKED_MARKER, target_runtime
+from ...project.frameworks import TORCH
+from ...project.recipes import Recipe
+from ...run.envs import cache_root
+from ...util.archives import validate_wheel, zip_archive
+from ...util.errors import BuildFailure
+from ..abi import read_libraries, require_findings, runtime_problem
+from ..artifacts import check_wheel_libraries, fitting_tag, requirements_on
+from ..elf import (
     SYSTEM_FAMILIES,
     AbiFinding,
     LibraryAbi,
@@ -38,8 +40,8 @@ from .elf import (
     unresolved_symbols,
     wrong_machine,
 )
-from .manylinux import SystemFloor
-from .sdk_abi import SdkExports, resolve_sdk_symbols
+from ..manylinux import SystemFloor
+from ..sdk_abi import SdkExports, resolve_sdk_symbols
 
 if TYPE_CHECKING:
     from elftools.elf.hash import GNUHashSection
@@ -209,8 +211,8 @@ def require_torch_abi(
     torch_root: Path | None = None,
     sdk: SdkExports | None = None,
     say_warnings: bool = True,
-) -> None:
-    require_findings(path, check_torch_abi(path, recipe, version, torch_root, sdk), say_warnings)
+) -> list[AbiFinding]:
+    return require_findings(path, check_torch_abi(path, recipe, version, torch_root, sdk), say_warnings)
 
 
 def torch_requirements(wheel: Path) -> list[Requirement]:
@@ -261,3 +263,47 @@ def check_torch_wheel(wheel: Path, recipe: Recipe, version: str, prefix: str) ->
             'keep [project.entry-points."torch.backends"] in pytorch/pyproject.toml',
         )
     return {"name": str(name), "tag": tag, "libraries": libs}
+
+
+class TorchBuild:
+    """The PyTorch adapter's build steps (a BuildAdapter)."""
+
+    label = "torch"
+    abi_checks = "torch version, C++11 ABI"
+
+    def prefetch_runtime(self, cache: Path, recipe: Recipe, version: str, index_url: str) -> Path | None:
+        # by the host, whose pip configuration knows where the CPU builds are (a container's would take
+        # PyPI's CUDA build): a torch that cannot be had is an error before anything is written
+        return fetch_torch(cache, recipe, version, index_url)
+
+    def runtime_root(self, recipe: Recipe, version: str, prefetched: Path | None) -> Path:
+        return prefetched or torch_root_for(recipe, version)
+
+    def require_abi(
+        self,
+        wheel: Path,
+        recipe: Recipe,
+        version: str,
+        runtime_root: Path | None,
+        sdk: SdkExports | None,
+        say_warnings: bool,
+    ) -> list[AbiFinding]:
+        return require_torch_abi(wheel, recipe, version, runtime_root, sdk, say_warnings)
+
+    def provided_libraries(self, runtime_root: Path) -> tuple[set[str], SystemFloor]:
+        return torch_framework(runtime_root)
+
+    def check_wheel(self, wheel: Path, recipe: Recipe, version: str, prefix: str) -> object:
+        return check_torch_wheel(wheel, recipe, version, prefix)
+
+    def pinned_in(self, wheel: Path) -> str | None:
+        return pinned_torch(wheel)
+
+    def check_abi(self, path: Path, recipe: Recipe, version: str) -> list[AbiFinding]:
+        return check_torch_abi(path, recipe, version)
+
+    def find_links(self, recipe: Recipe, version: str, index_url: str) -> Path | None:
+        return torch_wheel_dir(recipe, version, index_url)
+
+
+TORCH_BUILD = TorchBuild()
