@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 # verify's checks: the same LeNet, and fallback off so every op runs on the device
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
+PAYLOAD = Path(__file__).resolve().parents[1] / "toolchain" / "payload"
+sys.path[:0] = [str(PAYLOAD / folder) for folder in ("paddle", "shared", "numeric")]
 from check_common import F, np, paddle  # noqa: E402
 from mnist import LeNet  # noqa: E402
 from paddle_amp import amp_step  # noqa: E402

@@ -22,11 +22,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
+PAYLOAD = Path(__file__).resolve().parents[1] / "toolchain" / "payload"
+sys.path[:0] = [str(PAYLOAD / folder) for folder in ("paddle", "shared", "numeric")]
 os.environ.setdefault("DEVKIT_TOLERANCES", json.dumps({"infer_rtol": 1e-4, "infer_atol": 1e-5}))
 
 import infer_checks  # noqa: E402
-import quant_engine  # noqa: E402
+import int8_compare  # noqa: E402
 import quant_model  # noqa: E402
 
 
@@ -46,10 +47,10 @@ def spread(name: str, device: str) -> dict[str, object]:
             engine = infer_checks.run_once(infer_checks.predictor(prefix, device, engine=True), x)
             paddle.set_device("cpu")
     ref64 = quant_model.in_float64(qdq)(paddle.to_tensor(x.astype("float64"))).numpy()
-    row: dict[str, object] = {"model": name, "float64 vs float32 reference": quant_engine.compare(ref64, ref32)}
+    row: dict[str, object] = {"model": name, "float64 vs float32 reference": int8_compare.compare(ref64, ref32)}
     if engine is not None:
-        row["engine vs float32 reference"] = quant_engine.compare(engine, ref32)
-        row["engine vs float64 reference"] = quant_engine.compare(engine, ref64)
+        row["engine vs float32 reference"] = int8_compare.compare(engine, ref32)
+        row["engine vs float64 reference"] = int8_compare.compare(engine, ref64)
     return row
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import torch
 
 # verify's LeNet (payload/torch_training.py)
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "toolchain" / "payload"))
+PAYLOAD = Path(__file__).resolve().parents[1] / "toolchain" / "payload"
+sys.path[:0] = [str(PAYLOAD / folder) for folder in ("torch", "shared", "numeric")]
 from torch_training import lenet  # noqa: E402
 
 

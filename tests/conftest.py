@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib
 import json
 import os
 import resource
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,6 +22,17 @@ import pytest
 from devkit.run.engine import OWNER_LABEL, STEP_LABEL, Engine
 from devkit.run.envs import container_reference_envs
 from devkit.util.fsutil import exclusive_lock
+from devkit.util.resources import PAYLOAD_DIR, PAYLOAD_LIBRARIES
+
+
+def payload_module(folder: str, name: str) -> ModuleType:
+    """payload/FOLDER/NAME.py imported as the payload scripts import it: by plain name, with its
+    folder and the libraries (util/resources.py payload_env) on sys.path, for the rest of the
+    session (payload module names are unique across the folders)."""
+    for path in reversed((folder, *PAYLOAD_LIBRARIES)):
+        if str(PAYLOAD_DIR / path) not in sys.path:
+            sys.path.insert(0, str(PAYLOAD_DIR / path))
+    return importlib.import_module(name)
 
 
 def devkit(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from test_e2e import paddle_python
 
-import devkit
+from devkit.util.resources import payload_env, payload_script
 
 pytestmark = pytest.mark.e2e
 
-FUZZ = Path(devkit.__file__).parent / "payload" / "engine_fuzz.py"
+FUZZ = payload_script("paddle", "engine_fuzz")
 
 
 def run_fuzz(project: Path, work: Path, *args: str) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def run_fuzz(project: Path, work: Path, *args: str) -> dict[str, Any]:
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2"},
+        env={**os.environ, **payload_env(), "CUSTOM_DEVICE_ROOT": str(plugin_dir), "GLOG_minloglevel": "2"},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return dict(json.loads(report.read_text()))

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 from conftest import devkit
 
-from devkit.payload.build_plugin import PADDLE, UNPACKED_MARKER, Problem, target_paddle
+from devkit.payload.shared.problems import Problem
+from devkit.payload.shared.runtimes import PADDLE, UNPACKED_MARKER, target_paddle
 from devkit.run.envs import cache_root
 from devkit.util.archives import extract_tar, validate_wheel, write_tar_gz
 from devkit.util.errors import DevkitError

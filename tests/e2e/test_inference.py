@@ -17,7 +17,7 @@ from conftest import devkit
 from test_e2e import paddle_python
 
 from devkit.util.errors import ExitCode
-from devkit.util.resources import PAYLOAD_DIR
+from devkit.util.resources import PAYLOAD_DIR, payload_env
 
 pytestmark = pytest.mark.e2e
 
@@ -316,7 +316,12 @@ def test_quant_takes_a_pretty_printed_quantized_model(infer_project, tmp_path):
         "paddle.jit.save(m, sys.argv[1], input_spec=[InputSpec([1, 1, 28, 28], 'float32', 'x')])"
     )
     prefix = str(model_dir / "model")
-    subprocess.run([str(paddle_python()), "-c", script, prefix, str(PAYLOAD_DIR)], check=True, capture_output=True)
+    subprocess.run(
+        [str(paddle_python()), "-c", script, prefix, str(PAYLOAD_DIR / "paddle")],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **payload_env()},
+    )
     program = model_dir / "model.json"
     program.write_text(json.dumps(json.loads(program.read_text()), indent=2))
     report = verify_infer(

@@ -503,7 +503,7 @@ def test_torch_autocast_and_grad_scaler_train_on_the_device(torch_project, torch
 # kept those ops in float32 (as torch's does) must fail it, naming them.
 WRONG_POLICY = """
 import json, sys
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = sys.argv[1:]
 import torch, torch_amp
 torch_amp.POLICY_LISTS["torch_fp32"] = ("torch", "low")
 print(json.dumps(torch_amp.check_autocast_lists(torch, "stpu")))
@@ -514,11 +514,12 @@ def test_the_autocast_lists_check_names_an_op_against_the_policy(torch_env):
     from dataclasses import asdict
 
     from devkit.project.config import Tolerances
-    from devkit.util.resources import PAYLOAD_DIR
+    from devkit.util.resources import PAYLOAD_DIR, PAYLOAD_LIBRARIES
 
     tolerances = json.dumps(asdict(Tolerances()))
+    folders = [str(PAYLOAD_DIR / folder) for folder in ("torch", *PAYLOAD_LIBRARIES)]
     proc = subprocess.run(
-        [str(torch_env / "bin/python"), "-c", WRONG_POLICY, str(PAYLOAD_DIR)],
+        [str(torch_env / "bin/python"), "-c", WRONG_POLICY, *folders],
         capture_output=True,
         text=True,
         env={**os.environ, "DEVKIT_TOLERANCES": tolerances, "STPU_STRICT_FALLBACK": "1"},

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_bad_input import run_cli, snapshot
 
-from devkit.payload import archive_io
+from devkit.payload.shared import archive_io
 from devkit.util.archives import extract_tar, extract_zip
 from devkit.util.errors import DevkitError, ExitCode
 

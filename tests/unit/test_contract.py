@@ -5,18 +5,15 @@ themselves run against real frameworks in the verify tests.)"""
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
 import pytest
-
-import devkit.payload
+from conftest import payload_module
 
 
 @pytest.fixture
-def contract(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(next(iter(devkit.payload.__path__)))  # (as the payloads run: side by side)
-    return importlib.import_module("contract")
+def contract() -> ModuleType:
+    return payload_module("shared", "contract")  # (as the payloads import it: by plain name)
 
 
 def _raise(message: str) -> object:

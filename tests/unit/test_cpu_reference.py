@@ -16,7 +16,8 @@ RUN = {"steps": 100, "batch_size": 64, "seed": 2024}
 
 @pytest.fixture
 def training_verdict(monkeypatch):
-    monkeypatch.syspath_prepend(str(PAYLOAD_DIR))
+    for folder in ("shared", "numeric"):
+        monkeypatch.syspath_prepend(str(PAYLOAD_DIR / folder))
     sys.modules.pop("training_verdict", None)
     return importlib.import_module("training_verdict")
 

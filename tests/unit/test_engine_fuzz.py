@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import payload_module
 
-from devkit.payload import engine_fuzz
+engine_fuzz = payload_module("paddle", "engine_fuzz")
 
 
 def ints(*values: int) -> dict:

@@ -4,7 +4,9 @@ are in the form Paddle 3.3.1 and the device library print them."""
 
 from __future__ import annotations
 
-from devkit.payload import fallback_report
+from conftest import payload_module
+
+fallback_report = payload_module("paddle", "fallback_report")
 
 LOG = """\
 I1126 17:49:53.1 1 api.cc:100] conv2d API kernel key: [stpu, NCHW, float16]

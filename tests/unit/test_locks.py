@@ -149,7 +149,7 @@ def test_two_builds_on_a_fresh_cache_make_a_cache_entry_once(tmp_path):
     made by one build while the other waits: two builds at once on a fresh cache (`build --all
     --jobs 2`, two terminals) removed each other's half-made venv (`ensurepip ... returned non-zero
     exit status 1`, seen on a fresh CI run). The lock writes nothing; a link in its place is not followed."""
-    from devkit.payload.build_plugin import setting_up
+    from devkit.payload.shared.runtimes import setting_up
 
     root = tmp_path / "envs" / "host-py311-paddle-none"
     events: list[str] = []

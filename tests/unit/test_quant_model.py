@@ -8,8 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import payload_module
 
-from devkit.payload import quant_engine, quant_model
+quant_engine, quant_model = payload_module("paddle", "quant_engine"), payload_module("paddle", "quant_model")
+quant_program, int8_compare = payload_module("shared", "quant_program"), payload_module("numeric", "int8_compare")
 
 NO_ENGINE = {"passed": False, "not_run": True, "detail": "level 2 (int8 engine): not run"}
 FOLDED = {"on_device": {"conv2d": 2, "matmul": 3}, "host_shape_ops": {"full_int_array": 2}, "cpu_fallback": {}}
@@ -22,10 +24,10 @@ def test_qdq_ops_are_counted_by_their_op_name_not_where_the_words_appear(tmp_pat
     ops.append({"#": "1.conv2d", "A": [{"N": "name", "AT": {"D": "quantize_linear"}}]})  # an attribute, not an op
     program = tmp_path / "model.json"
     program.write_text(json.dumps({"program": {"regions": [{"blocks": [{"ops": ops}]}]}}, separators=(",", ":")))
-    assert quant_model.qdq_counts(program) == {"quantize_linear": 1, "dequantize_linear": 2}
+    assert quant_program.qdq_counts(program) == {"quantize_linear": 1, "dequantize_linear": 2}
     plain = tmp_path / "plain.json"
     plain.write_text(json.dumps({"program": {"regions": [{"blocks": [{"ops": [{"#": "1.conv2d"}]}]}]}}))
-    assert quant_model.qdq_counts(plain) == {"quantize_linear": 0, "dequantize_linear": 0}
+    assert quant_program.qdq_counts(plain) == {"quantize_linear": 0, "dequantize_linear": 0}
 
 
 def tensor(shape):
@@ -76,10 +78,10 @@ def test_ops_are_read_from_the_parsed_program_however_it_is_laid_out(tmp_path, i
     """Paddle loads a model.json pretty-printed as well as compact: its ops are the same."""
     program = tmp_path / "model.json"
     program.write_text(json.dumps(PIR_PROGRAM, indent=indent))
-    assert quant_model.qdq_counts(program) == {"quantize_linear": 2, "dequantize_linear": 1}
+    assert quant_program.qdq_counts(program) == {"quantize_linear": 2, "dequantize_linear": 1}
     # an op's types (0.t_dtensor) and its regions and blocks are not ops; the if's branch's ops are
     ops = {"p": 1, "data": 1, "quantize_linear": 2, "dequantize_linear": 1, "conv2d": 1, "if": 1, "yield": 1}
-    assert quant_model.op_counts(program) == ops
+    assert quant_program.op_counts(program) == ops
 
 
 @pytest.mark.parametrize(
@@ -98,7 +100,7 @@ def test_a_file_that_is_no_pir_program_is_refused_not_counted_empty(tmp_path, te
     program = tmp_path / "model.json"
     program.write_bytes(text.encode("utf-8", "surrogateescape"))
     with pytest.raises(ValueError, match=re.escape(why)):
-        quant_model.qdq_counts(program)
+        quant_program.qdq_counts(program)
 
 
 def test_both_levels_pass_when_folded_on_the_device_and_the_simulation_agrees():
@@ -256,7 +258,7 @@ def test_compare_measures_the_engines_top1_against_the_reference_in_lsb():
     import numpy as np
 
     reference = np.array([[0.0, 127.0, 126.5, -20.0]], dtype="float32")  # LSB = 1.0
-    found = quant_engine.compare(np.array([[0.0, 126.0, 127.0, -20.0]], dtype="float32"), reference)
+    found = int8_compare.compare(np.array([[0.0, 126.0, 127.0, -20.0]], dtype="float32"), reference)
     assert found["top1"] == 2 and found["reference_top1"] == 1 and found["top1_gap_lsb"] == 0.5
     assert found["max_lsb"] == 1.0 and found["mean_lsb"] == 0.375
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import Version
 
-from ..payload.build_plugin import INDEX_FIX, index_unreachable
+from ..payload.shared.problems import INDEX_FIX, index_unreachable
 from ..util.archives import tar_archive, wheel_metadata, zip_archive
 from ..util.errors import BuildFailure, EnvironmentProblem, InputError
 from ..util.tools import run_module

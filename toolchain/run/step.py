@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..payload.build_plugin import INDEX_FIX, index_unreachable
+from ..payload.shared.problems import INDEX_FIX, index_unreachable
 from ..util.console import status
 from ..util.errors import BuildFailure, DevkitError, EnvironmentProblem, InputError
 

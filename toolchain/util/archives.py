@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from ..payload.archive_io import (
+from ..payload.shared.archive_io import (
     UnsafeArchive,
     check_zip_members,
     extract_tar_members,

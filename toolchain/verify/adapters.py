@@ -34,7 +34,7 @@ class VerifyAdapter:
 
 PADDLE_VERIFY = VerifyAdapter(
     train=paddle_verify.run_verify,
-    distributed_payload=PAYLOAD_DIR / "paddle_distributed.py",
+    distributed_payload=PAYLOAD_DIR / "paddle" / "paddle_distributed.py",
     for_wheel=lambda options, wheel: options,
     rank_env=lambda options, session: options.check_env,
     test_ops=paddle_verify.test_ops,
@@ -43,7 +43,7 @@ PADDLE_VERIFY = VerifyAdapter(
 
 TORCH_VERIFY = VerifyAdapter(
     train=torch_verify.run_torch_verify,
-    distributed_payload=PAYLOAD_DIR / "torch_distributed.py",
+    distributed_payload=PAYLOAD_DIR / "torch" / "torch_distributed.py",
     for_wheel=torch_verify.with_device,
     rank_env=lambda options, session: torch_verify.torch_env(options, session, strict=False),
     test_ops=torch_verify.test_ops,

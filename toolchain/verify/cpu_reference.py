@@ -23,13 +23,11 @@ from ..building.adapters import build_adapter
 from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
 from ..util.errors import VerificationFailure
-from ..util.resources import PAYLOAD_DIR
+from ..util.resources import payload_env, payload_script
 from .session import VerifyOptions, fresh_env, work_dir
 
 if TYPE_CHECKING:
     from .datasets import Dataset  # (NumPy: imported by the commands that train, not by every command)
-
-PAYLOAD = PAYLOAD_DIR / "cpu_reference.py"
 
 
 def native_cpu_reference(options: VerifyOptions, dataset: Dataset, log: Path, out: Path) -> bool:
@@ -50,13 +48,13 @@ def native_cpu_reference(options: VerifyOptions, dataset: Dataset, log: Path, ou
                 title=f"CPU reference on {native.name} ({framework.runtime} {version}, {options.steps} mnist steps)",
                 argv=[
                     python,
-                    runner.path(PAYLOAD),
-                    *("--framework", framework.name, "--data", runner.path(work / "data.npz")),
+                    runner.path(payload_script(framework.name, f"{framework.name}_cpu_reference")),
+                    *("--data", runner.path(work / "data.npz")),
                     *("--steps", str(options.steps), "--out", runner.path(work / "reference.json")),
                 ],
                 log=log,
                 cwd=Path(runner.path(work)),
-                env={**options.check_env, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+                env={**payload_env(runner.path), **options.check_env, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
                 fails_as=VerificationFailure,
             )
         )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..payload.quant_model import op_counts, qdq_counts
+from ..payload.shared.quant_program import op_counts, qdq_counts
 from ..project.config import INFER_MODELS
 from ..run.select import host_recipe
 from ..run.step import HostRunner, Step
@@ -17,7 +17,7 @@ from ..util.resources import PAYLOAD_DIR
 from .report import Check, Report
 from .session import VERIFY_DEFAULTS, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
 
-INFER_PAYLOAD = PAYLOAD_DIR / "infer_checks.py"
+INFER_PAYLOAD = PAYLOAD_DIR / "paddle" / "infer_checks.py"
 
 
 @dataclass(frozen=True)

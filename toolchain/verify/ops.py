@@ -26,14 +26,14 @@ from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
 from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.fsutil import staging_dir, write_atomic
-from ..util.resources import PAYLOAD_DIR
+from ..util.resources import PAYLOAD_DIR, payload_env
 from ..verify.junit import Case, write_junit
 from .conformance import unpack_device_bundle
 from .report import FAILED_STATUSES, OpCase, OpsReport
 from .session import PluginSession, VerifyOptions, fresh_log, plugin_session, work_dir
 
-PAYLOAD = PAYLOAD_DIR / "op_tests.py"
-OPINFO_PAYLOAD = PAYLOAD_DIR / "torch_opinfo.py"
+PAYLOAD = PAYLOAD_DIR / "paddle" / "op_tests.py"
+OPINFO_PAYLOAD = PAYLOAD_DIR / "torch" / "torch_opinfo.py"
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
 
 
@@ -138,7 +138,7 @@ def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: 
                     "--out",
                     runner.path(work / "golden.json"),
                 ],
-                env={"DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))},
+                env={**payload_env(runner.path), "DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))},
                 fails_as=VerificationFailure,
             )
         )

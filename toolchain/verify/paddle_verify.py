@@ -17,8 +17,8 @@ from .ops import OpsRequest, OpsResult, parse_selection, run_golden, run_test_op
 from .report import Check
 from .session import DEVICE_TRACE, KernelCheck, VerifyOptions, VerifyResult, plugin_session, wheel_to_check
 
-PAYLOAD = PAYLOAD_DIR / "plugin_checks.py"
-FALLBACK_PAYLOAD = PAYLOAD_DIR / "fallback_report.py"
+PAYLOAD = PAYLOAD_DIR / "paddle" / "plugin_checks.py"
+FALLBACK_PAYLOAD = PAYLOAD_DIR / "paddle" / "fallback_report.py"
 
 
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:

@@ -26,6 +26,7 @@ from ..run.step import Runner, Step
 from ..util.archives import validate_wheel
 from ..util.errors import InputError, VerificationFailure
 from ..util.fsutil import write_atomic
+from ..util.resources import payload_env
 from .conformance import PendingConformance, start_conformance, unpack_device_bundle
 from .modes import CHECK_MODES, DeviceModes
 from .report import Check, Report
@@ -221,7 +222,7 @@ class PluginSession:
                 argv=argv,
                 log=self.log,
                 cwd=Path(self.runner.path(self.work)),
-                env=self.options.check_env if env is None else env,
+                env={**payload_env(self.runner.path), **(self.options.check_env if env is None else env)},
                 fails_as=VerificationFailure,
             )
         )

@@ -23,7 +23,7 @@ from .session import (
     wheel_to_check,
 )
 
-PAYLOAD = PAYLOAD_DIR / "torch_checks.py"
+PAYLOAD = PAYLOAD_DIR / "torch" / "torch_checks.py"
 
 
 def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -> dict[str, str | None]:

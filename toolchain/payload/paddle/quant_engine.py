@@ -28,6 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from int8_compare import compare, top1_verdict
+from quant_model import quantized
+from quant_program import QDQ_FOLDING
+
 ENGINE_OPS = ("conv2d", "depthwise_conv2d", "matmul")  # what the engine takes (with QDQ inputs)
 # The int8 op list of the Rockchip NPU seed, in Paddle's op names, and why what the engine does not
 # take stays float32 on the device.
@@ -90,51 +94,7 @@ def engine_pass(device: str) -> str:
 
 def use_engine(config: Any, device: str) -> None:
     """A paddle.inference Config whose device passes are the engine's pass, then the QDQ folding."""
-    from quant_model import QDQ_FOLDING  # (imported where used: devkit's tests import this module alone)
-
     config.enable_custom_passes([engine_pass(device), *QDQ_FOLDING], True)
-
-
-def lsb(reference: Any) -> float:
-    import numpy as np
-
-    return float(np.abs(reference).max()) / 127 or 1.0
-
-
-# Two classes whose simulated-int8 scores are this close may swap places: each output may be off by
-# the 1 LSB a rounding tie carries (the mean bound below), so two may move 2 LSB towards each other.
-# (Random weights make such near ties common: MobileNetV1's top two, 1.26 LSB apart, swapped.)
-TOP1_TIE_LSB = 2.0
-
-
-def compare(out: Any, reference: Any) -> dict[str, Any]:
-    """The engine's output against the simulated int8 one, in LSBs of the output's int8 grid.
-    `top1_gap_lsb`: how far below the reference's top score the reference scores the engine's top-1
-    class (0 when they agree; within TOP1_TIE_LSB, a tie at int8 resolution)."""
-    import numpy as np
-
-    step = lsb(reference)
-    diff = np.abs(out.astype(np.float64) - reference.astype(np.float64))
-    top1 = int(np.argmax(out))
-    return {
-        "max_abs_diff": float(diff.max()),
-        "max_lsb": float(diff.max() / step),
-        "mean_lsb": float(diff.mean() / step),
-        "top1": top1,
-        "reference_top1": int(np.argmax(reference)),
-        "top1_gap_lsb": float((reference.max() - reference.reshape(-1)[top1]) / step),
-    }
-
-
-def top1_verdict(model: dict[str, Any]) -> tuple[bool, str]:
-    """Whether the engine's top-1 holds against the simulated int8 one (the same class, or one tied with
-    it within TOP1_TIE_LSB), and how to say it."""
-    if model["top1"] == model["reference_top1"]:
-        return True, "agrees"
-    gap = model["top1_gap_lsb"]
-    said = f"is class {model['top1']}, {gap:.2f} LSB below the reference's {model['reference_top1']}"
-    tied = gap <= TOP1_TIE_LSB
-    return tied, said + (f" (a tie at int8 resolution: <= {TOP1_TIE_LSB:g} LSB)" if tied else ": DIFFERS")
 
 
 def two_operands(paddle: Any, concat: bool) -> Any:
@@ -191,7 +151,6 @@ def unit_checks(device: str, run: Callable[[str, Any], Any], directory: Path) ->
     import numpy as np
     import paddle
     from paddle.static import InputSpec
-    from quant_model import quantized
 
     directory.mkdir(parents=True, exist_ok=True)
     results = []

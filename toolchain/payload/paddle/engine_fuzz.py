@@ -264,7 +264,7 @@ def predicted(model: Path, params: Path, device: str, x: Any, engine: bool = Tru
         config.disable_gpu()
     else:
         import quant_engine
-        from quant_model import QDQ_FOLDING
+        from quant_program import QDQ_FOLDING
 
         config.enable_custom_device(device, 0)
         if engine:

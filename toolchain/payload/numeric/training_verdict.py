@@ -103,7 +103,7 @@ def require_data(data: Dataset | None, what: str) -> Dataset:
 
 def cpu_reference(train_cpu: Callable[[], TrainingRun], runtime: str, run: RunSettings, path: str | None) -> CpuCurve:
     """The CPU curve a training check compares the device's with: `train_cpu()` here, or read from
-    `path` (an emulated target's, trained natively by cpu_reference.py), which must be of the same
+    `path` (an emulated target's, trained natively by a framework's cpu_reference script), which must be of the same
     `run` (steps, batch_size, seed)."""
     if not path:
         return {**train_cpu(), "trained": {"where": f"{runtime} CPU in this process", **run}}
@@ -117,6 +117,27 @@ def cpu_reference(train_cpu: Callable[[], TrainingRun], runtime: str, run: RunSe
 
 def trained_natively(cpu: TrainingRun, runtime: str, run: RunSettings) -> CpuCurve:
     return {**cpu, "trained": {"where": f"{runtime} CPU on {platform.machine()} (native)", **run}}
+
+
+# A framework's LeNet on the CPU: (the run, "<framework> <version>") for the data and run settings
+TrainOnCpu = Callable[[Dataset | None, RunSettings], tuple[TrainingRun, str]]
+
+
+def cpu_reference_main(train: TrainOnCpu, description: str, argv: list[str] | None = None) -> int:
+    """A framework's cpu_reference script: `--data D --steps N [--batch-size B] [--seed S] --out F`,
+    the curve `train` gives, written to F as an emulated target's checks read it (cpu_reference)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    run: RunSettings = {"steps": args.steps, "batch_size": args.batch_size, "seed": args.seed}
+    cpu, runtime = train(load_data(args.data), run)
+    with open(args.out, "w") as f:
+        json.dump(trained_natively(cpu, runtime, run), f)
+    return 0
 
 
 def training_verdict(

@@ -22,6 +22,8 @@ from pathlib import Path
 import infer_checks
 import quant_engine
 import quant_model
+from int8_compare import TOP1_TIE_LSB
+from quant_program import QDQ_FOLDING
 
 MODEL = "mnist"
 
@@ -52,9 +54,9 @@ def main() -> int:
         "deployment": {"golden": "deployment.npy", "rtol": infer_checks.RTOL, "atol": infer_checks.ATOL},
         "engine": {
             "golden": "simulated.npy",
-            "passes": [quant_engine.engine_pass(args.device), *quant_model.QDQ_FOLDING],
+            "passes": [quant_engine.engine_pass(args.device), *QDQ_FOLDING],
             "max_mean_lsb": 1.0,
-            "top1_tie_lsb": quant_engine.TOP1_TIE_LSB,
+            "top1_tie_lsb": TOP1_TIE_LSB,
         },
     }
     (out / "check.json").write_text(json.dumps(spec, indent=2))

@@ -345,9 +345,9 @@ def main() -> int:
             raise SystemExit(f"exporting {args.model} failed")
     qdq_ops: dict[str, int] = {}
     if args.quant:
-        import quant_model
+        import quant_program
 
-        qdq_ops = quant_model.qdq_counts(Path(model_files(prefix)[0]))
+        qdq_ops = quant_program.qdq_counts(Path(model_files(prefix)[0]))
         if not all(qdq_ops.values()):
             raise SystemExit(
                 f"{name} is not a quantized (QDQ) model: its program holds {qdq_ops}; quantize it with "
@@ -398,6 +398,7 @@ def main() -> int:
     if args.quant:
         import quant_engine
         import quant_model
+        import quant_program
 
         record_file = quant_model.simulated_record(prefix)
         simulated = json.loads(record_file.read_text()) if record_file.exists() else None
@@ -416,7 +417,7 @@ def main() -> int:
             report["outputs_agree"],
             simulated,
             RTOL,
-            quant_engine.level2(engine, quant_model.op_counts(program), dict(engine_placement)),
+            quant_engine.level2(engine, quant_program.op_counts(program), dict(engine_placement)),
         )
         report["quant"] = cast("QuantCheck", quant_record)
         levels = quant_record["levels"].values()
@@ -502,6 +503,7 @@ def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarr
     import numpy as np
     import quant_engine
     import quant_model
+    from int8_compare import compare
 
     reference_file = quant_model.simulated_output(args.prefix)
     if not reference_file.exists():
@@ -518,7 +520,7 @@ def measure_engine(args: argparse.Namespace, x: np.ndarray, deployment: np.ndarr
 
     simulated = np.load(reference_file)
     return {
-        "model": quant_engine.compare(run["output"], simulated),
+        "model": compare(run["output"], simulated),
         "deployment_top1_agree": bool(np.argmax(run["output"]) == np.argmax(deployment)),
         # (the quantized model's own top-1 against the float one's: PTQ's doing, not the engine's)
         "simulated_deployment_top1_agree": bool(np.argmax(simulated) == np.argmax(deployment)),

@@ -1,0 +1,23 @@
+"""LeNet on MNIST on Paddle's CPU alone: the reference curve of an emulated target's verification,
+trained natively (devkit's verify/cpu_reference.py says why). No plugin is installed here.
+
+    python paddle_cpu_reference.py --data data.npz --steps 100 --out reference.json
+"""
+
+from __future__ import annotations
+
+import sys
+
+from check_common import paddle
+from mnist import train
+from records import RunSettings, TrainingRun
+from training_verdict import Dataset, cpu_reference_main
+
+
+def train_on_cpu(data: Dataset | None, run: RunSettings) -> tuple[TrainingRun, str]:
+    paddle.seed(run["seed"])  # as plugin_checks.py does before its checks
+    return train("cpu", data, run["steps"], run["batch_size"], run["seed"]), f"paddle {paddle.__version__}"
+
+
+if __name__ == "__main__":
+    sys.exit(cpu_reference_main(train_on_cpu, __doc__ or ""))
