@@ -5,32 +5,28 @@ Markdown (``<!-- generated: NAME -->`` ... ``<!-- end generated -->``) and a Jin
 generated project's README template (``{# generated: NAME #}`` ... ``{# end generated #}``). This
 module computes each block (every command's options and ``--json`` schema from the CLI itself, the
 settings from their model, the exit codes from the error kinds, the generated project's layout,
-the error catalogue from the sources) and rewrites the blocks in place; a command without its
-page gets one. ``tests/unit/test_docs.py`` fails when a committed file differs from what this
-writes now.
+the error catalogue from the sources: devkit/docs/, one module each) and rewrites the blocks in
+place; a command without its page gets one. It also writes the shipped --json schemas
+(toolchain/schemas/, generated from the outputs' dataclasses: cli/schemas.py).
+``tests/unit/test_docs.py`` and ``tests/unit/test_schemas.py`` fail when a committed file
+differs from what this writes now.
 
-    python -m devkit.docs_gen [REPO]     # rewrite the generated blocks (REPO: default .)
+    python -m devkit.docs_gen [REPO]     # rewrite the generated blocks and the --json schemas (REPO: default .)
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import typer
-
-from .cli.app import app
+from .cli.schemas import write_schemas
+from .docs.catalogue import troubleshooting_catalogue
+from .docs.commands import cli_commands, command_reference, commands_index, docs_page, exit_code_table, page_name
+from .docs.markdown import cell
+from .docs.recipes import recipes_table
 from .project.config import settings_markdown
-from .project.recipes import Recipe, all_recipes
-from .util import errors
-from .util.errors import ExitCode
-from .util.schema import load_schema
 
 REGENERATE = "python -m devkit.docs_gen"  # (after reinstalling devkit: bash compile.sh test --co -q)
 
@@ -41,238 +37,6 @@ BLOCK = re.compile(
 )
 # The files whose blocks are generated, besides every page under docs/.
 EXTRA_FILES = ("README.md", "templates/backend/README.md")
-COMMANDS_DIR = "docs/commands"
-
-
-# ---------------------------------------------------------------- the command line
-
-
-def cli_commands() -> dict[str, Any]:
-    """Every devkit command by its full name ("build", "matrix run"), from the CLI itself."""
-    found: dict[str, Any] = {}
-
-    def walk(command: Any, prefix: str) -> None:
-        subcommands = getattr(command, "commands", None)
-        if subcommands is None:
-            found[prefix] = command
-            return
-        for name, sub in subcommands.items():
-            walk(sub, f"{prefix} {name}".strip())
-
-    walk(typer.main.get_command(app), "")
-    return found
-
-
-def page_name(command: str) -> str:
-    """docs/commands/<this>.md: the command's name with its group ("matrix-run")."""
-    return command.replace(" ", "-")
-
-
-def docs_page(command: str) -> str:
-    """Where a command's page is, as its --help names it."""
-    return f"{COMMANDS_DIR}/{page_name(command)}.md"
-
-
-def _cell(text: str) -> str:
-    """One table cell: one line, pipes escaped, no text a Markdown renderer takes for HTML."""
-    parts = re.split(r"(``.*?``|`[^`]*`)", " ".join(text.split()).replace("|", "\\|"))
-    return "".join(p if p.startswith("`") else p.replace("<", "&lt;").replace(">", "&gt;") for p in parts)
-
-
-def _default(param: Any) -> str:
-    value = param.default
-    if value is None or value is False or value == "" or callable(value) or param.required:
-        return ""
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    return f"`{value}`"
-
-
-def _type_name(param: Any, ctx: Any) -> str:
-    if getattr(param, "is_flag", False):
-        return "flag"
-    shown = str(param.display_type(ctx)).strip("<>")
-    return shown + (", repeatable" if param.multiple and param.param_type_name == "option" else "")
-
-
-def options_table(command: Any, name: str) -> str:
-    ctx = command.context_class(command, info_name=name)
-    lines = ["| option | type | default | environment | what it does |", "| --- | --- | --- | --- | --- |"]
-    for param in command.params:
-        if getattr(param, "hidden", False):
-            continue
-        if param.param_type_name == "argument":
-            shown = (param.metavar or param.name).upper()
-            shown = shown if param.required else f"[{shown}]"
-        else:
-            shown = ", ".join(param.opts + param.secondary_opts)
-        env = param.envvar if isinstance(param.envvar, str) else ", ".join(param.envvar or ())
-        help_text = (getattr(param, "help", None) or "") + (" Required." if param.required else "")
-        lines.append(
-            f"| `{shown}` | {_cell(_type_name(param, ctx))} | {_default(param)} | "
-            f"{f'`{env}`' if env else ''} | {_cell(help_text)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def usage_line(command: Any, name: str) -> str:
-    ctx = command.context_class(command, info_name=f"devkit {name}")
-    return " ".join([f"devkit {name}", *command.collect_usage_pieces(ctx)])
-
-
-# ---------------------------------------------------------------- --json schemas
-
-
-def _schema_type(schema: dict[str, Any]) -> str:
-    if "enum" in schema:
-        return "one of " + ", ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
-    if "const" in schema:
-        return f"`{json.dumps(schema['const'])}`"
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            return " or ".join(_schema_type(alt) for alt in schema[key])
-    kind = schema.get("type", "any")
-    if kind == "array":
-        return f"array of {_schema_type(schema.get('items', {}))}"
-    if isinstance(kind, list):
-        return " or ".join(kind)
-    return str(kind)
-
-
-def _object_of(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The object schema inside `schema` (itself, an array's items, an anyOf's object), if any."""
-    if schema.get("type") == "object" or "properties" in schema:
-        return schema
-    if schema.get("type") == "array":
-        return _object_of(schema.get("items", {}))
-    for alt in schema.get("anyOf", []):
-        found = _object_of(alt)
-        if found is not None:
-            return found
-    return None
-
-
-def _schema_rows(schema: dict[str, Any], prefix: str) -> Iterator[tuple[str, str, str, bool]]:
-    """(field, type, description, required) for each field of an object schema, depth first."""
-    required = set(schema.get("required", ()))
-    children: list[tuple[str, dict[str, Any], bool]] = [
-        (name, sub, name in required) for name, sub in schema.get("properties", {}).items()
-    ]
-    children += [(f"<{pattern}>", sub, False) for pattern, sub in schema.get("patternProperties", {}).items()]
-    extra = schema.get("additionalProperties")
-    if isinstance(extra, dict):
-        children.append(("<key>", extra, False))
-    for name, sub, is_required in children:
-        path = f"{prefix}{name}"
-        yield path, _schema_type(sub), sub.get("description", ""), is_required
-        inner = _object_of(sub)
-        if inner is not None:
-            yield from _schema_rows(inner, path + ("[]." if sub.get("type") == "array" else "."))
-
-
-def _forms(schema: dict[str, Any], root: dict[str, Any]) -> list[dict[str, Any]]:
-    """The shapes the output takes: the alternatives of a top-level oneOf/anyOf, $refs resolved."""
-    if "$ref" in schema:
-        return _forms(root["$defs"][schema["$ref"].removeprefix("#/$defs/")], root)
-    alternatives = schema.get("oneOf") or schema.get("anyOf")
-    if alternatives and "properties" not in schema:
-        return [form for alt in alternatives for form in _forms(alt, root)]
-    return [schema]
-
-
-def schema_tables(name: str) -> str:
-    """The --json output's fields as tables (one per shape the output takes)."""
-    schema = load_schema(page_name(name))
-    forms = _forms(schema, schema)
-    out: list[str] = []
-    for index, form in enumerate(forms, 1):
-        if len(forms) > 1:
-            out.append(f"Form {index}: {form.get('description', '')}".rstrip(": ") + "\n")
-        out += ["| field | type | required | meaning |", "| --- | --- | --- | --- |"]
-        for path, kind, text, required in _schema_rows(form, ""):
-            out.append(f"| `{path}` | {_cell(kind)} | {'yes' if required else ''} | {_cell(text)} |")
-        out.append("")
-    source = f"`toolchain/schemas/{page_name(name)}.json`"
-    return f"With `--json`, stdout holds one JSON object, described by {source}:\n\n" + "\n".join(out)
-
-
-# ---------------------------------------------------------------- recipes
-
-
-def recipes_table() -> str:
-    """Every target devkit ships a recipe for (recipes/*.toml): one row per key, one column per target."""
-    recipes = all_recipes()
-    lines = ["| key | " + " | ".join(f"`{r.name}`" for r in recipes) + " |", "| --- |" + " --- |" * len(recipes)]
-    for key in (f.name for f in fields(Recipe) if f.name != "name"):
-        lines.append(f"| `{key}` | " + " | ".join(_cell(_shown(getattr(r, key))) for r in recipes) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {'yes' if v is True else 'no' if v is False else v}" for k, v in value.items())
-    if isinstance(value, tuple | list):
-        return ", ".join(str(v) for v in value)
-    return "" if value is None else str(value)
-
-
-# ---------------------------------------------------------------- exit codes
-
-
-def _exit_meanings() -> dict[int, str]:
-    meanings = {
-        int(errors.ExitCode.OK): "done",
-        int(errors.ExitCode.USAGE): "the command line is wrong: an unknown command or option, a missing argument, "
-        "a bad option value (the parser's own code); the usage line and one `error:` line",
-        int(errors.ExitCode.INTERRUPTED): "Ctrl-C or SIGTERM; no partial output was kept",
-    }
-    for kind in vars(errors).values():
-        if isinstance(kind, type) and issubclass(kind, errors.DevkitError) and kind is not errors.DevkitError:
-            meanings[int(kind.exit_code)] = f"`{kind.__name__}`: " + " ".join((kind.__doc__ or "").split())
-    return meanings
-
-
-def exit_code_table() -> str:
-    meanings = _exit_meanings()
-    lines = ["| code | name | meaning |", "|---|---|---|"]
-    lines += [f"| {int(code)} | `{code.name}` | {_cell(meanings[int(code)])} |" for code in ExitCode]
-    return "\n".join(lines) + "\n"
-
-
-# The codes a command ends with besides 0, 2 (usage), 3 (a devkit bug), 4 (input), 5 (the machine) and 130:
-# 1 where it builds or checks a wheel's fitness (verify, test-ops and check-kernels check its ABI first).
-_BUILDS = ("build", "check-abi", "publish", "matrix run", "verify", "test-ops", "check-kernels")
-_CHECKS = ("verify", "test-ops", "check-kernels", "matrix run")
-
-
-def command_exit_codes(name: str) -> str:
-    codes = [ExitCode.OK, ExitCode.USAGE, ExitCode.INTERNAL, ExitCode.INPUT, ExitCode.ENVIRONMENT]
-    codes += [ExitCode.BUILD_FAILED] if name in _BUILDS else []
-    codes += [ExitCode.VERIFICATION_FAILED] if name in _CHECKS else []
-    codes.append(ExitCode.INTERRUPTED)
-    listed = ", ".join(f"{int(c)} `{c.name}`" for c in sorted(codes))
-    return f"Exit codes: {listed} ([what each means](../reference/exit-codes.md)).\n"
-
-
-def command_reference(name: str) -> str:
-    command = cli_commands()[name]
-    parts = [
-        f"```\n{usage_line(command, name)}\n```\n",
-        " ".join((command.help or "").split()) + "\n",
-        options_table(command, name),
-    ]
-    if any("--json" in getattr(p, "opts", ()) for p in command.params):
-        parts.append(schema_tables(name))
-    parts.append(command_exit_codes(name))
-    return "\n".join(parts)
-
-
-def commands_index(link_prefix: str) -> str:
-    lines = ["| command | what it does |", "| --- | --- |"]
-    for name, command in cli_commands().items():
-        summary = _cell((command.help or "").split("\n\n")[0])
-        lines.append(f"| [`devkit {name}`]({link_prefix}{page_name(name)}.md) | {summary} |")
-    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- the generated project's layout
@@ -388,109 +152,8 @@ def layout_entries(project: Path) -> list[str]:
 
 def layout_table() -> str:
     lines = ["| path | what it is |", "| --- | --- |"]
-    lines += [f"| `{row.path}` | {_cell(row.what)} |" for row in LAYOUT]
+    lines += [f"| `{row.path}` | {cell(row.what)} |" for row in LAYOUT]
     return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------- the error catalogue
-
-KINDS = ("InputError", "EnvironmentProblem", "BuildFailure", "VerificationFailure", "InternalError")
-
-
-@dataclass(frozen=True)
-class Refusal:
-    module: str
-    kind: str
-    problem: str
-    fix: str
-
-
-def _text(node: ast.expr | None, constants: dict[str, ast.expr]) -> str:
-    """A message as the user reads it: the module's string constants filled in, each computed
-    part shown as <what it is>."""
-    if node is None:
-        return ""
-    if isinstance(node, ast.Constant):
-        return str(node.value)
-    if isinstance(node, ast.Name) and node.id in constants:
-        return _text(constants[node.id], constants)
-    if isinstance(node, ast.JoinedStr):
-        return "".join(str(v.value) if isinstance(v, ast.Constant) else f"<{_placeholder(v)}>" for v in node.values)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _text(node.left, constants) + _text(node.right, constants)
-    return f"<{ast.unparse(node)}>"
-
-
-def _placeholder(value: ast.expr) -> str:
-    inner = value.value if isinstance(value, ast.FormattedValue) else value
-    return ast.unparse(inner)
-
-
-def _string_constants(tree: ast.Module) -> dict[str, ast.expr]:
-    """A module's top-level NAME = "text" (or f-string, or a sum of them) assignments."""
-    found: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            continue
-        text = isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-        if text or isinstance(node.value, ast.JoinedStr | ast.BinOp):
-            found[node.targets[0].id] = node.value
-    return found
-
-
-# A payload reports a problem as `problem(text, fix, kind)` (payload/build_plugin.py), which the step
-# that ran it raises as that kind (devkit.run.step.PROBLEM_KINDS), by default as the build's own.
-_PAYLOAD_KINDS = {"input": "InputError", "environment": "EnvironmentProblem", "": "BuildFailure"}
-
-
-def _refusal(node: ast.Call, module: str, constants: dict[str, ast.expr]) -> Refusal | None:
-    if not isinstance(node.func, ast.Name):
-        return None
-    args: list[ast.expr | None] = [*node.args, None, None, None]
-    fix = next((k.value for k in node.keywords if k.arg == "fix"), args[1])
-    if node.func.id in KINDS:
-        return Refusal(module, node.func.id, _text(args[0], constants), _text(fix, constants))
-    if node.func.id == "problem" and "/payload/" in module:
-        kind = _PAYLOAD_KINDS.get(_text(args[2], constants), "BuildFailure")
-        return Refusal(module, kind, _text(args[0], constants), _text(fix, constants))
-    return None
-
-
-def refusals(package: Path) -> list[Refusal]:
-    """Every error devkit constructs, by module: kind, problem and fix (AST of its sources)."""
-    found: list[Refusal] = []
-    for path in sorted(package.rglob("*.py")):
-        rel = path.relative_to(package)
-        if rel.parts[0] == "templates":
-            continue
-        tree = ast.parse(path.read_text(), str(path))
-        constants = _string_constants(tree)
-        for node in ast.walk(tree):
-            refusal = _refusal(node, "toolchain/" + rel.as_posix(), constants) if isinstance(node, ast.Call) else None
-            if refusal is not None:
-                found.append(refusal)
-    return sorted(found, key=lambda r: (r.module, r.problem))
-
-
-def _code(text: str) -> str:
-    text = " ".join(text.split())
-    return f"`` {text} ``" if "`" in text else f"`{text}`"
-
-
-def troubleshooting_catalogue() -> str:
-    by_kind: dict[str, list[Refusal]] = {}
-    for refusal in refusals(Path(__file__).resolve().parent):
-        by_kind.setdefault(refusal.kind, []).append(refusal)
-    out = []
-    for kind in KINDS:
-        code = getattr(errors, kind).exit_code
-        out += [f"### {kind}: exit {int(code)} `{code.name}`\n", "| problem | fix | raised in |", "| --- | --- | --- |"]
-        out += [
-            f"| {_cell(_code(r.problem))} | {_cell(r.fix or '(in the problem)')} | `{r.module}` |"
-            for r in by_kind.get(kind, [])
-        ]
-        out.append("")
-    return "\n".join(out)
 
 
 # ---------------------------------------------------------------- the blocks and the files
@@ -565,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (root / "docs").is_dir():
         print(f"error: {root} has no docs/ directory. Fix: run this in devkit's repository", file=sys.stderr)
         return 4
-    changed = []
+    changed = [str(p.relative_to(root)) for p in write_schemas(root / "toolchain" / "schemas")]
     for rel, text in generated_files(root).items():
         path = root / rel
         if not path.exists() or path.read_text() != text:

@@ -21,7 +21,7 @@ from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.envs import reference_env_for_build, site_package
 from ..run.step import Runner, Step
-from ..util.archives import sha256_file, tar_archive
+from ..util.archives import tar_archive
 from ..util.console import err
 from ..util.errors import BuildFailure, EnvironmentProblem
 from ..util.fsutil import exclusive_lock, publish_file
@@ -56,28 +56,6 @@ class BuildResult:
     platform: PlatformReport | None = None  # the wheel's manylinux tag and glibc/libstdc++ floor
     sdist: Path | None = None
     sdk: dict[str, object] | None = None  # the vendor SDK provided (ProvidedSdk.report)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "artifact": str(self.artifact),
-            "kind": self.kind,
-            "arch": self.arch,
-            "framework": self.framework,
-            "runtime_version": self.runtime_version,
-            f"{self.framework}_version": self.runtime_version,
-            "seconds": round(self.seconds, 2),
-            "compiled_files": self.compiled_files,
-            "log": str(self.log),
-            "runner": self.runner,
-            "device_bundle": str(self.device_bundle),
-            "inference_bundle": str(self.bundle) if self.bundle else None,
-            "sha256": sha256_file(self.artifact),
-            "inference_bundle_sha256": sha256_file(self.bundle) if self.bundle else None,
-            "platform": self.platform.as_dict() if self.platform else None,
-            "sdist": str(self.sdist) if self.sdist else None,
-            "sdk": self.sdk,
-            **({"wheel": str(self.artifact)} if self.kind == "wheel" else {}),
-        }
 
 
 def device_bundle_name(project: Project, recipe: Recipe) -> str:

@@ -12,7 +12,7 @@ import signal
 import sys
 import traceback
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, cast
 
 import typer
 from rich.markup import escape
@@ -20,6 +20,7 @@ from rich.markup import escape
 from .. import __version__
 from ..util.console import err, json_owed
 from ..util.errors import DevkitError, EnvironmentProblem, ExitCode, InternalError
+from ..util.outputs import ErrorDetail, ErrorKind, ErrorOutput
 from . import build, images, matrix, publish, scaffold, verify
 from .options import emit_json
 
@@ -125,9 +126,9 @@ def _fail(exc: DevkitError) -> NoReturn:
     if _state["debug"]:
         traceback.print_exc()
     if json_owed():
-        fields = {"problem": exc.problem, "fix": exc.fix, "log": str(exc.log) if exc.log else None}
-        kind = {"kind": exc.exit_code.name.lower(), "exit_code": int(exc.exit_code)}
-        emit_json({"error": {**kind, **fields, "message": exc.one_line()}})
+        kind = cast(ErrorKind, exc.exit_code.name.lower())
+        log = str(exc.log) if exc.log else None
+        emit_json(ErrorOutput(ErrorDetail(kind, int(exc.exit_code), exc.problem, exc.fix, log, exc.one_line())))
     sys.exit(exc.exit_code)
 
 

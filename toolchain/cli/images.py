@@ -17,6 +17,7 @@ from ..util.console import err
 from ..util.errors import EnvironmentProblem
 from . import views
 from .options import JsonOpt, emit_json, target_recipe
+from .outputs import DoctorRow, ImageBootstrapOutput, ImageRow, PruneOutput
 
 SuiteOpt = Annotated[
     str, typer.Option("--suite", help=f"Debian release: {', '.join(BUILDER_BASES)} (verify images use bookworm).")
@@ -38,7 +39,7 @@ def images_bootstrap(
         Engine.connect(), recipe, cache_root() / "logs" / f"bootstrap-{recipe.name}-{suite}.log", suite
     )
     if as_json:
-        emit_json({"image": info.tag, "platform": info.platform, "seconds": round(time.monotonic() - start, 1)})
+        emit_json(ImageBootstrapOutput(info.tag, info.platform, round(time.monotonic() - start, 1)))
 
 
 def images_build(
@@ -68,7 +69,7 @@ def images_list(as_json: JsonOpt = False) -> None:
     """List devkit's images."""
     infos = list_images(Engine.connect())
     if as_json:
-        emit_json([{"tag": i.tag, "platform": i.platform, "size_mb": round(i.size_mb)} for i in infos])
+        emit_json([ImageRow.of(i) for i in infos])
     else:
         views.show_images(infos)
 
@@ -85,7 +86,7 @@ def images_prune(as_json: JsonOpt = False) -> None:
     """Remove devkit images that the current Dockerfiles no longer produce."""
     removed = prune_images(Engine.connect())
     if as_json:
-        emit_json({"removed": removed})
+        emit_json(PruneOutput(removed))
     else:
         err.print(f"removed {len(removed)} image(s)" + (": " + ", ".join(removed) if removed else ""))
 
@@ -94,7 +95,7 @@ def doctor(as_json: JsonOpt = False) -> None:
     """Check the container engine, qemu/binfmt, disk space and cross compilers; print the fix for each gap."""
     checks = run_doctor()
     if as_json:
-        emit_json([c.as_dict() for c in checks])
+        emit_json([DoctorRow.of(c) for c in checks])
     else:
         views.show_doctor(checks)
     if any(c.required and not c.ok for c in checks):

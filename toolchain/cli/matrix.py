@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -11,15 +11,17 @@ from ..matrix.entries import failure_of, find_entry, matrix_entries
 from ..matrix.run import run_entry
 from ..project.project import load_project
 from ..util.console import err
+from ..util.outputs import json_value
 from . import views
 from .options import JsonOpt, ProjectArg, RunnerOpt, emit_json, runner_name
+from .outputs import CiOutput, CiProvider, ConfigShowOutput, MatrixRunOutput
 
 
 def matrix_list(project_dir: ProjectArg = Path("."), as_json: JsonOpt = False) -> None:
     """List the matrix entries and the command each CI job runs."""
     entries = matrix_entries(load_project(project_dir).config)
     if as_json:
-        emit_json([e.as_dict() for e in entries])
+        emit_json([e.summary() for e in entries])
     else:
         views.show_matrix(entries)
 
@@ -46,13 +48,7 @@ def matrix_run(
     )
     if as_json:
         emit_json(
-            {
-                "entry": entry.as_dict(),
-                "passed": run.passed,
-                "report": str(run.report),
-                "junit": str(run.junit),
-                "steps": [o.as_dict() for o in run.outcomes],
-            }
+            MatrixRunOutput(entry.summary(), run.passed, run.report, run.junit, [o.summary() for o in run.outcomes])
         )
     failed = [o for o in run.outcomes if not o.passed]
     if failed:
@@ -76,7 +72,7 @@ def ci_command(
     path = write_ci(project, provider, out)
     entries = matrix_entries(project.config)
     if as_json:
-        emit_json({"provider": provider, "path": str(path), "jobs": [e.id for e in entries]})
+        emit_json(CiOutput(cast(CiProvider, provider), path, [e.id for e in entries]))  # (write_ci checked it)
     else:
         err.print(f"[green]✓[/] wrote {path}: {len(entries)} jobs ({', '.join(e.id for e in entries)})")
 
@@ -84,9 +80,8 @@ def ci_command(
 def config_show(project_dir: ProjectArg = Path("."), as_json: JsonOpt = False) -> None:
     """Print the resolved configuration (defaults filled in) and its matrix."""
     project = load_project(project_dir)
-    config = project.config.as_dict()
-    config["matrix"] = [e.id for e in matrix_entries(project.config)]
+    shown = ConfigShowOutput(project.config, [e.id for e in matrix_entries(project.config)])
     if as_json:
-        emit_json(config)
+        emit_json(shown)
     else:
-        views.show_config(config, project.root / "pyproject.toml")
+        views.show_config(json_value(shown), project.root / "pyproject.toml")

@@ -13,6 +13,7 @@ from ..util.console import err
 from ..util.errors import InputError
 from ..util.urls import is_url
 from .options import JsonOpt, ProjectArg, emit_json
+from .outputs import PublishOutput
 
 
 def publish(
@@ -43,7 +44,7 @@ def publish(
         )
     upload(files, repository_url, project.log_dir / "publish.log")
     if as_json:
-        emit_json({"repository_url": repository_url, "files": [str(f) for f in files]})
+        emit_json(PublishOutput(repository_url, files))
     else:
         for f in files:
             err.print(f"[green]✓[/] uploaded {f.name} to {repository_url}")

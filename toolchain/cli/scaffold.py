@@ -13,6 +13,7 @@ from ..scaffold.flavours import load_flavour
 from ..scaffold.render import render_backend
 from ..util.console import err
 from .options import JsonOpt, emit_json
+from .outputs import NewBackendOutput
 
 
 def new_backend(
@@ -40,13 +41,13 @@ def new_backend(
     seconds = time.monotonic() - start
     if as_json:
         emit_json(
-            {
-                "out_dir": str(result.out_dir),
-                "device_type": backend.device_type,
-                "sdk": flavour.name or None,
-                "files": list(result.files),
-                "seconds": round(seconds, 4),
-            }
+            NewBackendOutput(
+                out_dir=result.out_dir,
+                device_type=backend.device_type,
+                sdk=flavour.name or None,
+                files=list(result.files),
+                seconds=round(seconds, 4),
+            )
         )
     else:
         err.print(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.markup import escape
@@ -18,6 +18,16 @@ from ..verify.adapters import verify_adapter
 from ..verify.modes import MODES_HELP, DeviceModes
 from ..verify.ops import DTYPES, OpsRequest, describe_failures
 from ..verify.ops import gen_golden as record_golden
+from ..verify.outputs import (
+    AbiFindingSummary,
+    CheckAbiOutput,
+    CheckSummary,
+    GoldenOutput,
+    OpsMode,
+    OpsOutput,
+    Severity,
+    VerifyOutput,
+)
 from ..verify.paddle_verify import golden_version
 from ..verify.request import (
     VerifyRequest,
@@ -166,12 +176,12 @@ def verify(
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:
         emit_json(
-            {
-                "passed": result.passed,
-                "report": str(result.report_path),
-                "plot": str(result.plot_path) if result.plot_path else None,
-                "checks": [c.summary() for c in result.report.checks],
-            }
+            VerifyOutput(
+                passed=result.passed,
+                report=result.report_path,
+                plot=result.plot_path,
+                checks=[CheckSummary(c.name, c.passed, c.detail) for c in result.report.checks],
+            )
         )
     else:
         views.show_verify(result, recipe)
@@ -225,7 +235,7 @@ def test_ops(
             (report_dir or gen_golden.resolve().parent / f".{gen_golden.name}-log"),
         )
         if as_json:
-            emit_json(summary)
+            emit_json(GoldenOutput.of(summary))
         else:
             err.print(
                 f"[green]✓[/] recorded {summary['cases']} golden cases with Paddle {summary['paddle_version']} "
@@ -265,16 +275,16 @@ def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Projec
     report, report_dir = result.report, result.report_dir
     if as_json:
         emit_json(
-            {
-                "passed": report.passed,
-                "mode": mode,
-                "counts": report.counts,
-                "report": str(report_dir / "report.json"),
-                "markdown": str(report_dir / "report.md"),
-                "junit": str(report_dir / "junit.xml"),
-                "failed": [f"{r.case} [{r.dtype}]" for r in result.failed],
-                "seconds": report.data.get("seconds"),
-            }
+            OpsOutput(
+                passed=report.passed,
+                mode=cast(OpsMode, mode),
+                counts=dict(report.counts),
+                report=report_dir / "report.json",
+                markdown=report_dir / "report.md",
+                junit=report_dir / "junit.xml",
+                failed=[f"{r.case} [{r.dtype}]" for r in result.failed],
+                seconds=report.data.get("seconds"),
+            )
         )
     else:
         views.show_test_ops(report, recipe, mode, report_dir)
@@ -336,16 +346,14 @@ def check_abi(
     errors = [f for f in findings if f.severity == "error"]
     if as_json:
         emit_json(
-            {
-                "path": str(path),
-                "arch": recipe.name,
-                "framework": adapter.name,
-                f"{adapter.name}_version": version,
-                "ok": not errors,
-                "findings": [
-                    {"library": f.library, "problem": f.problem, "fix": f.fix, "severity": f.severity} for f in findings
-                ],
-            }
+            CheckAbiOutput(
+                path=path,
+                arch=recipe.name,
+                framework=adapter.name,
+                versions={f"{adapter.name}_version": version},
+                ok=not errors,
+                findings=[AbiFindingSummary(f.library, f.problem, f.fix, cast(Severity, f.severity)) for f in findings],
+            )
         )
     elif not errors:
         err.print(

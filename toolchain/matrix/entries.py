@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..building.plugin import BuildRequest, build
+from ..building.options import BuildRequest
+from ..building.plugin import build
 from ..project.config import DevkitConfig
 from ..project.frameworks import DEFAULT_FRAMEWORK, Framework, find_framework
 from ..project.project import Project
@@ -24,8 +25,10 @@ from ..run.images import builder_spec, ensure_image
 from ..run.select import use_container
 from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.fsutil import publish_file, write_atomic
+from ..util.outputs import json_value
 from ..verify.distributed import runs_distributed
 from ..verify.junit import Case, write_junit
+from .outputs import EntrySummary, StepsReport, StepSummary
 
 
 @dataclass(frozen=True)
@@ -46,16 +49,16 @@ class Entry:
     def infer(self) -> bool:
         return self.mode == "infer"
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "target": self.recipe.name,
-            "mode": self.mode,
-            "framework": self.framework.name,
-            "version": self.version,
-            "oci_platform": self.recipe.oci_platform,
-            "command": f"devkit matrix run {self.id}",
-        }
+    def summary(self) -> EntrySummary:
+        return EntrySummary(
+            id=self.id,
+            target=self.recipe.name,
+            mode=self.mode,
+            framework=self.framework.name,
+            version=self.version,
+            oci_platform=self.recipe.oci_platform,
+            command=f"devkit matrix run {self.id}",
+        )
 
 
 def matrix_entries(config: DevkitConfig) -> list[Entry]:
@@ -97,17 +100,17 @@ class EntryOutcome:
     log: Path | None = None
     failed_as: type[DevkitError] | None = None  # the kind of the failure (the exit code it gives)
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            **self.entry.as_dict(),
-            "step": self.step,
-            "result": "passed" if self.passed else "failed",
-            "seconds": round(self.seconds, 1),
-            "artifacts": [str(a) for a in self.artifacts],
-            "error": self.error,
-            "exit_code": int(self.failed_as.exit_code) if self.failed_as else 0,
-            "log": str(self.log) if self.log else None,
-        }
+    def summary(self) -> StepSummary:
+        return StepSummary(
+            entry=self.entry.summary(),
+            step=self.step,
+            result="passed" if self.passed else "failed",
+            seconds=round(self.seconds, 1),
+            artifacts=self.artifacts,
+            error=self.error,
+            exit_code=int(self.failed_as.exit_code) if self.failed_as else 0,
+            log=self.log,
+        )
 
 
 def build_entry(project: Project, entry: Entry, runner: str) -> EntryOutcome:
@@ -160,8 +163,7 @@ def write_reports(outcomes: list[EntryOutcome], report_dir: Path, suite: str) ->
     json_path = write_atomic(
         report_dir / "report.json",
         json.dumps(
-            {"suite": suite, "passed": all(o.passed for o in outcomes), "entries": [o.as_dict() for o in outcomes]},
-            indent=2,
+            json_value(StepsReport(suite, all(o.passed for o in outcomes), [o.summary() for o in outcomes])), indent=2
         )
         + "\n",
     )

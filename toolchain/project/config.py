@@ -17,7 +17,6 @@ from ..payload.shared.quant_program import QDQ_FOLDING
 from ..project.frameworks import DEFAULT_FRAMEWORK, DEFAULT_MODEL, FRAMEWORKS, Framework
 from ..project.recipes import BUILD_MACHINE, all_recipes
 from ..project.sdk import SdkSettings
-from ..util.schema import DRAFT, dataclass_schema, with_error_output
 
 MODES = ("train", "infer", "distributed")  # distributed: opt-in, native targets only
 
@@ -227,15 +226,3 @@ def settings_markdown() -> str:
     for prefix, (key, value, doc) in rows:
         lines.append(f"| `{prefix}{key}` | `{value}` | {doc.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
-
-
-def config_show_schema() -> dict[str, Any]:
-    """The schema of `devkit config show --json`: the settings model, generated from it."""
-    schema = dataclass_schema(DevkitConfig)
-    schema["properties"]["matrix"] = {
-        "description": "the matrix entries' ids",
-        "type": "array",
-        "items": {"type": "string"},
-    }
-    schema["required"].append("matrix")
-    return with_error_output({"$schema": DRAFT, "title": "devkit config show --json", **schema})

@@ -25,9 +25,6 @@ class DoctorCheck:
     fix: str = ""
     required: bool = True
 
-    def as_dict(self) -> dict[str, object]:
-        return {"check": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix, "required": self.required}
-
 
 def check_engine() -> tuple[DoctorCheck, Engine | None]:
     if not Engine.available():
