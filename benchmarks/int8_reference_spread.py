@@ -26,7 +26,7 @@ PAYLOAD = Path(__file__).resolve().parents[1] / "toolchain" / "payload"
 sys.path[:0] = [str(PAYLOAD / folder) for folder in ("paddle", "shared", "numeric")]
 os.environ.setdefault("DEVKIT_TOLERANCES", json.dumps({"infer_rtol": 1e-4, "infer_atol": 1e-5}))
 
-import infer_checks  # noqa: E402
+import infer_models  # noqa: E402
 import int8_compare  # noqa: E402
 import quant_model  # noqa: E402
 
@@ -35,16 +35,16 @@ def spread(name: str, device: str) -> dict[str, object]:
     import paddle
     from paddle.static import InputSpec
 
-    model, shape = infer_checks.built(name)  # (the model verify checks)
+    model, shape = infer_models.built(name)  # (the model verify checks)
     qdq = quant_model.quantized(model, shape)
-    x = infer_checks.measurement_input(shape)
+    x = infer_models.measurement_input(shape)
     ref32 = qdq(paddle.to_tensor(x)).numpy()
     engine = None
     if device:
         with tempfile.TemporaryDirectory(prefix="devkit-int8-spread-") as tmp:
             prefix = str(Path(tmp) / "model")
             paddle.jit.save(qdq, prefix, input_spec=[InputSpec(shape, "float32", "x")])
-            engine = infer_checks.run_once(infer_checks.predictor(prefix, device, engine=True), x)
+            engine = infer_models.run_once(infer_models.predictor(prefix, device, engine=True), x)
             paddle.set_device("cpu")
     ref64 = quant_model.in_float64(qdq)(paddle.to_tensor(x.astype("float64"))).numpy()
     row: dict[str, object] = {"model": name, "float64 vs float32 reference": int8_compare.compare(ref64, ref32)}
@@ -56,7 +56,7 @@ def spread(name: str, device: str) -> dict[str, object]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("models", nargs="+", choices=sorted(infer_checks.MODELS))
+    p.add_argument("models", nargs="+", choices=sorted(infer_models.MODELS))
     p.add_argument("--device", default="", help="the plugin's device type: also run its int8 engine")
     args = p.parse_args()
     for name in args.models:

@@ -1,4 +1,4 @@
-"""The int8 engine fuzz's mutations (payload engine_fuzz.py; the fuzz itself runs in
+"""The int8 engine fuzz's mutations (payload paddle/engine_mutations.py; the fuzz itself runs in
 tests/e2e/test_engine_validation.py): which attributes it finds, and what each mutation writes."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 from conftest import payload_module
 
 engine_fuzz = payload_module("paddle", "engine_fuzz")
+engine_mutations = payload_module("paddle", "engine_mutations")
 
 
 def ints(*values: int) -> dict:
@@ -53,22 +54,22 @@ PROGRAM = {
 
 @pytest.fixture
 def programs(tmp_path: Path) -> Path:
-    for model in engine_fuzz.models():
+    for model in engine_mutations.models():
         (tmp_path / f"{model}.json").write_text(json.dumps(PROGRAM))
     return tmp_path
 
 
 def test_the_attributes_the_engine_reads_are_found_with_the_operands_they_hide_in():
-    ops = engine_fuzz.ops_of(PROGRAM)
-    found = [(index, label, name) for index, label, name, _ in engine_fuzz.fuzzed_attributes(ops)]
+    ops = engine_mutations.ops_of(PROGRAM)
+    found = [(index, label, name) for index, label, name, _ in engine_mutations.fuzzed_attributes(ops)]
     # a concat's axis is its full operand's value; names and ops the engine does not take are left
     assert found == [(0, "concat#0", "axis (its full operand)"), (2, "conv2d#0", "strides"), (2, "conv2d#0", "groups")]
 
 
 def test_mutations_write_the_attribute_changed_and_nothing_else(programs):
-    found = engine_fuzz.plan(programs, 0, 0)
+    found = engine_mutations.plan(programs, 0, 0)
     by_case = {(m["model"], m["op"], m["attribute"], m["change"]): m for m in found}
-    ops = lambda m: engine_fuzz.ops_of(json.loads(engine_fuzz.mutated_program(programs, m)))  # noqa: E731
+    ops = lambda m: engine_mutations.ops_of(json.loads(engine_mutations.mutated_program(programs, m)))  # noqa: E731
     conv = ops(by_case["convnet", "conv2d#0", "strides", "empty"])[2]
     assert (
         conv["A"][0] == {"N": "strides", "AT": {"#": "0.a_array", "D": []}}
@@ -87,7 +88,7 @@ def test_mutations_write_the_attribute_changed_and_nothing_else(programs):
 
 
 def test_the_budget_takes_each_attribute_s_first_variant_before_any_second(programs):
-    first = engine_fuzz.plan(programs, 15, 0)
+    first = engine_mutations.plan(programs, 15, 0)
     assert len(first) == 15
     attributes = [m for m in first if m["attribute"] != "input"]
     assert len({(m["model"], m["op"], m["attribute"]) for m in attributes}) == len(attributes)
@@ -96,10 +97,10 @@ def test_the_budget_takes_each_attribute_s_first_variant_before_any_second(progr
 def test_named_cases_are_run_alone_and_an_unknown_one_is_refused(programs):
     cases = [["convnet", "conv2d#0", "groups", "zero"], ["add", "data", "input", "one rank less"]]
     assert [
-        [m["model"], m["op"], m["attribute"], m["change"]] for m in engine_fuzz.plan(programs, 0, 0, cases)
+        [m["model"], m["op"], m["attribute"], m["change"]] for m in engine_mutations.plan(programs, 0, 0, cases)
     ] == cases
     with pytest.raises(SystemExit, match="no such mutations"):
-        engine_fuzz.plan(programs, 0, 0, [["convnet", "conv2d#0", "groups", "purple"]])
+        engine_mutations.plan(programs, 0, 0, [["convnet", "conv2d#0", "groups", "purple"]])
 
 
 def test_an_error_needs_words():

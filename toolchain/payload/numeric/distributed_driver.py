@@ -20,16 +20,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from records import (
-    CheckRecord,
-    CollectivesVerdict,
-    LostRankResult,
-    LostRankVerdict,
-    ParallelVerdict,
-    RankResult,
-    TrainingRun,
-    VerifyReport,
-)
+from distributed_records import CollectivesVerdict, LostRankResult, LostRankVerdict, ParallelVerdict, RankResult
+from records import CheckRecord, TrainingRun, VerifyReport
 from training_verdict import collectives_verdict, failed_check, lost_rank_verdict, parallel_verdict, timed
 
 STALL_TIMEOUT_S = 5  # <NAME>_CCL_TIMEOUT_S of the stalled-rank run

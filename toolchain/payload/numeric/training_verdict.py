@@ -13,21 +13,15 @@ from collections.abc import Callable, Mapping
 from typing import TypedDict, TypeVar
 
 import numpy as np
-from records import (
-    CheckRecord,
+from distributed_records import (
     CollectiveCase,
     CollectivesVerdict,
-    CpuCurve,
     LostRankResult,
     LostRankVerdict,
     ParallelCriteria,
     ParallelVerdict,
-    RunSettings,
-    TrainingCriteria,
-    TrainingRun,
-    TrainingVerdict,
-    VerifyReport,
 )
+from records import CheckRecord, CpuCurve, RunSettings, TrainingCriteria, TrainingRun, TrainingVerdict, VerifyReport
 
 Check = TypeVar("Check", bound=CheckRecord)
 

@@ -19,7 +19,8 @@ import platform
 import shutil
 from pathlib import Path
 
-import infer_checks
+import infer_models
+import infer_phases
 import quant_engine
 import quant_model
 from int8_compare import TOP1_TIE_LSB
@@ -39,10 +40,10 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     prefix = out / "model"
-    infer_checks.export(MODEL, prefix, "int8", "cpu")  # the QDQ model, and its simulated-int8 CPU output
-    x = infer_checks.measurement_input(infer_checks.MODELS[MODEL][0])  # the input quant_model.export used
+    infer_models.export(MODEL, prefix, "int8", "cpu")  # the QDQ model, and its simulated-int8 CPU output
+    x = infer_models.measurement_input(infer_models.MODELS[MODEL][0])  # the input quant_model.export used
     np.save(out / "input.npy", x)
-    np.save(out / "deployment.npy", infer_checks.run_once(infer_checks.predictor(str(prefix), "cpu"), x))
+    np.save(out / "deployment.npy", infer_models.run_once(infer_models.predictor(str(prefix), "cpu"), x))
     quant_model.simulated_output(str(prefix)).rename(out / "simulated.npy")
     quant_model.simulated_record(str(prefix)).unlink()  # (level 1's CPU-vs-CPU comparison: nothing here)
     shutil.rmtree(quant_model.layers_dir(str(prefix)))  # (level 2's layer by layer check: verify's, not a board's)
@@ -51,7 +52,7 @@ def main() -> int:
         "model": "model",
         "input": "input.npy",
         "made_with": f"paddlepaddle {paddle.__version__} on {platform.machine()}",
-        "deployment": {"golden": "deployment.npy", "rtol": infer_checks.RTOL, "atol": infer_checks.ATOL},
+        "deployment": {"golden": "deployment.npy", "rtol": infer_phases.RTOL, "atol": infer_phases.ATOL},
         "engine": {
             "golden": "simulated.npy",
             "passes": [quant_engine.engine_pass(args.device), *QDQ_FOLDING],

@@ -116,7 +116,6 @@ def main() -> int:
     )
     if args.amp and args.device:
         os.environ[f"{args.device.upper()}_DUMP_OP_ARGS"] = "1"  # one line per device op, to stderr
-    sys.path.insert(0, str(Path(__file__).parent))
     import battery  # imports paddle, after the flags above
     import check_common as common
     import mnist

@@ -1,6 +1,6 @@
 """devkit test-ops: the plugin's kernels vs Paddle CPU, over shapes and dtypes.
 
-Cases are verify's op cases (plugin_checks.op_cases) plus broadcasting, empty and 0-d
+Cases are verify's op cases (op_cases.op_cases) plus broadcasting, empty and 0-d
 shapes, each run in every requested dtype the plugin registers all the case's kernels
 for (float inputs are cast; integer cases keep their dtype). Forward results and, where
 the op has a backward kernel, gradients are compared with per-dtype tolerances.
@@ -19,18 +19,18 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
-sys.path.insert(0, str(Path(__file__).parent))
-import check_common as common  # noqa: E402
-import op_cases  # noqa: E402
-import op_helpers  # noqa: E402
-import plugin_checks as checks  # noqa: E402  (sets FLAGS_enable_api_kernel_fallback=0, imports paddle)
-import quant_cases  # noqa: E402
-from op_helpers import Inputs, OpCase  # noqa: E402
-from records import GoldenSummary, OpResult, OpTestsReport, Tolerance  # noqa: E402
-
-np, paddle, F = common.np, common.paddle, common.F
+import check_common as common
+import kernel_checks
+import op_cases
+import op_helpers
+import quant_cases
+from check_common import F, np, paddle
+from golden_cases import gen_golden
+from op_helpers import Inputs, OpCase
+from op_records import GoldenSummary, OpResult, OpTestsReport
+from records import Tolerance
 
 FLOATS = ("float32", "float64")
 # The 16-bit types: a case's float inputs rounded to them and cast on the device, its results
@@ -243,7 +243,7 @@ def check_half_cast(device: str, dtype: str) -> OpResult:
 
 def run_tests(device: str, ops: str, dtypes: list[str]) -> OpTestsReport:
     pattern = re.compile(ops) if ops else None
-    registered = checks.registered_dtypes(device)
+    registered = kernel_checks.registered_dtypes(device)
     results: list[OpResult] = []
     cases = op_cases.op_cases() + shape_cases()
     for case, kernels, fn, inputs, grad, *flags in cases:
@@ -284,7 +284,7 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> OpTestsReport:
         lambda case, kernel: not pattern or bool(pattern.search(case) or pattern.search(kernel)),
     )
     if "float32" in dtypes:
-        for extra in (checks.check_optimizers, checks.check_random, checks.check_dropout_random):
+        for extra in (kernel_checks.check_optimizers, kernel_checks.check_random, kernel_checks.check_dropout_random):
             case_entry = extra(device)
             if (
                 pattern
@@ -315,171 +315,6 @@ def run_tests(device: str, ops: str, dtypes: list[str]) -> OpTestsReport:
 
 
 # ------------------------------------------------------------------ golden data
-
-
-class GoldenCase(TypedDict):
-    id: str
-    op: str
-    attrs: dict[str, str | float]
-    inputs: Inputs
-    fn: Callable[..., Any]
-
-
-def golden_cases() -> list[GoldenCase]:
-    """Cases the device library's golden checker understands: op, attributes, inputs, Paddle op."""
-    u = op_helpers.uniform(op_helpers.rng(11))
-
-    cases: list[GoldenCase] = []
-    for name, fn in (
-        ("add", paddle.add),
-        ("subtract", paddle.subtract),
-        ("multiply", paddle.multiply),
-        ("divide", paddle.divide),
-        ("maximum", paddle.maximum),
-        ("minimum", paddle.minimum),
-    ):
-        cases.append(
-            {
-                "id": f"{name}_broadcast",
-                "op": "binary",
-                "attrs": {"kind": name},
-                "inputs": {"x": u(2, 3, 4), "y": u(3, 1, lo=0.5, hi=2.0)},
-                "fn": fn,
-            }
-        )
-    cases.append(
-        {"id": "add_0d", "op": "binary", "attrs": {"kind": "add"}, "inputs": {"x": u(), "y": u(5)}, "fn": paddle.add}
-    )
-    for name, fn in (
-        ("relu", F.relu),
-        ("sigmoid", F.sigmoid),
-        ("tanh", paddle.tanh),
-        ("exp", paddle.exp),
-        ("abs", paddle.abs),
-    ):
-        cases.append({"id": name, "op": "unary", "attrs": {"kind": name}, "inputs": {"x": u(4, 6)}, "fn": fn})
-    cases.append(
-        {
-            "id": "sqrt",
-            "op": "unary",
-            "attrs": {"kind": "sqrt"},
-            "inputs": {"x": u(4, 6, lo=0.1, hi=3)},
-            "fn": paddle.sqrt,
-        }
-    )
-    cases.append(
-        {
-            "id": "matmul",
-            "op": "gemm",
-            "attrs": {"trans_b": 0},
-            "inputs": {"x": u(7, 33), "y": u(33, 5)},
-            "fn": paddle.matmul,
-        }
-    )
-    cases.append(
-        {
-            "id": "matmul_transpose_y",
-            "op": "gemm",
-            "attrs": {"trans_b": 1},
-            "inputs": {"x": u(6, 20), "y": u(9, 20)},
-            "fn": lambda x, y: paddle.matmul(x, y, transpose_y=True),
-        }
-    )
-    for cid, stride, pad, dil, groups, xs, ws in (
-        ("conv2d_pad1", 1, 1, 1, 1, (2, 3, 9, 9), (4, 3, 3, 3)),
-        ("conv2d_stride2_groups2", 2, 0, 1, 2, (1, 4, 11, 11), (6, 2, 3, 3)),
-        ("conv2d_dilation2", 1, 2, 2, 1, (1, 2, 8, 8), (3, 2, 3, 3)),
-    ):
-        cases.append(
-            {
-                "id": cid,
-                "op": "conv2d",
-                "attrs": {"stride": stride, "pad": pad, "dilation": dil, "groups": groups},
-                "inputs": {"x": u(*xs), "w": u(*ws)},
-                "fn": lambda x, w, s=stride, p=pad, d=dil, g=groups: F.conv2d(
-                    x, w, stride=s, padding=p, dilation=d, groups=g
-                ),
-            }
-        )
-    cases.append(
-        {
-            "id": "max_pool2d",
-            "op": "pool2d",
-            "attrs": {"max": 1, "kernel": 2, "stride": 2, "pad": 0},
-            "inputs": {"x": u(2, 3, 8, 8)},
-            "fn": lambda x: F.max_pool2d(x, 2, 2),
-        }
-    )
-    cases.append(
-        {
-            "id": "avg_pool2d_pad1",
-            "op": "pool2d",
-            "attrs": {"max": 0, "kernel": 3, "stride": 1, "pad": 1},
-            "inputs": {"x": u(1, 2, 6, 6)},
-            "fn": lambda x: F.avg_pool2d(x, 3, 1, padding=1),
-        }
-    )
-    cases.append(
-        {
-            "id": "softmax",
-            "op": "softmax",
-            "attrs": {},
-            "inputs": {"x": u(5, 10)},
-            "fn": lambda x: F.softmax(x, axis=-1),
-        }
-    )
-    for cid, kind, axes, fn in (
-        ("sum_axis1", "sum", [1], lambda x: paddle.sum(x, axis=1)),
-        ("mean_all", "mean", [0, 1, 2], lambda x: paddle.mean(x)),
-        ("max_axes_0_2", "max", [0, 2], lambda x: paddle.max(x, axis=[0, 2])),
-    ):
-        cases.append(
-            {
-                "id": cid,
-                "op": "reduce",
-                "attrs": {"kind": kind, "axes": ",".join(map(str, axes))},
-                "inputs": {"x": u(3, 4, 5)},
-                "fn": fn,
-            }
-        )
-    cases.append(
-        {
-            "id": "transpose",
-            "op": "transpose",
-            "attrs": {"perm": "2,0,1"},
-            "inputs": {"x": u(2, 3, 4)},
-            "fn": lambda x: paddle.transpose(x, [2, 0, 1]),
-        }
-    )
-    cases.append(
-        {
-            "id": "scale",
-            "op": "scale",
-            "attrs": {"scale": 2.5, "bias": -1.0},
-            "inputs": {"x": u(3, 7)},
-            "fn": lambda x: paddle.scale(x, 2.5, -1.0),
-        }
-    )
-    return cases
-
-
-def gen_golden(out_dir: Path) -> GoldenSummary:
-    """Inputs and Paddle CPU outputs as raw little-endian float32, plus a line-based
-    manifest the C++ checker parses: `id op key=value ... x=file:d0,d1 ... expected=file:d0,..`."""
-    paddle.set_device("cpu")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    lines = [f"# golden data: Paddle {paddle.__version__} on CPU; float32 little-endian; rtol/atol per line"]
-    for case in golden_cases():
-        outputs = case["fn"](**{k: paddle.to_tensor(v) for k, v in case["inputs"].items()}).numpy()
-        fields = [case["id"], case["op"]] + [f"{k}={v}" for k, v in case["attrs"].items()]
-        for key, arr in [*case["inputs"].items(), ("expected", outputs)]:
-            path = out_dir / f"{case['id']}.{key}.bin"
-            arr.astype("<f4").tofile(path)
-            fields.append(f"{key}={path.name}:{','.join(map(str, arr.shape)) or '-'}")
-        fields += [f"rtol={common.FORWARD_TOL['rtol']}", f"atol={common.FORWARD_TOL['atol']}"]
-        lines.append(" ".join(fields))
-    (out_dir / "manifest.txt").write_text("\n".join(lines) + "\n")
-    return {"golden_dir": str(out_dir), "cases": len(lines) - 1, "paddle_version": paddle.__version__}
 
 
 def main() -> int:

@@ -25,7 +25,8 @@ from types import ModuleType
 from typing import Any
 
 from distributed_driver import drive, free_port, lost_rank_worker, parse_args, train_worker_args
-from records import CollectiveCase, RankResult, VerifyReport
+from distributed_records import CollectiveCase, RankResult
+from records import VerifyReport
 from training_verdict import load_data
 
 DTYPES = ("float32", "float64", "int32", "int64")

@@ -15,7 +15,8 @@ from typing import Any
 
 import check_common as common
 import op_helpers
-from records import OpResult, Tolerance
+from op_records import OpResult
+from records import Tolerance
 
 np, paddle = common.np, common.paddle
 EXACT: Tolerance = {"rtol": 0.0, "atol": 0.0}

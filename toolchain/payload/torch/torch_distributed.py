@@ -29,7 +29,8 @@ from types import ModuleType
 
 import numpy as np
 from distributed_driver import drive, free_port, lost_rank_worker, parse_args, train_worker_args
-from records import CollectiveCase, RankResult, VerifyReport
+from distributed_records import CollectiveCase, RankResult
+from records import VerifyReport
 from torch_common import TOL, Tensor, first_line, log
 from training_verdict import load_data
 

@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:  # (types only: this file imports none of its siblings when it runs)
-    from records import OpInfoReport, OpInfoRun, OpResult, OpStatus
+    from op_records import OpInfoReport, OpInfoRun, OpResult, OpStatus
 
 DEVICE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
 ALL_DTYPES = (*DEVICE_DTYPES, "float16", "bfloat16", "complex64", "complex128")

@@ -1,0 +1,71 @@
+"""The test-ops reports: one op case in one dtype (op_tests.py, torch_opinfo.py, devkit's golden
+checks), op_tests.py's and torch_opinfo.py's JSON, and --gen-golden's summary."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from records import OpTolerance
+
+OpStatus = Literal["pass", "fail", "error", "not registered", "skipped"]
+
+
+class _OpResultRequired(TypedDict):
+    case: str
+    dtype: str
+    kernels: list[str]
+    status: OpStatus
+
+
+class OpResult(_OpResultRequired, total=False):
+    """One op case in one dtype: an entry of a test-ops report's "results" (op_tests.py,
+    torch_opinfo.py, and devkit's golden checks)."""
+
+    detail: str
+    error: str
+    mismatch: list[str]
+    max_abs_diff: dict[str, float]
+    shapes: dict[str, list[int]]
+    tolerance: OpTolerance
+    samples: int  # torch OpInfo samples the CPU ran
+    values: int  # devkit's golden checks
+    cpu_by_design: list[str]
+    stats: dict[str, float | bool]
+
+
+class OpTestsReport(TypedDict):
+    """op_tests.py's JSON (devkit test-ops, Paddle)."""
+
+    device: str
+    paddle_version: str
+    ops: str
+    dtypes: list[str]
+    registered_kernels: dict[str, list[str]]  # kernel -> dtypes
+    not_exercised: list[str]
+    dtypes_not_exercised: list[str]
+    results: list[OpResult]
+
+
+class GoldenSummary(TypedDict):
+    """op_tests.py --gen-golden's JSON."""
+
+    golden_dir: str
+    cases: int
+    paddle_version: str
+
+
+class OpInfoRun(TypedDict):
+    results: list[OpResult]
+    restarts: int  # workers that died or timed out
+
+
+class OpInfoReport(OpInfoRun):
+    """torch_opinfo.py's JSON (devkit test-ops, torch)."""
+
+    mode: Literal["opinfo", "opinfo-all"]
+    framework: str
+    device: str
+    torch_version: str
+    reference: str
+    dtypes: list[str]
+    seconds_in_env: float
