@@ -32,9 +32,9 @@ SOURCES = [
     "device/src/elementwise_ops.cc",
     "device/src/matmul_ops.cc",
     "device/src/device.cc",
-    "runtime/runtime.cc",
-    "kernels/elementwise_kernels.cc",
-    "kernels/matmul_kernels.cc",
+    "paddle/runtime/runtime.cc",
+    "paddle/kernels/elementwise_kernels.cc",
+    "paddle/kernels/matmul_kernels.cc",
 ]
 FLAGS = [
     "-std=c++17",

@@ -49,7 +49,7 @@ def devkit(*args: str, env: dict | None = None) -> tuple[float, dict]:
 
 def edit_one_kernel(project: Path) -> None:
     """A real change (not a comment, which ccache would see through) in one kernel file."""
-    src = project / "kernels" / "activation_kernels.cc"
+    src = project / "paddle" / "kernels" / "activation_kernels.cc"
     src.write_text(
         src.read_text() + f"\nstatic const int devkit_bench_edit = {time.time_ns() % 100000};\n"
         "static const int* devkit_bench_edit_use = &devkit_bench_edit;\n"

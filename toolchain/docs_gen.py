@@ -48,7 +48,7 @@ class LayoutRow:
     what: str
 
 
-# One row per top-level entry of a rendered project and per entry of device/, cmake/ and tests/
+# One row per top-level entry of a rendered project and per entry of device/, paddle/, cmake/ and tests/
 # (tests/unit/test_docs.py renders one and fails on an entry without its row). Paths are the host-backed
 # project's; <type> is the device type, lower case.
 LAYOUT = (
@@ -81,26 +81,41 @@ LAYOUT = (
         "without devkit, its own sources (rendered for a flavour with an SDK, such as `--sdk opencl`)",
     ),
     LayoutRow(
-        "runtime/",
+        "paddle/",
+        "the **Paddle adapter** (its build `paddle/CMakeLists.txt`; its wheel `paddle_custom_<type>` builds "
+        "from the project's root, whose `pyproject.toml` carries it, so that its sdist holds the device library)",
+    ),
+    LayoutRow(
+        "paddle/runtime/",
         "the Paddle **runtime adapter**: `runtime.cc` fills Paddle's `C_DeviceInterface` "
         "with device-library calls; `loader.cc` is the library Paddle opens, which opens the plugin "
         "proper and reports a missing SDK runtime in one line",
     ),
     LayoutRow(
-        "kernels/",
+        "paddle/kernels/",
         "the Paddle **kernels adapter**: `PD_REGISTER_PLUGIN_KERNEL` kernels, one "
         "`<family>_kernels.cc` per op family, each signature checked against Paddle's at compile time",
     ),
     LayoutRow(
-        "engine/",
+        "paddle/engine/",
         "the **int8 engine** (Paddle Custom Engine) and its PIR pass `<type>_int8_engine_pass`, "
         "which hands quantized convolutions, matmuls, adds, concats and softmaxes to the device's int8 "
         "ops; rendered when the device library has them",
     ),
     LayoutRow(
-        "inference/",
+        "paddle/inference/",
         "what the inference bundle (`devkit build --infer`) ships besides the libraries: "
         "`demo/cpp` and `demo/python` (the int8 check too) and `run.sh`",
+    ),
+    LayoutRow(
+        "paddle/cmake/",
+        "`FindPaddle.cmake`: finds the installed `paddlepaddle`'s headers and libraries; configure fails "
+        "naming the missing piece",
+    ),
+    LayoutRow("paddle/tests/", "pytest tests of the installed Paddle plugin against Paddle's CPU"),
+    LayoutRow(
+        "paddle/CMakeLists.txt",
+        "the Paddle plugin's build (`ON_INFER`), added by the root `CMakeLists.txt` or built on its own",
     ),
     LayoutRow(
         "pytorch/",
@@ -109,10 +124,6 @@ LAYOUT = (
         "the c10d backend, `torch.compile` support, and its tests",
     ),
     LayoutRow("cmake/", "CMake modules both builds include"),
-    LayoutRow(
-        "cmake/FindPaddle.cmake",
-        "finds the installed `paddlepaddle`'s headers and libraries; configure fails naming the missing piece",
-    ),
     LayoutRow(
         "cmake/preamble.cmake",
         "the preamble both adapters' builds include: C++17, reproducible "
@@ -129,15 +140,20 @@ LAYOUT = (
         "flavour's cases through the C API, by area, and the golden-data checker",
     ),
     LayoutRow("tests/flavour/", "this device library's own conformance cases; a flavour brings its own"),
-    LayoutRow("tests/python/", "pytest tests of the installed Paddle plugin against Paddle's CPU"),
-    LayoutRow("CMakeLists.txt", "the Paddle plugin's build (`ON_INFER`, `WITH_TESTING`, `WITH_PADDLE`)"),
     LayoutRow(
-        "pyproject.toml", "the wheel (scikit-build-core) and `[tool.devkit]`: targets, modes, frameworks, settings"
+        "CMakeLists.txt",
+        "adds the parts: the device library and its tests (`WITH_TESTING`), `paddle/` (`WITH_PADDLE`, "
+        "default on) and `pytorch/` (`WITH_TORCH`, default off)",
+    ),
+    LayoutRow(
+        "pyproject.toml",
+        "the Paddle plugin's wheel (scikit-build-core, from the root) and `[tool.devkit]`: targets, modes, "
+        "frameworks, settings",
     ),
     LayoutRow("compile.sh", "build without devkit: configure, build, run the device tests, make the wheel"),
     LayoutRow("README.md", "this page"),
 )
-LAYOUT_DIRS = ("device", "cmake", "tests")  # folders whose entries get rows of their own
+LAYOUT_DIRS = ("device", "paddle", "cmake", "tests")  # folders whose entries get rows of their own
 
 
 def layout_entries(project: Path) -> list[str]:

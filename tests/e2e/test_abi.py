@@ -36,7 +36,7 @@ def test_newer_system_symbol_versions_than_paddle_are_a_warning(built_project):
 
 
 def test_other_device_ext_version_is_caught(built_project, tmp_path):
-    lib = next(built_project.glob("build/*/stpu/libpaddle-custom-stpu-impl.so"))
+    lib = next(built_project.glob("build/*/paddle/stpu/libpaddle-custom-stpu-impl.so"))
     data = lib.read_bytes()
     assert data.count(b"custom_runtime_version=0.1.1") == 1
     forged = tmp_path / lib.name

@@ -50,7 +50,7 @@ def broken_project(tmp_path_factory) -> Path:
 
 def run_with_plugin(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     """The snippet in the build tools' Python (paddlepaddle 3.3.1) with the built plugin loaded."""
-    plugin_dir = next(project.glob("build/*/libpaddle-custom-stpu.so")).parent
+    plugin_dir = next(project.glob("build/*/paddle/libpaddle-custom-stpu.so")).parent
     return subprocess.run(
         [str(paddle_python()), "-c", SNIPPET],
         capture_output=True,
@@ -189,7 +189,7 @@ def test_check_kernels_finds_a_stale_signature_at_run_time(tmp_path):
     who copied an older custom_cpu ship) builds, and check-kernels names it."""
     project = tmp_path / "STPU"
     devkit("new-backend", "STPU", "--out", str(project))
-    src = project / "kernels" / "shape_kernels.cc"
+    src = project / "paddle" / "kernels" / "shape_kernels.cc"
     text = src.read_text()
     stale = (
         text.replace(

@@ -58,7 +58,7 @@ def verify(project: Path, *args: str) -> tuple[dict, dict]:
 
 
 def test_a_kernel_that_reads_device_memory_on_the_host_dies_naming_the_access(tmp_path):
-    project = inject(tmp_path, "kernels/elementwise_kernels.cc", KERNEL_CALL, HOST_READ + KERNEL_CALL)
+    project = inject(tmp_path, "paddle/kernels/elementwise_kernels.cc", KERNEL_CALL, HOST_READ + KERNEL_CALL)
     error = last_error(devkit("verify", str(project), "--runner", "host", "--steps", "20", check=False))
     assert re.search(FAULT_LINE, error), error
     # The debugging switch lets the host read device memory: the same build then runs its checks.
@@ -80,7 +80,7 @@ def test_a_torch_kernel_that_reads_device_memory_on_the_host_dies_naming_the_acc
 
 
 def test_a_copy_to_the_host_without_waiting_for_the_queue_reads_stale_data(tmp_path, built_project):
-    broken = inject(tmp_path, "runtime/runtime.cc", D2H_WAIT, "  return queued;")
+    broken = inject(tmp_path, "paddle/runtime/runtime.cc", D2H_WAIT, "  return queued;")
     check = verify(broken, *DELAY)[0]["queued work"]
     assert not check["passed"]
     assert "a non-blocking copy to the host read at once is STALE" in check["detail"]

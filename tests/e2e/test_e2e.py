@@ -52,7 +52,7 @@ def test_second_build_compiles_nothing(built_project):
 
 
 def test_plugin_links_paddle_core_libraries(built_project):
-    lib = next(built_project.glob("build/*/stpu/libpaddle-custom-stpu-impl.so"))
+    lib = next(built_project.glob("build/*/paddle/stpu/libpaddle-custom-stpu-impl.so"))
     needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
     assert "libphi_core.so" in needed and "libcommon.so" in needed
     assert "[libpaddle.so]" in needed  # Paddle's PIR, for the int8 engine (engine/)
@@ -71,7 +71,7 @@ def test_a_loader_opened_by_a_relative_path_loads_nothing_from_the_working_direc
     opened by: from a relative one, dlopen would search the working directory, which may be anyone's.
     A plugin proper planted there is not loaded; the loader says why in one line, leaves the device
     type unset (Paddle then skips it) and returns."""
-    loader = next(built_project.glob("build/*/libpaddle-custom-stpu.so"))
+    loader = next(built_project.glob("build/*/paddle/libpaddle-custom-stpu.so"))
     work = tmp_path / "cwd"
     (work / "stpu").mkdir(parents=True)
     shutil.copy(loader, work / loader.name)
@@ -129,7 +129,7 @@ def test_stale_kernel_signature_fails_the_build_and_leaves_no_wheel(tmp_path):
     devkit("new-backend", "STPU", "--out", str(project))
     (project / "dist").mkdir()
     (project / "dist" / "paddle_custom_stpu-0.0.9-py3-none-linux_x86_64.whl").write_text("stale")
-    src = project / "kernels" / "shape_kernels.cc"
+    src = project / "paddle" / "kernels" / "shape_kernels.cc"
     # The pre-3.x reshape_grad had no `x` input: exactly the stale signature vendors ship.
     old = (
         src.read_text()
@@ -199,7 +199,7 @@ def test_generated_project_tests_pass(built_project, tmp_path):
         capture_output=True,
     )
     py = subprocess.run(
-        [str(venv / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/python"],
+        [str(venv / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "paddle/tests"],
         cwd=built_project,
         capture_output=True,
         text=True,

@@ -58,7 +58,7 @@ def test_a_one_op_flavour_renders_with_every_other_op_stubbed(one_op_project):
     for op in ("binary", "unary", "conv2d_forward", "sgd_update", "ccl_all_reduce"):
         assert f"stpu_status_t stpu_{op}(" in stubs
     assert "stpu_gemm(" not in stubs and "stpu_cast(" not in stubs
-    paddle = (one_op_project / "kernels/fallback_ops.cc").read_text()
+    paddle = (one_op_project / "paddle/kernels/fallback_ops.cc").read_text()
     assert "(add|subtract|multiply|divide)(_grad)?" in paddle and "matmul_grad" in paddle
     torch = (one_op_project / "pytorch/csrc/fallback.cpp").read_text()
     assert r"(add|sub|mul|div)_?\..*" in torch and "convolution_.*" in torch

@@ -77,7 +77,7 @@ def registered_kernels() -> dict[str, set[str]]:
     """The names both adapters register: Paddle's PD_REGISTER_PLUGIN_KERNEL and <NAME>_REGISTER_*
     macro uses, torch's .impl("name") calls."""
     backend = resource_dir("templates") / "backend"
-    paddle_text = "\n".join(p.read_text() for p in (backend / "kernels").glob("*.cc"))
+    paddle_text = "\n".join(p.read_text() for p in (backend / "paddle" / "kernels").glob("*.cc"))
     paddle = set(re.findall(r"^(?:PD_REGISTER_PLUGIN_KERNEL|\{\{ NAME \}\}_REGISTER_\w+)\((\w+),", paddle_text, re.M))
     torch_text = "\n".join(p.read_text() for p in (backend / "pytorch" / "csrc").rglob("*.cpp"))
     torch = set(re.findall(r'\.impl\("([\w.]+)"', torch_text))

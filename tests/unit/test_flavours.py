@@ -5,7 +5,7 @@ import tomllib
 
 import pytest
 
-from devkit.project.config import parse_config
+from devkit.project.config_parse import parse_config
 from devkit.project.naming import parse_backend_name
 from devkit.scaffold.flavours import available, int8_engine_ops, load_flavour
 from devkit.scaffold.render import render_backend
@@ -32,7 +32,7 @@ def test_opencl_replaces_the_device_library_and_declares_its_sdk(tmp_path):
     # the flavour's own cases replace the host library's; the conformance suite and the rest are there
     assert sorted(p.name for p in (out / "tests/flavour").iterdir()) == ["opencl_cases.cc"]
     assert (out / "tests/conformance/harness.cc").is_file() and (out / "tests/conformance/golden_check.cc").is_file()
-    assert (out / "kernels/conv_pool_kernels.cc").is_file()
+    assert (out / "paddle/kernels/conv_pool_kernels.cc").is_file()
     text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "{{ " not in text and "{%" not in text  # nothing left unrendered (C++ has "{{x, &rx}")
     assert not (out / "_pyproject-sdk.toml").exists() and not (out / "flavour.toml").exists()
@@ -46,7 +46,7 @@ def test_opencl_replaces_the_device_library_and_declares_its_sdk(tmp_path):
 def test_kernels_of_unimplemented_ops_are_compiled_out_of_registration(tmp_path):
     out = render(tmp_path, "opencl")
     paddle = re.search(
-        r'kUnimplemented\[\] = R"patterns\((.*)\)patterns";', (out / "kernels/fallback_ops.cc").read_text()
+        r'kUnimplemented\[\] = R"patterns\((.*)\)patterns";', (out / "paddle/kernels/fallback_ops.cc").read_text()
     ).group(1)
     assert "conv2d.*" in paddle.split(",") and "matmul" not in paddle
     torch = re.search(
@@ -54,7 +54,7 @@ def test_kernels_of_unimplemented_ops_are_compiled_out_of_registration(tmp_path)
     ).group(1)
     assert {"_log_softmax.*", "nll_loss.*", "convolution_.*"} <= set(torch.split(","))
     host = render(tmp_path, None)
-    assert 'kUnimplemented[] = R"patterns()patterns";' in (host / "kernels/fallback_ops.cc").read_text()
+    assert 'kUnimplemented[] = R"patterns()patterns";' in (host / "paddle/kernels/fallback_ops.cc").read_text()
     assert 'kUnimplemented[] = R"patterns()patterns";' in (host / "pytorch/csrc/fallback.cpp").read_text()
 
 
@@ -146,12 +146,12 @@ def test_a_vendor_flavour_directory_renders_without_an_sdk(tmp_path):
     assert "sdk.cmake" not in cmake and "src/unimplemented.cc" in cmake
     assert "stpu_gemm(" in (out / "device/src/unimplemented.cc").read_text()
     # half-precision not declared: no float16/bfloat16 kernel registrations, and no such dtype
-    helpers = (out / "kernels/kernel_helpers.h").read_text()
+    helpers = (out / "paddle/kernels/kernel_helpers.h").read_text()
     assert "#define STPU_AND_HALF_TYPES\n" in helpers and "return STPU_FLOAT16;" not in helpers
 
 
 def test_the_host_backed_device_registers_float16_and_bfloat16_kernels(tmp_path):
-    helpers = (render(tmp_path, None) / "kernels/kernel_helpers.h").read_text()
+    helpers = (render(tmp_path, None) / "paddle/kernels/kernel_helpers.h").read_text()
     assert "#define STPU_AND_HALF_TYPES , phi::dtype::float16, phi::dtype::bfloat16" in helpers
     assert "case phi::DataType::FLOAT16: return STPU_FLOAT16;" in helpers
 

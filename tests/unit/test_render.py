@@ -11,19 +11,23 @@ EXPECTED = [
     "pyproject.toml",
     "README.md",
     "compile.sh",
-    "cmake/FindPaddle.cmake",
+    "cmake/preamble.cmake",
+    "paddle/CMakeLists.txt",
+    "paddle/cmake/FindPaddle.cmake",
     "build_support/framework_pin.py",
     "device/include/npu_x_device.h",
     "device/src/device.cc",
     "device/src/matmul_ops.cc",
-    "runtime/runtime.cc",
-    "kernels/kernel_helpers.h",
-    "kernels/conv_pool_kernels.cc",
+    "paddle/runtime/runtime.cc",
+    "paddle/kernels/kernel_helpers.h",
+    "paddle/kernels/conv_pool_kernels.cc",
+    "paddle/engine/int8_engine.cc",
+    "paddle/inference/run.sh",
     "tests/conformance/harness.cc",
     "tests/conformance/ops_matmul_cases.cc",
     "tests/flavour/host_cases.cc",
-    "tests/python/test_ops.py",
-    "tests/python/test_mnist.py",
+    "paddle/tests/test_ops.py",
+    "paddle/tests/test_mnist.py",
     "device/CMakeLists.txt",
     "pytorch/pyproject.toml",
     "pytorch/CMakeLists.txt",
@@ -45,7 +49,7 @@ def test_renders_complete_project(tmp_path):
     assert set(EXPECTED) <= set(result.files)
     text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "{{" not in text and "{%" not in text  # nothing left unrendered
-    assert 'params->device_type = const_cast<char*>("npu_x")' in (out / "runtime/runtime.cc").read_text()
+    assert 'params->device_type = const_cast<char*>("npu_x")' in (out / "paddle/runtime/runtime.cc").read_text()
     assert re.search(r'^device-type = "npu_x"$', (out / "pyproject.toml").read_text(), re.M)
     assert (out / "compile.sh").stat().st_mode & 0o111
 
@@ -53,7 +57,7 @@ def test_renders_complete_project(tmp_path):
 def test_every_kernel_has_a_signature_check(tmp_path):
     out = tmp_path / "STPU"
     render_backend(parse_backend_name("STPU"), out)
-    for src in (out / "kernels").glob("*.cc"):
+    for src in (out / "paddle/kernels").glob("*.cc"):
         text = src.read_text()
         defined = set(re.findall(r"^void (\w+Kernel)\(", text, re.M))
         checked = set(re.findall(r"STPU_CHECK_SIGNATURE(?:_ANY_DTYPE)?\((\w+Kernel),", text))

@@ -109,11 +109,11 @@ def make_inference_bundle(
             for sub in ("lib", "include", "tests"):
                 if (device_root / sub).is_dir():
                     shutil.copytree(device_root / sub, root / sub, dirs_exist_ok=True)
-        demo = project.root / "inference"
+        demo = project.root / "paddle" / "inference"
         if not (demo / "demo").is_dir():
             raise InputError(
                 f"{demo}/demo is missing from the project",
-                "restore inference/ from a freshly rendered project (devkit new-backend)",
+                "restore paddle/inference/ from a freshly rendered project (devkit new-backend)",
             )
         shutil.copytree(demo / "demo", root / "demo")
         shutil.copy2(demo / "run.sh", root / "run.sh")

@@ -25,9 +25,9 @@ FRAMEWORKS = tuple(ALL_FRAMEWORKS)
 
 
 def int8_engine_ops() -> tuple[str, ...]:
-    """The device-library ops the int8 engine (templates/backend/engine/) calls: a flavour that
-    lacks one gets no engine."""
-    engine = resource_dir("templates") / "backend" / "engine"
+    """The device-library ops the int8 engine (templates/backend/paddle/engine/) calls: a flavour
+    that lacks one gets no engine."""
+    engine = resource_dir("templates") / "backend" / "paddle" / "engine"
     calls = "".join(p.read_text() for p in sorted(engine.glob("*.cc")))
     return tuple(op for op in declared_ops(header_path().read_text()) if f"{{{{ p }}}}_{op}(" in calls)
 
@@ -48,7 +48,7 @@ class Flavour:
     # whether its ops compute the 16-bit float dtypes (FLOAT16, BFLOAT16): the adapters register
     # their kernels for float16/bfloat16 only then
     half_precision: bool = False
-    # whether it has the ops of the int8 engine (engine/): the plugin has the engine only then
+    # whether it has the ops of the int8 engine (paddle/engine/): the plugin has the engine only then
     int8_engine: bool = True
     # whether it runs compiled kernels (launch_kernel): the PyTorch adapter offers Inductor only then
     compiled_kernels: bool = True

@@ -38,7 +38,7 @@ def template_context(backend: BackendName, flavour: Flavour | None = None) -> di
         "plugin_target": backend.project_name,  # the CMake target: libpaddle-custom-<type>.so
         "plugin_version": PLUGIN_VERSION,
         "inductor_seam": list(TORCH.compiler_seam),
-        "paddle_version": build_machine_recipe().paddle_version or "",
+        "paddle_version": build_machine_recipe().runtime_version("paddle") or "",
         "devkit_version": __version__,
         "devkit_distribution": DISTRIBUTION,
         "recipes": [find_recipe(name) for name in default_targets()],
@@ -73,7 +73,7 @@ def _template_files(flavour: Flavour) -> dict[str, Path]:
                 continue
             if root == backend_root and any(rel.startswith(d + "/") for d in flavour.replaces):
                 continue
-            if rel.startswith("engine/") and not flavour.int8_engine:  # (the device library lacks its ops)
+            if rel.startswith("paddle/engine/") and not flavour.int8_engine:  # (the device library lacks its ops)
                 continue
             files[rel] = src
     return files

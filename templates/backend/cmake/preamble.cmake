@@ -1,6 +1,9 @@
-# The preamble both adapters' builds include (the Paddle plugin: CMakeLists.txt; the PyTorch
-# plugin: pytorch/CMakeLists.txt), after project(): compiler settings, reproducible paths,
-# unity builds, ccache, the sanitizer switch, and the device library both link.
+# The preamble every build of the project includes (the root CMakeLists.txt, and each adapter's
+# paddle/CMakeLists.txt and pytorch/CMakeLists.txt when built on its own), after project():
+# compiler settings, reproducible paths, unity builds, ccache, the sanitizer switch, and the
+# device library both adapters link. Once per build: the root's inclusion serves the adapters
+# it adds.
+include_guard(GLOBAL)
 set(CMAKE_CXX_STANDARD 17)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_POSITION_INDEPENDENT_CODE ON)
@@ -17,7 +20,7 @@ endif()
 
 # Reproducible binaries: no checkout, build or cache path is compiled in (__FILE__, debug
 # info), so the same tree gives the same wheel from any directory. Sources are named from the
-# project's root (device/src/..., pytorch/csrc/...).
+# project's root (device/src/..., paddle/kernels/..., pytorch/csrc/...).
 add_compile_options("-ffile-prefix-map=${ {{- NAME }}_PROJECT_DIR}/=" "-ffile-prefix-map=${CMAKE_BINARY_DIR}/=")
 
 # Unity builds: an adapter's files share the framework's headers and the template code they

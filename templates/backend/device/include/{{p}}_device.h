@@ -6,7 +6,7 @@
  * the kernels call. The implementation in device/src/ is host-backed ("fake NPU"): ops
  * run on the CPU, but it behaves like hardware where adapters can get things wrong.
  * To bring up real hardware, replace the bodies in device/src/ with calls into your
- * SDK; the adapters (runtime/, kernels/, pytorch/) do not change.
+ * SDK; the adapters (paddle/, pytorch/) do not change.
  *
  * Contract kept by every implementation:
  *   - work submitted to one stream runs in submission order, later: ops and *_async
@@ -153,7 +153,7 @@ size_t {{ p }}_dtype_size({{ p }}_dtype_t dtype);
 /* ---- ops -------------------------------------------------------------- */
 /* All op pointers are device pointers; shapes are row-major. A NULL stream is
  * the device's default stream. Implemented in device/src/<family>_ops.cc, one file
- * per kernels/<family>_kernels.cc of the Paddle adapter. */
+ * per paddle/kernels/<family>_kernels.cc of the Paddle adapter. */
 
 typedef enum {
   {{ NAME }}_BINARY_ADD = 0,

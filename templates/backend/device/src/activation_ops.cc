@@ -1,5 +1,5 @@
 // {{ NAME }} device library: element-wise activations and their gradients
-// (the device side of kernels/activation_kernels.cc).
+// (the device side of paddle/kernels/activation_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

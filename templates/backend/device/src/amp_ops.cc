@@ -1,6 +1,6 @@
 // {{ NAME }} device library: loss scaling for mixed-precision training -- the found-inf
 // check with unscaling, the scale update, and dropping a step's gradients when it
-// overflowed (the device side of kernels/amp_kernels.cc and pytorch/csrc/amp.cpp).
+// overflowed (the device side of paddle/kernels/amp_kernels.cc and pytorch/csrc/amp.cpp).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

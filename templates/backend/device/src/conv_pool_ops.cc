@@ -1,5 +1,5 @@
 // {{ NAME }} device library: 2-D convolution (im2col + GEMM) and pooling
-// (the device side of kernels/conv_pool_kernels.cc).
+// (the device side of paddle/kernels/conv_pool_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

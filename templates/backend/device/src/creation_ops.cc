@@ -1,5 +1,5 @@
 // {{ NAME }} device library: random numbers (fill is in movement_ops.cc)
-// (the device side of kernels/creation_kernels.cc).
+// (the device side of paddle/kernels/creation_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

@@ -1,6 +1,6 @@
 // {{ NAME }} device library: element-wise binary ops with broadcasting, and the
 // broadcast gradient sum_to_shape
-// (the device side of kernels/elementwise_kernels.cc).
+// (the device side of paddle/kernels/elementwise_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

@@ -1,5 +1,5 @@
 // {{ NAME }} device library: softmax, log-softmax, softmax cross entropy and NLL loss
-// (the device side of kernels/loss_kernels.cc).
+// (the device side of paddle/kernels/loss_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

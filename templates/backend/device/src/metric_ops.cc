@@ -1,5 +1,5 @@
 // {{ NAME }} device library: argmax, top-k and accuracy
-// (the device side of kernels/metric_kernels.cc).
+// (the device side of paddle/kernels/metric_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

@@ -3,7 +3,7 @@
 // (materializing and writing views) -- because both frameworks' tensor plumbing uses them
 // (PyTorch's copy_ and zero_, Paddle's full and contiguous), not only kernels a framework could
 // run on the CPU instead (toolchain/scaffold/op_kernels.toml: `required`). The kernels that use
-// them live in their families (kernels/creation_kernels.cc, shape_kernels.cc, stride_kernels.cc).
+// them live in their families (paddle/kernels/creation_kernels.cc, shape_kernels.cc, stride_kernels.cc).
 // Here too: FloatOperands (internal.h), the float32 views of 16-bit arrays that ops with a
 // float32 body compute through.
 //

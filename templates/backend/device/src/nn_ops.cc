@@ -1,5 +1,5 @@
 // {{ NAME }} device library: GELU, dropout and gather (embedding)
-// (the device side of kernels/nn_kernels.cc).
+// (the device side of paddle/kernels/nn_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

@@ -1,5 +1,5 @@
 // {{ NAME }} device library: batch norm and layer norm, with their gradients
-// (the device side of kernels/norm_kernels.cc). Statistics accumulate in double
+// (the device side of paddle/kernels/norm_kernels.cc). Statistics accumulate in double
 // so float32 results stay close to a framework's CPU kernels.
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared

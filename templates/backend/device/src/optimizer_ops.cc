@@ -1,5 +1,5 @@
 // {{ NAME }} device library: SGD and Adam updates
-// (the device side of kernels/optimizer_kernels.cc).
+// (the device side of paddle/kernels/optimizer_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

@@ -1,6 +1,6 @@
 // {{ NAME }} device library: symmetric linear int8 quantization -- quantize, dequantize and
 // the scale observers of quantization-aware training (the device side of
-// kernels/quant_kernels.cc) -- and the int8 arithmetic of the int8 engine (engine/): int8
+// paddle/kernels/quant_kernels.cc) -- and the int8 arithmetic of the int8 engine (paddle/engine/): int8
 // convolution and GEMM into int32, the requantization of their accumulators, the residual add,
 // softmax and concatenation of int8 operands. Quantize and dequantize are Paddle's quantize_linear/dequantize_linear
 // on the CPU, element for element, so a quantized model gives the same integers on the device.

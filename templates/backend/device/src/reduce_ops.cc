@@ -1,5 +1,5 @@
 // {{ NAME }} device library: reductions, and broadcast (the gradient of sum and mean)
-// (the device side of kernels/reduce_kernels.cc).
+// (the device side of paddle/kernels/reduce_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

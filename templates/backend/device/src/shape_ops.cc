@@ -1,5 +1,5 @@
 // {{ NAME }} device library: scale, transpose, pad and pitched 2-D copies (cast is in movement_ops.cc)
-// (the device side of kernels/shape_kernels.cc).
+// (the device side of paddle/kernels/shape_kernels.cc).
 //
 // Host-backed reference implementations, declared in {{ p }}_device.h; shared
 // helpers (dispatch, broadcasting, GEMM, submission) are in internal.h. A vendor

@@ -1,5 +1,5 @@
 // {{ NAME }} device library on OpenCL: devices, memory, copies, streams and events
-// (the device side of runtime/ and of the PyTorch adapter's runtime). See opencl_device.h
+// (the device side of paddle/runtime/ and of the PyTorch adapter's runtime). See opencl_device.h
 // for how the C API maps onto OpenCL.
 #include <sys/mman.h>
 #include <unistd.h>
