@@ -1,10 +1,14 @@
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 
 from devkit.project.naming import parse_backend_name
+from devkit.project.project import load_project
 from devkit.scaffold.render import render_backend
-from devkit.util.errors import DevkitError
+from devkit.util.errors import DevkitError, ExitCode, InputError
 
 EXPECTED = [
     "CMakeLists.txt",
@@ -62,6 +66,21 @@ def test_every_kernel_has_a_signature_check(tmp_path):
         defined = set(re.findall(r"^void (\w+Kernel)\(", text, re.M))
         checked = set(re.findall(r"STPU_CHECK_SIGNATURE(?:_ANY_DTYPE)?\((\w+Kernel),", text))
         assert defined <= checked, f"{src.name}: unchecked {defined - checked}"
+
+
+def test_a_project_with_the_paddle_adapter_at_its_root_is_refused_in_one_line(tmp_path):
+    """A project rendered before paddle/ (runtime/, kernels/ at the root) gets the move as the fix."""
+    out = render_backend(parse_backend_name("STPU"), tmp_path / "STPU").out_dir
+    for part in ("runtime", "kernels", "inference"):
+        (out / "paddle" / part).rename(out / part)
+    shutil.rmtree(out / "paddle")
+    with pytest.raises(InputError, match=r"has the Paddle adapter at its root .*expects it in paddle/") as info:
+        load_project(out)
+    assert "git mv runtime kernels inference paddle/" in info.value.fix
+    shown = subprocess.run([sys.executable, "-m", "devkit", "config", "show", str(out)], capture_output=True, text=True)
+    assert shown.returncode == ExitCode.INPUT and shown.stdout == ""
+    assert [line for line in shown.stderr.splitlines() if line] == [f"error: {info.value.one_line()}"]
+    assert load_project(render_backend(parse_backend_name("STPU"), tmp_path / "new").out_dir).name == "STPU"
 
 
 def test_existing_non_empty_dir_is_refused_and_kept(tmp_path):
