@@ -27,7 +27,7 @@ print(json.dumps({
 
 def run_with_the_plugin(project: Path, code: str, **env: str) -> subprocess.CompletedProcess:
     """`code` in the Paddle reference runtime with the project's built plugin (and `env`); it must exit 0."""
-    plugin_dir = next(project.glob("build/*/libpaddle-custom-stpu.so")).parent
+    plugin_dir = next(project.glob("build/*/paddle/libpaddle-custom-stpu.so")).parent
     proc = subprocess.run(
         [str(paddle_python()), "-c", code],
         capture_output=True,

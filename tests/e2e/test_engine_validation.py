@@ -24,7 +24,7 @@ FUZZ = payload_script("paddle", "engine_fuzz")
 
 
 def run_fuzz(project: Path, work: Path, *args: str) -> dict[str, Any]:
-    plugin_dir = next(project.glob("build/*/libpaddle-custom-stpu.so")).parent
+    plugin_dir = next(project.glob("build/*/paddle/libpaddle-custom-stpu.so")).parent
     report = work / "report.json"
     proc = subprocess.run(
         [str(paddle_python()), str(FUZZ), "--device", "stpu", "--work", str(work), "--out", str(report), *args],

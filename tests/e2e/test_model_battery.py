@@ -110,7 +110,7 @@ print("write", (z.numpy() == np.arange(12).reshape(4, 3).T).all())
 def test_transpose_view_and_an_op_on_it_run_on_the_device(built_project):
     """Paddle 3.3.1 defaults (FLAGS_use_stride_kernel on), fallback off: the view is materialized by
     the device's contiguous kernel and written through by its strided_copy."""
-    plugin_dir = next(built_project.glob("build/*/libpaddle-custom-stpu.so")).parent
+    plugin_dir = next(built_project.glob("build/*/paddle/libpaddle-custom-stpu.so")).parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGS_")}
     proc = subprocess.run(
         [str(paddle_python()), "-c", TRANSPOSE],

@@ -1,7 +1,7 @@
 """The frameworks a backend plugs into, as data.
 
-A project has one device library and one adapter per framework: Paddle's at the project's
-root (runtime/ + kernels/), PyTorch's in pytorch/. Each framework names its reference
+A project has one device library and one adapter per framework: Paddle's in paddle/ (its wheel
+built from the project's root), PyTorch's in pytorch/. Each framework names its reference
 runtime (the wheel a plugin is compiled against and verified with); a recipe pins that
 wheel's version and platform tag under the framework's name ([runtimes.<name>]). Nothing else
 in devkit branches on a framework's name to find these. What a build does per framework is

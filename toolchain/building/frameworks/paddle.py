@@ -175,7 +175,7 @@ def check_library(
 
     for owner, symbols in unresolved_symbols(lib, locate).items():
         if owner:
-            fix = f"link {owner} (cmake/FindPaddle.cmake links libphi_core.so, libcommon.so and libpaddle.so)"
+            fix = f"link {owner} (paddle/cmake/FindPaddle.cmake links libphi_core.so, libcommon.so and libpaddle.so)"
             findings.append(unlinked_finding(lib, symbols, owner, fix))
         else:
             abi_hint = " or with a different _GLIBCXX_USE_CXX11_ABI" if uses_cxx11_abi(symbols) != paddle_cxx11 else ""
@@ -269,7 +269,7 @@ def check_plugin_wheel(wheel: Path, recipe: Recipe, paddle_version: str) -> dict
         recipe,
         "paddle_custom_device",
         "Paddle",
-        "install the plugin target to paddle_custom_device in CMakeLists.txt",
+        "install the plugin target to paddle_custom_device in paddle/CMakeLists.txt",
         "rebuild it with devkit build",
     )
     paddle_pins = paddle_requirements(wheel)
