@@ -45,6 +45,7 @@ namespace {
 
 using {{ p }}_kernels::axis_geometry;
 using {{ p }}_kernels::axis_view;
+using {{ p }}_kernels::conv2d_params;
 using {{ p }}_kernels::AxisGeometry;
 using {{ p }}_kernels::AxisView;
 using {{ p }}_kernels::stream_of;
@@ -414,27 +415,8 @@ class Int8Engine {
 
   // int32 sums into acc_ and the output allocated; returns the layout acc_ is rescaled over.
   {{ p }}_quant_params_t Conv(const phi::CustomContext& ctx, {{ p }}_stream_t stream) {
-    const phi::DDim& x = x_->dims();
-    const phi::DDim& w = w_->dims();
-    {{ p }}_conv2d_params_t p{};
-    p.batch = x[0];
-    p.in_channels = x[1];
-    p.in_h = x[2];
-    p.in_w = x[3];
-    p.out_channels = w[0];
-    p.kernel_h = w[2];
-    p.kernel_w = w[3];
-    p.stride_h = strides_[0];
-    p.stride_w = strides_[1];
-    p.groups = groups_;
-    const AxisGeometry height = axis_geometry(p.in_h, p.kernel_h, p.stride_h, dilations_[0], paddings_, 0, algorithm_);
-    const AxisGeometry width = axis_geometry(p.in_w, p.kernel_w, p.stride_w, dilations_[1], paddings_, 1, algorithm_);
-    p.dilation_h = height.dilation;
-    p.dilation_w = width.dilation;
-    p.pad_top = height.pad_before;
-    p.out_h = height.out;
-    p.pad_left = width.pad_before;
-    p.out_w = width.out;
+    const {{ p }}_conv2d_params_t p =
+        conv2d_params(x_->dims(), w_->dims(), strides_, paddings_, algorithm_, dilations_, groups_);
     Allocate(ctx, {p.batch, p.out_channels, p.out_h, p.out_w});
     {{ NAME }}_CHECK({{ p }}_conv2d_int8(stream, &p, x_int8_.data<int8_t>(), w_int8_.data<int8_t>(),
                                        acc_.data<int32_t>()),

@@ -1,12 +1,15 @@
 // The geometry of one spatial axis of a convolution or a pooling window, as Paddle's InferMeta
-// computes it (phi's UpdatePaddingAndDilation and its output sizes): the one place both the
-// kernels (conv_pool_kernels.cc) and the int8 engine (engine/int8_engine.cc) take it from.
+// computes it (phi's UpdatePaddingAndDilation and its output sizes), and conv2d's parameters from
+// the op's attributes: the one place both the kernels (conv_pool_kernels.cc) and the int8 engine
+// (engine/int8_engine.cc) take them from.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "{{ p }}_device.h"
 
 namespace {{ p }}_kernels {
 
@@ -37,6 +40,35 @@ AxisGeometry axis_geometry(int64_t in, int64_t kernel, int64_t stride, int64_t d
   g.dilation = dilation;
   g.out = (in + g.pad_before + after - (dilation * (kernel - 1) + 1) + (ceil_mode ? stride - 1 : 0)) / stride + 1;
   return g;
+}
+
+// conv2d's parameters for an NCHW input and an OIHW filter (their dims: anything indexed by axis)
+// under the op's attributes: strides, paddings (by `algorithm`) and dilations through
+// axis_geometry, which also gives the output's height and width; groups at least 1.
+template <typename Dims, typename Int>
+{{ p }}_conv2d_params_t conv2d_params(const Dims& input, const Dims& filter, const std::vector<Int>& strides,
+                                     const std::vector<Int>& paddings, const std::string& algorithm,
+                                     const std::vector<Int>& dilations, int groups) {
+  {{ p }}_conv2d_params_t p{};
+  p.batch = input[0];
+  p.in_channels = input[1];
+  p.in_h = input[2];
+  p.in_w = input[3];
+  p.out_channels = filter[0];
+  p.kernel_h = filter[2];
+  p.kernel_w = filter[3];
+  p.stride_h = strides[0];
+  p.stride_w = strides[1];
+  const AxisGeometry height = axis_geometry(p.in_h, p.kernel_h, p.stride_h, dilations[0], paddings, 0, algorithm);
+  const AxisGeometry width = axis_geometry(p.in_w, p.kernel_w, p.stride_w, dilations[1], paddings, 1, algorithm);
+  p.pad_top = height.pad_before;
+  p.pad_left = width.pad_before;
+  p.dilation_h = height.dilation;
+  p.dilation_w = width.dilation;
+  p.out_h = height.out;
+  p.out_w = width.out;
+  p.groups = groups < 1 ? 1 : groups;
+  return p;
 }
 
 }  // namespace {{ p }}_kernels

@@ -15,29 +15,16 @@ void require_nchw(const std::string& data_format, const char* op) {
                                                   data_format.c_str()));
 }
 
+// conv2d_params (conv_geometry.h), held to the output Paddle allocated: a geometry that disagrees
+// with Paddle's InferMeta is refused in words, never written past the output.
 {{ p }}_conv2d_params_t conv_params(const phi::DenseTensor& input, const phi::DenseTensor& filter,
                                    const phi::DDim& out, const std::vector<int>& strides,
                                    const std::vector<int>& paddings, const std::string& algorithm,
                                    const std::vector<int>& dilations, int groups) {
-  {{ p }}_conv2d_params_t p;
-  p.batch = input.dims()[0];
-  p.in_channels = input.dims()[1];
-  p.in_h = input.dims()[2];
-  p.in_w = input.dims()[3];
-  p.out_channels = filter.dims()[0];
-  p.kernel_h = filter.dims()[2];
-  p.kernel_w = filter.dims()[3];
-  p.out_h = out[2];
-  p.out_w = out[3];
-  p.stride_h = strides[0];
-  p.stride_w = strides[1];
-  const AxisGeometry height = axis_geometry(p.in_h, p.kernel_h, p.stride_h, dilations[0], paddings, 0, algorithm);
-  const AxisGeometry width = axis_geometry(p.in_w, p.kernel_w, p.stride_w, dilations[1], paddings, 1, algorithm);
-  p.dilation_h = height.dilation;
-  p.dilation_w = width.dilation;
-  p.pad_top = height.pad_before;
-  p.pad_left = width.pad_before;
-  p.groups = groups < 1 ? 1 : groups;
+  const auto p = conv2d_params(input.dims(), filter.dims(), strides, paddings, algorithm, dilations, groups);
+  PADDLE_ENFORCE_EQ(p.out_h == out[2] && p.out_w == out[3], true,
+                    common::errors::InvalidArgument("{{ device_type }} conv2d: the geometry gives an output of %d x %d, "
+                                                    "Paddle's is %d x %d", p.out_h, p.out_w, out[2], out[3]));
   return p;
 }
 
