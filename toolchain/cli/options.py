@@ -46,7 +46,7 @@ FrameworkOpt = Annotated[
     str | None,
     typer.Option(
         "--framework",
-        help="paddle | torch: the adapter to act on (default: the first of [tool.devkit] frameworks, paddle "
+        help="The adapter to act on, by framework name (default: the first of [tool.devkit] frameworks, paddle "
         "in a generated project).",
     ),
 ]
