@@ -27,7 +27,7 @@ from devkit.project.project import Project
 from devkit.project.recipes import find_recipe
 from devkit.project.sdk import SdkSettings, SdkSource
 from devkit.run.step import HostRunner, Step
-from devkit.util.errors import BuildFailure
+from devkit.util.errors import BuildFailure, InputError
 
 X86_64, ARMHF = find_recipe("x86_64"), find_recipe("armhf")
 
@@ -158,3 +158,31 @@ def test_check_and_publish_wants_the_wheel_of_a_plugin_build(tmp_path):
     plan = BuildPlan("build", (), {}, "", project.log_dir / "b.log", "build/x", False, False)
     with pytest.raises(BuildFailure, match="expected a wheel and a device bundle"):
         check_and_publish(project, BuildOptions(X86_64, "3.3.1"), ExecutedBuild(plan, "", None), tmp_path / "out", None)
+
+
+def test_where_a_build_runs_is_decided_once(tmp_path, monkeypatch):
+    """resolve_placement asks the engine question once and resolves the SDK with it: a `dir` SDK's
+    root and a Paddle Inference release are the container's inputs, the cache and image follow."""
+    from devkit.building import placement as placement_module
+    from devkit.building.placement import resolve_placement
+
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
+    asked: list[str] = []
+    monkeypatch.setattr(placement_module, "use_container", lambda choice: asked.append(choice) or choice == "docker")
+    sdk_root = tmp_path / "opencl-3.0"
+    (sdk_root / "lib").mkdir(parents=True)
+    source = SdkSource("dir", "build.x86_64", path=str(sdk_root))
+    project = project_at(tmp_path / "p", SdkSettings("opencl", "3.0", build={"x86_64": source}))
+    inference = tmp_path / "paddle_inference"
+    options = BuildOptions(X86_64, "3.3.1", runner="docker", inference_dir=inference)
+    placed = resolve_placement(project, options)
+    assert asked == ["docker"]
+    assert placed.in_container and placed.image is not None and placed.image.kind == "builder-bullseye"
+    assert placed.cache == tmp_path / "cache" / "container"
+    assert (placed.sdk_source, placed.sdk_root, placed.inputs) == (source, sdk_root, (inference, sdk_root))
+    on_host = resolve_placement(project, BuildOptions(X86_64, "3.3.1", runner="host"))
+    assert asked == ["docker", "host"] and on_host.image is None and on_host.cache == tmp_path / "cache" / "host"
+    missing = SdkSource("dir", "build.x86_64", path=str(tmp_path / "not-there"))
+    project = project_at(tmp_path / "q", SdkSettings("opencl", "3.0", build={"x86_64": missing}))
+    with pytest.raises(InputError, match="does not exist on this machine"):
+        resolve_placement(project, BuildOptions(X86_64, "3.3.1", runner="host"))

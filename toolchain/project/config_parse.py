@@ -35,7 +35,7 @@ from .config import (
 )
 from .frameworks import FRAMEWORKS, Framework
 from .naming import switch_prefix
-from .recipes import find_recipe
+from .recipes import build_machine_recipe, find_recipe
 from .sdk import parse_sdk
 
 
@@ -110,10 +110,11 @@ def _section(table: Any, key: str, cls: type, choices: dict[str, tuple[str, ...]
 def _runtime_versions(table: Any, framework: Framework) -> dict[str, tuple[str, ...]]:
     section = f"{framework.name}-versions"
     if not isinstance(table, dict):
+        machine = build_machine_recipe()
         raise _fail(
             section,
             "must be a table of target = [versions]",
-            f'write e.g. [tool.devkit.{section}] then x86_64 = ["{framework.version(find_recipe("x86_64"))}"]',
+            f'write e.g. [tool.devkit.{section}] then {machine.name} = ["{framework.version(machine)}"]',
         )
     resolved: dict[str, tuple[str, ...]] = {}
     for target, versions in table.items():
