@@ -50,6 +50,7 @@ def test_a_contract_met_passes(contract: ModuleType) -> None:
     check = contract.run_clauses([contract.Clause("works", "a()", lambda: True)])
     assert check == {
         "name": "framework contract",
+        "kind": "contract",
         "passed": True,
         "detail": "1 of 1 pass, 0 by design",
         "clauses": [{"hook": "works", "api": "a()", "status": "pass", "detail": ""}],

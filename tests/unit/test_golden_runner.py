@@ -10,7 +10,7 @@ from test_bad_input import run_cli
 
 from devkit.project.config import DevkitConfig
 from devkit.util.errors import EnvironmentProblem, ExitCode
-from devkit.verify import ops
+from devkit.verify.frameworks import paddle
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def recorded_runner(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         asked.append(choice)
         raise EnvironmentProblem("stub runner", "none")
 
-    monkeypatch.setattr(ops, "verify_runner", stub_runner)
+    monkeypatch.setattr(paddle, "verify_runner", stub_runner)
     return asked
 
 

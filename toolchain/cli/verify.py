@@ -8,36 +8,29 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 from rich.markup import escape
 
-from ..building.adapters import build_adapter
+from ..building.frameworks import build_adapter
 from ..project.config import RunnerChoice, VerifySettings
 from ..project.naming import switch_prefix
 from ..project.project import is_project_dir, load_project
 from ..util.console import err
 from ..util.errors import BuildFailure, InputError, VerificationFailure
-from ..verify.adapters import verify_adapter
+from ..verify.frameworks import verify_adapter
+from ..verify.frameworks.paddle import gen_golden as record_golden
+from ..verify.frameworks.paddle import golden_version
 from ..verify.modes import MODES_HELP, DeviceModes
 from ..verify.ops import DTYPES, OpsRequest, describe_failures
-from ..verify.ops import gen_golden as record_golden
 from ..verify.outputs import (
     AbiFindingSummary,
     CheckAbiOutput,
-    CheckSummary,
     GoldenOutput,
     OpsMode,
     OpsOutput,
     Severity,
     VerifyOutput,
 )
-from ..verify.paddle_verify import golden_version
-from ..verify.request import (
-    VerifyRequest,
-    framework_for,
-    project_config,
-    reports_root,
-    run_verification,
-    verify_options,
-)
+from ..verify.request import framework_for, project_config, reports_root, run_verification, verify_options
 from ..verify.session import wheel_to_check
+from ..verify.verify_modes import VerifyRequest
 from . import views
 
 if TYPE_CHECKING:
@@ -172,6 +165,7 @@ def verify(
         quant=quant,
         compile=compile_,
         profile=profile,
+        infer=infer,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
     if as_json:
@@ -180,7 +174,7 @@ def verify(
                 passed=result.passed,
                 report=result.report_path,
                 plot=result.plot_path,
-                checks=[CheckSummary(c.name, c.passed, c.detail) for c in result.report.checks],
+                checks=[c.summary() for c in result.report.checks],
             )
         )
     else:

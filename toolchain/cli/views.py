@@ -56,12 +56,12 @@ def show_build_matrix(project: Project, outcomes: list[Any], seconds: float) -> 
 
 def show_verify(result: VerifyResult, recipe: Recipe) -> None:
     report = result.report
-    runtime = (
-        f"torch {report.data['torch_version']}" if "torch_version" in report.data else f"paddle {report.paddle_version}"
-    )
-    ranks = report.data.get("distributed")
+    ranks = report.ranks
     devices = f"{report.device}:0..{ranks - 1} in {ranks} processes" if ranks else f"{report.device}:0"
-    where = f"{devices}, {runtime}" if report.device else "device library tests"
+    if report.device:
+        where = f"{devices}, {find_framework(report.framework).package} {report.runtime_version}"
+    else:
+        where = "device library tests"
     modes = report.data.get("modes", {}).get("summary")
     table = Table(title=f"devkit verify — {recipe.name}: {where} ({report.runner})" + (f"\n{modes}" if modes else ""))
     for col in ("check", "result", "figures"):
@@ -71,18 +71,18 @@ def show_verify(result: VerifyResult, recipe: Recipe) -> None:
         status = "[yellow]not run[/]" if check.not_run else "[green]pass[/]" if check.passed else "[red]FAIL[/]"
         seconds = check.data.get("seconds")
         table.add_row(check.name, status, check.detail, f"{seconds:.1f} s" if seconds is not None else "")
-    latency = [(c.name, c.data["latency_ms"]) for c in report.checks if "latency_ms" in c.data]
+    latency = report.inference()
     if latency:
         lat = Table(title="latency (ms) after warmup", show_lines=False)
         for col in ("model", "place", "avg", "min", "max"):
             lat.add_column(col)
-        for name, places in latency:
-            for place, t in places.items():
+        for name, inference in latency:
+            for place, t in inference["latency_ms"].items():
                 lat.add_row(name, place, f"{t['avg_ms']:.2f}", f"{t['min_ms']:.2f}", f"{t['max_ms']:.2f}")
         err.print(lat)
-    fallback = report.check("fallback report")
+    fallback = report.fallback()
     if fallback:
-        kernels: Mapping[str, Mapping[str, int]] = fallback.data.get("kernels", {})
+        kernels = fallback["kernels"]
         places = Table(title=f"kernels the model ran, with CPU fallback on ({len(kernels)})")
         for col in ("kernel", "ran on", "runs"):
             places.add_column(col)
@@ -96,12 +96,12 @@ def show_verify(result: VerifyResult, recipe: Recipe) -> None:
             )
             places.add_row(kernel, ran_on, str(sum(counts.values())))
         err.print(places)
-    contract = report.check("framework contract")
+    contract = report.contract()
     if contract:
-        clauses = Table(title=f"framework contract — {contract.detail}")
+        clauses = Table(title=f"framework contract — {contract['detail']}")
         for col in ("what the framework asks", "through", "result", "why"):
             clauses.add_column(col)
-        for row in contract.data.get("clauses", []):
+        for row in contract["clauses"]:
             status = _CONTRACT_STATUS.get(row["status"], row["status"])
             clauses.add_row(row["hook"], row["api"], status, row["detail"])
         err.print(clauses)

@@ -102,15 +102,16 @@ def suite_check(cases: list[ConformanceCase], finished: bool, where: str) -> Che
         detail += f"; failed: {', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}"
     if not finished:
         detail += f"; {where}"
-    return Check(
-        CHECK,
-        finished and not failed and bool(cases),
-        detail,
-        data={
+    return Check.from_json(
+        {
+            "name": CHECK,
+            "kind": "conformance",
+            "passed": finished and not failed and bool(cases),
+            "detail": detail,
             "cases": [c.to_json() for c in cases],
             "counts": {o: counts[o] for o in OUTCOMES},
             "unimplemented": [c.case for c in cases if c.outcome == "unimplemented"],
-        },
+        }
     )
 
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..building.adapters import build_adapter
+from ..building.frameworks import build_adapter
 from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
 from ..util.errors import VerificationFailure

@@ -4,14 +4,14 @@ processes, one device each, started by the framework's own launcher in a fresh e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..project.frameworks import DEFAULT_MODEL
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.errors import InputError
-from .adapters import verify_adapter
-from .session import VerifyOptions, VerifyResult, plugin_session
+from .session import PluginSession, VerifyOptions, VerifyResult, plugin_session
 
 MAX_RANKS = 8  # the host-backed device's default count is 2; <NAME>_DEVICE_COUNT raises it up to 8
 
@@ -21,10 +21,8 @@ def runs_distributed(recipe: Recipe) -> bool:
     return host_recipe().matches(recipe.name)
 
 
-def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
+def check_request(ranks: int, options: VerifyOptions) -> None:
     """What --distributed refuses, before any wheel is looked for."""
-    if infer:
-        raise InputError("--distributed verifies training; --infer is one process", "drop one of them")
     if not 2 <= ranks <= MAX_RANKS:
         raise InputError(f"--distributed {ranks}: data parallelism needs 2 to {MAX_RANKS} ranks", "use --distributed 2")
     if not runs_distributed(options.recipe):
@@ -38,11 +36,17 @@ def check_request(ranks: int, options: VerifyOptions, infer: bool) -> None:
     options.require_training_steps()
 
 
-def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path, ranks: int) -> VerifyResult:
-    """The request has passed check_request (run_verification checks it before finding the wheel)."""
+def run_distributed_verify(
+    wheel: Path,
+    options: VerifyOptions,
+    report_dir: Path,
+    ranks: int,
+    payload: Path,
+    rank_env: Callable[[PluginSession], dict[str, str | None]],
+) -> VerifyResult:
+    """The framework's `payload` (its launcher's driver) in a session, the ranks in `rank_env`. The
+    request has passed check_request (run_verification checks it before finding the wheel)."""
     framework = options.framework
-    adapter = verify_adapter(framework)
-    options = adapter.for_wheel(options, wheel)
     from .datasets import load_dataset  # (NumPy, for the commands that train only)
 
     dataset = load_dataset(options.data_dir)
@@ -50,7 +54,7 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
         dataset.save(session.work / "data.npz")
         report = session.run_report(
             f"{framework.label} data parallel on {ranks} devices of {options.recipe.name} ({options.steps} steps)",
-            adapter.distributed_payload,
+            payload,
             [
                 "--data",
                 session.runner.path(session.work / "data.npz"),
@@ -60,6 +64,6 @@ def run_distributed_verify(wheel: Path, options: VerifyOptions, report_dir: Path
                 str(ranks),
             ],
             "report.json",
-            env=adapter.rank_env(options, session),
+            env=rank_env(session),
         )
-    return session.finish(report, framework=framework.name)
+    return session.finish(report)

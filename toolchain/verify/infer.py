@@ -81,10 +81,12 @@ def run_infer_verify(wheel: Path, options: VerifyOptions, infer: InferOptions, r
         if infer.quant:
             checks.append(Check.from_json(bundle_check(infer, session)))
         checks.append(Check.from_json(cpp_demo(infer, options, models, work, session.log)))
+    measured = Report.of(checks).inference()
     report = Report.of(
         checks,
-        device=checks[0].data.get("device"),
+        device=measured[0][1]["device"] if measured else None,
         paddle_version=session.runtime_version,
+        runtime_version=session.runtime_version,
         runner=runner.name,
         wheel=str(wheel),
     )
@@ -161,6 +163,7 @@ def bundle_check(infer: InferOptions, session: PluginSession) -> dict[str, Any]:
         why = "no inference bundle: build with `devkit build --infer` first"
         return {
             "name": BUNDLE_CHECK,
+            "kind": "deployment",
             "passed": False,
             "not_run": True,
             "detail": f"not run: {why}; not counted as passed",
@@ -171,6 +174,7 @@ def bundle_check(infer: InferOptions, session: PluginSession) -> dict[str, Any]:
     if not (root / "check" / "check.json").is_file():
         return {
             "name": BUNDLE_CHECK,
+            "kind": "deployment",
             "passed": False,
             "detail": f"{infer.bundle.name} has no check/: rebuild it with this devkit's `devkit build --infer`",
         }
@@ -188,10 +192,16 @@ def bundle_check(infer: InferOptions, session: PluginSession) -> dict[str, Any]:
         )
     except DevkitError as exc:  # a FAIL exits non-zero: its lines are among the failure's last
         failed = _verdicts(exc.details or "")
-        return {"name": BUNDLE_CHECK, "passed": False, "detail": "; ".join(failed) if failed else exc.one_line()}
+        detail = "; ".join(failed) if failed else exc.one_line()
+        return {"name": BUNDLE_CHECK, "kind": "deployment", "passed": False, "detail": detail}
     lines = _verdicts(said)
     passed = any(line.startswith("PASS ") for line in lines) and not any(line.startswith("FAIL ") for line in lines)
-    return {"name": BUNDLE_CHECK, "passed": passed, "detail": "run.sh --check: " + "; ".join(lines)}
+    return {
+        "name": BUNDLE_CHECK,
+        "kind": "deployment",
+        "passed": passed,
+        "detail": "run.sh --check: " + "; ".join(lines),
+    }
 
 
 def _verdicts(output: str) -> list[str]:
@@ -211,6 +221,7 @@ def cpp_demo(infer: InferOptions, options: VerifyOptions, models: list[str], wor
     if why:
         return {
             "name": "C++ demo",
+            "kind": "deployment",
             "passed": False,
             "not_run": True,
             "detail": f"not run: {why}; not counted as passed",
@@ -266,6 +277,11 @@ def _run_cpp_demo(infer: InferOptions, models: list[str], work: Path, log: Path)
             for m in models
         ]
     except DevkitError as exc:
-        return {"name": "C++ demo", "passed": False, "detail": exc.one_line()}
+        return {"name": "C++ demo", "kind": "deployment", "passed": False, "detail": exc.one_line()}
     ok = all("latency over" in out and "top-" in out for out in outputs)
-    return {"name": "C++ demo", "passed": ok, "detail": " | ".join(out.strip().splitlines()[-2] for out in outputs)}
+    return {
+        "name": "C++ demo",
+        "kind": "deployment",
+        "passed": ok,
+        "detail": " | ".join(out.strip().splitlines()[-2] for out in outputs),
+    }

@@ -1,9 +1,9 @@
-"""`devkit test-ops`: op conformance of a plugin against Paddle CPU, and golden data.
+"""`devkit test-ops`: op conformance of a plugin against its framework's CPU, and golden data.
 
-Three modes, one report format (report.json, report.md, junit.xml):
-- a wheel: its kernels vs Paddle CPU in a fresh env (payload/op_tests.py);
-- --gen-golden DIR: Paddle CPU inputs/outputs recorded on this machine;
-- --golden DIR: the device library bundle of a target without Paddle checked against them.
+One report format (report.json, report.md, junit.xml) for what the frameworks' adapters run (their
+op cases vs the framework's CPU in a fresh env: verify/frameworks/) and for the device library
+bundle of a target without a framework runtime checked against golden data (--golden DIR, recorded
+by the Paddle adapter with --gen-golden DIR).
 """
 
 from __future__ import annotations
@@ -11,29 +11,23 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..project.config import Tolerances
 from ..project.project import Project
 from ..project.recipes import Recipe
-from ..run.envs import create_env
-from ..run.select import host_recipe, verify_runner
+from ..run.select import verify_runner
 from ..run.step import Step
 from ..util.errors import DevkitError, InputError, VerificationFailure
-from ..util.fsutil import staging_dir, write_atomic
-from ..util.resources import PAYLOAD_DIR, payload_env
+from ..util.fsutil import write_atomic
 from ..verify.junit import Case, write_junit
 from .conformance import unpack_device_bundle
 from .report import FAILED_STATUSES, OpCase, OpsReport
-from .session import PluginSession, VerifyOptions, fresh_log, plugin_session, work_dir
+from .session import PluginSession, VerifyOptions, fresh_log, work_dir
 
-PAYLOAD = PAYLOAD_DIR / "paddle" / "op_tests.py"
-OPINFO_PAYLOAD = PAYLOAD_DIR / "torch" / "torch_opinfo.py"
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
 
 
@@ -74,35 +68,10 @@ def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
     return ops, chosen
 
 
-def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str], report_dir: Path) -> OpsResult:
-    with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_json(
-            f"op tests on {options.recipe.name}", PAYLOAD, ["--ops", ops, "--dtypes", ",".join(dtypes)], "ops.json"
-        )
-    return _publish_session_report({**report, "mode": "plugin"}, wheel, options, session, report_dir)
-
-
-def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path) -> OpsResult:
-    """torch's OpInfo samples on the device vs torch's CPU (payload/torch_opinfo.py), each op in an
-    isolated worker, with the CPU fallback allowed."""
-    from .torch_verify import torch_env, with_device  # (torch_verify imports this module)
-
-    options = with_device(options, wheel)
-    with plugin_session(wheel, options, report_dir) as session:
-        report = session.run_json(
-            f"torch OpInfo samples on {options.recipe.name}" + (" (all OpInfos)" if all_ops else ""),
-            OPINFO_PAYLOAD,
-            [*(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])],
-            "opinfo.json",
-            env=torch_env(options, session, strict=False),
-        )
-    return _publish_session_report(report, wheel, options, session, report_dir)
-
-
-def _publish_session_report(
-    report: dict[str, Any], wheel: Path, options: VerifyOptions, session: PluginSession, report_dir: Path
+def publish_session_report(
+    report: dict[str, Any], wheel: Path, options: VerifyOptions, session: PluginSession
 ) -> OpsResult:
-    """The payload's report with where and how long it ran, published."""
+    """The payload's report with where and how long it ran, published in the session's report directory."""
     report.update(
         wheel=str(wheel),
         arch=options.recipe.name,
@@ -110,42 +79,7 @@ def _publish_session_report(
         seconds=round(time.monotonic() - session.start, 1),
         log=str(session.log),
     )
-    return _publish(report, report_dir)
-
-
-def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: Path) -> dict[str, Any]:
-    """Record golden data with Paddle CPU on this machine; out_dir appears only when complete."""
-    recipe = host_recipe()
-    log = fresh_log(log_dir)
-    with work_dir() as work, staging_dir(out_dir.resolve(), replace=True) as stage:
-        runner = verify_runner(runner_choice, recipe, work, [], log)
-        python = create_env(
-            runner,
-            work / "venv",
-            [f"paddlepaddle=={paddle_version}"],
-            f"Paddle CPU environment (paddlepaddle {paddle_version})",
-            log,
-        )
-        runner.run(
-            Step(
-                title=f"record golden data with Paddle {paddle_version} CPU",
-                log=log,
-                argv=[
-                    python,
-                    runner.path(PAYLOAD),
-                    "--gen-golden",
-                    runner.path(work / "golden"),
-                    "--out",
-                    runner.path(work / "golden.json"),
-                ],
-                env={**payload_env(runner.path), "DEVKIT_TOLERANCES": json.dumps(asdict(Tolerances()))},
-                fails_as=VerificationFailure,
-            )
-        )
-        summary = json.loads((work / "golden.json").read_text())
-        for item in (work / "golden").iterdir():
-            shutil.move(str(item), stage / item.name)
-    return {**summary, "golden_dir": str(out_dir.resolve()), "machine": recipe.name}
+    return _publish(report, session.report_dir)
 
 
 _GOLDEN_LINE = re.compile(r"^GOLDEN (PASS|FAIL) (\S+) (\S+) max_abs_diff=(\S+) values=(\d+) ?(.*)$", re.M)

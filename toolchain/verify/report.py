@@ -1,28 +1,54 @@
 """Typed reports: the JSON a payload writes, parsed once into frozen dataclasses.
 
-The payloads (payload/*.py) run in the target's environment and write plain JSON;
-devkit reads it here and everything after (the CLI's tables, --json, the matrix,
-JUnit) uses attributes, never `report["checks"]` searched by name.
+The payloads (payload/*/) run in the target's environment and write plain JSON whose shapes are
+payload/shared/records.py's TypedDicts; devkit reads it here and everything after (the CLI's tables,
+--json, the matrix, JUnit) uses attributes and a check's typed record, found by the check's kind
+(records.CheckKind), never `report["checks"]` searched by name or by the keys a record happens to hold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from ..util.errors import InternalError
+from .outputs import CheckSummary
+
+# mypy checks records.py as the payloads import it (`records`, on its path: pyproject.toml); devkit
+# imports the same file as devkit.payload.shared.records, which mypy must not find a second time.
+if TYPE_CHECKING:
+    from distributed_records import ParallelVerdict
+    from inference_records import InferenceCheck
+    from records import (
+        CheckKind,
+        CheckRecord,
+        ContractCheck,
+        FallbackReportCheck,
+        KernelSignaturesCheck,
+        TrainingVerdict,
+    )
+else:
+    from ..payload.shared.records import CheckKind, CheckRecord
+
+CHECK_KINDS: frozenset[str] = frozenset(get_args(CheckKind))
+
+
+def _no_record() -> CheckRecord:
+    """A check devkit makes itself without a payload's record (its fields are the dataclass's)."""
+    return cast(CheckRecord, {})
 
 
 @dataclass(frozen=True)
 class Check:
-    """One verification check: its verdict and the figures behind it."""
+    """One verification check: its verdict, its kind, and its record (the figures behind it)."""
 
     name: str
     passed: bool
     detail: str = ""
     not_run: bool = False  # e.g. the C++ demo without a Paddle Inference library
-    data: Mapping[str, Any] = field(default_factory=dict)  # the payload's other fields (kernels, latency_ms, ...)
+    kind: CheckKind | None = None  # None: a record from before checks had kinds
+    data: CheckRecord = field(default_factory=_no_record)  # the payload's record, as it wrote it
 
     @property
     def failed(self) -> bool:
@@ -31,12 +57,16 @@ class Check:
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Check:
         try:
+            kind = raw.get("kind")
+            if kind is not None and kind not in CHECK_KINDS:
+                raise TypeError(f"'kind' {kind!r} (not one of records.CheckKind)")
             return cls(
                 name=str(raw["name"]),
                 passed=bool(raw["passed"]),
                 detail=str(raw.get("detail", "")),
                 not_run=bool(raw.get("not_run", False)),
-                data=dict(raw),
+                kind=cast(CheckKind | None, kind),
+                data=cast(CheckRecord, dict(raw)),
             )
         except (KeyError, TypeError) as exc:
             raise InternalError(
@@ -48,11 +78,13 @@ class Check:
         verdict: dict[str, Any] = {"name": self.name, "passed": self.passed}
         if self.detail or "detail" in self.data:
             verdict["detail"] = self.detail
+        if self.kind is not None:
+            verdict["kind"] = self.kind
         return {**verdict, **self.data, **verdict}  # the verdict first where the payload had none
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> CheckSummary:
         """What every --json lists of a check."""
-        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+        return CheckSummary(self.name, self.passed, self.detail)
 
 
 @dataclass(frozen=True)
@@ -110,6 +142,53 @@ class Report:
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.failed]
+
+    # ---- what the report is about (devkit's fields: session.finish)
+
+    @property
+    def framework(self) -> str:
+        return str(self.data.get("framework", ""))
+
+    @property
+    def runtime_version(self) -> str | None:
+        """The framework runtime the checks ran in (None: the device library's tests)."""
+        version = self.data.get("runtime_version") or self.paddle_version
+        return str(version) if version else None
+
+    @property
+    def ranks(self) -> int:
+        """--distributed: the ranks; 0 for one process."""
+        return int(self.data.get("distributed") or 0)
+
+    # ---- the checks' typed records, by kind
+
+    def of_kind(self, kind: CheckKind) -> list[Check]:
+        return [c for c in self.checks if c.kind == kind]
+
+    def _first(self, kind: CheckKind) -> CheckRecord | None:
+        """The record of the first check of `kind` that finished (one that raised has its name,
+        verdict and traceback only)."""
+        return next((c.data for c in self.of_kind(kind) if "traceback" not in c.data), None)
+
+    def training(self) -> TrainingVerdict | None:
+        """The model trained on the device vs the CPU (the first curve: the float32 one, or --amp's)."""
+        return cast("TrainingVerdict | None", self._first("training"))
+
+    def data_parallel(self) -> ParallelVerdict | None:
+        return cast("ParallelVerdict | None", self._first("parallel"))
+
+    def fallback(self) -> FallbackReportCheck | None:
+        return cast("FallbackReportCheck | None", self._first("fallback"))
+
+    def contract(self) -> ContractCheck | None:
+        return cast("ContractCheck | None", self._first("contract"))
+
+    def kernel_signatures(self) -> KernelSignaturesCheck | None:
+        return cast("KernelSignaturesCheck | None", self._first("kernels"))
+
+    def inference(self) -> list[tuple[str, InferenceCheck]]:
+        """--infer: each model's check (its name in the report, its record)."""
+        return [(c.name, cast("InferenceCheck", c.data)) for c in self.of_kind("inference") if "latency_ms" in c.data]
 
 
 FAILED_STATUSES = ("fail", "error")

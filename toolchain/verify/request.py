@@ -5,55 +5,33 @@ Shared by the `verify` command and `devkit matrix run` (the CI job's command).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..building.adapters import BUILD_ADAPTERS
-from ..building.bundles import bundle_name as inference_bundle_name
+from ..building.frameworks import BUILD_ADAPTERS
 from ..building.plugin import device_bundle_path
 from ..project.config import DevkitConfig
-from ..project.frameworks import DEFAULT_FRAMEWORK, DEFAULT_MODEL, FRAMEWORKS, Framework, find_framework
+from ..project.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, Framework, find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import host_recipe
 from ..util.console import err
 from ..util.errors import InputError
-from .adapters import verify_adapter
 from .device import run_device_tests
-from .distributed import check_request as check_distributed_request
-from .distributed import run_distributed_verify
-from .infer import InferOptions, run_infer_verify
-from .modes import CHECK_MODES, DeviceModes
+from .frameworks import VERIFY_MODES, mode_support, verify_adapter
 from .session import VerifyOptions, VerifyResult, wheel_to_check
+from .verify_modes import ModeRun, VerifyRequest, check_modes
 
-
-@dataclass(frozen=True)
-class VerifyRequest:
-    """Command-line values; None means "from [tool.devkit]"."""
-
-    model: str | None = None
-    steps: int | None = None
-    data: Path | None = None
-    runner: str | None = None
-    model_dir: Path | None = None
-    warmup: int | None = None
-    repeats: int | None = None
-    inference_dir: Path | None = None
-    framework: str | None = None  # --framework; None: the project's first, or what a bare wheel is
-    modes: DeviceModes = CHECK_MODES  # --modes
-    distributed: int = 0  # --distributed N: data parallel on N devices in N processes
-    amp: str = ""  # --amp LEVEL: train under mixed precision
-    quant: str = ""  # --quant DTYPE: quantized inference
-    compile: bool = False  # --compile: torch.compile (Inductor) on the device
-    profile: bool = False  # --profile: the framework's profiler over a training step: the device trace
-
-
-def _inference_bundle(project: Project | None, recipe: Recipe) -> Path | None:
-    if project is None:
-        return None
-    path = project.dist_dir / f"{inference_bundle_name(project, recipe)}.tar.gz"
-    return path if path.is_file() else None
+__all__ = [
+    "VerifyRequest",
+    "framework_for",
+    "project_config",
+    "reports_root",
+    "run_verification",
+    "verify_options",
+    "verify_report_dir",
+]
 
 
 def project_config(project: Project | None) -> DevkitConfig:
@@ -86,7 +64,7 @@ def verify_options(
     return VerifyOptions(
         recipe=recipe,
         framework=framework,
-        index_url=config.torch.index_url,
+        index_url=config.index_url(framework),
         device_type=project.device_type if project else None,
         runner=runner or config.runner,
         tolerances=config.tolerances,
@@ -102,6 +80,12 @@ def _default_model(configured: str, framework: Framework) -> str:
     return configured if configured in framework.train_models else framework.train_models[0]
 
 
+def verify_report_dir(project: Project | None, recipe: Recipe, framework: Framework, request: VerifyRequest) -> Path:
+    """reports/verify-<target><the framework's tree suffix><each requested mode's suffix, in the registry's order>."""
+    suffix = framework.tree_suffix + "".join(mode.suffix(request) for mode in VERIFY_MODES if mode.requested(request))
+    return reports_root(project) / f"verify-{recipe.name}{suffix}"
+
+
 def run_verification(
     project: Project | None,
     wheel: Path | None,
@@ -110,138 +94,35 @@ def run_verification(
     infer: bool,
     report_dir: Path | None,
 ) -> VerifyResult:
+    """The request's modes, checked in the registry's order, then the run of the mode that replaces
+    training (--infer, --distributed), else the adapter's training run (the device library's tests
+    where the target has no runtime). `infer`: --infer (the matrix's entries say it apart)."""
+    request = replace(request, infer=request.infer or infer)
     config = project_config(project)
     framework = framework_for(project, wheel, request.framework)
-    _check_amp(request, framework, infer)
-    _check_quant(request, framework, infer)
-    _check_compile(request, framework, infer, recipe)
-    _check_profile(request, infer)
-    suffix = (
-        framework.tree_suffix
-        + ("-distributed" if request.distributed else "")
-        + (f"-amp-{request.amp}" if request.amp else "")
-        + (f"-{request.quant}" if request.quant else "")
-        + ("-compile" if request.compile else "")
-    )
-    if project is not None:
-        report_dir = report_dir or reports_root(project) / f"verify-{recipe.name}{suffix}{'-infer' if infer else ''}"
-    report_dir = (report_dir or reports_root(None) / f"verify-{recipe.name}{suffix}").resolve()
+    adapter = verify_adapter(framework)
+    report_dir = (report_dir or verify_report_dir(project, recipe, framework, request)).resolve()
     native = host_recipe().matches(recipe.name)
-    steps = request.steps or (config.verify.steps if native else config.verify.emulated_steps)
     options = verify_options(
         project,
         recipe,
         request.runner,
         framework,
         model=request.model or _default_model(config.verify.train_model, framework),
-        steps=steps,
+        steps=request.steps or (config.verify.steps if native else config.verify.emulated_steps),
         data_dir=request.data,
         modes=request.modes,
         amp=request.amp,
         compile=request.compile,
         profile=request.profile,
     )
-    if request.distributed:
-        check_distributed_request(request.distributed, options, infer)
-        wheel = wheel_to_check(project, wheel, recipe, framework)
-        return run_distributed_verify(wheel, options, report_dir, request.distributed)
-    if infer and "infer" not in framework.modes:
-        raise InputError(
-            f"--infer verifies Paddle Inference; the {framework.label} adapter has no inference mode",
-            "drop --infer, or use --framework paddle",
-        )
+    run = ModeRun(project, wheel, recipe, request, framework, options, config, report_dir)
+    replacing = [mode.run for mode in check_modes(run, VERIFY_MODES, mode_support()) if mode.run is not None]
+    if replacing:
+        return replacing[0](run)
     if framework.version(recipe) is None:
-        if infer:
-            raise InputError(
-                f"{recipe.name} has no Paddle runtime, so there is no inference to verify",
-                f"run `devkit verify PROJECT --arch {recipe.name}` for its device library tests",
-            )
         return _device_tests(project, recipe, options, report_dir, framework)
-    if infer:
-        models = (request.model,) if request.model else config.verify.infer_models
-        inference_dir = request.inference_dir.resolve() if request.inference_dir else None
-        return run_infer_verify(
-            wheel_to_check(project, wheel, recipe),
-            options,
-            InferOptions(
-                models=models,
-                model_dir=request.model_dir.resolve() if request.model_dir else None,
-                warmup=config.verify.warmup if request.warmup is None else request.warmup,
-                repeats=config.verify.repeats if request.repeats is None else request.repeats,
-                inference_dir=inference_dir,
-                bundle=_inference_bundle(project, recipe),
-                quant=request.quant,
-            ),
-            report_dir,
-        )
-    return verify_adapter(framework).train(wheel_to_check(project, wheel, recipe, framework), options, report_dir)
-
-
-def _check_amp(request: VerifyRequest, framework: Framework, infer: bool) -> None:
-    """--amp LEVEL: a level of the framework's, for training one of its models on one device."""
-    if not request.amp:
-        return
-    if not framework.amp_levels:
-        raise InputError(f"--amp is not yet verified for {framework.label}", "drop --amp, or use --framework paddle")
-    if request.amp not in framework.amp_levels:
-        raise InputError(
-            f"--amp {request.amp!r} is not a {framework.label} mixed-precision level",
-            f"use --amp {' | '.join(framework.amp_levels)}",
-        )
-    if infer or request.distributed:
-        raise InputError("--amp trains a model on one device", "drop --infer and --distributed (or --amp)")
-
-
-QUANT_DTYPES = ("int8",)
-
-
-def _check_quant(request: VerifyRequest, framework: Framework, infer: bool) -> None:
-    """--quant DTYPE: quantized inference (Paddle)."""
-    if not request.quant:
-        return
-    if request.quant not in QUANT_DTYPES:
-        raise InputError(f"--quant {request.quant!r} is not a quantization devkit verifies", "use --quant int8")
-    if not infer or "infer" not in framework.modes:
-        raise InputError(
-            "--quant verifies quantized inference with Paddle Inference", "add --infer (with --framework paddle)"
-        )
-    if request.distributed or request.amp:
-        raise InputError("--quant checks inference on one device", "drop --distributed and --amp (or --quant)")
-
-
-def _check_profile(request: VerifyRequest, infer: bool) -> None:
-    """--profile: a training step of one process, profiled beside the default checks."""
-    if request.profile and (infer or request.distributed or request.compile):
-        other = "--infer" if infer else "--distributed" if request.distributed else "--compile"
-        raise InputError(
-            f"--profile traces a training step of one process; {other} checks something else",
-            f"run `devkit verify --profile` and `devkit verify {other}` separately",
-        )
-
-
-def _check_compile(request: VerifyRequest, framework: Framework, infer: bool, recipe: Recipe) -> None:
-    """--compile: torch.compile's default backend on one process's devices, where the target's
-    torch has the seam the adapter targets."""
-    if not request.compile:
-        return
-    if not framework.compiler_seam:
-        raise InputError(
-            f"--compile checks torch.compile; the {framework.label} adapter has no compiler backend",
-            "use --framework torch, or drop --compile",
-        )
-    if infer or request.distributed or request.amp or (request.model or DEFAULT_MODEL) != DEFAULT_MODEL:
-        raise InputError(
-            "--compile checks compiled models of its own on one process",
-            "drop --infer, --distributed, --amp and --model",
-        )
-    version = framework.version(recipe)
-    if version is not None and ".".join(version.split(".")[:2]) not in framework.compiler_seam:
-        raise InputError(
-            f"--compile: the device's Inductor backend needs torch {' or '.join(framework.compiler_seam)} (the seam the "
-            f"adapter is written for), and the {recipe.name} reference is torch {version}",
-            f"verify --compile on a target with torch {framework.compiler_seam[-1]}; on {recipe.name} compile with "
-            'torch.compile(model, backend="aot_eager")',
-        )
+    return adapter.train(wheel_to_check(project, wheel, recipe, framework), options, report_dir)
 
 
 def _device_tests(

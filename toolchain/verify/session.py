@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..building.adapters import BUILD_ADAPTERS, build_adapter
+from ..building.frameworks import BUILD_ADAPTERS, build_adapter
 from ..project.config import Tolerances, VerifySettings
 from ..project.frameworks import DEFAULT_FRAMEWORK, DEFAULT_MODEL, FRAMEWORKS, Framework
 from ..project.project import Project
@@ -29,6 +29,7 @@ from ..util.fsutil import write_atomic
 from ..util.resources import payload_env
 from .conformance import PendingConformance, start_conformance, unpack_device_bundle
 from .modes import CHECK_MODES, DeviceModes
+from .outputs import PaddleKernelsOutput, TorchKernelsOutput
 from .report import Check, Report
 
 MIN_TRAINING_STEPS = 20
@@ -92,7 +93,7 @@ class KernelCheck:
     """check-kernels' outcome, said the same way whichever framework's kernels were checked."""
 
     result: VerifyResult
-    summary: dict[str, Any]  # its --json
+    summary: PaddleKernelsOutput | TorchKernelsOutput  # its --json
     lines: list[tuple[bool, str]]  # (passed, what) for people
     problem: str  # when it failed: what, and how to fix it
     fix: str
@@ -243,8 +244,8 @@ class PluginSession:
         return write_atomic(self.report_dir / name, written.read_bytes()) if written.is_file() else None
 
     def finish(self, report: Report, **fields: Any) -> VerifyResult:
-        """finish() for this session's wheel and runner (`fields`: the caller's, e.g. framework),
-        with the conformance suite's check first when it ran."""
+        """finish() for this session's wheel, runner and runtime (`fields`: the caller's), with the
+        conformance suite's check first when it ran."""
         if self.conformance is not None:
             check = self.conformance.result()
             report = report.merged([check], before=report.checks[0].name if report.checks else None)
@@ -256,6 +257,7 @@ class PluginSession:
             self.log,
             wheel=str(self.wheel),
             runner=self.runner.name,
+            runtime_version=self.runtime_version,
             **fields,
         )
 
@@ -307,6 +309,7 @@ def finish(
     """The report completed (the caller's `fields`, e.g. wheel and runner, then the run's), written and plotted."""
     report = report.with_fields(
         **fields,
+        framework=options.framework.name,
         arch=options.recipe.name,
         model=options.model,
         modes=options.modes.as_json(),
@@ -321,20 +324,7 @@ def finish(
 def plot_losses(report: Report, path: Path) -> Path | None:
     """The loss curves of the report's training check: device vs CPU, or (--distributed) N
     processes vs one."""
-    model = report.data.get("model")
-    mnist = next(
-        (
-            c.data
-            for c in report.checks
-            if (
-                c.name in (DEFAULT_MODEL, model)
-                or c.name.startswith((f"{DEFAULT_MODEL} amp", f"{DEFAULT_MODEL} autocast"))
-            )
-            and "device" in c.data
-        ),
-        None,
-    )
-    parallel = next((c.data for c in report.checks if c.name == "data parallel" and "single" in c.data), None)
+    parallel, trained = report.data_parallel(), report.training()
     if parallel is not None:
         device, ranks, batch = report.device, parallel["ranks"], parallel["batch_size"]
         curves = [
@@ -348,14 +338,15 @@ def plot_losses(report: Report, path: Path) -> Path | None:
             f"LeNet data parallel on {ranks} {device} devices vs one — max |diff| {parallel['max_curve_abs_diff']:.1e}, "
             f"held-out acc {parallel['data_parallel']['heldout_accuracy']:.3f}"
         )
-    elif mnist is not None:
-        framework = FRAMEWORKS.get(str(report.data.get("framework")), DEFAULT_FRAMEWORK)
-        cpu_label = mnist["cpu"].get("trained", {}).get("where", f"{framework.label} CPU")
-        curves = [(cpu_label, mnist["cpu"]["losses"]), (f"{report.device}:0", mnist["device"]["losses"])]
+    elif trained is not None:
+        framework = FRAMEWORKS.get(report.framework, DEFAULT_FRAMEWORK)
+        cpu = trained["cpu"]
+        cpu_label = cpu["trained"]["where"] if "trained" in cpu else f"{framework.label} CPU"
+        curves = [(cpu_label, cpu["losses"]), (f"{report.device}:0", trained["device"]["losses"])]
         title = (
-            f"{'LeNet' if mnist['name'] == DEFAULT_MODEL else mnist['name']} on {report.device}:0 vs CPU — "
-            f"max |diff| {mnist['max_curve_abs_diff']:.1e}, "
-            f"held-out acc {mnist['device']['heldout_accuracy']:.3f}"
+            f"{'LeNet' if trained['name'] == DEFAULT_MODEL else trained['name']} on {report.device}:0 vs CPU — "
+            f"max |diff| {trained['max_curve_abs_diff']:.1e}, "
+            f"held-out acc {trained['device']['heldout_accuracy']:.3f}"
         )
     else:
         return None

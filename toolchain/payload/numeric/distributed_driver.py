@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 from distributed_records import CollectivesVerdict, LostRankResult, LostRankVerdict, ParallelVerdict, RankResult
-from records import CheckRecord, TrainingRun, VerifyReport
+from records import CheckKind, CheckRecord, TrainingRun, VerifyReport
 from training_verdict import collectives_verdict, failed_check, lost_rank_verdict, parallel_verdict, timed
 
 STALL_TIMEOUT_S = 5  # <NAME>_CCL_TIMEOUT_S of the stalled-rank run
@@ -83,11 +83,11 @@ def drive(
         argv = [sys.executable, script, "--worker", how, "--out-dir", str(work / how), "--device", args.device]
         return lost_rank(how, argv, rank_envs(), work / how, args.device)
 
-    run_check(report["checks"], "collectives", collectives, log)
+    run_check(report["checks"], "collectives", "collectives", collectives, log)
     if ranks:
-        run_check(report["checks"], "data parallel", data_parallel, log)
+        run_check(report["checks"], "data parallel", "parallel", data_parallel, log)
     for how in LOST_RANK_HOW:
-        run_check(report["checks"], f"{how} rank", partial(lost, how), log)
+        run_check(report["checks"], f"{how} rank", "lost-rank", partial(lost, how), log)
     report["passed"] = all(c["passed"] for c in report["checks"])
     Path(args.out).write_text(json.dumps(report, indent=2, default=float))
     log("all checks passed" if report["passed"] else "some checks failed")
@@ -101,7 +101,7 @@ def free_port() -> int:
 
 
 def run_check(
-    checks: list[CheckRecord], name: str, check: Callable[[], CheckRecord], log: Callable[[str], None]
+    checks: list[CheckRecord], name: str, kind: CheckKind, check: Callable[[], CheckRecord], log: Callable[[str], None]
 ) -> None:
     """Append the check's timed result, or a failed check naming the exception."""
     log(f"check {name}")
@@ -109,7 +109,7 @@ def run_check(
         checks.append(timed(check))
     except Exception as exc:
         detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:400]
-        checks.append(failed_check(name, detail))
+        checks.append(failed_check(name, kind, detail))
 
 
 def lost_rank(

@@ -25,6 +25,7 @@ def verdict(a: np.ndarray, chain: np.ndarray, tripled: np.ndarray) -> CheckRecor
     copy_ok = bool(np.array_equal(tripled, a * np.float32(3)))
     return {
         "name": "queued work",
+        "kind": "basics",
         "passed": chain_ok and copy_ok,
         "detail": f"{STEPS} queued matmul+add read at once {'match' if chain_ok else 'DIFFER from'} numpy "
         f"(max |diff| {float(np.abs(chain - want).max()):.1e}); a non-blocking copy to the host read at once "

@@ -21,7 +21,16 @@ from distributed_records import (
     ParallelCriteria,
     ParallelVerdict,
 )
-from records import CheckRecord, CpuCurve, RunSettings, TrainingCriteria, TrainingRun, TrainingVerdict, VerifyReport
+from records import (
+    CheckKind,
+    CheckRecord,
+    CpuCurve,
+    RunSettings,
+    TrainingCriteria,
+    TrainingRun,
+    TrainingVerdict,
+    VerifyReport,
+)
 
 Check = TypeVar("Check", bound=CheckRecord)
 
@@ -48,10 +57,10 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True)
 
 
-def failed_check(name: str, detail: str) -> CheckRecord:
+def failed_check(name: str, kind: CheckKind, detail: str) -> CheckRecord:
     """A check that raised (called in its `except`): the error's first line, and the end of the
     traceback for report.json."""
-    return {"name": name, "passed": False, "detail": detail, "traceback": traceback.format_exc()[-3000:]}
+    return {"name": name, "kind": kind, "passed": False, "detail": detail, "traceback": traceback.format_exc()[-3000:]}
 
 
 def write_report(report: VerifyReport, out: str) -> int:
@@ -158,6 +167,7 @@ def training_verdict(
     )
     return {
         "name": name,
+        "kind": "training",
         "passed": bool(passed),
         "detail": (
             f"loss {first:.3f} -> {last:.3f} (drop {drop:.0%}), held-out accuracy "
@@ -183,6 +193,7 @@ def collectives_verdict(ranks: Mapping[int, list[CollectiveCase]], backend: str,
     cases = ranks[0]
     return {
         "name": "collectives",
+        "kind": "collectives",
         "passed": not failed and bool(cases),
         "detail": f"{len(cases)} cases on {len(ranks)} ranks ({backend}) vs {reference}: "
         + ("all match" if not failed else f"{len(failed)} differ, first: {failed[0]}"),
@@ -201,6 +212,7 @@ def parallel_verdict(
     criteria: ParallelCriteria = {"max_curve_abs_diff": max_curve_diff, "max_accuracy_diff": 0.01}
     return {
         "name": "data parallel",
+        "kind": "parallel",
         "passed": bool(diff <= max_curve_diff and acc_diff <= criteria["max_accuracy_diff"]),
         "detail": f"LeNet on {ranks} devices x {batch // ranks} vs one process x {batch}: max |loss diff| {diff:.2e}, "
         f"held-out accuracy {parallel['heldout_accuracy']:.3f} vs {single['heldout_accuracy']:.3f}",
@@ -221,6 +233,7 @@ def lost_rank_verdict(how: str, last: int, result: LostRankResult) -> LostRankVe
     said = f"rank {last}" in error and ("exited" in error if how == "killed" else "_CCL_TIMEOUT_S" in error)
     return {
         "name": f"{how} rank",
+        "kind": "lost-rank",
         "passed": bool(said),
         "detail": f"rank {last} {'killed' if how == 'killed' else 'stopped'}: rank 0's all_reduce failed after "
         f"{result['seconds']} s: {error}"

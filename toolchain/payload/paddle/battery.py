@@ -255,7 +255,7 @@ def check_battery(
         dev = train_model(model, device, data, steps, batch, seed, state, amp)
         cpu = train_model(model, "cpu", data, steps, batch, seed, state)
     except Exception as exc:
-        return failed_check(name, _first_line(exc))
+        return failed_check(name, "training", _first_line(exc))
     window = max(1, min(10, steps // 4))
     first, last = float(np.mean(dev["losses"][:window])), float(np.mean(dev["losses"][-window:]))
     diffs = np.abs(np.array(dev["losses"]) - np.array(cpu["losses"]))
@@ -266,6 +266,7 @@ def check_battery(
     missing = amp and AMP_LOW_PRECISION_OP[model] not in low
     return {
         "name": name,
+        "kind": "training",
         "passed": bool(passed and not missing),
         "detail": (
             f"loss {first:.3f} -> {last:.3f}, max |loss diff vs cpu| {curve_diff:.2e} (mean "

@@ -155,6 +155,7 @@ def main() -> int:
     on_device = sorted(k for k, c in placements.items() if c["device"] and not c["cpu_fallback"])
     report: FallbackReportCheck = {
         "name": "fallback report",
+        "kind": "fallback",
         "passed": bool(placements) and not fallback and not error and not problems,
         "detail": (
             (f"under AMP {args.amp}: " if args.amp else "")

@@ -235,7 +235,7 @@ def main() -> int:
     unexpected = {op: n for op, n in fell_back.items() if op not in designed and op not in beside}
     placement["cpu_by_design"] = {**designed, **beside}
     passed = bool(report["outputs_agree"] and "error" not in placement and not unexpected)
-    report.update({"name": "inference", "model": name, "passed": passed, "placement": placement})
+    report.update({"name": "inference", "kind": "inference", "model": name, "passed": passed, "placement": placement})
     report["detail"] += "; " + (
         f"CPU fallback: {unexpected}"
         if unexpected

@@ -41,7 +41,7 @@ def check_with_kernels_left_out(name: str, check: Callable[[str], CheckRecord], 
     try:
         return check(device)
     except Exception as exc:
-        return {"name": name, "passed": False, "detail": _first_line(exc)}
+        return {"name": name, "kind": "basics", "passed": False, "detail": _first_line(exc)}
     finally:
         paddle.set_device(f"{device}:0")
 
@@ -165,6 +165,7 @@ def check_ops(device: str, registered: list[str], unimplemented: list[str]) -> P
     designed = sorted({k for r in results for k in r.get("cpu_by_design", ())})
     return {
         "name": "ops",
+        "kind": "ops",
         "passed": not failed,
         "detail": f"{len(results) - len(failed)}/{len(results)} cases match Paddle CPU, covering "
         f"{len(covered & set(registered))}/{len(registered)} registered kernels"
@@ -264,7 +265,8 @@ def check_dropout_random(device: str) -> OpCheckCase:
 def check_strided_views(device: str) -> CheckRecord:
     """With Paddle's default FLAGS_use_stride_kernel, transpose/slice/split return views: an op on
     them needs the device's contiguous kernel, an in-place write its strided_copy."""
-    entry: CheckRecord = {"name": "strided views", "passed": False, "detail": ""}  # (detail: set below)
+    # (detail: set below)
+    entry: CheckRecord = {"name": "strided views", "kind": "basics", "passed": False, "detail": ""}
     try:
         saved = paddle.get_flags(["FLAGS_use_stride_kernel"])
         paddle.set_flags({"FLAGS_use_stride_kernel": True})

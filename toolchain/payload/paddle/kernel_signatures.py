@@ -66,6 +66,7 @@ def check_kernel_signatures(device: str) -> KernelSignaturesCheck:
     if report_fn is None:
         return {
             "name": "kernel signatures",
+            "kind": "kernels",
             "passed": False,
             "detail": f"no loaded library exports {device}_kernel_report (rebuild with this devkit's template)",
         }
@@ -85,6 +86,7 @@ def check_kernel_signatures(device: str) -> KernelSignaturesCheck:
             mismatched.append(f"{name}: {why}")
     return {
         "name": "kernel signatures",
+        "kind": "kernels",
         "passed": not mismatched and bool(kernels),
         "detail": (
             f"{len(kernels) - len(mismatched) - len(unmatched)}/{len(kernels)} kernels match Paddle "

@@ -102,5 +102,5 @@ def check_mnist(
             reference,
         )
     except Exception as exc:
-        return failed_check("mnist", _first_line(exc))
+        return failed_check("mnist", "training", _first_line(exc))
     return training_verdict("mnist", dev, cpu, MNIST_CRITERIA, require_data(data, "mnist"), steps, batch, seed)

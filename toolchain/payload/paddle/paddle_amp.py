@@ -150,7 +150,7 @@ def check_amp(
         cpu = cpu_curve()
         fp32_peak = peak_memory_fp32(device, data, min(steps, 5), batch, seed) if level == "O2" else 0
     except Exception as exc:
-        return failed_check(name, _first_line(exc))
+        return failed_check(name, "training", _first_line(exc))
     criteria: TrainingCriteria = {
         "min_loss_drop_fraction": 0.5,
         "min_heldout_accuracy": cpu["heldout_accuracy"] - ACCURACY_POINTS,
@@ -198,10 +198,11 @@ def check_overflow(
         scale = _scale_of(huge)
         changed = sorted(n for n, p in model.named_parameters() if not np.array_equal(p.numpy(), before[n]))
     except Exception as exc:
-        return failed_check(name, _first_line(exc))
+        return failed_check(name, "amp", _first_line(exc))
     passed = found and not changed and scale == 2.0**39
     return {
         "name": name,
+        "kind": "amp",
         "passed": passed,
         "detail": f"loss scale 2^40: inf/NaN found {found}, optimizer step "
         + (f"applied to {', '.join(changed)}" if changed else "skipped (parameters unchanged)")
@@ -266,7 +267,7 @@ def check_bfloat16(
         if len(cpu_losses) < steps:  # (a run shorter than this check: its own CPU steps)
             cpu_losses = train("cpu", data, steps, batch, seed)["losses"]
     except Exception as exc:
-        return failed_check(name, (gate + "; " if gate else "") + _first_line(exc))
+        return failed_check(name, "amp", (gate + "; " if gate else "") + _first_line(exc))
     window = max(1, min(10, steps // 4))
     first, last = float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
     diff = float(np.max(np.abs(np.array(losses) - np.array(cpu_losses[:steps]))))
@@ -275,6 +276,7 @@ def check_bfloat16(
     passed = passed and all(op in bf16 for op in ("conv2d", "matmul_v2"))
     return {
         "name": name,
+        "kind": "amp",
         "passed": passed,
         "detail": (f"{gate}; " if gate else "")
         + f"{steps} steps: loss {first:.3f} -> {last:.3f}, max |loss diff vs cpu float32| {diff:.2e}; "

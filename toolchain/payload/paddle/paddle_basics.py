@@ -11,6 +11,7 @@ def check_registration(device: str) -> PaddleRegistrationCheck:
     types = paddle.device.get_all_custom_device_type() or []
     return {
         "name": "registration",
+        "kind": "basics",
         "passed": device in types,
         "detail": f"custom device types: {types}",
         "custom_device_types": types,
@@ -34,6 +35,7 @@ def check_tensor(device: str) -> CheckRecord:
     )
     return {
         "name": "tensor",
+        "kind": "basics",
         "passed": bool(passed),
         "detail": f"place {place}; int64 x+x = {int_sum.tolist()}; float32 x+x = {float_sum.tolist()}",
     }
@@ -45,7 +47,12 @@ def check_devices(device: str) -> CheckRecord:
     fed by a DataLoader, with the losses of the CPU."""
     mine = sorted(d for d in paddle.device.get_available_custom_device() or [] if d.split(":")[0] == device)
     if len(mine) < 2:
-        return {"name": "devices", "passed": False, "detail": f"Paddle sees {mine}: verify runs with 2 devices"}
+        return {
+            "name": "devices",
+            "kind": "basics",
+            "passed": False,
+            "detail": f"Paddle sees {mine}: verify runs with 2 devices",
+        }
     first, second = paddle.CustomPlace(device, 0), paddle.CustomPlace(device, 1)
     x = np.arange(24, dtype="float32").reshape(4, 6)
     there = paddle.to_tensor(x, place=first)._copy_to(second, True)
@@ -80,6 +87,7 @@ def check_devices(device: str) -> CheckRecord:
     train_ok = np.allclose(losses[f"{device}:1"], losses["cpu"], rtol=1e-4, atol=1e-5)
     return {
         "name": "devices",
+        "kind": "basics",
         "passed": bool(move_ok and train_ok),
         "detail": f"Paddle sees {mine}; :0 -> :1 -> :0 copy {'ok' if move_ok else 'WRONG'}; 4 DataLoader batches on "
         f"{device}:1 {'match' if train_ok else 'differ from'} CPU (last loss {losses[f'{device}:1'][-1]:.4f})",

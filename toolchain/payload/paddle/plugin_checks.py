@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         report["checks"].append(
             {
                 "name": "registration",
+                "kind": "basics",
                 "passed": False,
                 "detail": f"cannot tell the plugin's device type; registered: {types}",
             }

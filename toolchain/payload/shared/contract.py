@@ -105,4 +105,4 @@ def run_clauses(clauses: list[Clause]) -> ContractCheck:
     detail = f"{len(rows) - len(failed) - by_design} of {len(rows)} pass, {by_design} by design"
     if failed:
         detail += "; failing: " + "; ".join(f"{r['hook']} ({r['detail'][:120]})" for r in failed[:4])
-    return {"name": "framework contract", "passed": not failed, "detail": detail, "clauses": rows}
+    return {"name": "framework contract", "kind": "contract", "passed": not failed, "detail": detail, "clauses": rows}

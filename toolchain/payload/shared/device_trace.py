@@ -50,7 +50,7 @@ def dumped_ops(stderr: str, prefix: str) -> collections.Counter[str]:
 
 
 def check_profile(child: str, device: str, trace: Path, timeout: int = 600) -> ProfileCheck:
-    entry: ProfileCheck = {"name": "profile", "passed": False, "detail": "", "trace": trace.name}
+    entry: ProfileCheck = {"name": "profile", "kind": "profile", "passed": False, "detail": "", "trace": trace.name}
     env = {**os.environ, f"{device.upper()}_DUMP_OP_ARGS": "1"}
     argv = [sys.executable, str(Path(__file__).with_name(child)), "--device", device, "--trace", str(trace)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)

@@ -40,9 +40,29 @@ class OpTolerance(TypedDict):
 
 # ---- checks: the entries of a report's "checks"
 
+# What a check is: devkit reads a check's record by its kind (verify/report.py), never by its name.
+CheckKind = Literal[
+    "basics",  # the plugin loads, registers its device, moves tensors (registration, devices, tensor, ...)
+    "ops",  # op cases vs the framework's CPU
+    "kernels",  # the registered kernels' signatures
+    "training",  # a model trained on the device vs the CPU: the loss curves (TrainingVerdict, BatteryVerdict)
+    "amp",  # mixed precision beside the training curve (overflow, bfloat16, autocast lists)
+    "compile",  # torch.compile
+    "fallback",  # where each kernel ran with CPU fallback on
+    "contract",  # the framework contract's clauses
+    "profile",  # the profiler's trace against the device's op dump
+    "collectives",  # --distributed: every collective vs a CPU reference
+    "parallel",  # --distributed: N ranks vs one process (ParallelVerdict)
+    "lost-rank",  # --distributed: a killed or stalled rank is named
+    "inference",  # --infer: one model on the device vs the CPU (InferenceCheck)
+    "deployment",  # --infer: the inference bundle's own checks (C++ demo, int8 check)
+    "conformance",  # the device library's conformance suite (devkit's own)
+]
+
 
 class _CheckRequired(TypedDict):
     name: str
+    kind: CheckKind  # what it is: devkit finds a check's record by it
     passed: bool
     detail: str
 

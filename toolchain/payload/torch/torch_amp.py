@@ -129,7 +129,7 @@ def check_autocast(
         dev = train_amp(torch, device, data, steps, batch, seed, dtype)
         curve = cpu()
     except Exception as exc:
-        return failed_check(name, first_line(exc))
+        return failed_check(name, "training", first_line(exc))
     criteria: TrainingCriteria = {
         "min_loss_drop_fraction": 0.5,
         "min_heldout_accuracy": curve["heldout_accuracy"] - ACCURACY_POINTS,
@@ -202,10 +202,11 @@ def check_overflow(
         scale = float(huge.get_scale())
         changed = sorted(n for n, p in model.named_parameters() if not torch.equal(p.detach().cpu(), before[n]))
     except Exception as exc:
-        return failed_check(name, first_line(exc))
+        return failed_check(name, "amp", first_line(exc))
     passed = not changed and scale == 2.0**39
     return {
         "name": name,
+        "kind": "amp",
         "passed": passed,
         "detail": "loss scale 2^40: optimizer step "
         + (f"applied to {', '.join(changed)}" if changed else "skipped (parameters unchanged)")
@@ -333,9 +334,10 @@ def check_autocast_lists(torch: ModuleType, device: str) -> TorchAutocastListsCh
                     pass
             fell_back = fallback_counts(torch, device)
     except Exception as exc:
-        return failed_check(name, first_line(exc))
+        return failed_check(name, "amp", first_line(exc))
     return {
         "name": name,
+        "kind": "amp",
         "passed": not failures and cases > 0,
         "detail": f"{cases - len(failures)} of {cases} ops of torch's autocast test lists as the policy says"
         + (f"; wrong: {'; '.join(f'{k}: {v}' for k, v in list(failures.items())[:5])}" if failures else "")

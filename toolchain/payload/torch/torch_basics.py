@@ -18,6 +18,7 @@ def check_registration(torch: ModuleType, device: str) -> CheckRecord:
     ok = module is not None and name == device and module.is_available() and module.device_count() >= 1
     return {
         "name": "registration",
+        "kind": "basics",
         "passed": bool(ok),
         "detail": (
             f"PrivateUse1 is {name!r}; torch.{device}: "
@@ -42,6 +43,7 @@ def check_version_guard(torch: ModuleType, device: str) -> CheckRecord:
     ok = all(s in message for s in (f"torch-{device}", built, "1.0.0", f"pip install torch=={built}"))
     return {
         "name": "version guard",
+        "kind": "basics",
         "passed": ok and built == torch.__version__.split("+")[0],
         "detail": f"built for torch {built}; against torch 1.0.0 import would say: {message.splitlines()[0] if message else 'nothing'}",
     }
@@ -59,6 +61,7 @@ def check_tensor(torch: ModuleType, device: str) -> CheckRecord:
     )
     return {
         "name": "tensor",
+        "kind": "basics",
         "passed": bool(ok),
         "detail": f"device {int_sum.device}; int64 x+x = {int_sum.cpu().tolist()}; "
         f"float32 x+x = {float_sum.cpu().tolist()}",
@@ -81,6 +84,7 @@ def check_save_load(torch: ModuleType, device: str) -> CheckRecord:
     )
     return {
         "name": "save-load",
+        "kind": "basics",
         "passed": bool(ok),
         "detail": f"torch.save of a {device} tensor loads back on {back.device} and, with map_location='cpu', on "
         f"{to_cpu.device}",
@@ -99,6 +103,7 @@ def check_dataloader(torch: ModuleType, device: str) -> CheckRecord:
     ok = np.allclose(sums_device, sums_cpu, **FORWARD) and len(sums_device) == 4
     return {
         "name": "dataloader",
+        "kind": "basics",
         "passed": bool(ok),
         "detail": f"{len(sums_device)} batches moved to {device} and reduced there, equal to CPU",
     }
@@ -115,6 +120,7 @@ def check_devices(torch: ModuleType, device: str) -> TorchDevicesCheck:
     if count < 2:
         return {
             "name": "devices",
+            "kind": "basics",
             "passed": False,
             "detail": f"{count} device: verify runs with 2 (<NAME>_DEVICE_COUNT)",
         }
@@ -152,6 +158,7 @@ def check_devices(torch: ModuleType, device: str) -> TorchDevicesCheck:
     )
     return {
         "name": "devices",
+        "kind": "basics",
         "passed": bool(guard_ok and move_ok and train_ok),
         "detail": f"{count} devices; guard to :1 and back {'ok' if guard_ok else 'WRONG'}; :0 -> :1 -> :0 copy "
         f"{'ok' if move_ok else 'WRONG'}; 4 DataLoader batches trained on {second} "

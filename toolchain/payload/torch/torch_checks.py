@@ -21,7 +21,7 @@ from pathlib import Path
 import torch_amp
 import torch_compile
 from device_trace import check_profile
-from records import CheckRecord, CpuCurve, VerifyReport
+from records import CheckKind, CheckRecord, CpuCurve, VerifyReport
 from torch_basics import (
     check_dataloader,
     check_devices,
@@ -36,6 +36,19 @@ from torch_contract import check_contract
 from torch_ops import check_ops
 from torch_training import check_fallback_report, check_kernels, check_mnist, cpu_curve
 from training_verdict import add_training_arguments, failed_check, load_data, timed, write_report
+
+# What each check is (records.CheckKind): the kind of the record of one that raised.
+CHECK_KINDS: dict[str, CheckKind] = {
+    **dict.fromkeys(("version-guard", "tensor", "save-load", "dataloader", "devices", "queued-work"), "basics"),
+    **dict.fromkeys(("mnist", "mnist-autocast-float16", "mnist-autocast-bfloat16"), "training"),
+    **dict.fromkeys(("amp-overflow", "autocast-lists"), "amp"),
+    **dict.fromkeys(("compile-mlp", "compile-lenet", "compile-ordering", "compile-shapes", "compile-trace"), "compile"),
+    "contract": "contract",
+    "ops": "ops",
+    "kernels": "kernels",
+    "profile": "profile",
+    "fallback-report": "fallback",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import torch  # loads the adapter through the torch.backends entry point, or raises its message
     except Exception as exc:
-        report["checks"].append({"name": "registration", "passed": False, "detail": first_line(exc)})
+        report["checks"].append({"name": "registration", "kind": "basics", "passed": False, "detail": first_line(exc)})
         torch = None
     if torch is not None:
         report["torch_version"] = torch.__version__
@@ -133,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                         raise ValueError(f"unknown check {name!r}")
                     result = timed(checks[name])
                 except Exception as exc:
-                    result = failed_check(name, first_line(exc))
+                    result = failed_check(name, CHECK_KINDS.get(name, "basics"), first_line(exc))
                 report["checks"].append(result)
     return write_report(report, args.out)
 

@@ -142,7 +142,7 @@ def check_model(torch: ModuleType, device: str, name: str) -> TorchCompileCheck 
         vs_eager = compare(torch, runs["compiled"], runs["eager"])
         vs_cpu = compare(torch, runs["compiled"], runs["cpu"])
     except Exception as exc:
-        return failed_check(check, first_line(exc))
+        return failed_check(check, "compile", first_line(exc))
     counts = code_counts(runs["compiled"]["code"])
     problems = []
     if not counts["compiled_kernels"] or counts["launches"] < counts["compiled_kernels"]:
@@ -153,6 +153,7 @@ def check_model(torch: ModuleType, device: str, name: str) -> TorchCompileCheck 
         problems.append(f"CPU fallbacks: {fell_back}")
     result: TorchCompileCheck = {
         "name": check,
+        "kind": "compile",
         "passed": not problems,
         "detail": f"{STEPS} training steps on {dev} (own stream) vs eager: max |diff| {vs_eager:.2g}, vs CPU "
         f"{vs_cpu:.2g} (rtol {RTOL:g}); {counts['compiled_kernels']} compiled kernels "
@@ -197,9 +198,10 @@ def check_ordering(torch: ModuleType, device: str) -> CheckRecord:
         want = (f(a @ b) + 1).sum(dim=1)
         torch.testing.assert_close(out.cpu(), want, rtol=RTOL, atol=1e-4)
     except Exception as exc:
-        return failed_check(name, first_line(exc))
+        return failed_check(name, "compile", first_line(exc))
     return {
         "name": name,
+        "kind": "compile",
         "passed": True,
         "detail": f"matmul -> compiled -> sum on one stream of {dev}, queued in {queued * 1e3:.1f} ms, "
         "synchronised once: as on the CPU",
@@ -236,11 +238,12 @@ def check_shapes(torch: ModuleType, device: str) -> CheckRecord:
             run(dynamic, rows)
         dynamic_graphs = graphs() - before
     except Exception as exc:
-        return failed_check(name, first_line(exc))
+        return failed_check(name, "compile", first_line(exc))
     # 4: compiled; 4 again: cached; 6: one recompile (now dynamic); 9: no more
     passed = seen == [1, 1, 2, 2] and dynamic_graphs == 1
     return {
         "name": name,
+        "kind": "compile",
         "passed": passed,
         "detail": f"graphs after rows 4, 4, 6, 9: {seen} (want [1, 1, 2, 2]); dynamic=True: {dynamic_graphs} graph "
         "for rows 3, 7, 11 (want 1); results as on the CPU",
@@ -266,7 +269,7 @@ def check_trace(torch: ModuleType, device: str) -> CheckRecord:
         pattern = re.compile(rf"^\[{prefix}\] torch\.compile: (\w+) launch=compiled device=(\d+) stream=(\d+)")
         traced = [m.groups() for m in map(pattern.match, proc.stderr.splitlines()) if m]
     except Exception as exc:
-        return failed_check(name, first_line(exc))
+        return failed_check(name, "compile", first_line(exc))
     kernels = set(result["kernels"])
     where = {(result["device"], result["stream"])}
     seen = {k for k, _, _ in traced}
@@ -275,6 +278,7 @@ def check_trace(torch: ModuleType, device: str) -> CheckRecord:
     passed = bool(kernels) and not missing and places == where
     return {
         "name": name,
+        "kind": "compile",
         "passed": passed,
         "detail": f"{len(kernels)} compiled kernels, {len(traced)} launches traced on device {result['device']} "
         f"stream {result['stream']} (traced at {sorted(places)}); in a new process, the first step from "

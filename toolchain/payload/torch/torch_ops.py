@@ -297,6 +297,7 @@ def check_ops(torch: ModuleType, device: str, pattern: str = "") -> TorchOpsChec
         detail += f"; registered but exercised by no case: {', '.join(untested)}"
     return {
         "name": "ops",
+        "kind": "ops",
         "passed": not failed and not untested and bool(results),
         "detail": detail,
         "cases": results,

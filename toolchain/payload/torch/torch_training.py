@@ -148,7 +148,7 @@ def check_mnist(
         fell_back = fallback_counts(torch, device)
         cpu = cpu_curve(torch, data, steps, batch, seed, reference)
     except Exception as exc:
-        return failed_check("mnist", first_line(exc))
+        return failed_check("mnist", "training", first_line(exc))
     criteria: TrainingCriteria = {
         "min_loss_drop_fraction": TOL["min_loss_drop"],
         "min_heldout_accuracy": TOL["min_accuracy"],
@@ -190,6 +190,7 @@ def check_fallback_report(torch: ModuleType, device: str, data: Dataset | None, 
     passed = not lenet_fallbacks and ok_unseen and any("cumsum" in op for op in unseen)
     return {
         "name": "fallback report",
+        "kind": "fallback",
         "passed": bool(passed),
         "detail": (
             "LeNet: "
@@ -212,6 +213,7 @@ def check_kernels(torch: ModuleType, device: str) -> TorchKernelsCheck:
     aten = [k for k in registered if k.startswith("aten::")]
     return {
         "name": "kernel signatures",
+        "kind": "kernels",
         "passed": bool(aten),
         "detail": f"{len(aten)} aten kernels registered for {device} (PrivateUse1), each signature accepted by "
         f"torch {torch.__version__}'s dispatcher at load",

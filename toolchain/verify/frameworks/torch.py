@@ -1,19 +1,22 @@
 """`devkit verify / test-ops / check-kernels --framework torch`: the PyTorch adapter's checks in a
-fresh environment with its pinned torch (payload/torch_checks.py), and the same report layout as
-Paddle's (JSON + the loss plot)."""
+fresh environment with its pinned torch (payload/torch/torch_checks.py), and the same report layout
+as Paddle's (JSON + the loss plot); --compile, the mode only torch has; --distributed; test-ops as
+torch's OpInfo samples vs torch's CPU."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
-from ..project.frameworks import DEFAULT_MODEL
-from ..project.naming import switch_prefix
-from ..util.errors import InputError
-from ..util.resources import PAYLOAD_DIR
-from .cpu_reference import native_cpu_reference
-from .ops import OpsRequest, OpsResult, parse_selection, run_torch_opinfo
-from .session import (
+from ...project.frameworks import DEFAULT_MODEL
+from ...project.naming import switch_prefix
+from ...util.errors import InputError
+from ...util.resources import PAYLOAD_DIR
+from ..cpu_reference import native_cpu_reference
+from ..distributed import run_distributed_verify
+from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report
+from ..outputs import TorchKernelsOutput
+from ..session import (
     DEVICE_TRACE,
     KernelCheck,
     PluginSession,
@@ -22,8 +25,11 @@ from .session import (
     plugin_session,
     wheel_to_check,
 )
+from ..verify_modes import ModeRun, VerifyMode
 
 PAYLOAD = PAYLOAD_DIR / "torch" / "torch_checks.py"
+OPINFO_PAYLOAD = PAYLOAD_DIR / "torch" / "torch_opinfo.py"
+DISTRIBUTED_PAYLOAD = PAYLOAD_DIR / "torch" / "torch_distributed.py"
 
 
 def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -> dict[str, str | None]:
@@ -60,7 +66,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
         )
     options.require_training_steps()
     options = with_device(options, wheel)
-    from .datasets import load_dataset  # (NumPy, for the commands that train only)
+    from ..datasets import load_dataset  # (NumPy, for the commands that train only)
 
     dataset = load_dataset(options.data_dir)
     with plugin_session(wheel, options, report_dir, conformance=True) as session:
@@ -80,7 +86,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             env={**torch_env(options, session, strict=True), **inductor_env(session)},
         )
         session.keep(DEVICE_TRACE)
-    return session.finish(report, framework="torch")
+    return session.finish(report)
 
 
 def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only: str, ops: str = "") -> VerifyResult:
@@ -94,7 +100,7 @@ def run_torch_checks(wheel: Path, options: VerifyOptions, report_dir: Path, only
             "report.json",
             env=torch_env(options, session, strict=True),
         )
-    return session.finish(report, framework="torch")
+    return session.finish(report)
 
 
 def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:
@@ -105,11 +111,7 @@ def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> Kern
     prefix = switch_prefix(options.device_type or "")
     return KernelCheck(
         result,
-        {
-            "passed": result.passed,
-            "report": str(result.report_path),
-            "checks": [c.summary() for c in checks],
-        },
+        TorchKernelsOutput(result.passed, result.report_path, [c.summary() for c in checks]),
         [(c.passed, f"{c.name}: {c.detail}") for c in checks],
         f"kernel check failed: {failed.detail if failed else 'no checks ran'}",
         f"see {result.report_path}; isolate a kernel with {prefix}_FALLBACK_OPS or {prefix}_AUTOCOMPARE=1",
@@ -123,3 +125,76 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
     parse_selection(r.ops, "float32")
     wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
     return run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir), "opinfo-all" if r.all_ops else "opinfo"
+
+
+def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path) -> OpsResult:
+    """torch's OpInfo samples on the device vs torch's CPU (payload/torch_opinfo.py), each op in an
+    isolated worker, with the CPU fallback allowed."""
+    options = with_device(options, wheel)
+    with plugin_session(wheel, options, report_dir) as session:
+        report = session.run_json(
+            f"torch OpInfo samples on {options.recipe.name}" + (" (all OpInfos)" if all_ops else ""),
+            OPINFO_PAYLOAD,
+            [*(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])],
+            "opinfo.json",
+            env=torch_env(options, session, strict=False),
+        )
+    return publish_session_report(report, wheel, options, session)
+
+
+def _compile_target(run: ModeRun) -> None:
+    """--compile: compiled models of its own, where the target's torch has the seam the adapter targets."""
+    framework, recipe = run.framework, run.recipe
+    if (run.request.model or DEFAULT_MODEL) != DEFAULT_MODEL:
+        raise InputError(
+            f"--compile checks compiled models of its own on one process; --model {run.request.model} is another",
+            "drop --model",
+        )
+    version = framework.version(recipe)
+    if version is not None and ".".join(version.split(".")[:2]) not in framework.compiler_seam:
+        raise InputError(
+            f"--compile: the device's Inductor backend needs torch {' or '.join(framework.compiler_seam)} (the seam the "
+            f"adapter is written for), and the {recipe.name} reference is torch {version}",
+            f"verify --compile on a target with torch {framework.compiler_seam[-1]}; on {recipe.name} compile with "
+            'torch.compile(model, backend="aot_eager")',
+        )
+
+
+COMPILE = VerifyMode(
+    "compile",
+    "--compile",
+    purpose="checks torch.compile",
+    lacks="compiler backend",
+    scope="checks compiled models of its own on one process",
+    requested=lambda request: request.compile,
+    excludes=("infer", "distributed", "amp"),
+    validate=_compile_target,
+    suffix=lambda request: "-compile",
+)
+
+
+class TorchVerify:
+    """The PyTorch adapter's verify adapter (frameworks.VerifyAdapter)."""
+
+    modes = ("compile", "profile", "amp", "distributed")
+
+    def train(self, wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
+        return run_torch_verify(wheel, options, report_dir)
+
+    def distributed(self, wheel: Path, options: VerifyOptions, report_dir: Path, ranks: int) -> VerifyResult:
+        # the ranks' environment allows the CPU fallback: data parallelism is what they check
+        options = with_device(options, wheel)
+        return run_distributed_verify(
+            wheel,
+            options,
+            report_dir,
+            ranks,
+            DISTRIBUTED_PAYLOAD,
+            lambda session: torch_env(options, session, strict=False),
+        )
+
+    def test_ops(self, request: OpsRequest) -> tuple[OpsResult, str]:
+        return test_ops(request)
+
+    def check_kernels(self, wheel: Path, options: VerifyOptions, report_dir: Path) -> KernelCheck:
+        return check_kernels(wheel, options, report_dir)
