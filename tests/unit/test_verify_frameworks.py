@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from devkit.cli import views
+from devkit.project.config_parse import parse_config
 from devkit.project.frameworks import FRAMEWORKS, PADDLE, TORCH, Framework
+from devkit.project.project import Project
 from devkit.project.recipes import find_recipe
 from devkit.util.console import err
 from devkit.util.errors import InputError, InternalError
@@ -97,6 +99,16 @@ def test_the_report_directory_is_named_by_the_modes():
     assert name(VerifyRequest(amp="O1"), TORCH) == "verify-x86_64-torch-amp-O1"
     assert name(VerifyRequest(distributed=2), TORCH) == "verify-x86_64-torch-distributed"
     assert name(VerifyRequest(compile=True), TORCH) == "verify-x86_64-torch-compile"
+
+
+def test_each_framework_verifies_with_its_own_index_url(tmp_path):
+    """[tool.devkit.torch] index-url is where torch comes from, not where Paddle does."""
+    config = parse_config(
+        {"torch": {"index-url": "https://download.pytorch.org/whl/cpu"}}, name="STPU", device_type="stpu"
+    )
+    project = Project(tmp_path, "paddle-custom-stpu", "0.1.0", "STPU", "stpu", config)
+    assert verify_options(project, X86, None, TORCH).index_url == "https://download.pytorch.org/whl/cpu"
+    assert verify_options(project, X86, None, PADDLE).index_url == ""
 
 
 def _check(name: str, kind: str | None, **record: object) -> dict[str, object]:
