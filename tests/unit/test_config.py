@@ -206,7 +206,7 @@ def test_each_default_is_written_once_and_the_project_and_readme_come_from_it(tm
     from pathlib import Path
 
     from devkit.project.config import SETTINGS_SECTIONS, TOP_LEVEL_SETTINGS, settings_markdown
-    from devkit.verify.infer import InferOptions
+    from devkit.verify.frameworks.paddle_infer import InferOptions
     from devkit.verify.session import VerifyOptions
 
     project = tmp_path / "STPU"

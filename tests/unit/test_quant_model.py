@@ -277,7 +277,7 @@ def test_verify_names_a_bundle_without_its_int8_check_and_does_not_count_a_missi
     from types import SimpleNamespace
 
     from devkit.util.archives import write_tar_gz
-    from devkit.verify.infer import InferOptions, bundle_check
+    from devkit.verify.frameworks.paddle_infer import InferOptions, bundle_check
 
     root = tmp_path / "old" / "paddle-custom-stpu-inference-0.1.0-x86_64"  # as an older devkit made it
     (root / "lib").mkdir(parents=True)

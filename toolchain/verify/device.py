@@ -13,7 +13,7 @@ from .session import VerifyOptions, VerifyResult, finish, fresh_log, work_dir
 
 
 def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
-    """For targets without a Paddle runtime: run the device library's conformance suite on the target."""
+    """For targets without the framework's runtime: run the device library's conformance suite on the target."""
     start = time.monotonic()
     with work_dir() as work:
         suite = unpack_device_bundle(bundle, work / "device-bundle", options.recipe)
@@ -23,9 +23,9 @@ def run_device_tests(bundle: Path, options: VerifyOptions, report_dir: Path) -> 
     report = Report.of(
         [check],
         device=None,
-        paddle_version=None,
         bundle=str(bundle),
         runner=runner.name,
-        note=f"PaddlePaddle publishes no {options.recipe.name} runtime: the device library's conformance suite ran",
+        note=f"{options.framework.label} publishes no {options.recipe.name} runtime: the device library's conformance "
+        "suite ran",
     )
     return finish(report, options, report_dir, start, log)

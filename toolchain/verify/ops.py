@@ -218,7 +218,7 @@ def _publish(report: dict[str, Any], report_dir: Path) -> OpsResult:
     title = f"devkit test-ops — {report['arch']}, " + (
         f"golden data ({report['golden_source']})"
         if report["mode"] == "golden"
-        else f"{report['device']} vs {report.get('reference') or 'Paddle ' + str(report['paddle_version']) + ' CPU'}"
+        else f"{report['device']} vs {report['reference']}"
     )
     lines = [
         f"# {title}",

@@ -94,7 +94,6 @@ class Report:
     checks: tuple[Check, ...]
     passed: bool
     device: str | None = None
-    paddle_version: str | None = None
     runner: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)  # the whole JSON, as written to report.json
 
@@ -105,7 +104,6 @@ class Report:
             checks=checks,
             passed=bool(raw.get("passed")),
             device=raw.get("device"),
-            paddle_version=raw.get("paddle_version"),
             runner=raw.get("runner"),
             data=dict(raw),
         )
@@ -152,7 +150,7 @@ class Report:
     @property
     def runtime_version(self) -> str | None:
         """The framework runtime the checks ran in (None: the device library's tests)."""
-        version = self.data.get("runtime_version") or self.paddle_version
+        version = self.data.get("runtime_version")
         return str(version) if version else None
 
     @property

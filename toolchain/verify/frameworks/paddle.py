@@ -26,7 +26,6 @@ from ...util.fsutil import staging_dir
 from ...util.resources import PAYLOAD_DIR, payload_env
 from ..cpu_reference import native_cpu_reference
 from ..distributed import run_distributed_verify
-from ..infer import InferOptions, run_infer_verify
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report, run_golden
 from ..outputs import PaddleKernelsOutput
 from ..session import (
@@ -40,6 +39,7 @@ from ..session import (
     work_dir,
 )
 from ..verify_modes import ModeRun, VerifyMode
+from .paddle_infer import InferOptions, run_infer_verify
 
 PAYLOAD = PAYLOAD_DIR / "paddle" / "plugin_checks.py"
 FALLBACK_PAYLOAD = PAYLOAD_DIR / "paddle" / "fallback_report.py"

@@ -1,5 +1,6 @@
-"""`devkit verify --infer`: paddle.inference on the device vs CPU per model (outputs, kernel
-placement, latency), and the inference bundle's C++ demo against a Paddle Inference library."""
+"""`devkit verify --infer`, the Paddle adapter's mode: paddle.inference on the device vs CPU per
+model (outputs, kernel placement, latency), and the inference bundle's C++ demo against a Paddle
+Inference library."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..payload.shared.quant_program import op_counts, qdq_counts
-from ..project.config import INFER_MODELS
-from ..run.select import host_recipe
-from ..run.step import HostRunner, Step
-from ..util.archives import extract_tar
-from ..util.errors import DevkitError, InputError, VerificationFailure
-from ..util.resources import PAYLOAD_DIR
-from .report import Check, Report
-from .session import VERIFY_DEFAULTS, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
+from ...payload.shared.quant_program import op_counts, qdq_counts
+from ...project.config import INFER_MODELS
+from ...run.select import host_recipe
+from ...run.step import HostRunner, Step
+from ...util.archives import extract_tar
+from ...util.errors import DevkitError, InputError, VerificationFailure
+from ...util.resources import PAYLOAD_DIR
+from ..report import Check, Report
+from ..session import VERIFY_DEFAULTS, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
 
 INFER_PAYLOAD = PAYLOAD_DIR / "paddle" / "infer_checks.py"
 
