@@ -228,7 +228,7 @@ def run_batches(args: argparse.Namespace) -> dict[str, Any]:
     and did not end; the next child starts after it."""
     directory = Path(args.work)
     progress = directory / "progress.jsonl"
-    env = {**os.environ, f"{args.device.upper()}_DUMP_OP_ARGS": "1", "PYTHONPATH": str(Path(__file__).parent)}
+    env = {**os.environ, f"{args.device.upper()}_DUMP_OP_ARGS": "1"}  # (PYTHONPATH as devkit set it)
     command = [sys.executable, str(Path(__file__).resolve()), "--child", "--device", args.device, "--work", args.work]
     command += ["--budget", str(args.budget), "--seed", str(args.seed)] + (
         ["--cases", args.cases] if args.cases else []

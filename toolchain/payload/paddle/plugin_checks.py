@@ -196,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                 (
                     "profile",
                     "profile",
-                    lambda: check_profile("paddle_profile.py", device, Path(args.out).with_name(args.profile)),
+                    lambda: check_profile(
+                        Path(__file__).with_name("paddle_profile.py"), device, Path(args.out).with_name(args.profile)
+                    ),
                 ),
             ]
             for key, title, check in checks:

@@ -2,7 +2,7 @@
 device library's op dump on, and the profiler's device events held against that dump -- two
 recorders of the device library, so a kernel the trace loses (or invents) is named.
 
-Framework-free: the child is torch_profile.py or paddle_profile.py. It runs a warm-up step, writes
+Framework-free: the child is torch/torch_profile.py or paddle/paddle_profile.py (its path, from the caller). It runs a warm-up step, writes
 BEGIN to stderr, profiles one step (synchronised), writes END, exports the Chrome trace and prints
 the names of the profiler's device kernels as its last stdout line (a JSON list)."""
 
@@ -49,10 +49,10 @@ def dumped_ops(stderr: str, prefix: str) -> collections.Counter[str]:
     return ops
 
 
-def check_profile(child: str, device: str, trace: Path, timeout: int = 600) -> ProfileCheck:
+def check_profile(child: Path, device: str, trace: Path, timeout: int = 600) -> ProfileCheck:
     entry: ProfileCheck = {"name": "profile", "kind": "profile", "passed": False, "detail": "", "trace": trace.name}
     env = {**os.environ, f"{device.upper()}_DUMP_OP_ARGS": "1"}
-    argv = [sys.executable, str(Path(__file__).with_name(child)), "--device", device, "--trace", str(trace)]
+    argv = [sys.executable, str(child), "--device", device, "--trace", str(trace)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
     if proc.returncode != 0 or END not in proc.stderr:
         tail = [line for line in proc.stderr.splitlines() if line and not DUMP.match(line)][-3:]

@@ -135,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
                 "compile-trace": lambda: torch_compile.check_trace(torch, args.device),
                 "kernels": lambda: check_kernels(torch, args.device),
                 "profile": lambda: check_profile(
-                    "torch_profile.py", args.device, Path(args.out).with_name(args.profile)
+                    Path(__file__).with_name("torch_profile.py"),
+                    args.device,
+                    Path(args.out).with_name(args.profile),
                 ),
                 "fallback-report": lambda: check_fallback_report(torch, args.device, data, args.seed),
             }
