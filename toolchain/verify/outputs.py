@@ -3,10 +3,9 @@ dataclass is the JSON, its schema generated from it)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..util.outputs import output_field
 
@@ -57,13 +56,6 @@ class GoldenOutput:
     machine: str = output_field("the target it was recorded for")
     cases: int = output_field()
     paddle_version: str = output_field("the Paddle whose CPU computed it")
-
-    @classmethod
-    def of(cls, summary: Mapping[str, Any]) -> GoldenOutput:
-        """From what verify.ops.gen_golden returns (the payload's summary, the directory and machine)."""
-        return cls(
-            str(summary["golden_dir"]), str(summary["machine"]), int(summary["cases"]), str(summary["paddle_version"])
-        )
 
 
 @dataclass(frozen=True)
