@@ -63,8 +63,9 @@ def standalone_build(project: Path, name: str, tools: Path | None = None) -> tup
     the build directory where devkit's lies (two levels below the project: ccache hashes include
     paths relative to it) and devkit's compiler (g++: CMake's first choice, c++, is another
     compiler to ccache). With `tools`, that bin directory (cmake, ninja) first on PATH."""
+    from devkit.building.placement import BuildPlace
     from devkit.building.plan import ccache_dir
-    from devkit.run.select import BuildPlace, build_cache, host_recipe
+    from devkit.run.select import build_cache, host_recipe
     from devkit.run.step import HostRunner
 
     env = {

@@ -351,7 +351,7 @@ def test_a_cache_unpacked_for_fewer_parts_of_the_wheel_is_completed_from_the_cac
 
 def test_check_abi_rechecks_a_cached_target_wheel_too(tmp_path, monkeypatch):
     """check-abi reuses a target wheel a build downloaded, through the same sha256 check."""
-    from devkit.building.abi import paddle_root_for
+    from devkit.building.frameworks.paddle import paddle_root_for
     from devkit.project.recipes import find_recipe
 
     monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path))
