@@ -22,7 +22,6 @@ from ..verify.ops import DTYPES, OpsRequest, describe_failures
 from ..verify.outputs import (
     AbiFindingSummary,
     CheckAbiOutput,
-    GoldenOutput,
     OpsMode,
     OpsOutput,
     Severity,
@@ -229,11 +228,11 @@ def test_ops(
             (report_dir or gen_golden.resolve().parent / f".{gen_golden.name}-log"),
         )
         if as_json:
-            emit_json(GoldenOutput.of(summary))
+            emit_json(summary)
         else:
             err.print(
-                f"[green]✓[/] recorded {summary['cases']} golden cases with Paddle {summary['paddle_version']} "
-                f"CPU into {summary['golden_dir']}"
+                f"[green]✓[/] recorded {summary.cases} golden cases with Paddle {summary.paddle_version} "
+                f"CPU into {summary.golden_dir}"
             )
         return
     recipe = target_recipe(arch)

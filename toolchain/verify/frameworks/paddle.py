@@ -9,7 +9,6 @@ import json
 import shutil
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from ...building.bundles import bundle_name as inference_bundle_name
 from ...building.options import resolve_runtime_version
@@ -27,7 +26,7 @@ from ...util.resources import PAYLOAD_DIR, payload_env
 from ..cpu_reference import native_cpu_reference
 from ..distributed import run_distributed_verify
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report, run_golden
-from ..outputs import PaddleKernelsOutput
+from ..outputs import GoldenOutput, PaddleKernelsOutput
 from ..session import (
     DEVICE_TRACE,
     KernelCheck,
@@ -166,7 +165,7 @@ def run_test_ops(wheel: Path, options: VerifyOptions, ops: str, dtypes: list[str
     return publish_session_report({**report, "mode": "plugin", "reference": reference}, wheel, options, session)
 
 
-def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: Path) -> dict[str, Any]:
+def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: Path) -> GoldenOutput:
     """Record golden data with Paddle CPU on this machine; out_dir appears only when complete."""
     recipe = host_recipe()
     log = fresh_log(log_dir)
@@ -198,7 +197,7 @@ def gen_golden(out_dir: Path, paddle_version: str, runner_choice: str, log_dir: 
         summary = json.loads((work / "golden.json").read_text())
         for item in (work / "golden").iterdir():
             shutil.move(str(item), stage / item.name)
-    return {**summary, "golden_dir": str(out_dir.resolve()), "machine": recipe.name}
+    return GoldenOutput(str(out_dir.resolve()), recipe.name, int(summary["cases"]), str(summary["paddle_version"]))
 
 
 # ---- the modes only Paddle has: inference (paddle.inference), and quantized inference
