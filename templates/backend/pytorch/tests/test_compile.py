@@ -25,6 +25,19 @@ def test_compiled_kernels_are_launched_on_the_device_queue(device):
     assert torch.{{ device_type }}.fallback_counts() == {}
 
 
+def test_device_kernels_run_on_one_thread_and_cpu_kernels_keep_theirs(device):
+    # The device runs a kernel on its stream's worker: no OpenMP team taking the host's cores.
+    # Inductor's CPU kernels keep their threads (the same function compiled for the CPU).
+    x, y = torch.randn(256, 4096), torch.randn(256, 4096)
+    torch._dynamo.reset()
+    _, on_device = run_and_get_code(torch.compile(f), x.to(device), y.to(device))
+    assert "cpp_pybinding" in on_device[0] and "#pragma omp parallel" not in on_device[0], on_device[0]
+    if torch.get_num_threads() > 1:
+        torch._dynamo.reset()
+        _, on_cpu = run_and_get_code(torch.compile(f), x, y)
+        assert "#pragma omp parallel" in on_cpu[0], on_cpu[0]
+
+
 def test_launch_takes_only_kernels_the_adapter_loaded(device):
     # launch_kernel takes a handle load_kernel gave out, never an address: an unknown handle, a
     # module that is no compiled kernel and arguments that are not the kernel's are refused.

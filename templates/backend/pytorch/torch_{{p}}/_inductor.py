@@ -113,6 +113,22 @@ class Scheduling(CppScheduling):
             raise RuntimeError(reason)
         super().__init__(scheduler)
 
+    # The device runs a kernel on its stream's one worker, as it runs an eager op: a kernel that
+    # forked OpenMP threads would take the host cores the program queueing the work runs on (the
+    # LeNet step measured 34 CPU-ms with them, 19.5 without: benchmarks/torch_vs_cpu.py). So the
+    # device's kernels are generated for one thread; Inductor's CPU kernels are left as they are.
+    def codegen_node(self, node: Any) -> None:
+        with config.patch({"cpp.threads": 1}):
+            super().codegen_node(node)
+
+    def codegen_template(self, *args: Any, **kwargs: Any) -> Any:
+        with config.patch({"cpp.threads": 1}):
+            return super().codegen_template(*args, **kwargs)
+
+    def flush(self) -> None:
+        with config.patch({"cpp.threads": 1}):
+            super().flush()
+
     def define_kernel(self, src_code: str, nodes: Any, kernel_args: Any = None) -> str:
         args = self.kernel_group.args if kernel_args is None else kernel_args
         _, _, arg_types = args.cpp_argdefs(DTYPE_TO_CPP)
