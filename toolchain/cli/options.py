@@ -50,9 +50,6 @@ FrameworkOpt = Annotated[
         "in a generated project).",
     ),
 ]
-TorchVersionOpt = Annotated[
-    str | None, typer.Option("--torch-version", help="torch to build or check against (default: the recipe's pin).")
-]
 PaddleInferenceDirOpt = Annotated[
     Path | None,
     typer.Option(
@@ -92,11 +89,6 @@ def emit_json(payload: object) -> None:
 def target_recipe(arch: str | None) -> Recipe:
     """The recipe --arch names; without --arch, this machine's."""
     return find_recipe(arch) if arch is not None else host_recipe()
-
-
-def runtime_versions(paddle_version: str | None, torch_version: str | None) -> dict[str, str | None]:
-    """Each framework's --<name>-version, by framework name."""
-    return {"paddle": paddle_version, "torch": torch_version}
 
 
 class WithRuntimeVersions:

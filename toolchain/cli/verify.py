@@ -46,12 +46,11 @@ from .options import (
     PaddleVersionOpt,
     ReportDirOpt,
     RunnerOpt,
-    TorchVersionOpt,
     WheelOpt,
+    WithRuntimeVersions,
     emit_json,
     project_unless_wheel,
     runner_name,
-    runtime_versions,
     target_recipe,
 )
 
@@ -315,12 +314,11 @@ def check_kernels(
         raise VerificationFailure(checked.problem, checked.fix)
 
 
-def check_abi(
+def _check_abi(
     path: Annotated[Path, typer.Argument(help="A plugin wheel or shared library.")],
     arch: ArchOpt = None,
     framework: FrameworkOpt = None,
-    paddle_version: PaddleVersionOpt = None,
-    torch_version: TorchVersionOpt = None,
+    versions: dict[str, str | None] | None = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check, without loading it, that a plugin links, and matches the target's machine and framework."""
@@ -328,7 +326,7 @@ def check_abi(
     adapter = framework_for(None, path, framework)
     checks = build_adapter(adapter)
     is_wheel = path.suffix == ".whl" and path.is_file()
-    requested = runtime_versions(paddle_version, torch_version)[adapter.name]
+    requested = (versions or {}).get(adapter.name)
     version = requested or (checks.pinned_in(path) if is_wheel else None) or adapter.version(recipe)
     if not version:
         raise InputError(
@@ -357,3 +355,6 @@ def check_abi(
         err.print(f"{'[red]✗' if f.severity == 'error' else '[yellow]!'}[/] {escape(f.line())}", markup=True)
     if errors:
         raise BuildFailure(f"{len(errors)} ABI problem(s) in {path.name}: {errors[0].problem}", errors[0].fix)
+
+
+check_abi = WithRuntimeVersions(_check_abi)
