@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
+from quant_program import op_name
+
 INT_MAX = 2147483647
 
 # The ops whose attributes the engine reads, by their name in a PIR program's JSON ("1.conv2d"):
@@ -79,10 +81,6 @@ def save_models(directory: Path) -> None:
 def ops_of(program: dict[str, Any]) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = program["program"]["regions"][0]["blocks"][0]["ops"]
     return ops
-
-
-def op_name(op: dict[str, Any]) -> str:
-    return str(op["#"]).split(".", 1)[-1]
 
 
 def value_ids(op: dict[str, Any], key: str) -> list[int]:

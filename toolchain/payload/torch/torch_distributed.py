@@ -35,7 +35,6 @@ from torch_common import TOL, Tensor, first_line, log
 from training_verdict import load_data
 
 warnings.filterwarnings("ignore", category=FutureWarning)  # torch 2.10+ renames some collectives
-HERE = Path(__file__).resolve().parent
 DTYPES = ("float32", "float64", "int32", "int64", "int8", "uint8")  # those gloo has (not int16)
 REDUCE_OPS = ("SUM", "PRODUCT", "MAX", "MIN", "AVG")
 
