@@ -39,7 +39,7 @@ def test_aarch64_torch_verify_under_emulation(project):
     assert mnist["fallbacks"] == {} and mnist["steps"] == 100
     # the CPU curve trained natively by the host's torch, not for ten minutes under qemu
     assert re.fullmatch(r"torch 2\.13\.0\S* CPU on x86_64 \(native\)", mnist["cpu_reference"]), mnist["cpu_reference"]
-    assert "cpu_reference.py --framework torch" in Path(report["log"]).read_text()
+    assert "torch_cpu_reference.py --data" in Path(report["log"]).read_text()
     assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
     # what torch 2.9.1 asks of a device: all met, but for what only later torches have (by design, named)
     contract = next(c for c in report["checks"] if c["name"] == "framework contract")
