@@ -37,8 +37,11 @@ def test_an_unset_cache_dir_becomes_a_private_one_of_the_users(tmp_path):
     result = run_fresh(tmp_path, COMPILE)
     assert result.returncode == 0, result.stderr[-3000:]
     used = json.loads(result.stdout.splitlines()[-1])
-    assert used == str(tmp_path / "cache" / "torch_{{ p }}" / "inductor"), used
-    for directory in (tmp_path / "cache" / "torch_{{ p }}", tmp_path / "cache" / "torch_{{ p }}" / "inductor"):
+    from torch_{{ p }} import _inductor_cache
+
+    inductor = tmp_path / "cache" / "torch_{{ p }}" / "inductor"
+    assert used == str(inductor / _inductor_cache.generator_key()), used  # this build's own
+    for directory in (inductor.parent, inductor, inductor / _inductor_cache.generator_key()):
         found = os.lstat(directory)
         assert stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid(), directory
         assert stat.S_IMODE(found.st_mode) == 0o700, oct(found.st_mode)

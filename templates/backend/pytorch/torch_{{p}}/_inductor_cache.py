@@ -6,7 +6,7 @@ any local user can create first, world-writable, and Inductor adopts it
 (torch/_inductor/runtime/cache_dir_utils.py, cache_dir: os.makedirs(..., exist_ok=True)). So
 when the variable is unset, the adapter sets it, at registration (before anything compiles:
 dynamo reads the directory when torch.compile first traces), to <XDG_CACHE_HOME or
-~/.cache>/torch_{{ p }}/inductor, made mode 0700 and refused if another user owns it, others can
+~/.cache>/torch_{{ p }}/inductor/<this build's generator key>, made mode 0700 and refused if another user owns it, others can
 write to it or it is a symbolic link. A directory the user names in TORCHINDUCTOR_CACHE_DIR is
 theirs to choose and left as it is.
 
@@ -18,6 +18,7 @@ there: turned off (TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS=0) unless the user
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import sys
@@ -27,12 +28,25 @@ PRECOMPILED_HEADERS = "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS"
 
 
 def default_dir() -> str:
-    """<XDG_CACHE_HOME or ~/.cache>/torch_{{ p }}/inductor (a relative XDG_CACHE_HOME is ignored, as
-    the XDG spec says)."""
+    """<XDG_CACHE_HOME or ~/.cache>/torch_{{ p }}/inductor/<generator_key()> (a relative XDG_CACHE_HOME
+    is ignored, as the XDG spec says)."""
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "torch_{{ p }}", "inductor")
+    return os.path.join(base, "torch_{{ p }}", "inductor", generator_key())
+
+
+def generator_key() -> str:
+    """This build's code generator: a hash of _inductor.py and _build_info.json. Inductor's cache
+    key covers the graph, torch and its config but not the device's Scheduling and wrapper, so
+    kernels another build generated (an edited _inductor.py, another torch) would be served from
+    the cache: each build gets a directory of its own."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for name in ("_inductor.py", "_build_info.json"):
+        with open(os.path.join(here, name), "rb") as file:
+            digest.update(file.read())
+    return digest.hexdigest()[:16]
 
 
 def use_private_caches() -> None:
@@ -52,14 +66,15 @@ def use_private_dir() -> None:
     if os.environ.get(VARIABLE):  # (Inductor reads an empty value as the working directory)
         return
     path = default_dir()
-    product = os.path.dirname(path)
+    inductor = os.path.dirname(path)
+    product = os.path.dirname(inductor)
     try:
         os.makedirs(os.path.dirname(product), mode=0o700, exist_ok=True)
         parent = os.open(os.path.dirname(product), os.O_RDONLY | os.O_DIRECTORY)
     except OSError as error:
         raise _cannot_make(path, error) from None
     try:
-        for child_path in (product, path):
+        for child_path in (product, inductor, path):
             child = _private_child(parent, child_path)
             os.close(parent)
             parent = child
