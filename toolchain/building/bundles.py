@@ -30,7 +30,7 @@ from ..run.step import HostRunner, Step
 from ..util.archives import extract_tar, sha256_file, validate_wheel, write_tar_gz, zip_archive
 from ..util.errors import BuildFailure, InputError
 from ..util.fsutil import publish_file
-from ..util.resources import PAYLOAD_DIR, payload_env
+from ..util.resources import payload_env, payload_script
 
 
 def bundle_name(project: Project, recipe: Recipe) -> str:
@@ -55,7 +55,7 @@ def make_int8_check(project: Project, out: Path, log: Path) -> None:
             f"int8 check for the inference bundle (quantized LeNet and goldens, Paddle {version} on {native.name})",
             [
                 str(python / "bin" / "python"),
-                str(PAYLOAD_DIR / "paddle" / "bundle_check.py"),
+                str(payload_script("paddle", "bundle_check")),
                 *("--out", str(out), "--device", project.device_type),
             ],
             log=log,

@@ -17,13 +17,13 @@ from pathlib import Path
 from ..project.config import DEFAULT_BUILDER_BASE
 from ..project.project import Project
 from ..run.step import Step
-from ..util.resources import PAYLOAD_DIR
+from ..util.resources import payload_script
 from .cmake_toolchain import toolchain_file_path
 from .options import BuildOptions
 from .placement import BuildPlace
 from .sdk import ProvidedSdk
 
-PAYLOAD = PAYLOAD_DIR / "shared" / "build_plugin.py"
+PAYLOAD = payload_script("shared", "build_plugin")
 
 
 @dataclass(frozen=True)

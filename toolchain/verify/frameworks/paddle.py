@@ -22,7 +22,7 @@ from ...run.select import host_recipe, verify_runner
 from ...run.step import Step
 from ...util.errors import InputError, VerificationFailure
 from ...util.fsutil import staging_dir
-from ...util.resources import PAYLOAD_DIR, payload_env
+from ...util.resources import payload_env, payload_script
 from ..cpu_reference import native_cpu_reference
 from ..distributed import run_distributed_verify
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report, run_golden
@@ -40,10 +40,10 @@ from ..session import (
 from ..verify_modes import ModeRun, VerifyMode
 from .paddle_infer import InferOptions, run_infer_verify
 
-PAYLOAD = PAYLOAD_DIR / "paddle" / "plugin_checks.py"
-FALLBACK_PAYLOAD = PAYLOAD_DIR / "paddle" / "fallback_report.py"
-OPS_PAYLOAD = PAYLOAD_DIR / "paddle" / "op_tests.py"
-DISTRIBUTED_PAYLOAD = PAYLOAD_DIR / "paddle" / "paddle_distributed.py"
+PAYLOAD = payload_script("paddle", "plugin_checks")
+FALLBACK_PAYLOAD = payload_script("paddle", "fallback_report")
+OPS_PAYLOAD = payload_script("paddle", "op_tests")
+DISTRIBUTED_PAYLOAD = payload_script("paddle", "paddle_distributed")
 
 
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:

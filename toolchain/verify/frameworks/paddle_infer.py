@@ -14,11 +14,11 @@ from ...run.select import host_recipe
 from ...run.step import HostRunner, Step
 from ...util.archives import extract_tar
 from ...util.errors import DevkitError, InputError, VerificationFailure
-from ...util.resources import PAYLOAD_DIR
+from ...util.resources import payload_script
 from ..report import Check, Report
 from ..session import VERIFY_DEFAULTS, PluginSession, VerifyOptions, VerifyResult, finish, plugin_session
 
-INFER_PAYLOAD = PAYLOAD_DIR / "paddle" / "infer_checks.py"
+INFER_PAYLOAD = payload_script("paddle", "infer_checks")
 
 
 @dataclass(frozen=True)

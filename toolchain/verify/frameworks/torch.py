@@ -11,7 +11,7 @@ from pathlib import Path
 from ...project.frameworks import DEFAULT_MODEL
 from ...project.naming import switch_prefix
 from ...util.errors import InputError
-from ...util.resources import PAYLOAD_DIR
+from ...util.resources import payload_script
 from ..cpu_reference import native_cpu_reference
 from ..distributed import run_distributed_verify
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report
@@ -27,9 +27,9 @@ from ..session import (
 )
 from ..verify_modes import ModeRun, VerifyMode
 
-PAYLOAD = PAYLOAD_DIR / "torch" / "torch_checks.py"
-OPINFO_PAYLOAD = PAYLOAD_DIR / "torch" / "torch_opinfo.py"
-DISTRIBUTED_PAYLOAD = PAYLOAD_DIR / "torch" / "torch_distributed.py"
+PAYLOAD = payload_script("torch", "torch_checks")
+OPINFO_PAYLOAD = payload_script("torch", "torch_opinfo")
+DISTRIBUTED_PAYLOAD = payload_script("torch", "torch_distributed")
 
 
 def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -> dict[str, str | None]:
