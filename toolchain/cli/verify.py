@@ -18,7 +18,7 @@ from ..verify.frameworks import verify_adapter
 from ..verify.frameworks.paddle import gen_golden as record_golden
 from ..verify.frameworks.paddle import golden_version
 from ..verify.modes import MODES_HELP, DeviceModes
-from ..verify.ops import DTYPES, OpsRequest, describe_failures
+from ..verify.ops import DTYPES, OpsRequest, describe_failures, parse_suites
 from ..verify.outputs import (
     AbiFindingSummary,
     CheckAbiOutput,
@@ -210,6 +210,30 @@ def test_ops(
             "--all", help="torch: every OpInfo of torch's op_db (CPU fallback allowed), not only implemented ops."
         ),
     ] = False,
+    suite: Annotated[
+        str,
+        typer.Option(
+            "--suite",
+            help="Comma-separated test databases to run: ops (Paddle: devkit's op cases; torch: OpInfo forward "
+            "samples and their out=/in-place variants), and for torch grads (OpInfo gradients), modules "
+            "(module_db) and optims (optim_db).",
+        ),
+    ] = "ops",
+    framework_src: Annotated[
+        Path | None,
+        typer.Option(
+            "--framework-src",
+            help="A source tree of the framework (its test/ directory is read): run its own test files with the "
+            "device as the test device.",
+        ),
+    ] = None,
+    update_expected: Annotated[
+        bool,
+        typer.Option(
+            "--update-expected",
+            help="Rewrite the project's conformance/expected-failures.toml from this run's failures.",
+        ),
+    ] = False,
     paddle_version: PaddleVersionOpt = None,
     report_dir: ReportDirOpt = None,
     runner: RunnerOpt = None,
@@ -250,6 +274,9 @@ def test_ops(
         ops,
         dtypes,
         all_ops,
+        parse_suites(suite, adapter),
+        framework_src,
+        update_expected,
     )
     result, mode = verify_adapter(adapter).test_ops(request)
     _show_test_ops(result, recipe, mode, project, as_json)

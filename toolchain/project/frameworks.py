@@ -45,6 +45,9 @@ class Framework:
     compiler_seam: tuple[str, ...] = ()
     # In the names of build trees, logs and locks (Paddle's, the first adapter, are unsuffixed).
     tree_suffix: str = ""
+    # What `test-ops --suite` takes (the first: the default): the framework's test databases run on
+    # the device vs its CPU; `--framework-src DIR` adds the framework's own test files.
+    op_suites: tuple[str, ...] = ("ops",)
 
     def version(self, recipe: Recipe) -> str | None:
         """The runtime version the recipe pins; None when the target has no runtime."""
@@ -84,6 +87,8 @@ TORCH = Framework(
     plugin_glob="lib/python3*/site-packages/torch_*/_build_info.py",
     tree_suffix="-torch",
     wheel_label="PyTorch adapter wheel",
+    # OpInfo forward samples and their out=/in-place variants, OpInfo gradients, module_db, optim_db
+    op_suites=("ops", "grads", "modules", "optims"),
 )
 # The registry: every framework devkit knows, by name (a test registers a third one here).
 FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (PADDLE, TORCH)}

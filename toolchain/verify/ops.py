@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..project.frameworks import Framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..run.select import verify_runner
@@ -54,6 +55,9 @@ class OpsRequest:
     ops: str
     dtypes: str
     all_ops: bool
+    suites: tuple[str, ...] = ("ops",)  # --suite, checked against the framework's op_suites
+    framework_src: Path | None = None  # --framework-src: the framework's source tree, for its own test files
+    update_expected: bool = False  # --update-expected: rewrite the project's expected-failures file
 
 
 def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
@@ -66,6 +70,18 @@ def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
     if unknown or not chosen:
         raise InputError(f"--dtypes {dtypes!r} names unknown dtypes {unknown}", f"use a subset of {','.join(DTYPES)}")
     return ops, chosen
+
+
+def parse_suites(suites: str, framework: Framework) -> tuple[str, ...]:
+    """--suite: comma-separated names of the framework's test databases (Framework.op_suites)."""
+    chosen = tuple(dict.fromkeys(s.strip() for s in suites.split(",") if s.strip()))
+    unknown = [s for s in chosen if s not in framework.op_suites]
+    if unknown or not chosen:
+        raise InputError(
+            f"--suite {suites!r}: {', '.join(unknown) or 'nothing'} is not a suite of the {framework.label} adapter",
+            f"use a subset of {','.join(framework.op_suites)}",
+        )
+    return chosen
 
 
 def publish_session_report(

@@ -8,6 +8,9 @@ from typing import Literal, TypedDict
 from records import OpTolerance
 
 OpStatus = Literal["pass", "fail", "error", "not registered", "skipped"]
+# Where a case comes from: the framework's op tests / OpInfo forward samples and variants ("ops"),
+# OpInfo gradients, torch's module_db and optim_db, and the framework's own test files (--framework-src).
+OpSuite = Literal["ops", "grads", "modules", "optims", "framework-src"]
 
 
 class _OpResultRequired(TypedDict):
@@ -21,6 +24,7 @@ class OpResult(_OpResultRequired, total=False):
     """One op case in one dtype: an entry of a test-ops report's "results" (op_tests.py,
     torch_opinfo.py, and devkit's golden checks)."""
 
+    suite: OpSuite  # absent: "ops"
     detail: str
     error: str
     mismatch: list[str]
