@@ -1,5 +1,5 @@
-"""The test-ops reports: one op case in one dtype (op_tests.py, torch_opinfo.py, devkit's golden
-checks), op_tests.py's and torch_opinfo.py's JSON, and --gen-golden's summary."""
+"""The test-ops reports: one op case in one dtype (op_tests.py, torch_test_ops.py's suites, devkit's
+golden checks), op_tests.py's and torch_test_ops.py's JSON, and --gen-golden's summary."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class _OpResultRequired(TypedDict):
 
 class OpResult(_OpResultRequired, total=False):
     """One op case in one dtype: an entry of a test-ops report's "results" (op_tests.py,
-    torch_opinfo.py, and devkit's golden checks)."""
+    torch_test_ops.py's suites, and devkit's golden checks)."""
 
     suite: OpSuite  # absent: "ops"
     detail: str
@@ -31,7 +31,7 @@ class OpResult(_OpResultRequired, total=False):
     max_abs_diff: dict[str, float]
     shapes: dict[str, list[int]]
     tolerance: OpTolerance
-    samples: int  # torch OpInfo samples the CPU ran
+    samples: int  # torch: samples (inputs, steps) the CPU ran
     values: int  # devkit's golden checks
     cpu_by_design: list[str]
     stats: dict[str, float | bool]
@@ -58,14 +58,21 @@ class GoldenSummary(TypedDict):
     paddle_version: str
 
 
-class OpInfoRun(TypedDict):
+class SuiteSummary(TypedDict):
+    """One suite of a torch test-ops run: its numbers."""
+
+    cases: int  # cases run (OpInfos, modules, optimizers), each with its dtypes and variants
+    restarts: int  # workers that died or timed out in it
+    seconds: float
+    counts: dict[str, int]  # its results by status
+
+
+class OpInfoReport(TypedDict):
+    """torch_test_ops.py's JSON (devkit test-ops, torch): the results of every suite run."""
+
     results: list[OpResult]
-    restarts: int  # workers that died or timed out
-
-
-class OpInfoReport(OpInfoRun):
-    """torch_opinfo.py's JSON (devkit test-ops, torch)."""
-
+    restarts: int  # workers that died or timed out, all suites
+    suites: dict[str, SuiteSummary]  # by suite name, in the order they ran
     mode: Literal["opinfo", "opinfo-all"]
     framework: str
     device: str

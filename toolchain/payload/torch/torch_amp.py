@@ -23,7 +23,7 @@ from records import (
     TrainingCriteria,
 )
 from torch_common import first_line, log
-from torch_opinfo import allow_torch_testing_imports
+from torch_suites import allow_torch_testing_imports
 from torch_training import fallback_counts, initial_state, lenet, split_by_design, unimplemented_kernels
 from training_verdict import Dataset, failed_check, require_data, training_verdict
 

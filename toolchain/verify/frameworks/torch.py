@@ -1,7 +1,7 @@
 """`devkit verify / test-ops / check-kernels --framework torch`: the PyTorch adapter's checks in a
 fresh environment with its pinned torch (payload/torch/torch_checks.py), and the same report layout
 as Paddle's (JSON + the loss plot); --compile, the mode only torch has; --distributed; test-ops as
-torch's OpInfo samples vs torch's CPU."""
+torch's test databases (OpInfo samples, gradients, modules, optimizers) vs torch's CPU."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from ..session import (
 from ..verify_modes import ModeRun, VerifyMode
 
 PAYLOAD = payload_script("torch", "torch_checks")
-OPINFO_PAYLOAD = payload_script("torch", "torch_opinfo")
+TEST_OPS_PAYLOAD = payload_script("torch", "torch_test_ops")
 DISTRIBUTED_PAYLOAD = payload_script("torch", "torch_distributed")
 
 
@@ -119,23 +119,27 @@ def check_kernels(wheel: Path, options: VerifyOptions, report_dir: Path) -> Kern
 
 
 def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
-    """PyTorch's OpInfo samples vs torch CPU (with --all, every OpInfo)."""
+    """torch's test databases (--suite: OpInfo samples and variants, gradients, ...) vs torch CPU
+    (with --all, every case)."""
     if r.golden:
         raise InputError("--golden checks the device library, whichever framework", "drop --framework")
     parse_selection(r.ops, "float32")
     wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
-    return run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir), "opinfo-all" if r.all_ops else "opinfo"
+    result = run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir, r.suites)
+    return result, "opinfo-all" if r.all_ops else "opinfo"
 
 
-def run_torch_opinfo(wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path) -> OpsResult:
-    """torch's OpInfo samples on the device vs torch's CPU (payload/torch_opinfo.py), each op in an
-    isolated worker, with the CPU fallback allowed."""
+def run_torch_opinfo(
+    wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path, suites: tuple[str, ...] = ("ops",)
+) -> OpsResult:
+    """torch's test databases on the device vs torch's CPU (payload/torch/torch_test_ops.py), each
+    case bounded in an isolated worker, with the CPU fallback allowed."""
     options = with_device(options, wheel)
     with plugin_session(wheel, options, report_dir) as session:
         report = session.run_json(
-            f"torch OpInfo samples on {options.recipe.name}" + (" (all OpInfos)" if all_ops else ""),
-            OPINFO_PAYLOAD,
-            [*(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])],
+            f"torch {', '.join(suites)} suites on {options.recipe.name}" + (" (all cases)" if all_ops else ""),
+            TEST_OPS_PAYLOAD,
+            ["--suite", ",".join(suites), *(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])],
             "opinfo.json",
             env=torch_env(options, session, strict=False),
         )
