@@ -58,13 +58,12 @@ class GoldenSummary(TypedDict):
     paddle_version: str
 
 
-class SuiteSummary(TypedDict):
-    """One suite of a torch test-ops run: its numbers."""
+class SuiteRun(TypedDict):
+    """How one suite of a torch test-ops run ran (its results' verdicts are counted by devkit)."""
 
     cases: int  # cases run (OpInfos, modules, optimizers), each with its dtypes and variants
     restarts: int  # workers that died or timed out in it
     seconds: float
-    counts: dict[str, int]  # its results by status
 
 
 class OpInfoReport(TypedDict):
@@ -72,7 +71,7 @@ class OpInfoReport(TypedDict):
 
     results: list[OpResult]
     restarts: int  # workers that died or timed out, all suites
-    suites: dict[str, SuiteSummary]  # by suite name, in the order they ran
+    suite_runs: dict[str, SuiteRun]  # by suite name, in the order they ran
     mode: Literal["opinfo", "opinfo-all"]
     framework: str
     device: str

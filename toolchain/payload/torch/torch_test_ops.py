@@ -30,7 +30,7 @@ from torch_opinfo_grads import GRADS
 from torch_suites import CaseRun, SampleStart, Suite, allow_torch_testing_imports, emit, registered_kernels
 
 if TYPE_CHECKING:  # (types only)
-    from op_records import OpInfoReport, OpResult, OpSuite, SuiteSummary
+    from op_records import OpInfoReport, OpResult, OpSuite, SuiteRun
 
 # Every suite, by the name --suite takes (project/frameworks.py TORCH.op_suites lists the same)
 SUITES: dict[str, Suite] = {suite.name: suite for suite in (OPS, GRADS)}
@@ -75,7 +75,7 @@ def crash_result(suite: OpSuite, name: str, last: SampleStart | None, why: str) 
     }
 
 
-def supervise(args: argparse.Namespace, suite: OpSuite) -> tuple[list[OpResult], SuiteSummary]:
+def supervise(args: argparse.Namespace, suite: OpSuite) -> tuple[list[OpResult], SuiteRun]:
     """Run workers of one suite until each of its cases has reported; a crash or a timeout
     becomes the result of the case it happened in."""
     began = time.monotonic()
@@ -133,11 +133,7 @@ def supervise(args: argparse.Namespace, suite: OpSuite) -> tuple[list[OpResult],
         why = f"timed out after {args.timeout:.0f} s" if timed_out else describe_exit(code)
         results.append(crash_result(suite, current["name"], last, why))
         restarts += 1
-    counts: dict[str, int] = {}
-    for result in results:
-        counts[result["status"]] = counts.get(result["status"], 0) + 1
-    seconds = round(time.monotonic() - began, 1)
-    return results, {"cases": cases, "restarts": restarts, "seconds": seconds, "counts": counts}
+    return results, {"cases": cases, "restarts": restarts, "seconds": round(time.monotonic() - began, 1)}
 
 
 def describe_exit(code: int) -> str:
@@ -175,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = {name: supervise(args, SUITES[name].name) for name in suites}
     report: OpInfoReport = {
         "results": [result for results, _ in runs.values() for result in results],
-        "restarts": sum(summary["restarts"] for _, summary in runs.values()),
-        "suites": {name: summary for name, (_, summary) in runs.items()},
+        "restarts": sum(run["restarts"] for _, run in runs.values()),
+        "suite_runs": {name: run for name, (_, run) in runs.items()},
         "mode": "opinfo-all" if args.all else "opinfo",
         "framework": "torch",
         "device": args.device,
