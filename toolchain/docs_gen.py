@@ -141,6 +141,11 @@ LAYOUT = (
     ),
     LayoutRow("tests/flavour/", "this device library's own conformance cases; a flavour brings its own"),
     LayoutRow(
+        "conformance/",
+        "`expected-failures.toml`: the `devkit test-ops` cases known to fail, each with its reason; a listed "
+        "case that passes fails too, `test-ops --update-expected` rewrites it",
+    ),
+    LayoutRow(
         "CMakeLists.txt",
         "adds the parts: the device library and its tests (`WITH_TESTING`), `paddle/` (`WITH_PADDLE`, "
         "default on) and `pytorch/` (`WITH_TORCH`, default off)",

@@ -18,7 +18,15 @@ from ..verify.frameworks import verify_adapter
 from ..verify.frameworks.paddle import gen_golden as record_golden
 from ..verify.frameworks.paddle import golden_version
 from ..verify.modes import MODES_HELP, DeviceModes
-from ..verify.ops import DTYPES, OpsRequest, describe_failures, parse_suites
+from ..verify.ops import (
+    DTYPES,
+    OpsRequest,
+    describe_failures,
+    expected_failures,
+    judge_expected,
+    parse_suites,
+    with_op_suites,
+)
 from ..verify.outputs import (
     AbiFindingSummary,
     CheckAbiOutput,
@@ -166,6 +174,9 @@ def verify(
         infer=infer,
     )
     result = run_verification(project, wheel, recipe, request, infer, report_dir)
+    if project is not None:  # the last test-ops run's suites, summarised in the report
+        suffix = framework_for(project, wheel, framework).tree_suffix
+        result = with_op_suites(result, reports_root(project) / f"test-ops-{recipe.name}{suffix}")
     if as_json:
         emit_json(
             VerifyOutput(
@@ -278,7 +289,11 @@ def test_ops(
         framework_src,
         update_expected,
     )
+    expected = expected_failures(request)  # (a bad file is refused before the run)
     result, mode = verify_adapter(adapter).test_ops(request)
+    result, update = judge_expected(result, expected, request)
+    if update is not None:
+        views.show_expected_update(update)
     _show_test_ops(result, recipe, mode, project, as_json)
 
 
@@ -309,11 +324,14 @@ def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Projec
         views.show_test_ops(report, recipe, mode, report_dir)
     if not report.passed:
         prefix = switch_prefix(project.device_type) if project else "<DEVICE_TYPE>"
+        listed = "; a known gap: list it with its reason in conformance/expected-failures.toml (--update-expected)"
         raise VerificationFailure(
             f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
-            f"see {report_dir / 'report.md'}; isolate a kernel with {prefix}_FALLBACK_OPS or {prefix}_AUTOCOMPARE=1",
+            f"see {report_dir / 'report.md'}; isolate a kernel with {prefix}_FALLBACK_OPS or {prefix}_AUTOCOMPARE=1"
+            + (listed if project else ""),
         )
-    err.print("[green]✓[/] all op cases pass")
+    expected = report.counts.get("expected", 0)
+    err.print("[green]✓[/] all op cases pass" + (f" but the {expected} expected failures" if expected else ""))
 
 
 def check_kernels(

@@ -15,10 +15,17 @@ from ..project.frameworks import find_framework
 from ..project.project import Project
 from ..project.recipes import Recipe
 from ..util.console import err
-from ..verify.report import OpsReport
+from ..verify.expected import ExpectedUpdate
+from ..verify.report import OpsReport, counts_line
 from ..verify.session import VerifyResult
 
-_OP_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}
+_OP_STATUS = {
+    "pass": "[green]pass[/]",
+    "fail": "[red]FAIL[/]",
+    "error": "[red]ERROR[/]",
+    "expected": "[yellow]expected failure[/]",
+    "now passing": "[red]NOW PASSES[/] (listed as failing)",
+}
 _CONTRACT_STATUS = {"pass": "[green]pass[/]", "by design": "[yellow]by design[/]", "fail": "[red]FAIL[/]"}
 
 
@@ -106,19 +113,58 @@ def show_verify(result: VerifyResult, recipe: Recipe) -> None:
             clauses.add_row(row["hook"], row["api"], status, row["detail"])
         err.print(clauses)
     err.print(table)
+    _show_op_suites(report.data.get("op_suites"))
     err.print(f"report: {result.report_path}" + (f"  plot: {result.plot_path}" if result.plot_path else ""))
 
 
-def show_test_ops(report: OpsReport, recipe: Recipe, mode: str, report_dir: Path) -> None:
-    table = Table("case", "dtype", "kernels", "result", title=f"devkit test-ops — {recipe.name} ({mode})")
-    for r in report.results:
-        table.add_row(r.case, r.dtype, ", ".join(r.kernels), _OP_STATUS.get(r.status, f"[yellow]{r.status}[/]"))
-    err.print(table)
-    counts = report.counts
-    err.print(
-        f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
-        f"{counts['not registered']} not registered; reports in {report_dir} (report.md, junit.xml)"
+def _show_op_suites(summary: Mapping[str, Any] | None) -> None:
+    """The last test-ops run's verdicts per suite (verify/ops.py with_op_suites)."""
+    if not summary:
+        return
+    older = " [yellow](an older build's: run devkit test-ops again)[/]" if summary["older_than_wheel"] else ""
+    table = Table(
+        "suite",
+        "pass",
+        "expected",
+        "failed",
+        "now passing",
+        "not run",
+        title=f"devkit test-ops: {summary['report']}{older}",
     )
+    for suite, c in summary["suites"].items():
+        failed = c["fail"] + c["error"]
+        table.add_row(
+            suite,
+            str(c["pass"]),
+            str(c["expected"]),
+            f"[red]{failed}[/]" if failed else "0",
+            f"[red]{c['now passing']}[/]" if c["now passing"] else "0",
+            str(c["not registered"] + c["skipped"]),
+        )
+    err.print(table)
+
+
+def show_test_ops(report: OpsReport, recipe: Recipe, mode: str, report_dir: Path) -> None:
+    table = Table("suite", "case", "dtype", "kernels", "result", title=f"devkit test-ops — {recipe.name} ({mode})")
+    for r in report.results:
+        verdict = _OP_STATUS.get(r.verdict, f"[yellow]{r.verdict}[/]")
+        table.add_row(r.suite, r.case, r.dtype, ", ".join(r.kernels), verdict)
+    err.print(table)
+    for suite, counts in report.data.get("suites", {}).items():
+        err.print(f"{suite}: {counts_line(counts)}")
+    err.print(f"reports in {report_dir} (report.md, junit.xml)")
+
+
+def show_expected_update(update: ExpectedUpdate) -> None:
+    """What --update-expected changed in the project's expected failures."""
+    err.print(
+        f"[green]✓[/] {update.path}: {len(update.added)} added, {len(update.removed)} removed (now passing), "
+        f"{update.kept} kept"
+    )
+    for entry in update.added:
+        err.print(f"  + {entry.suite} {escape(entry.case)} [{entry.dtype}]: say why it fails in its reason")
+    for entry in update.removed:
+        err.print(f"  - {entry.suite} {escape(entry.case)} [{entry.dtype}] passes now")
 
 
 def show_matrix(entries: list[Any]) -> None:

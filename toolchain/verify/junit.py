@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,22 @@ class Case:
 
 
 def write_junit(path: Path, suite: str, cases: list[Case]) -> Path:
+    return write_junit_suites(path, {suite: cases})
+
+
+def write_junit_suites(path: Path, suites: Mapping[str, list[Case]]) -> Path:
+    """One <testsuite> per suite, in the order given."""
+    root = ET.Element("testsuites", name="devkit")
+    for suite, cases in suites.items():
+        root.append(_suite_element(suite, cases))
+    tree = ET.ElementTree(root)
+    ET.indent(tree)
+    xml = io.BytesIO()
+    tree.write(xml, encoding="utf-8", xml_declaration=True)
+    return write_atomic(path, xml.getvalue())
+
+
+def _suite_element(suite: str, cases: list[Case]) -> ET.Element:
     suite_el = ET.Element(
         "testsuite",
         name=suite,
@@ -40,10 +57,4 @@ def write_junit(path: Path, suite: str, cases: list[Case]) -> Path:
             ET.SubElement(case, "skipped", message=c.skipped)
         if c.output:
             ET.SubElement(case, "system-out").text = c.output
-    root = ET.Element("testsuites", name="devkit")
-    root.append(suite_el)
-    tree = ET.ElementTree(root)
-    ET.indent(tree)
-    xml = io.BytesIO()
-    tree.write(xml, encoding="utf-8", xml_declaration=True)
-    return write_atomic(path, xml.getvalue())
+    return suite_el

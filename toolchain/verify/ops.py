@@ -13,7 +13,7 @@ import math
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,19 @@ from ..run.select import verify_runner
 from ..run.step import Step
 from ..util.errors import DevkitError, InputError, VerificationFailure
 from ..util.fsutil import write_atomic
-from ..verify.junit import Case, write_junit
+from ..verify.junit import Case, write_junit_suites
 from .conformance import unpack_device_bundle
-from .report import FAILED_STATUSES, OpCase, OpsReport
-from .session import PluginSession, VerifyOptions, fresh_log, work_dir
+from .expected import (
+    EXPECTED_FILE,
+    ExpectedFailures,
+    ExpectedUpdate,
+    judge,
+    judged_keys,
+    load_expected,
+    update_expected,
+)
+from .report import EXPECTED, NOW_PASSING, OpCase, OpsReport, counts_line, verdict_counts
+from .session import PluginSession, VerifyOptions, VerifyResult, fresh_log, work_dir
 
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
 
@@ -224,13 +233,49 @@ def _detail(r: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {v:.2g}" for k, v in diffs.items())
 
 
+def _verdict_detail(case: OpCase) -> str:
+    """What the case's row says: the figures or the failure, with the listed reason where there is one."""
+    if case.verdict == NOW_PASSING:
+        return f"now passes: remove it from {EXPECTED_FILE} (listed: {case.expected})"
+    if case.verdict == EXPECTED:
+        return f"expected: {case.expected}; {_detail(case.data)}"
+    return _detail(case.data)
+
+
+_RESULT_CELL = {EXPECTED: "expected failure", NOW_PASSING: "now passes"}
+
+
 def _publish(report: dict[str, Any], report_dir: Path) -> OpsResult:
+    """report.json, report.md and junit.xml of the results as they are judged (a result with
+    `expected` is listed in the project's expected failures: verify/expected.py)."""
     report_dir.mkdir(parents=True, exist_ok=True)
-    results = report["results"]
-    report["passed"] = bool(results) and not any(r["status"] in FAILED_STATUSES for r in results)
-    counts = {s: sum(r["status"] == s for r in results) for s in ("pass", "fail", "error", "not registered")}
-    report["counts"] = counts
+    ops = OpsReport.from_json(report)
+    report["passed"] = bool(ops.results) and not ops.failed
+    report["counts"] = verdict_counts(ops.results)
+    report["suites"] = {suite: verdict_counts(cases) for suite, cases in ops.suites.items()}
     write_atomic(report_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
+    ops = OpsReport.from_json(report)
+    write_atomic(report_dir / "report.md", _markdown(ops))
+    write_junit_suites(
+        report_dir / "junit.xml",
+        {
+            f"devkit test-ops {suite}": [
+                Case(
+                    name=f"{r.case} [{r.dtype}]",
+                    classname=f"test-ops.{suite}.{(r.kernels or (r.case.split()[0],))[0]}",
+                    failure=_verdict_detail(r) if r.failed else None,
+                    skipped=_verdict_detail(r) if r.verdict in (EXPECTED, "not registered", "skipped") else None,
+                )
+                for r in cases
+            ]
+            for suite, cases in ops.suites.items()
+        },
+    )
+    return OpsResult(ops, report_dir)
+
+
+def _markdown(ops: OpsReport) -> str:
+    report, counts = ops.data, ops.counts
     title = f"devkit test-ops — {report['arch']}, " + (
         f"golden data ({report['golden_source']})"
         if report["mode"] == "golden"
@@ -239,38 +284,106 @@ def _publish(report: dict[str, Any], report_dir: Path) -> OpsResult:
     lines = [
         f"# {title}",
         "",
-        f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors, "
-        f"{counts['not registered']} not registered for the dtype.",
-        "",
-        "| case | dtype | kernels | result | max abs diff / reason |",
-        "| --- | --- | --- | --- | --- |",
+        counts_line(counts) + ".",
     ]
-    for r in results:
+    listed = report.get("expected_failures")
+    if listed:
+        lines += [
+            "",
+            f"Expected failures: `{listed['file']}`, {listed['listed']} listed for this framework "
+            f"({listed['not_judged']} not judged by this run).",
+        ]
+    lines += [
+        "",
+        "| suite | pass | expected | failed | now passing | not run |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for suite, c in report["suites"].items():
         lines.append(
-            f"| {r['case']} | {r['dtype']} | {', '.join(r['kernels'])} | {r['status']} | "
-            f"{_detail(r).replace('|', '/')} |"
+            f"| {suite} | {c['pass']} | {c[EXPECTED]} | {c['fail'] + c['error']} | {c[NOW_PASSING]} | "
+            f"{c['not registered'] + c['skipped']} |"
         )
+    for suite, cases in ops.suites.items():
+        lines += [
+            "",
+            f"## {suite}",
+            "",
+            "| case | dtype | kernels | result | max abs diff / reason |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| {r.case} | {r.dtype} | {', '.join(r.kernels)} | {_RESULT_CELL.get(r.verdict, r.verdict)} | "
+            f"{_verdict_detail(r).replace('|', '/')} |"
+            for r in cases
+        ]
     if report.get("not_exercised"):
         lines += ["", f"Registered but not exercised by any case: {', '.join(report['not_exercised'])}."]
     if report.get("dtypes_not_exercised"):
         lines += ["", f"Registered for a dtype no case ran it in: {', '.join(report['dtypes_not_exercised'])}."]
-    write_atomic(report_dir / "report.md", "\n".join(lines) + "\n")
-    write_junit(
-        report_dir / "junit.xml",
-        "devkit test-ops",
-        [
-            Case(
-                name=f"{r['case']} [{r['dtype']}]",
-                classname=f"test-ops.{(r['kernels'] or ['-'])[0]}",
-                failure=_detail(r) if r["status"] in FAILED_STATUSES else None,
-                skipped=_detail(r) if r["status"] == "not registered" else None,
-            )
-            for r in results
-        ],
-    )
-    return OpsResult(OpsReport.from_json(report), report_dir)
+    return "\n".join(lines) + "\n"
 
 
 def describe_failures(result: OpsResult, limit: int = 6) -> str:
-    parts = [f"{r.case} [{r.dtype}] ({', '.join(r.kernels)}: {_detail(r.data)[:120]})" for r in result.failed]
+    parts = [f"{r.case} [{r.dtype}] ({', '.join(r.kernels)}: {_verdict_detail(r)[:120]})" for r in result.failed]
     return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
+
+
+def with_op_suites(result: VerifyResult, test_ops_dir: Path) -> VerifyResult:
+    """`devkit verify`'s report with the last test-ops run's verdicts per suite (of the same target
+    and framework: its report directory), when there is one; verify's own verdict stays its checks'."""
+    path = test_ops_dir / "report.json"
+    try:
+        ops = OpsReport.from_json(json.loads(path.read_text()))
+    except FileNotFoundError:
+        return result
+    except (ValueError, KeyError, TypeError):  # (unreadable: summarised as such)
+        ops = OpsReport((), {}, False, {})
+    wheel = Path(str(ops.data.get("wheel", "")))
+    summary = {
+        "report": str(test_ops_dir / "report.md"),
+        "passed": ops.passed,
+        "suites": {suite: verdict_counts(cases) for suite, cases in ops.suites.items()},
+        # the wheel rebuilt since: these verdicts are an older build's
+        "older_than_wheel": wheel.is_file() and wheel.stat().st_mtime > path.stat().st_mtime,
+    }
+    report = result.report.with_fields(op_suites=summary)
+    write_atomic(result.report_path, json.dumps(report.to_json(), indent=2))
+    return replace(result, report=report)
+
+
+# ---- the project's expected failures (verify/expected.py)
+
+
+def expected_failures(request: OpsRequest) -> ExpectedFailures | None:
+    """The project's expected failures, read and checked before the run (a bad file fails in a
+    second, not after it); None for a bare wheel and for golden data, which no file lists."""
+    if request.update_expected and (request.project is None or request.golden):
+        raise InputError(
+            "--update-expected rewrites a project's conformance/expected-failures.toml",
+            "drop --golden" if request.golden else "pass the project directory instead of --wheel",
+        )
+    if request.project is None or request.golden:
+        return None
+    return load_expected(request.project.root / EXPECTED_FILE)
+
+
+def judge_expected(
+    result: OpsResult, expected: ExpectedFailures | None, request: OpsRequest
+) -> tuple[OpsResult, ExpectedUpdate | None]:
+    """The run judged against the expected failures (with --update-expected, against the file it
+    rewrote), its reports published again."""
+    if expected is None:
+        return result, None
+    framework = request.options.framework.name
+    results = [{k: v for k, v in r.items() if k != "expected"} for r in result.report.data["results"]]
+    update = None
+    if request.update_expected:
+        expected, update = update_expected(expected, framework, results)
+    listed = expected.of(framework)
+    judge(results, listed)
+    summary = {
+        "file": str(expected.path),
+        "listed": len(listed),
+        "not_judged": len(listed.keys() - judged_keys(results)),
+    }
+    return _publish({**result.report.data, "results": results, "expected_failures": summary}, result.report_dir), update

@@ -190,6 +190,10 @@ class Report:
 
 
 FAILED_STATUSES = ("fail", "error")
+# An op case's verdict: its status, judged against the project's expected failures (verify/expected.py).
+EXPECTED, NOW_PASSING = "expected", "now passing"
+FAILING_VERDICTS = (*FAILED_STATUSES, NOW_PASSING)
+VERDICTS = ("pass", EXPECTED, "fail", "error", NOW_PASSING, "not registered", "skipped")
 
 
 @dataclass(frozen=True)
@@ -199,13 +203,24 @@ class OpCase:
     case: str
     dtype: str
     kernels: tuple[str, ...]
-    status: str  # pass | fail | error | not registered
+    status: str  # pass | fail | error | not registered | skipped: what the payload saw
     detail: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
+    suite: str = "ops"
+    expected: str = ""  # listed in the expected failures, for this reason
+
+    @property
+    def verdict(self) -> str:
+        """The status, but a listed failure is expected and a listed pass now passes (and fails)."""
+        if self.expected and self.status in FAILED_STATUSES:
+            return EXPECTED
+        if self.expected and self.status == "pass":
+            return NOW_PASSING
+        return self.status
 
     @property
     def failed(self) -> bool:
-        return self.status in FAILED_STATUSES
+        return self.verdict in FAILING_VERDICTS
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> OpCase:
@@ -216,13 +231,29 @@ class OpCase:
             status=str(raw["status"]),
             detail=str(raw.get("detail", "")),
             data=dict(raw),
+            suite=str(raw.get("suite", "ops")),
+            expected=str(raw.get("expected", "")),
         )
+
+
+def verdict_counts(cases: Iterable[OpCase]) -> dict[str, int]:
+    """Cases by verdict, every verdict counted (0 too)."""
+    verdicts = [c.verdict for c in cases]
+    return {v: verdicts.count(v) for v in VERDICTS}
+
+
+def counts_line(counts: Mapping[str, int]) -> str:
+    """Cases by verdict, for people (report.md, the CLI)."""
+    line = f"{counts['pass']} passed, {counts['fail']} failed, {counts['error']} errors"
+    if counts.get(EXPECTED) or counts.get(NOW_PASSING):
+        line += f", {counts.get(EXPECTED, 0)} expected failures, {counts.get(NOW_PASSING, 0)} now passing"
+    return line + f", {counts['not registered']} not registered for the dtype"
 
 
 @dataclass(frozen=True)
 class OpsReport:
     results: tuple[OpCase, ...]
-    counts: Mapping[str, int]
+    counts: Mapping[str, int]  # by verdict (VERDICTS)
     passed: bool
     data: Mapping[str, Any] = field(default_factory=dict)
 
@@ -237,4 +268,13 @@ class OpsReport:
 
     @property
     def failed(self) -> list[OpCase]:
+        """The cases that fail the run: unexpected failures, and listed cases that now pass."""
         return [r for r in self.results if r.failed]
+
+    @property
+    def suites(self) -> dict[str, list[OpCase]]:
+        """The cases by suite, in the order the run met them."""
+        by_suite: dict[str, list[OpCase]] = {}
+        for r in self.results:
+            by_suite.setdefault(r.suite, []).append(r)
+        return by_suite
