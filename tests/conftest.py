@@ -24,6 +24,10 @@ from devkit.run.envs import container_reference_envs
 from devkit.util.fsutil import exclusive_lock
 from devkit.util.resources import PAYLOAD_DIR, PAYLOAD_LIBRARIES
 
+# Data, not devkit's tests: trees in the frameworks' shapes whose test files the frameworks' own pytest
+# runs (test-ops --framework-src, in a verify environment).
+collect_ignore = ["fixtures"]
+
 
 def payload_module(folder: str, name: str) -> ModuleType:
     """payload/FOLDER/NAME.py imported as the payload scripts import it: by plain name, with its

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -116,6 +117,62 @@ def test_test_ops_names_the_broken_kernel(broken_project):
         devkit("test-ops", str(broken_project), "--runner", "host", "--ops", "^relu|sigmoid", "--json").stdout
     )
     assert summary["passed"] and {r.split(" [")[0] for r in summary["failed"]} == set()
+
+
+LISTED = """
+[[paddle]]
+suite = "ops"
+case = "matmul"
+dtype = "float32"
+reason = "the GEMM accumulates 1 % high"
+
+[[paddle]]
+suite = "ops"
+case = "relu 0-d"
+dtype = "float32"
+reason = "listed, but relu works"
+"""
+
+
+def test_the_expected_failures_file_is_enforced_both_ways(broken_project):
+    path = broken_project / "conformance" / "expected-failures.toml"
+    rendered = path.read_text()
+    args = (
+        "test-ops",
+        str(broken_project),
+        "--runner",
+        "host",
+        "--ops",
+        "^(matmul|linear|relu 0-d)$",
+        "--dtypes",
+        "float32",
+    )
+    try:
+        path.write_text(rendered + LISTED)
+        proc = devkit(*args, check=False)
+        assert proc.returncode == ExitCode.VERIFICATION_FAILED, proc.stderr
+        report_dir = broken_project / "reports" / "test-ops-x86_64"
+        report = json.loads((report_dir / "report.json").read_text())
+        verdicts = {r["case"]: (r["status"], r.get("expected")) for r in report["results"]}
+        # a listed failure is expected, an unlisted one fails, a listed case that passes fails
+        assert verdicts["matmul"] == ("fail", "the GEMM accumulates 1 % high")
+        assert verdicts["linear"] == ("fail", None) and verdicts["relu 0-d"] == ("pass", "listed, but relu works")
+        assert report["counts"]["expected"] == 1 and report["counts"]["now passing"] == 1 and not report["passed"]
+        error = proc.stderr.strip().splitlines()[-1]
+        assert "relu 0-d [float32] (relu, relu_grad: now passes: remove it" in error and "linear [float32]" in error
+        assert "matmul [float32]" not in error
+        cases = {c.get("name"): c for c in ET.parse(report_dir / "junit.xml").getroot().iter("testcase")}
+        assert cases["matmul [float32]"].find("skipped").get("message").startswith("expected: the GEMM")
+        assert cases["relu 0-d [float32]"].find("failure").get("message").startswith("now passes: remove it")
+        # --update-expected: the file follows the run (reasons kept), and the run passes against it
+        summary = json.loads(devkit(*args, "--update-expected", "--json").stdout)
+        assert summary["passed"] and summary["failed"] == [] and summary["counts"]["expected"] >= 2
+        listed = {e["case"]: e["reason"] for e in tomllib.loads(path.read_text())["paddle"]}
+        assert listed["matmul"] == "the GEMM accumulates 1 % high" and "relu 0-d" not in listed
+        assert "recorded by --update-expected" in listed["linear"]
+        assert path.read_text().startswith(rendered.strip())  # the rendered file's comment kept
+    finally:
+        path.write_text(rendered)
 
 
 def test_autocompare_reports_the_mismatching_op(broken_project, built_project):

@@ -280,6 +280,35 @@ def test_opinfo_samples_run_isolated_and_right_with_the_fallback(torch_project, 
     assert Path(summary["junit"]).is_file() and Path(summary["markdown"]).read_text().startswith("# devkit test-ops")
 
 
+def test_pytorchs_own_test_files_run_with_the_device_as_the_test_device(torch_project, torch_build):
+    """--framework-src: a tree in PyTorch's shape (tests/fixtures/framework-src/torch), its
+    device-generic file instantiated for the PrivateUse1 test base alone (as OpenReg runs them:
+    PYTORCH_TESTING_DEVICE_ONLY_FOR), @onlyCUDA skipped, the file that is not device-generic left out."""
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "framework-src" / "torch"
+    summary = json.loads(
+        devkit(
+            "test-ops",
+            str(torch_project),
+            "--framework",
+            "torch",
+            "--framework-src",
+            str(src),
+            "--runner",
+            "host",
+            "--json",
+        ).stdout
+    )
+    report = json.loads(Path(summary["report"]).read_text())
+    cases = {r["case"]: (r["status"], r["dtype"], r["suite"]) for r in report["results"]}
+    generic = "test/test_device_generic.py::TestDeviceGenericPRIVATEUSE1::"
+    assert cases == {
+        f"{generic}test_add_stpu_float32": ("pass", "float32", "framework-src"),
+        f"{generic}test_add_stpu_int64": ("pass", "int64", "framework-src"),
+        f"{generic}test_matmul_backward_stpu": ("pass", "-", "framework-src"),
+    }
+    assert report["skipped"] == {"Only runs on cuda": 1} and summary["mode"] == "framework-src"
+
+
 def test_fallback_ops_switch_sends_a_registered_kernel_to_cpu(torch_env):
     code = (
         "import torch\na = torch.ones(4, device='stpu')\nprint((a + a).cpu().tolist(), torch.stpu.fallback_counts())\n"

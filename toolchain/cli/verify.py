@@ -63,6 +63,10 @@ from .options import (
 )
 
 _VERIFY = VerifySettings()  # the defaults the help states
+_KNOWN_GAPS = (
+    "; list a known gap with its reason in conformance/expected-failures.toml and remove what now passes "
+    "(--update-expected does both)"
+)
 
 
 def verify(
@@ -324,11 +328,10 @@ def _show_test_ops(result: OpsResult, recipe: Recipe, mode: str, project: Projec
         views.show_test_ops(report, recipe, mode, report_dir)
     if not report.passed:
         prefix = switch_prefix(project.device_type) if project else "<DEVICE_TYPE>"
-        listed = "; a known gap: list it with its reason in conformance/expected-failures.toml (--update-expected)"
         raise VerificationFailure(
             f"{len(result.failed) or 'no'} op case(s) failed: {describe_failures(result) or 'no cases ran'}",
             f"see {report_dir / 'report.md'}; isolate a kernel with {prefix}_FALLBACK_OPS or {prefix}_AUTOCOMPARE=1"
-            + (listed if project else ""),
+            + (_KNOWN_GAPS if project else ""),
         )
     expected = report.counts.get("expected", 0)
     err.print("[green]✓[/] all op cases pass" + (f" but the {expected} expected failures" if expected else ""))

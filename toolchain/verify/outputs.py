@@ -9,7 +9,7 @@ from typing import Literal
 
 from ..util.outputs import output_field
 
-OpsMode = Literal["ops", "golden", "opinfo", "opinfo-all"]
+OpsMode = Literal["ops", "golden", "opinfo", "opinfo-all", "framework-src"]
 Severity = Literal["error", "warning"]  # building.elf.AbiFinding's
 
 

@@ -25,6 +25,7 @@ from ...util.fsutil import staging_dir
 from ...util.resources import payload_env, payload_script
 from ..cpu_reference import native_cpu_reference
 from ..distributed import run_distributed_verify
+from ..framework_src import SourceTests, run_source_tests
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report, run_golden
 from ..outputs import GoldenOutput, PaddleKernelsOutput
 from ..session import (
@@ -44,6 +45,10 @@ PAYLOAD = payload_script("paddle", "plugin_checks")
 FALLBACK_PAYLOAD = payload_script("paddle", "fallback_report")
 OPS_PAYLOAD = payload_script("paddle", "op_tests")
 DISTRIBUTED_PAYLOAD = payload_script("paddle", "paddle_distributed")
+# --framework-src: the OpTests of Paddle's test/legacy_test
+SOURCE_TESTS = SourceTests(
+    payload_script("paddle", "paddle_src_tests"), "test/legacy_test", ("pytest>=8",), "Paddle's legacy_test OpTests"
+)
 
 
 def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyResult:
@@ -142,6 +147,8 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
             f"record golden data on x86_64 (--gen-golden DIR) and check with --arch {r.recipe.name} --golden DIR",
         )
     wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
+    if r.framework_src is not None:  # the tree's op tests instead of devkit's op cases
+        return run_source_tests(r, wheel, r.options, SOURCE_TESTS, lambda session: r.options.check_env), "framework-src"
     return run_test_ops(wheel, r.options, ops, dtype_list, r.report_dir), "ops"
 
 

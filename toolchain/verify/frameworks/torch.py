@@ -6,6 +6,7 @@ torch's test databases (OpInfo samples, gradients, modules, optimizers) vs torch
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from ...project.frameworks import DEFAULT_MODEL
@@ -14,6 +15,7 @@ from ...util.errors import InputError
 from ...util.resources import payload_script
 from ..cpu_reference import native_cpu_reference
 from ..distributed import run_distributed_verify
+from ..framework_src import SourceTests, run_source_tests
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report
 from ..outputs import TorchKernelsOutput
 from ..session import (
@@ -30,6 +32,14 @@ from ..verify_modes import ModeRun, VerifyMode
 PAYLOAD = payload_script("torch", "torch_checks")
 TEST_OPS_PAYLOAD = payload_script("torch", "torch_test_ops")
 DISTRIBUTED_PAYLOAD = payload_script("torch", "torch_distributed")
+# --framework-src: PyTorch's device-generic test files (they import expecttest and hypothesis through
+# torch.testing._internal)
+SOURCE_TESTS = SourceTests(
+    payload_script("torch", "torch_src_tests"),
+    "test",
+    ("pytest>=8", "expecttest>=0.2", "hypothesis>=6"),
+    "PyTorch's device-generic test files",
+)
 
 
 def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -> dict[str, str | None]:
@@ -125,6 +135,10 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
         raise InputError("--golden checks the device library, whichever framework", "drop --framework")
     parse_selection(r.ops, "float32")
     wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
+    if r.framework_src is not None:  # the tree's test files instead of the wheel's databases
+        options = with_device(r.options, wheel)
+        env = partial(torch_env, options, strict=False)
+        return run_source_tests(r, wheel, options, SOURCE_TESTS, env), "framework-src"
     result = run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir, r.suites)
     return result, "opinfo-all" if r.all_ops else "opinfo"
 

@@ -1,0 +1,94 @@
+"""test-ops --framework-src's runner without a framework: pytest on plain test files, each file in a
+process of its own (payload/shared/src_tests.py), each outcome a result; a process killed by a
+signal or a timeout is the test it was in; a file that does not import is one error naming it; the
+float64 rule of Paddle's OpTests (payload/paddle/paddle_src_tests.py); a tree without test files is
+refused in one line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import payload_module
+
+from devkit.util.errors import InputError
+from devkit.util.resources import payload_env
+from devkit.verify.framework_src import source_tree
+from devkit.verify.frameworks.paddle import SOURCE_TESTS as PADDLE_TESTS
+from devkit.verify.frameworks.torch import SOURCE_TESTS as TORCH_TESTS
+
+FILES = {
+    "test_outcomes.py": """
+import os, signal, unittest
+class TestOutcomes(unittest.TestCase):
+    op_type = "relu"
+    def test_right_float32(self): pass
+    def test_wrong_int64(self): self.assertEqual(1, 2, "one is not two")
+    @unittest.skip("needs CUDA")
+    def test_cuda(self): pass
+    def test_zz_dies(self): os.kill(os.getpid(), signal.SIGSEGV)
+    def test_zzz_never_runs(self): pass
+""",
+    "test_broken_import.py": "import no_such_module_anywhere\n",
+    "test_hangs.py": "import time\ndef test_sleeps():\n    time.sleep(60)\n",
+}
+
+
+def test_each_file_runs_alone_and_each_death_is_the_test_it_was_in(tmp_path: Path) -> None:
+    src_tests = payload_module("shared", "src_tests")
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, **payload_env()}
+    run = src_tests.run_files(sorted(FILES), str(tmp_path), str(tmp_path), env, timeout=6)
+    got = {r["case"].rsplit("::", 1)[-1]: r for r in run.results}
+    assert {k: r["status"] for k, r in got.items()} == {
+        "test_broken_import.py": "error",
+        "test_right_float32": "pass",
+        "test_wrong_int64": "fail",
+        "test_zz_dies": "error",
+        "test_sleeps": "error",
+    }, run.results
+    assert "No module named 'no_such_module_anywhere'" in got["test_broken_import.py"]["error"]
+    assert "one is not two" in got["test_wrong_int64"]["detail"]
+    assert got["test_wrong_int64"]["dtype"] == "int64" and got["test_right_float32"]["kernels"] == ["relu"]
+    assert got["test_zz_dies"]["error"] == "the process died of SIGSEGV in this test"
+    assert got["test_sleeps"]["error"] == "the process timed out after 6 s in this test"
+    assert run.skipped == {"needs CUDA": 1}
+    assert all(r["suite"] == "framework-src" for r in run.results)
+    assert not list(tmp_path.glob("**/__pycache__")) and not (tmp_path / ".pytest_cache").exists()
+
+
+def test_a_float64_definition_skips_the_class_unless_overridden() -> None:
+    paddle_src_tests = payload_module("paddle", "paddle_src_tests")
+
+    class OpTest:
+        def check_output(self) -> str:
+            return "float64 inside the harness does not count"
+
+    class TestAdd(OpTest):
+        def init_dtype(self) -> None:
+            self.dtype = "float32"
+
+    class TestAddFP64(TestAdd):
+        def init_dtype(self) -> None:
+            self.dtype = "float64"
+
+    class TestAddFP16(TestAddFP64):
+        def init_dtype(self) -> None:
+            self.dtype = "float16"
+
+    class TestAddDouble(TestAdd):
+        dtype = "float64"
+
+    found = {c.__name__: paddle_src_tests.float64_definition(c) for c in (TestAdd, TestAddFP64, TestAddFP16)}
+    assert found == {"TestAdd": None, "TestAddFP64": "TestAddFP64.init_dtype", "TestAddFP16": None}
+    assert paddle_src_tests.float64_definition(TestAddDouble) == "TestAddDouble.dtype"
+
+
+@pytest.mark.parametrize("tests", [TORCH_TESTS, PADDLE_TESTS], ids=["torch", "paddle"])
+def test_a_tree_without_the_test_files_is_refused_in_one_line(tmp_path: Path, tests: object) -> None:
+    with pytest.raises(InputError) as raised:
+        source_tree(tmp_path, tests)  # type: ignore[arg-type]
+    assert f"{tmp_path / tests.tests_dir} is not a directory" in str(raised.value)  # type: ignore[attr-defined]
+    assert "the root of the framework's source checkout" in raised.value.fix
