@@ -239,7 +239,8 @@ def test_ops(
         typer.Option(
             "--framework-src",
             help="A source tree of the framework (its test/ directory is read): run its own test files with the "
-            "device as the test device.",
+            "device as the test device (torch: the device-generic files under test/; Paddle: the OpTests of "
+            "test/legacy_test), instead of the suites; --ops then searches the test files' paths.",
         ),
     ] = None,
     update_expected: Annotated[
