@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +28,15 @@ from torch_suites import (
 if TYPE_CHECKING:  # (types only)
     from op_records import OpResult, OpSuite
 
-# Ops whose values are random or uninitialised: only shapes and dtypes are compared.
+# Ops whose values are random or uninitialised: only shapes and dtypes are compared (fractional
+# max pooling draws its regions from the device's generator).
 UNCHECKED_VALUES = re.compile(
     r"rand|normal|bernoulli|dropout|multinomial|uniform|cauchy|exponential|geometric|poisson|empty|"
-    r"^new_empty|rrelu|^nn\.functional\.feature_alpha_dropout"
+    r"^new_empty|rrelu|^nn\.functional\.feature_alpha_dropout|fractional_max_pool"
 )
+# OpInfos whose samples make their other tensors on the CPU for every device (tensor_split reads
+# its indices there): only the input goes to the device.
+HOST_ARGUMENTS = {"tensor_split"}
 SampleFn = Callable[[Any], Any]  # a SampleInput -> what is compared
 
 
@@ -68,44 +73,53 @@ def implements(torch: ModuleType, op: Any, run: CaseRun, fn: SampleFn, *, requir
     return bool((reached | own) & (run.kernels | INFRASTRUCTURE if own & INFRASTRUCTURE else run.kernels))
 
 
-def copy_sample(torch: ModuleType, sample: Any, device: str) -> Any:
+def copy_sample(torch: ModuleType, op: Any, sample: Any, device: str) -> Any:
     """A fresh copy of the sample on `device` (the CPU too: a variant may write to its input),
     each tensor that requires grad a leaf that does."""
+    from torch.utils._pytree import tree_leaves
+
+    host = {id(t) for t in tree_leaves((sample.args, sample.kwargs))} if op.name in HOST_ARGUMENTS else set()
 
     def copy(t: Any) -> Any:
-        moved = to_device(torch, t, device)
+        moved = to_device(torch, t, "cpu" if id(t) in host else device)
         return moved.requires_grad_() if isinstance(t, torch.Tensor) and t.requires_grad else moved
 
     return sample.transform(copy)
 
 
-def check_samples(
-    torch: ModuleType, run: CaseRun, name: str, dtype: str, samples: list[Any], fn: SampleFn, values: bool, grads: bool
-) -> None:
-    """`fn` of each sample on the device against the CPU's; the first wrong or raising sample ends
-    the case. A sample the CPU refuses is not counted. One result for (name, dtype)."""
+@dataclass(frozen=True)
+class Variant:
+    """One way of calling an OpInfo, a case of its own: what runs on the device, and the CPU's
+    reference (the same call unless said)."""
+
+    name: str
+    fn: SampleFn
+    reference: SampleFn | None = None
+    grads: bool = False  # compared with devkit's gradient tolerances
+
+
+def check_samples(torch: ModuleType, run: CaseRun, op: Any, variant: Variant, dtype: str, samples: list[Any]) -> None:
+    """The variant of each sample on the device against the CPU's; the first wrong or raising
+    sample ends the case. A sample the CPU refuses is not counted. One result for the dtype."""
+    name, fn, grads = variant.name, variant.fn, variant.grads
     result: OpResult = {"case": name, "dtype": dtype, "kernels": [], "status": "pass", "samples": 0}
+    values = not UNCHECKED_VALUES.search(op.name)
     worst = 0.0
     reached: set[str] = set()
     for index, sample in enumerate(samples):
         where = f"sample {index} ({summarize(sample)})"
         run.sample(name, dtype, index, summarize(sample))
         try:
-            want = fn(copy_sample(torch, sample, "cpu"))
+            want = (variant.reference or fn)(copy_sample(torch, op, sample, "cpu"))
         except Exception:
             continue  # the CPU refuses this sample too
         result["samples"] += 1
         try:
-            got = None
-
-            def on_device(s: Any = copy_sample(torch, sample, run.device)) -> None:
-                nonlocal got
-                got = fn(s)
-
-            reached |= reached_kernels(torch, on_device)
+            got = fn(copy_sample(torch, op, sample, run.device))
+            reached = reached or kernels_of(torch, fn, copy_sample(torch, op, sample, run.device))
             worst = max(worst, compare(torch, got, want, values, lambda d: run.tolerance(d, grads=grads)))
         except AssertionError as exc:
-            result.update({"status": "fail", "mismatch": [f"{where}: {first_line(exc)}"]})
+            result.update({"status": "fail", "mismatch": [f"{where}: {mismatch_line(exc)}"]})
             break
         except Exception as exc:
             result.update({"status": error_status(exc), "error": f"{where}: {first_line(exc)}"})
@@ -113,6 +127,21 @@ def check_samples(
     result["kernels"] = sorted(reached & run.kernels)
     result["max_abs_diff"] = {"grad" if grads else "out": worst}
     run.result(result if result["samples"] else {**result, "status": "skipped", "detail": "no sample the CPU runs"})
+
+
+def mismatch_line(exc: AssertionError) -> str:
+    """assert_close's message in one line: what differs, by how much, where, and what is allowed."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:400]
+
+
+def kernels_of(torch: ModuleType, fn: SampleFn, sample: Any) -> set[str]:
+    """The kernels `fn` of a sample reaches, from a call of its own: under the dispatch mode that
+    sees them some ops compute something else (linalg.matrix_rank's out= leaves `out` unwritten,
+    on the CPU too), so the compared call runs without it."""
+    try:
+        return reached_kernels(torch, lambda: fn(sample))
+    except Exception:
+        return set()
 
 
 def samples_of(torch: ModuleType, op: Any, run: CaseRun, name: str, dtype: str, requires_grad: bool) -> list[Any]:
@@ -124,8 +153,9 @@ def samples_of(torch: ModuleType, op: Any, run: CaseRun, name: str, dtype: str, 
         return []
 
 
-def out_variant(torch: ModuleType, op: Any) -> SampleFn:
-    """op(..., out=) into empty tensors shaped as its result (torch's test_out does so)."""
+def out_variant(torch: ModuleType, op: Any, label: str) -> Variant:
+    """op(..., out=) into empty tensors shaped as its result, against the CPU's op without out=
+    (as torch's test_out; the CPU's own out= can be wrong: fft.ihfftn's leaves `out` unwritten)."""
     from torch.utils._pytree import tree_map
 
     def fn(s: Any) -> Any:
@@ -134,11 +164,12 @@ def out_variant(torch: ModuleType, op: Any) -> SampleFn:
         op(s.input, *s.args, **s.kwargs, out=out)
         return out
 
-    return fn
+    return Variant(f"{label}[out]", fn, reference=call(op))
 
 
-def inplace_variant(torch: ModuleType, inplace: Any) -> SampleFn:
-    """The in-place form on the sample's own input: what it leaves there and what it returns."""
+def inplace_variant(torch: ModuleType, inplace: Any, label: str) -> Variant:
+    """The in-place form on the sample's own input: what it leaves there and what it returns
+    (where the CPU refuses it, e.g. a result dtype the input cannot hold, the sample is not counted)."""
 
     def fn(s: Any) -> Any:
         if not isinstance(s.input, torch.Tensor):
@@ -146,7 +177,7 @@ def inplace_variant(torch: ModuleType, inplace: Any) -> SampleFn:
         returned = inplace(s.input, *s.args, **s.kwargs)
         return s.input, returned
 
-    return fn
+    return Variant(f"{label}[inplace]", fn)
 
 
 class OpInfoOps:
@@ -163,16 +194,16 @@ class OpInfoOps:
     def run(self, torch: ModuleType, op: Any, run: CaseRun) -> None:
         if run.implemented_only and not implements(torch, op, run, call(op)):
             return
-        label, values = op_label(op), not UNCHECKED_VALUES.search(op.name)
-        variants = [(label, call(op))]
+        label = op_label(op)
+        variants = [Variant(label, call(op))]
         if op.supports_out:
-            variants.append((f"{label}[out]", out_variant(torch, op)))
+            variants.append(out_variant(torch, op, label))
         if op.get_inplace() is not None:
-            variants.append((f"{label}[inplace]", inplace_variant(torch, op.get_inplace())))
+            variants.append(inplace_variant(torch, op.get_inplace(), label))
         for dtype in [d for d in run.dtypes if getattr(torch, d) in op.supported_dtypes("cpu")]:
             samples = samples_of(torch, op, run, label, dtype, requires_grad=False)
-            for name, fn in variants if samples else []:
-                check_samples(torch, run, name, dtype, samples, fn, values, grads=False)
+            for variant in variants if samples else []:
+                check_samples(torch, run, op, variant, dtype, samples)
 
 
 OPS = OpInfoOps()

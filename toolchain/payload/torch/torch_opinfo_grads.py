@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from torch_opinfo import UNCHECKED_VALUES, SampleFn, check_samples, implements, op_db_cases, op_label, samples_of
+from torch_opinfo import SampleFn, Variant, check_samples, implements, op_db_cases, op_label, samples_of
 from torch_suites import CaseRun
 
 if TYPE_CHECKING:  # (types only)
@@ -62,11 +62,11 @@ class OpInfoGrads:
         fn = gradients(torch, op)
         if run.implemented_only and not implements(torch, op, run, fn, requires_grad=True):
             return
-        label, values = op_label(op), not UNCHECKED_VALUES.search(op.name)
+        label = op_label(op)
         for dtype in [d for d in run.dtypes if differentiates(torch, op, d)]:
             samples = samples_of(torch, op, run, label, dtype, requires_grad=True)
             if samples:
-                check_samples(torch, run, label, dtype, samples, fn, values, grads=True)
+                check_samples(torch, run, op, Variant(label, fn, grads=True), dtype, samples)
 
 
 GRADS = OpInfoGrads()

@@ -1,11 +1,13 @@
 """PyTorch's own test databases on the device against torch's CPU, each case isolated: run inside
 the verify environment by `devkit test-ops --framework torch`.
 
-    python torch_test_ops.py --device stpu [--suite ops,grads] [--all] [--ops add,fft.ifft] --out ops.json
+    python torch_test_ops.py --device stpu [--suite ops,grads,modules,optims] [--all] [--ops add,fft.ifft] --out ops.json
 
 The suites (torch_suites.py says what one is; SUITES below lists them): ops, OpInfo forward
 samples and their out= and in-place variants (torch_opinfo.py); grads, OpInfo gradients
-(torch_opinfo_grads.py). By default only what the device implements (reaches a kernel the adapter
+(torch_opinfo_grads.py); modules, module_db forward and backward in train and eval mode
+(torch_modules.py); optims, optim_db steps in their for-loop, foreach and fused forms
+(torch_optims.py). By default only what the device implements (reaches a kernel the adapter
 registers) in the dtypes the device library has; --all runs every case in its CPU dtypes with the
 CPU fallback. Cases run in worker processes (this file with --worker, one suite each) that print
 one JSON line per result and a line before each case and sample; a worker that dies (a signal, a
@@ -23,17 +25,20 @@ import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, TypedDict, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from torch_modules import MODULES
 from torch_opinfo import OPS
 from torch_opinfo_grads import GRADS
+from torch_optims import OPTIMS
 from torch_suites import CaseRun, SampleStart, Suite, allow_torch_testing_imports, emit, registered_kernels
 
 if TYPE_CHECKING:  # (types only)
     from op_records import OpInfoReport, OpResult, OpSuite, SuiteRun
 
 # Every suite, by the name --suite takes (project/frameworks.py TORCH.op_suites lists the same)
-SUITES: dict[str, Suite] = {suite.name: suite for suite in (OPS, GRADS)}
+SUITES: dict[str, Suite] = {suite.name: suite for suite in (OPS, GRADS, MODULES, OPTIMS)}
 DEVICE_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
 ALL_DTYPES = (*DEVICE_DTYPES, "float16", "bfloat16", "complex64", "complex128")
 
@@ -75,12 +80,62 @@ def crash_result(suite: OpSuite, name: str, last: SampleStart | None, why: str) 
     }
 
 
+@dataclass
+class WorkerRun:
+    """What one worker process reported before it finished, died or hung."""
+
+    results: list[OpResult] = field(default_factory=list)
+    ran: set[str] = field(default_factory=set)  # the cases that gave a result (without --all, most give none)
+    current: CaseStart | None = None
+    last: SampleStart | None = None
+    done: bool = False
+    timed_out: bool = False
+
+    def take(self, record: dict[str, Any], timeout: float) -> float | None:
+        """One line of the worker; a new deadline when a case starts."""
+        if "case_index" in record:
+            self.current, self.last = cast("CaseStart", record), None
+            return time.monotonic() + timeout
+        if "at" in record:
+            self.last = cast("SampleStart", record)
+        elif "done" in record:
+            self.done = True
+        elif record.get("status") not in (None, "skipped") and self.current is not None:
+            self.results.append(cast("OpResult", record))
+            self.ran.add(self.current["name"])
+        return None
+
+
+def follow(proc: subprocess.Popen[str], timeout: float) -> WorkerRun:
+    """Read a worker's lines until it exits, or kill it when a case outlasts `timeout`."""
+    assert proc.stdout is not None
+    run = WorkerRun()
+    deadline, buffer = time.monotonic() + timeout, ""
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            run.timed_out = True
+            proc.kill()
+            return run
+        chunk = os.read(proc.stdout.fileno(), 65536).decode(errors="replace")
+        if not chunk:
+            return run
+        *lines, buffer = (buffer + chunk).split("\n")
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a print of the case itself
+            if isinstance(record, dict):
+                deadline = run.take(record, timeout) or deadline
+
+
 def supervise(args: argparse.Namespace, suite: OpSuite) -> tuple[list[OpResult], SuiteRun]:
     """Run workers of one suite until each of its cases has reported; a crash or a timeout
-    becomes the result of the case it happened in."""
+    becomes the result of the case it happened in, and a new worker goes on from the next."""
     began = time.monotonic()
     results: list[OpResult] = []
-    start, restarts, cases = 0, 0, 0
+    start, restarts, ran = 0, 0, set()
     argv = [sys.executable, __file__, "--worker", "--suite", suite, "--device", args.device, "--dtypes", args.dtypes]
     argv += [
         "--samples",
@@ -90,50 +145,20 @@ def supervise(args: argparse.Namespace, suite: OpSuite) -> tuple[list[OpResult],
     ]
     while True:
         proc = subprocess.Popen([*argv, "--start", str(start), "--out", "-"], stdout=subprocess.PIPE, text=True)
-        assert proc.stdout is not None
-        current: CaseStart | None
-        last: SampleStart | None
-        current, last, done, timed_out = None, None, False, False
-        deadline = time.monotonic() + args.timeout
-        buffer = ""
-        while True:
-            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                timed_out = True
-                proc.kill()
-                break
-            chunk = os.read(proc.stdout.fileno(), 65536).decode(errors="replace")
-            if not chunk:
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split("\n")
-            for line in lines:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue  # a print of the case itself
-                if not isinstance(record, dict):
-                    continue
-                if "case_index" in record:
-                    current, last = cast("CaseStart", record), None
-                    start, cases = record["case_index"] + 1, cases + 1
-                    deadline = time.monotonic() + args.timeout
-                elif "at" in record:
-                    last = cast("SampleStart", record)
-                elif "done" in record:
-                    done = True
-                elif "status" in record and record["status"] != "skipped":
-                    results.append(cast("OpResult", record))
+        worker = follow(proc, args.timeout)
         code = proc.wait()
-        if done:
+        results += worker.results
+        ran |= worker.ran
+        if worker.done:
             break
-        if current is None:  # the worker died before its first case: nothing to go on from
+        if worker.current is None:  # the worker died before its first case: nothing to go on from
             results.append(crash_result(suite, "(worker start)", None, f"exited with code {code}"))
             break
-        why = f"timed out after {args.timeout:.0f} s" if timed_out else describe_exit(code)
-        results.append(crash_result(suite, current["name"], last, why))
-        restarts += 1
-    return results, {"cases": cases, "restarts": restarts, "seconds": round(time.monotonic() - began, 1)}
+        why = f"timed out after {args.timeout:.0f} s" if worker.timed_out else describe_exit(code)
+        results.append(crash_result(suite, worker.current["name"], worker.last, why))
+        ran.add(worker.current["name"])
+        start, restarts = worker.current["case_index"] + 1, restarts + 1
+    return results, {"cases": len(ran), "restarts": restarts, "seconds": round(time.monotonic() - began, 1)}
 
 
 def describe_exit(code: int) -> str:
