@@ -92,3 +92,16 @@ def test_a_tree_without_the_test_files_is_refused_in_one_line(tmp_path: Path, te
         source_tree(tmp_path, tests)  # type: ignore[arg-type]
     assert f"{tmp_path / tests.tests_dir} is not a directory" in str(raised.value)  # type: ignore[attr-defined]
     assert "the root of the framework's source checkout" in raised.value.fix
+
+
+def test_the_files_each_framework_runs_are_found_by_their_shape() -> None:
+    """torch: the files that instantiate device-type tests; Paddle: legacy_test's files of OpTests;
+    --ops (the payloads' --tests) searches their paths."""
+    torch_src_tests = payload_module("torch", "torch_src_tests")
+    paddle_src_tests = payload_module("paddle", "paddle_src_tests")
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "framework-src"
+    torch_tests, legacy = str(fixtures / "torch" / "test"), str(fixtures / "paddle" / "test" / "legacy_test")
+    assert torch_src_tests.device_generic_files(torch_tests, "") == ["test_device_generic.py"]
+    assert torch_src_tests.device_generic_files(torch_tests, "host|dropout") == []
+    assert paddle_src_tests.op_test_files(legacy, "") == ["test_activation_op.py"]
+    assert paddle_src_tests.op_test_files(legacy, "elementwise") == []
