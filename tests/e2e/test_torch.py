@@ -253,17 +253,23 @@ def test_opinfo_samples_run_isolated_and_right_with_the_fallback(torch_project, 
     """torch's own OpInfos: the five fft ones killed the process (the conjugate copy); each op now
     runs in a worker, so a crash would be one result naming the op and its sample. as_strided reads
     outside its input view (wrong in every dtype while samples came over without the storage around
-    the view); group_norm was off in 16-bit types; sparse layouts are refused in one line."""
+    the view); group_norm was off in 16-bit types; sparse layouts are refused in one line. Their
+    out= and in-place variants are cases of the ops suite, their gradients the grads suite's
+    (linalg.matrix_rank's out= computed nothing under the dispatch mode that saw the kernels;
+    tensor_split's indices belong on the CPU)."""
     fft = "fft.hfft,fft.hfft2,fft.hfftn,fft.ifft,fft.ihfft"
-    others = ("as_strided", "as_strided.partial_views", "nn.functional.group_norm", "to_sparse")
+    more = "as_strided,nn.functional.group_norm,to_sparse,add,linalg.matrix_rank,tensor_split"
+    others = ("as_strided.partial_views", "linalg.matrix_rank.hermitian", *more.split(","))
     proc = devkit(
         "test-ops",
         str(torch_project),
         "--framework",
         "torch",
         "--all",
+        "--suite",
+        "ops,grads",
         "--ops",
-        f"{fft},as_strided,nn.functional.group_norm,to_sparse",
+        f"{fft},{more}",
         "--runner",
         "host",
         "--json",
@@ -271,8 +277,15 @@ def test_opinfo_samples_run_isolated_and_right_with_the_fallback(torch_project, 
     )
     summary = json.loads(proc.stdout)
     report = json.loads(Path(summary["report"]).read_text())
-    cases = {r["case"] for r in report["results"]}
+    results = report["results"]
+    cases = {r["case"] for r in results if r["suite"] == "ops" and "[" not in r["case"]}
     assert cases == {*fft.split(","), *others}, cases
+    variants = {r["case"] for r in results if "[" in r["case"]}
+    assert {"add[out]", "add[inplace]", "fft.ifft[out]", "linalg.matrix_rank[out]", "as_strided[inplace]"} <= variants
+    grads = {(r["case"], r["dtype"]) for r in results if r["suite"] == "grads"}
+    differentiated = ("add", "fft.ifft", "nn.functional.group_norm", "tensor_split", "as_strided")
+    assert {(c, d) for c in differentiated for d in ("float32", "float64")} <= grads, grads
+    assert report["suite_runs"]["grads"]["cases"] >= len(differentiated), report["suite_runs"]
     sparse = [r for r in report["results"] if r["case"] == "to_sparse"]
     assert all(r["status"] == "not registered" and "stpu has no Sparse tensors" in r["error"] for r in sparse), sparse
     assert summary["passed"] and report["restarts"] == 0, summary["failed"]
