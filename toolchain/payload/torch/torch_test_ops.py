@@ -151,10 +151,10 @@ def supervise(args: argparse.Namespace, suite: OpSuite) -> tuple[list[OpResult],
         ran |= worker.ran
         if worker.done:
             break
-        if worker.current is None:  # the worker died before its first case: nothing to go on from
-            results.append(crash_result(suite, "(worker start)", None, f"exited with code {code}"))
-            break
         why = f"timed out after {args.timeout:.0f} s" if worker.timed_out else describe_exit(code)
+        if worker.current is None:  # the worker died before its first case: nothing to go on from
+            results.append(crash_result(suite, "(worker start)", None, why))
+            break
         results.append(crash_result(suite, worker.current["name"], worker.last, why))
         ran.add(worker.current["name"])
         start, restarts = worker.current["case_index"] + 1, restarts + 1
