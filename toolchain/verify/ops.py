@@ -262,7 +262,7 @@ def _publish(report: dict[str, Any], report_dir: Path) -> OpsResult:
             f"devkit test-ops {suite}": [
                 Case(
                     name=f"{r.case} [{r.dtype}]",
-                    classname=f"test-ops.{suite}.{(r.kernels or (r.case.split()[0],))[0]}",
+                    classname=f"test-ops.{suite}.{(r.kernels or (r.case.split(' ', 1)[0],))[0]}",
                     failure=_verdict_detail(r) if r.failed else None,
                     skipped=_verdict_detail(r) if r.verdict in (EXPECTED, "not registered", "skipped") else None,
                 )
