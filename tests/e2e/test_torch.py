@@ -722,3 +722,38 @@ def test_a_captured_mlp_forward_replays_like_eager_bit_for_bit(torch_env):
     assert answers["replay_equals_eager"] == [True, True, True]
     assert answers["default_stream"].startswith("stpu graphs must be captured on a non-default stream")
     assert "\n" not in answers["default_stream"].strip()
+
+
+def test_module_and_optimizer_databases_run_on_the_device(torch_project, torch_build):
+    """torch's module_db and optim_db (--suite modules,optims) vs the CPU. BatchNorm's and
+    InstanceNorm's running statistics stayed at their initial values on the device: native_batch_norm
+    writes them although its schema does not say so, and the CPU fallback copied back only what the
+    schema marks. Adam in its for-loop and foreach forms; SparseAdam's sparse gradients refused in one
+    line."""
+    proc = devkit(
+        "test-ops",
+        str(torch_project),
+        "--framework",
+        "torch",
+        "--all",
+        "--suite",
+        "modules,optims",
+        "--ops",
+        "nn.BatchNorm2d,nn.InstanceNorm1d,nn.Linear,Adam,SparseAdam",
+        "--runner",
+        "host",
+        "--json",
+        check=False,
+    )
+    summary = json.loads(proc.stdout)
+    report = json.loads(Path(summary["report"]).read_text())
+    results = {(r["suite"], r["case"], r["dtype"]): r for r in report["results"]}
+    modules = ("nn.BatchNorm2d[train]", "nn.BatchNorm2d[eval]", "nn.InstanceNorm1d[train]", "nn.Linear")
+    optims = ("Adam", "Adam[foreach]")
+    wanted = [("modules", c) for c in modules] + [("optims", c) for c in optims]
+    for (suite, case), dtype in ((w, d) for w in wanted for d in ("float32", "float64")):
+        assert results[(suite, case, dtype)]["status"] == "pass", results.get((suite, case, dtype))
+    assert results[("modules", "nn.Linear", "float32")]["max_abs_diff"].keys() == {"out", "grad"}
+    sparse = results[("optims", "SparseAdam", "float32")]
+    assert sparse["status"] == "not registered" and "stpu has no Sparse tensors" in sparse["error"], sparse
+    assert summary["passed"] and report["restarts"] == 0, summary["failed"]

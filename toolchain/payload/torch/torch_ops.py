@@ -26,6 +26,12 @@ def op_cases(torch: ModuleType) -> list[OpCase]:
     def u(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
         return r.uniform(low, high, shape).astype(np.float32)
 
+    def through_unfold(a: Tensor) -> Tensor:
+        """unfold is a view: a write through it reaches its base."""
+        base = a.clone()
+        base.unfold(1, 2, 2).mul_(3)
+        return base
+
     labels = r.randint(0, 5, 6).astype(np.int64)
     lstm_w = [u(20, 4), u(20, 5), u(20), u(20)]  # weight_ih, weight_hh, bias_ih, bias_hh: 4 gates x 5
     gru_w = [u(15, 4), u(15, 5), u(15), u(15)]  # 3 gates x 5
@@ -106,6 +112,7 @@ def op_cases(torch: ModuleType) -> list[OpCase]:
         ("eq accuracy", lambda x, t: (x.argmax(dim=1) == t).float().mean(), [u(6, 5), labels], False),
         ("eq scalar", lambda t: t == 2, [labels], False),
         ("flatten / view", lambda x: torch.flatten(x, 1) * 2, [u(2, 3, 4)], True),
+        ("unfold, written through", through_unfold, [u(3, 6)], True),
         ("transpose contiguous", lambda x: x.transpose(0, 1).contiguous() + 0, [u(3, 4)], True),
         (
             "zeros / ones / full",

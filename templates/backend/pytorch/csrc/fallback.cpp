@@ -18,6 +18,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common.h"
 #include "op_patterns.h"
@@ -95,10 +97,37 @@ void note_cpu_fallback(const std::string& op) {
   ++counts()[op];
 }
 
+namespace {
+
+// The arguments an op writes although its schema does not mark them (no "(a!)"):
+// at::native::cpu_fallback copies back only the marked ones, so these would keep their old
+// values on the device. native_batch_norm (and .out) updates running_mean and running_var
+// (arguments 3 and 4) in training: BatchNorm's and InstanceNorm's running statistics.
+std::vector<size_t> unmarked_writes(const c10::FunctionSchema& schema, const torch::jit::Stack& stack) {
+  if (schema.name() != "aten::native_batch_norm") return {};
+  const size_t first = stack.size() - schema.arguments().size();
+  return stack[first + 5].toBool() ? std::vector<size_t>{3, 4} : std::vector<size_t>{};
+}
+
+}  // namespace
+
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& name = op.schema().operator_name();
+  const auto& schema = op.schema();
+  const auto& name = schema.operator_name();
   note_cpu_fallback(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);
+  // Unmarked writes go to host copies put on the stack (the fallback uses a CPU argument as it
+  // is), then back to the device tensors.
+  const size_t first = stack->size() - schema.arguments().size();
+  std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (device tensor, its host copy)
+  for (size_t i : unmarked_writes(schema, *stack)) {
+    c10::IValue& arg = (*stack)[first + i];
+    if (!arg.isTensor()) continue;  // (an absent optional)
+    const at::Tensor host = arg.toTensor().cpu();
+    written.emplace_back(arg.toTensor(), host);
+    arg = host;
+  }
   at::native::cpu_fallback(op, stack);
+  for (auto& [device, host] : written) device.copy_(host);
 }
 
 namespace {

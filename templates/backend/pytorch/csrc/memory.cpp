@@ -9,6 +9,7 @@
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/set_native.h>
+#include <ATen/ops/unfold_native.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <vector>
@@ -371,6 +372,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
       .impl_any_dtype("view_as_real", TORCH_FN(at::native::view_as_real))
       .impl_any_dtype("view_as_complex", TORCH_FN(at::native::view_as_complex))
       .impl_any_dtype("_reshape_alias", TORCH_FN(reshape_alias))
+      // (a view: without a kernel the CPU fallback returned a copy, and writes through it were lost)
+      .impl_any_dtype("unfold", TORCH_FN(at::native::unfold))
       .impl_any_dtype("resize_", TORCH_FN(resize_))
       .impl_any_dtype("set_.source_Storage", TORCH_FN(set_storage))
       .impl_any_dtype("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset))
