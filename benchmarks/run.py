@@ -48,12 +48,10 @@ def devkit(*args: str, env: dict | None = None) -> tuple[float, dict]:
 
 
 def edit_one_kernel(project: Path) -> None:
-    """A real change (not a comment, which ccache would see through) in one kernel file."""
-    src = project / "paddle" / "kernels" / "activation_kernels.cc"
-    src.write_text(
-        src.read_text() + f"\nstatic const int devkit_bench_edit = {time.time_ns() % 100000};\n"
-        "static const int* devkit_bench_edit_use = &devkit_bench_edit;\n"
-    )
+    """A real change in one kernel file: the edit loop's (edit_loop.py)."""
+    from edit_loop import EDITED, edit_source
+
+    edit_source(project / EDITED["kernels"])
 
 
 # A clean build without ccache: what a first build costs. The short run (CI's) keeps ccache, which
@@ -77,6 +75,17 @@ def build_series(project: Path, runner: str, short: bool = False) -> dict:
         "edit_compiled": third["compiled_files"],
         "runner": first["runner"],
     }
+
+
+def edit_loop(project: Path, builds: dict, short: bool) -> dict:
+    """Edit -> rebuild -> `test-ops --ops relu`: the full run edits a device library file and a kernels
+    file (edit_loop.py); the short run (CI's) checks the wheel the series' kernel edit just rebuilt."""
+    from edit_loop import CHECKED_OPS, EDITED, checked, edit_rebuild_check
+
+    if not short:
+        return edit_rebuild_check(project)
+    kernels = {"file": str(EDITED["kernels"]), "build_s": builds["edit_s"], "compiled": builds["edit_compiled"]}
+    return {"ops": CHECKED_OPS, "kernels": {**kernels, **checked(project)}}
 
 
 def plugin_env(wheel: Path, paddle_version: str, root: Path) -> Path:
@@ -189,11 +198,28 @@ def torch_series(project: Path, short: bool) -> dict:
             mode_args={"inline": ["--no-compile"]} if short else None,
         ),
         "allreduce": allreduce_bandwidth(Path(python), first["wheel"], short),
+        "compiled_vs_eager": compiled_vs_eager(Path(python), env, short),
     }
     if not short:
         verify_s, verified = devkit("verify", str(project), "--framework", "torch", "--runner", "host")
         series.update(verify_s=verify_s, verify_passed=verified["passed"])
     return series
+
+
+def compiled_vs_eager(python: Path, env: dict, short: bool) -> dict:
+    """The LeNet step with the model under torch.compile vs eager on stpu:0, alternated in one
+    process (compiled_vs_eager.py), Inductor's cache fresh."""
+    args = ["--steps", "5", "--rounds", "3"] if short else ["--steps", "20", "--rounds", "9"]
+    with tempfile.TemporaryDirectory(prefix="inductor-") as inductor:
+        out = subprocess.run(
+            [str(python), str(HERE / "compiled_vs_eager.py"), "stpu", *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**env, "TORCHINDUCTOR_CACHE_DIR": inductor},
+            timeout=1800,
+        ).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def allreduce_bandwidth(python: Path, wheel: str, short: bool) -> dict:
@@ -218,6 +244,8 @@ def run(short: bool, work: Path) -> dict:
 
     results["build_host"] = build_series(project, "host", short)
     print(f"host builds: {results['build_host']}", flush=True)
+    results["edit_loop"] = edit_loop(project, results["build_host"], short)
+    print(f"edit loop: {results['edit_loop']}", flush=True)
     wheel = next((project / "dist").glob("*_x86_64.whl"))
     if not short:
         container_project = work / "STPU-container"
@@ -391,6 +419,16 @@ def markdown(r: dict) -> str:
                     f"{ratio(b['edit_s'], b['cold_s'])} of cold",
                 ),
             ]
+    for where, loop in r.get("edit_loop", {}).items():
+        if where != "ops":
+            rows.append(
+                (
+                    f"one-file edit -> rebuild -> `test-ops --ops {r['edit_loop']['ops']}` ({loop['file']}, host)",
+                    f"{loop['build_s']:.1f} s ({loop['compiled']} files) + {loop['check_s']:.1f} s "
+                    f"= {loop['build_s'] + loop['check_s']:.1f} s",
+                    f"rebuild {ratio(loop['build_s'], r['build_host']['cold_s'])} of clean",
+                )
+            )
     if "cross_vs_emulated" in r:
         c = r["cross_vs_emulated"]
         rows.append(
@@ -437,6 +475,18 @@ def markdown(r: dict) -> str:
         if "verify_s" in t:
             rows.append(("verify --framework torch end to end, x86_64 native", f"{t['verify_s']:.0f} s", ""))
         rows += mode_rows(t["modes"], "torch ", "torch LeNet training step, batch 64, Adam")
+        if "compiled_vs_eager" in t:
+            c = t["compiled_vs_eager"]["device"]
+            rows.append(
+                (
+                    "torch LeNet training step, batch 64, Adam: model under torch.compile vs eager "
+                    "(stpu:0 async, alternated in one process; wall, process CPU)",
+                    f"{c['wall_ms']['compiled']:.1f} ms vs {c['wall_ms']['eager']:.1f} ms; "
+                    f"{c['cpu_ms']['compiled']:.1f} vs {c['cpu_ms']['eager']:.1f} CPU-ms",
+                    f"{ratio(c['wall_ms']['compiled'], c['wall_ms']['eager'])}; "
+                    f"{ratio(c['cpu_ms']['compiled'], c['cpu_ms']['eager'])} CPU",
+                )
+            )
         for size in t.get("allreduce", {}).get("sizes", []):
             rows.append(
                 (

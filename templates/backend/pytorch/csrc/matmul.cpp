@@ -1,6 +1,8 @@
 // Matrix products (device/src/matmul_ops.cc): mm, addmm, bmm on the device gemm, in float32
 // (and float16/bfloat16, computed in float32); other dtypes take the CPU from inside the kernel.
 
+#include <ATen/MemoryOverlap.h>
+
 #include "common.h"
 
 namespace torch_{{ p }} {
@@ -38,15 +40,34 @@ void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, doubl
         "gemm");
 }
 
-at::Tensor mm_device(const at::Tensor& self, const at::Tensor& mat2) {
+// Whether an out= tensor can take the product itself (torch.compile's extern kernels pass one
+// for every matmul): the result's shape and dtype, contiguous, and sharing no memory with an
+// operand (gemm would read what it writes). Otherwise the product is made apart and stored.
+bool takes_result(const at::Tensor& out, at::IntArrayRef sizes, std::initializer_list<const at::Tensor*> operands) {
+  if (out.sizes() != sizes || out.scalar_type() != (*operands.begin())->scalar_type() || !out.is_contiguous()) return false;
+  for (const at::Tensor* t : operands)
+    if (at::get_overlap_status(out, *t) != at::MemOverlapStatus::No) return false;
+  return true;
+}
+
+void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
   TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "mm: both arguments must be 2-D, got ", self.dim(), "-D and ", mat2.dim(), "-D");
   TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x", self.size(1),
               " and ", mat2.size(0), "x", mat2.size(1), ")");
-  const c10::DeviceGuard guard(self.device());
-  at::Tensor out = empty_device({self.size(0), mat2.size(1)}, self.options());
+}
+
+// out (takes_result) = self @ mat2
+at::Tensor& mm_into(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   if (self.size(1) == 0) return out.zero_();
   gemm(self, mat2, out, 1.0, 0.0);
   return out;
+}
+
+at::Tensor mm_device(const at::Tensor& self, const at::Tensor& mat2) {
+  check_mm(self, mat2);
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_device({self.size(0), mat2.size(1)}, self.options());
+  return mm_into(self, mat2, out);
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
@@ -58,18 +79,23 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   KernelName k("aten::mm.out");
   if (!gemm_dtype_device({&self, &mat2, &out})) return run_on_cpu<ATEN_OP2(mm, out)>(self, mat2, out);
-  return store(mm_device(self, mat2), out);
+  check_mm(self, mat2);
+  if (!takes_result(out, {self.size(0), mat2.size(1)}, {&self, &mat2})) return store(mm_device(self, mat2), out);
+  const c10::DeviceGuard guard(self.device());
+  return mm_into(self, mat2, out);
 }
 
-at::Tensor addmm_device(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
-                        const at::Scalar& alpha) {
+void check_addmm(const at::Tensor& mat1, const at::Tensor& mat2) {
   TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "addmm: mat1 and mat2 must be 2-D");
   TORCH_CHECK(mat1.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", mat1.size(0), "x", mat1.size(1),
               " and ", mat2.size(0), "x", mat2.size(1), ")");
-  const c10::DeviceGuard guard(mat1.device());
-  const std::vector<int64_t> sizes{mat1.size(0), mat2.size(1)};
-  at::Tensor out = empty_device(sizes, mat1.options());
+}
+
+// out (takes_result) = beta * self + alpha * mat1 @ mat2
+at::Tensor& addmm_into(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                       const at::Scalar& alpha, at::Tensor& out) {
   if (out.numel() == 0) return out;
+  const std::vector<int64_t> sizes{mat1.size(0), mat2.size(1)};
   const double b = beta.toDouble();
   if (b == 0.0) {  // self is ignored, NaNs included (as in PyTorch)
     out.zero_();
@@ -83,6 +109,14 @@ at::Tensor addmm_device(const at::Tensor& self, const at::Tensor& mat1, const at
   return out;
 }
 
+at::Tensor addmm_device(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                        const at::Scalar& alpha) {
+  check_addmm(mat1, mat2);
+  const c10::DeviceGuard guard(mat1.device());
+  at::Tensor out = empty_device({mat1.size(0), mat2.size(1)}, mat1.options());
+  return addmm_into(self, mat1, mat2, beta, alpha, out);
+}
+
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
   KernelName k("aten::addmm");
@@ -94,7 +128,11 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
                       const at::Scalar& alpha, at::Tensor& out) {
   KernelName k("aten::addmm.out");
   if (!gemm_dtype_device({&self, &mat1, &mat2, &out})) return run_on_cpu<ATEN_OP2(addmm, out)>(self, mat1, mat2, beta, alpha, out);
-  return store(addmm_device(self, mat1, mat2, beta, alpha), out);
+  check_addmm(mat1, mat2);
+  if (!takes_result(out, {mat1.size(0), mat2.size(1)}, {&mat1, &self, &mat2}))
+    return store(addmm_device(self, mat1, mat2, beta, alpha), out);
+  const c10::DeviceGuard guard(mat1.device());
+  return addmm_into(self, mat1, mat2, beta, alpha, out);
 }
 
 at::Tensor bmm_device(const at::Tensor& self, const at::Tensor& mat2) {

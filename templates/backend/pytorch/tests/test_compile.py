@@ -38,6 +38,38 @@ def test_device_kernels_run_on_one_thread_and_cpu_kernels_keep_theirs(device):
         assert "#pragma omp parallel" in on_cpu[0], on_cpu[0]
 
 
+def test_max_pooling_runs_the_devices_kernels_from_the_first_compile(tmp_path):
+    # Inductor's own pooling loops are many times slower than the device's kernels (LeNet's
+    # compiled step lost to eager): on the device, forward and backward call the aten ops. A fresh
+    # process with Inductor's caches off compiles before the adapter's _inductor.py is imported:
+    # the first graph already keeps them. The CPU's compiles keep Inductor's loops.
+    code = """
+import torch
+from torch._inductor.utils import run_and_get_code
+def step(x):
+    torch.nn.functional.max_pool2d(torch.relu(x * 2), 2).sum().backward()
+    return x.grad
+x = torch.randn(2, 3, 8, 8)
+want = step(x.clone().requires_grad_())
+dev = x.to("{{ device_type }}").requires_grad_()
+got, code = run_and_get_code(torch.compile(step), dev)
+torch.testing.assert_close(got.cpu(), want)
+assert "aten.max_pool2d_with_indices.default(" in code[0] and "max_pool2d_with_indices_backward.default(" in code[1], code
+assert torch.{{ device_type }}.fallback_counts() == {}
+from torch._inductor.decomposition import select_decomp_table
+from torch._subclasses.fake_tensor import FakeTensorMode
+decompose = select_decomp_table()[torch.ops.aten.max_pool2d_with_indices.default]
+with FakeTensorMode():  # what AOT autograd traces with: Inductor's decomposition for the CPU
+    assert decompose(torch.empty(1, 1, 4, 4), [2, 2]) is not NotImplemented
+    assert decompose(torch.empty(1, 1, 4, 4, device="{{ device_type }}"), [2, 2]) is NotImplemented
+print("ok")
+"""
+    result = run_python(
+        code, TORCHINDUCTOR_CACHE_DIR=str(tmp_path), TORCHINDUCTOR_AUTOGRAD_CACHE="0", TORCHINDUCTOR_FX_GRAPH_CACHE="0"
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr[-3000:]
+
+
 def test_launch_takes_only_kernels_the_adapter_loaded(device):
     # launch_kernel takes a handle load_kernel gave out, never an address: an unknown handle, a
     # module that is no compiled kernel and arguments that are not the kernel's are refused.

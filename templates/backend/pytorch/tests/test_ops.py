@@ -96,6 +96,31 @@ def test_matmul_variants(device):
     close(torch.mm(torch.empty(3, 0, device=device), torch.empty(0, 2, device=device)), torch.zeros(3, 2))
 
 
+def test_matmul_out_writes_the_product_in_place(device):
+    # torch.compile's extern kernels call mm/addmm with out=: the product goes straight into out
+    # (one gemm, no copy after it), unless out shares memory with an operand.
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    a, b, c = torch.randn(5, 3), torch.randn(3, 4), torch.randn(4)
+    da, db, dc = a.to(device), b.to(device), c.to(device)
+    db_columns = db.t().contiguous().t()  # column-major: gemm reads it transposed, no copy
+    mm, addmm = torch.empty(5, 4, device=device), torch.empty(5, 4, device=device)
+    with profile(activities=[ProfilerActivity.PrivateUse1]) as prof:
+        torch.mm(da, db, out=mm)
+        torch.addmm(dc, da, db_columns, beta=0.5, out=addmm)
+        torch.{{ device_type }}.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == DeviceType.PrivateUse1]
+    assert names.count("gemm") == 2 and "strided_copy" not in names, names
+    close(mm, a @ b, 1e-5)
+    close(addmm, torch.addmm(c, a, b, beta=0.5), 1e-5)
+    square = torch.randn(4, 4)
+    aliased = square.to(device)
+    torch.mm(aliased, aliased, out=aliased)  # out is an operand: computed apart, then stored
+    close(aliased, square @ square, 1e-5)
+    assert torch.{{ device_type }}.fallback_counts() == {}
+
+
 def test_copies_between_dtypes_and_layouts(device):
     x = torch.randn(4, 6)
     for dtype in (torch.float64, torch.int32, torch.int64, torch.bool, torch.float16):

@@ -73,10 +73,11 @@ def _load_library(torch) -> bool:
 
 
 def _register(torch) -> None:
-    from . import _inductor_cache
+    from . import _inductor_cache, _inductor_extern
     from . import device as device_module
 
     _inductor_cache.use_private_caches()  # before anything compiles: /tmp/torchinductor_<user> is anyone's to take
+    _inductor_extern.install()  # before anything compiles: pooling on the device stays the device's kernels
 
     torch.utils.rename_privateuse1_backend("{{ device_type }}")
     torch._register_device_module("{{ device_type }}", device_module)

@@ -19,7 +19,8 @@ Who runs what:
   module (never an address): the C++ side opens the module and finds its entry point itself.
   The host never gets a readable pointer; a kernel's errors surface at the next synchronising
   call, like any queued work.
-- matmul, convolution and the ops without a lowering stay aten calls (Inductor's extern
+- matmul, convolution, the ops without a lowering and the ops the device computes better than
+  the generated loops (max pooling: _inductor_extern.py) stay aten calls (Inductor's extern
   kernels): the device's eager kernels.
 """
 
@@ -29,14 +30,14 @@ from typing import Any
 
 import torch
 from torch._dynamo import device_interface
-from torch._inductor import config
+from torch._inductor import config, decomposition
 from torch._inductor.codegen import common, wrapper
 from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.codegen.cpp_utils import DTYPE_TO_CPP
 from torch._inductor.utils import Placeholder
 from torch._inductor.virtualized import V
 
-from . import _build_info
+from . import _build_info, _inductor_extern
 
 DEVICE_TYPE = "{{ device_type }}"
 # The torch releases whose Inductor seam this module was written and verified against.
@@ -316,6 +317,8 @@ config.loop_ordering_after_fusion = False
 config.loop_reindexing_after_fusion = False
 config.loop_index_inversion_in_fusion = False
 
+_inductor_extern.skip_decompositions(decomposition)  # (done already if the adapter registered itself)
+_inductor_extern.lower_as_extern()
 common.register_device_op_overrides(DEVICE_TYPE, DeviceOpOverrides())
 device_interface.register_interface_for_device(DEVICE_TYPE, DeviceInterface)
 for _index in range(torch.{{ device_type }}.device_count()):

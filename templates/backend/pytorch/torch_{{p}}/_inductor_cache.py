@@ -37,13 +37,14 @@ def default_dir() -> str:
 
 
 def generator_key() -> str:
-    """This build's code generator: a hash of _inductor.py and _build_info.json. Inductor's cache
-    key covers the graph, torch and its config but not the device's Scheduling and wrapper, so
+    """This build's code generator: a hash of _inductor.py, _inductor_extern.py and _build_info.json.
+    Inductor's cache key covers the graph, torch and its config but not the device's Scheduling,
+    wrapper and lowerings, so
     kernels another build generated (an edited _inductor.py, another torch) would be served from
     the cache: each build gets a directory of its own."""
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
-    for name in ("_inductor.py", "_build_info.json"):
+    for name in ("_inductor.py", "_inductor_extern.py", "_build_info.json"):
         with open(os.path.join(here, name), "rb") as file:
             digest.update(file.read())
     return digest.hexdigest()[:16]
