@@ -261,3 +261,25 @@ def test_verify_summarises_the_last_test_ops_run_per_suite(tmp_path):
     assert summary["suites"]["ops"]["now passing"] == 1 and summary["suites"]["grads"]["pass"] == 1
     assert summary["report"].endswith("reports/report.md") and summary["older_than_wheel"] is False
     assert with_op_suites(replace(result), tmp_path / "none") == result  # no test-ops run: nothing added
+
+
+def test_the_verify_table_shows_the_op_suites_and_a_torch_report(tmp_path, capsys):
+    from devkit.cli import views
+
+    fallback = {"name": "fallback report", "passed": True, "kind": "fallback", "lenet_fallbacks": {}}
+    report = Report.from_json(
+        {"device": "stpu", "framework": "torch", "runtime_version": "2.13.0", "checks": [fallback], "passed": True}
+    )
+    _write(tmp_path, LISTED)
+    judge_expected(
+        _published(tmp_path, _results()),
+        load_expected(tmp_path / "conformance/expected-failures.toml"),
+        _request(tmp_path),
+    )
+    verify_json = tmp_path / "report.json"
+    verify_json.write_text("{}")
+    result = with_op_suites(VerifyResult(report, verify_json, None), tmp_path / "reports")
+    assert report.fallback() is None  # torch's record is not Paddle's kernel table
+    views.show_verify(result, find_recipe("x86_64"))
+    shown = capsys.readouterr().err
+    assert "devkit test-ops:" in shown and "now passing" in shown and "grads" in shown

@@ -176,7 +176,11 @@ class Report:
         return cast("ParallelVerdict | None", self._first("parallel"))
 
     def fallback(self) -> FallbackReportCheck | None:
-        return cast("FallbackReportCheck | None", self._first("fallback"))
+        """Paddle's fallback report: where each kernel ran (torch's fallback check, of the same kind,
+        records the ops that fell back instead: records.TorchFallbackCheck)."""
+        return next(
+            (cast("FallbackReportCheck", c.data) for c in self.of_kind("fallback") if "kernels" in c.data), None
+        )
 
     def contract(self) -> ContractCheck | None:
         return cast("ContractCheck | None", self._first("contract"))
