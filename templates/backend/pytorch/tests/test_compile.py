@@ -119,7 +119,7 @@ from torch._inductor.utils import run_and_get_code
 f = lambda x: torch.relu(x * 2)
 x = torch.randn(1000, device="{{ device_type }}")
 _, code = run_and_get_code(torch.compile(f), x)
-host = re.sub(r"{{ p }}_launch\\((\\w+), '\\w+', \\w+, '\\w*', \\((.*)\\)\\)", r"\\1(\\2)", code[0])
+host = re.sub(r"{{ p }}_launch\\((\\w+), '\\w+', \\w+, '\\w*', \\[(.*)\\], \\[\\], \\[\\]\\)", r"\\1(\\2)", code[0])
 assert host != code[0]
 PyCodeCache.load(host).call([x])
 torch.{{ device_type }}.synchronize()
