@@ -256,9 +256,11 @@ def test_opinfo_samples_run_isolated_and_right_with_the_fallback(torch_project, 
     the view); group_norm was off in 16-bit types; sparse layouts are refused in one line. Their
     out= and in-place variants are cases of the ops suite, their gradients the grads suite's
     (linalg.matrix_rank's out= computed nothing under the dispatch mode that saw the kernels;
-    tensor_split's indices belong on the CPU)."""
+    tensor_split's indices belong on the CPU; mode's out= and conj_physical's in-place form are
+    composites no backend fallback sees: "mode only supports CPU, CUDA and XPU", "DispatchStub:
+    missing kernel for stpu" until the adapter sent them to it by name)."""
     fft = "fft.hfft,fft.hfft2,fft.hfftn,fft.ifft,fft.ihfft"
-    more = "as_strided,nn.functional.group_norm,to_sparse,add,linalg.matrix_rank,tensor_split"
+    more = "as_strided,nn.functional.group_norm,to_sparse,add,linalg.matrix_rank,tensor_split,mode,conj_physical"
     others = ("as_strided.partial_views", "linalg.matrix_rank.hermitian", *more.split(","))
     proc = devkit(
         "test-ops",
@@ -281,7 +283,15 @@ def test_opinfo_samples_run_isolated_and_right_with_the_fallback(torch_project, 
     cases = {r["case"] for r in results if r["suite"] == "ops" and "[" not in r["case"]}
     assert cases == {*fft.split(","), *others}, cases
     variants = {r["case"] for r in results if "[" in r["case"]}
-    assert {"add[out]", "add[inplace]", "fft.ifft[out]", "linalg.matrix_rank[out]", "as_strided[inplace]"} <= variants
+    assert {
+        "add[out]",
+        "add[inplace]",
+        "fft.ifft[out]",
+        "linalg.matrix_rank[out]",
+        "as_strided[inplace]",
+        "mode[out]",
+        "conj_physical[inplace]",
+    } <= variants
     grads = {(r["case"], r["dtype"]) for r in results if r["suite"] == "grads"}
     differentiated = ("add", "fft.ifft", "nn.functional.group_norm", "tensor_split", "as_strided")
     assert {(c, d) for c in differentiated for d in ("float32", "float64")} <= grads, grads

@@ -195,4 +195,12 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
 
+// Ops whose kernel for every backend is a composite that ends in a CPU-only path or in a
+// DispatchStub without a {{ device_type }} entry, so the fallback above never sees them: sent to
+// it by name. (torch 2.13: conj_physical_, which svd's complex out= calls too; mode.values.)
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* op : {"conj_physical_", "mode.values"})
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+}
+
 }  // namespace torch_{{ p }}
