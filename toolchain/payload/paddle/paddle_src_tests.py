@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import os
 import re
 import sys
@@ -24,7 +23,7 @@ import unittest
 from importlib.metadata import version
 from typing import Any
 
-from src_tests import run_files
+from src_tests import run_files, write_report
 
 OP_TEST = re.compile(r"^from op_test import|^import op_test", re.M)
 FLOAT64 = re.compile(r"float64|np\.double\b")
@@ -101,19 +100,14 @@ def main(argv: list[str] | None = None) -> int:
         "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]),
     }
     run = run_files(op_test_files(test_dir, args.tests), root, test_dir, env, args.timeout, ["paddle_src_tests"])
-    report = {
-        "mode": "framework-src",
+    # (the runtime's version from its metadata: each test file's process imports it, this one does not)
+    about = {
         "framework": "paddle",
         "device": args.device,
-        "paddle_version": version("paddlepaddle"),  # (not imported here: each test file's process imports it)
+        "paddle_version": version("paddlepaddle"),
         "reference": f"Paddle's op tests ({args.src}) on {args.device}",
-        "results": run.results,
-        "skipped": run.skipped,
-        "files": run.files,
-        "seconds_in_env": round(time.monotonic() - began, 1),
     }
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(args.out, run, began, **about)
     return 0
 
 

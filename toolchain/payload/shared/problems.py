@@ -5,6 +5,7 @@ imports it (run/step.py, building/publish.py) and every payload may."""
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 from typing import Any
 
@@ -60,3 +61,13 @@ def run_pip(argv: list[str]) -> None:
         if unreachable:
             raise problem(unreachable, INDEX_FIX, "environment")
         raise subprocess.CalledProcessError(proc.returncode, argv)
+
+
+def describe_exit(code: int) -> str:
+    """A child process's end in words: the signal that killed it, or its exit code."""
+    if code < 0:
+        try:
+            return f"died of {signal.Signals(-code).name}"
+        except ValueError:
+            return f"died of signal {-code}"
+    return f"exited with code {code}"

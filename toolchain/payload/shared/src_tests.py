@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from problems import describe_exit
+
 if TYPE_CHECKING:
     from op_records import OpResult, OpStatus
 
@@ -41,6 +43,21 @@ class FilesRun:
     results: list[OpResult] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     files: dict[str, float] = field(default_factory=dict)  # file -> seconds it ran
+
+
+def write_report(out: str, run: FilesRun, began: float, **about: str) -> None:
+    """The runner's JSON (a test-ops report of suite framework-src): what ran where (`about`: mode,
+    framework, device, the runtime's version, reference), its results and where the time went."""
+    report = {
+        "mode": "framework-src",
+        **about,
+        "results": run.results,
+        "skipped": run.skipped,
+        "files": run.files,
+        "seconds_in_env": round(time.monotonic() - began, 1),
+    }
+    with open(out, "w") as f:
+        json.dump(report, f, indent=2)
 
 
 def dtype_of(nodeid: str) -> str:
@@ -111,7 +128,7 @@ def _collect(name: str, lines: list[dict[str, Any]], code: int | None, timeout: 
         else:
             run.results.append(_result(line))
             open_test = None if line["case"] == open_test else open_test
-    how = f"timed out after {timeout:.0f} s" if code is None else _describe_exit(code)
+    how = f"timed out after {timeout:.0f} s" if code is None else describe_exit(code)
     if open_test is not None:
         run.results.append(_error(open_test, f"the process {how} in this test"))
     elif (
@@ -140,15 +157,6 @@ def _error(case: str, why: str) -> OpResult:
         "suite": "framework-src",
         "error": why,
     }
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"died of {signal.Signals(-code).name}"
-        except ValueError:
-            return f"died of signal {-code}"
-    return f"exited with code {code}"
 
 
 # ---- the pytest plugin (-p src_tests), in each file's process

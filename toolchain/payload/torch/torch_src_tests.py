@@ -10,14 +10,13 @@ Run inside the verify environment by `devkit test-ops --framework torch --framew
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 import time
 from importlib.metadata import version
 
-from src_tests import run_files
+from src_tests import run_files, write_report
 
 # What OpenReg leaves out as not about a device (its "don't care" and "later" directories): whole
 # subsystems with tests of their own machinery
@@ -62,19 +61,14 @@ def main(argv: list[str] | None = None) -> int:
         "TORCH_DEVICE_BACKEND_AUTOLOAD": "1",  # the device is there when common_device_type picks test bases
     }
     run = run_files(files, root, test_dir, env, args.timeout)
-    report = {
-        "mode": "framework-src",
+    # (the runtime's version from its metadata: each test file's process imports it, this one does not)
+    about = {
         "framework": "torch",
         "device": args.device,
-        "torch_version": version("torch"),  # (not imported here: each test file's process imports it)
+        "torch_version": version("torch"),
         "reference": f"PyTorch's test files ({args.src}) on {args.device}",
-        "results": run.results,
-        "skipped": run.skipped,
-        "files": run.files,
-        "seconds_in_env": round(time.monotonic() - began, 1),
     }
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(args.out, run, began, **about)
     return 0
 
 

@@ -21,13 +21,13 @@ import argparse
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from problems import describe_exit
 from torch_modules import MODULES
 from torch_opinfo import OPS
 from torch_opinfo_grads import GRADS
@@ -159,15 +159,6 @@ def supervise(args: argparse.Namespace, suite: OpSuite) -> tuple[list[OpResult],
         ran.add(worker.current["name"])
         start, restarts = worker.current["case_index"] + 1, restarts + 1
     return results, {"cases": len(ran), "restarts": restarts, "seconds": round(time.monotonic() - began, 1)}
-
-
-def describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"died of {signal.Signals(-code).name}"
-        except ValueError:
-            return f"died of signal {-code}"
-    return f"exited with code {code}"
 
 
 def main(argv: list[str] | None = None) -> int:
