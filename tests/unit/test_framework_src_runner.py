@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import payload_module
 
@@ -59,31 +60,18 @@ def test_each_file_runs_alone_and_each_death_is_the_test_it_was_in(tmp_path: Pat
     assert not list(tmp_path.glob("**/__pycache__")) and not (tmp_path / ".pytest_cache").exists()
 
 
-def test_a_float64_definition_skips_the_class_unless_overridden() -> None:
+def test_a_checks_dtypes_are_read_from_its_input_arrays() -> None:
+    """Paddle's OpTest inputs: an array, an (array, lod) pair, or a duplicable input's list of
+    (name, array); a class's dtype attribute does not count (some named float32 feed float64)."""
     paddle_src_tests = payload_module("paddle", "paddle_src_tests")
-
-    class OpTest:
-        def check_output(self) -> str:
-            return "float64 inside the harness does not count"
-
-    class TestAdd(OpTest):
-        def init_dtype(self) -> None:
-            self.dtype = "float32"
-
-    class TestAddFP64(TestAdd):
-        def init_dtype(self) -> None:
-            self.dtype = "float64"
-
-    class TestAddFP16(TestAddFP64):
-        def init_dtype(self) -> None:
-            self.dtype = "float16"
-
-    class TestAddDouble(TestAdd):
-        dtype = "float64"
-
-    found = {c.__name__: paddle_src_tests.float64_definition(c) for c in (TestAdd, TestAddFP64, TestAddFP16)}
-    assert found == {"TestAdd": None, "TestAddFP64": "TestAddFP64.init_dtype", "TestAddFP16": None}
-    assert paddle_src_tests.float64_definition(TestAddDouble) == "TestAddDouble.dtype"
+    inputs = {
+        "X": np.zeros(2, np.float32),
+        "Y": (np.zeros(2, np.int64), [[0, 2]]),
+        "Z": [("z0", np.zeros(1, np.float64)), ("z1", np.zeros(1, np.uint16))],
+        "axis": 1,
+    }
+    assert paddle_src_tests.input_dtypes(inputs) == ["float32", "int64", "float64", "uint16"]
+    assert paddle_src_tests.input_dtypes(None) == []
 
 
 @pytest.mark.parametrize("tests", [TORCH_TESTS, PADDLE_TESTS], ids=["torch", "paddle"])

@@ -7,14 +7,18 @@ Run inside the verify environment by `devkit test-ops --framework-src DIR`.
 
     python paddle_src_tests.py --src DIR --device stpu [--tests REGEX] --out src-tests.json
 
-This module is also the pytest plugin `-p paddle_src_tests` of each file's process: its setup hook
-skips a test whose class (up to OpTest) uses float64 in the definitions it runs with.
+This module is also the pytest plugin `-p paddle_src_tests` of each file's process. Paddle's OpTest
+checks the places its build has (`_get_places`: the CPU, CUDA), never a custom one, so once the
+file's tests are collected the plugin puts OpTest on the custom place: `_get_places` gives it, and
+`check_output_with_place` / `check_grad_with_place` called with the CPU's place run on it instead.
+Whether a check is float64 is read from its input arrays when it runs (a class's dtype attribute
+does not say: OpTests named float32 feed float64 data), and the dtype reported is theirs.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
+import ast
 import os
 import re
 import sys
@@ -26,7 +30,6 @@ from typing import Any
 from src_tests import run_files, write_report
 
 OP_TEST = re.compile(r"^from op_test import|^import op_test", re.M)
-FLOAT64 = re.compile(r"float64|np\.double\b")
 
 
 def op_test_files(test_dir: str, pattern: str) -> list[str]:
@@ -42,44 +45,84 @@ def op_test_files(test_dir: str, pattern: str) -> list[str]:
     return found
 
 
-def float64_definition(cls: type) -> str | None:
-    """The first of the class's public definitions, as the class resolves them (an override in a
-    subclass replaces its base's), that mentions float64; classes from OpTest up are the harness."""
-    seen: set[str] = set()
-    for owner in inspect.getmro(cls):
-        if owner is object or owner.__name__ == "OpTest":
-            return None
-        for name, value in vars(owner).items():
-            if name.startswith("_") or name in seen:
-                continue
-            seen.add(name)
-            if FLOAT64.search(_text_of(value)):
-                return f"{owner.__name__}.{name}"
-    return None
+PLACE_VARIABLE = "DEVKIT_CUSTOM_DEVICE"  # the device type the checks run on
+WIDE = {"float64", "complex128"}  # what a custom device need not have: skipped, as PaddleCustomDevice does
 
 
-def _text_of(value: Any) -> str:
-    """A function's source (a property's accessors', a static or class method's), else the value's repr."""
-    if isinstance(value, (staticmethod, classmethod)):
-        value = value.__func__
-    functions = [value.fget, value.fset] if isinstance(value, property) else [value]
-    if all(inspect.isfunction(f) or f is None for f in functions):
-        try:
-            return "\n".join(inspect.getsource(f) for f in functions if f is not None)
-        except (OSError, TypeError):
-            return ""
+def input_dtypes(inputs: Any) -> list[str]:
+    """The dtypes of an OpTest's input arrays: `inputs` maps names to an array, a (array, lod)
+    pair, or a list of (name, array) for a duplicable input."""
+    found: list[str] = []
+
+    def visit(value: Any) -> None:
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and hasattr(value, "shape"):
+            found.append(str(dtype))
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+
+    for value in (inputs or {}).values():
+        visit(value)
+    return found
+
+
+def skip_float64(test: Any) -> list[str]:
+    """Skip the check of a test whose inputs hold float64 (or complex128) data; else their dtypes."""
+    dtypes = input_dtypes(getattr(test, "inputs", None))
+    wide = sorted(WIDE.intersection(dtypes))
+    if wide:
+        raise unittest.SkipTest(f"float64 skipped on the custom device ({'/'.join(wide)} inputs)")
+    return dtypes
+
+
+def on_the_device(op_test: type, place: Any) -> None:
+    """OpTest's checks on `place` (see the module's docstring). A float64 check is skipped where it
+    runs on its place: OpTest's check_output has by then named the class's op_type, which its
+    tearDownClass requires."""
+    import paddle
+
+    def to_device(check: Any) -> Any:
+        def checked(self: Any, given: Any, *args: Any, **kwargs: Any) -> Any:
+            dtypes = skip_float64(self)
+            floating = [d for d in dtypes if d.startswith(("float", "complex", "uint16"))]
+            self.devkit_dtype = next(iter(floating or dtypes), None)
+            return check(self, place if isinstance(given, paddle.CPUPlace) else given, *args, **kwargs)
+
+        return checked
+
+    op_test._get_places = lambda self, *args, **kwargs: [place]  # type: ignore[attr-defined]
+    for name in ("check_output_with_place", "check_grad_with_place"):
+        if hasattr(op_test, name):
+            setattr(op_test, name, to_device(getattr(op_test, name)))
+
+
+def pytest_collection_finish(session: Any) -> None:
+    """After collection, when the test files have imported op_test (by plain name, from their directory)."""
+    op_test = getattr(sys.modules.get("op_test"), "OpTest", None)
+    if op_test is None:
+        return
+    import paddle
+
+    device = os.environ.get(PLACE_VARIABLE) or paddle.device.get_all_custom_device_type()[0]
+    on_the_device(op_test, paddle.CustomPlace(device, 0))
+    if any(main_enables_static(getattr(item, "fspath", "")) for item in session.items[:1]):
+        paddle.enable_static()
+
+
+def main_enables_static(path: Any) -> bool:
+    """Whether a test file's `if __name__ == "__main__":` block calls paddle.enable_static() (as
+    most of legacy_test's do before unittest.main: its tests start from static mode, and pytest,
+    which imports the file as a module, would leave them in dynamic mode)."""
     try:
-        return repr(value)
-    except Exception:
-        return ""
-
-
-def pytest_runtest_setup(item: Any) -> None:
-    cls = getattr(item, "cls", None)
-    where = float64_definition(cls) if cls is not None else None
-    if where:
-        # (pytest reports unittest's SkipTest as a skip)
-        raise unittest.SkipTest(f"float64 skipped on the custom device ({where})")
+        with open(str(path), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            return any("enable_static" in ast.unparse(statement) for statement in node.body)
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {
         **os.environ,
         "FLAGS_enable_api_kernel_fallback": "0",
+        PLACE_VARIABLE: args.device,
         "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]),
     }
     run = run_files(op_test_files(test_dir, args.tests), root, test_dir, env, args.timeout, ["paddle_src_tests"])

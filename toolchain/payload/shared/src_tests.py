@@ -193,8 +193,9 @@ def pytest_runtest_makereport(item: Any, call: Any) -> None:
         return
     case = getattr(item, "_testcase", None) or getattr(item, "instance", None)
     op = getattr(case, "op_type", None)
-    dtype = getattr(case, "dtype", None)
-    name = getattr(dtype, "name", None) or getattr(dtype, "__name__", None)  # a NumPy dtype, or its type
+    # (a framework's plugin may say the dtype the check ran: Paddle's, from the input arrays)
+    dtype = getattr(case, "devkit_dtype", None) or getattr(case, "dtype", None)
+    name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or getattr(dtype, "__name__", None)
     if isinstance(op, str):
         item.user_properties.append(("op", op))
     if isinstance(name, str):
