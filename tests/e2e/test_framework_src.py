@@ -45,6 +45,7 @@ def test_paddles_op_tests_run_on_the_custom_place_without_fallback(built_project
     assert "kernel `sin` is not registered" in sin and "FLAGS_enable_api_kernel_fallback" in sin, sin
     # float64 read from the checks' input arrays (TestExpFeedsFloat64's dtype attribute says float32)
     assert report["skipped"] == {"float64 skipped on the custom device (float64 inputs)": 4}
+    assert "| float64 skipped on the custom device (float64 inputs) | 4 |" in Path(summary["markdown"]).read_text()
     assert all(r["suite"] == "framework-src" for r in report["results"])
     assert proc.returncode == ExitCode.VERIFICATION_FAILED and summary["mode"] == "framework-src"
     assert "TestSin::test_check_output" in proc.stderr

@@ -320,6 +320,10 @@ def _markdown(ops: OpsReport) -> str:
         lines += ["", f"Registered but not exercised by any case: {', '.join(report['not_exercised'])}."]
     if report.get("dtypes_not_exercised"):
         lines += ["", f"Registered for a dtype no case ran it in: {', '.join(report['dtypes_not_exercised'])}."]
+    skipped = report.get("skipped")  # --framework-src: the tests the framework's own files skipped, by reason
+    if skipped:
+        lines += ["", f"## skipped ({sum(skipped.values())})", "", "| reason | tests |", "| --- | --- |"]
+        lines += [f"| {why.replace('|', '/')} | {n} |" for why, n in sorted(skipped.items(), key=lambda i: -i[1])]
     return "\n".join(lines) + "\n"
 
 
