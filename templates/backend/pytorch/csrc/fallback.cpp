@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -177,6 +178,13 @@ bool set_strict_fallback(bool enabled) { return strict().exchange(enabled); }
 
 std::vector<std::string> unimplemented_kernels() { return split(kUnimplemented); }
 
+// Ops whose kernel for every backend is a composite that ends in a CPU-only path or in a
+// DispatchStub without a {{ device_type }} entry, so the backend fallback never sees them: sent to
+// it by name. (torch 2.13: conj_physical_, which svd's complex out= calls too; mode.values.)
+constexpr const char* kRoutedToCpu[] = {"conj_physical_", "mode.values"};
+
+std::vector<std::string> routed_to_cpu() { return {std::begin(kRoutedToCpu), std::end(kRoutedToCpu)}; }
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT({{ p }}, m) {
@@ -189,18 +197,16 @@ TORCH_LIBRARY_FRAGMENT({{ p }}, m) {
   // Patterns of the ops left unregistered because the device library lacks them (by design:
   // devkit verify counts their CPU fallbacks apart).
   m.def("unimplemented_kernels() -> str[]", &unimplemented_kernels);
+  // The ops registered only to send them to the CPU fallback (no device kernel behind them).
+  m.def("routed_to_cpu() -> str[]", &routed_to_cpu);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
 
-// Ops whose kernel for every backend is a composite that ends in a CPU-only path or in a
-// DispatchStub without a {{ device_type }} entry, so the fallback above never sees them: sent to
-// it by name. (torch 2.13: conj_physical_, which svd's complex out= calls too; mode.values.)
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  for (const char* op : {"conj_physical_", "mode.values"})
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+  for (const char* op : kRoutedToCpu) m.impl(op, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
 
 }  // namespace torch_{{ p }}

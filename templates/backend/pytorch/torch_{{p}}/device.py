@@ -275,6 +275,12 @@ def unimplemented_kernels() -> list[str]:
     return list(_ops.unimplemented_kernels())
 
 
+def routed_to_cpu() -> list[str]:
+    """The aten ops registered for {{ device_type }} only to send them to the CPU fallback (their
+    kernel for every backend is a composite the backend fallback would never see): no device kernel."""
+    return [f"aten::{op}" for op in _ops.routed_to_cpu()]
+
+
 def registered_kernels() -> list[str]:
     """The aten ops with a {{ device_type }} kernel (after {{ NAME }}_FALLBACK_OPS), sorted."""
     return sorted(torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"))
