@@ -20,6 +20,7 @@ from devkit.project.project import Project, load_project
 from devkit.project.recipes import find_recipe
 from devkit.run import container
 from devkit.run.container import ContainerRunner
+from devkit.run.envs import container_reference_envs
 from devkit.run.step import HostRunner
 from devkit.util.resources import PAYLOAD_DIR
 
@@ -46,9 +47,11 @@ def host_place(tmp_path: Path) -> BuildPlace:
     return BuildPlace(HostRunner(), find_recipe("x86_64"), tmp_path / "cache")
 
 
-def container_place(project: Project, tmp_path: Path, inputs: list[Path] | None = None) -> BuildPlace:
+def container_place(
+    project: Project, tmp_path: Path, inputs: list[Path] | None = None, reference_envs: Path | None = None
+) -> BuildPlace:
     cache = tmp_path / "cache"
-    mounts = build_mounts(project, tmp_path / "out", cache, inputs or [])
+    mounts = build_mounts(project, tmp_path / "out", cache, inputs or [], reference_envs)
     runner = ContainerRunner(StubEngine(), "devkit-builder-bullseye:0123", "linux/amd64", mounts)  # type: ignore[arg-type]
     return BuildPlace(runner, find_recipe("x86_64"), cache)
 
@@ -106,12 +109,16 @@ def test_cross_build_in_the_container_reads_the_recipe_toolchain_file(projects, 
     assert p.title.endswith("for aarch64 (cross)")
 
 
-def test_native_container_build_installs_its_runtime_itself(projects, tmp_path):
+def test_native_container_build_compiles_against_the_verify_images_reference_runtime(projects, tmp_path):
     project = projects["plain"]
-    p = plan(
-        project, BuildRequest(find_recipe("x86_64")).options(project), container_place(project, tmp_path), tmp_path
-    )
-    assert not p.cross and not p.reference_runtime  # the container's own environment, not the host's
+    options = BuildRequest(find_recipe("x86_64")).options(project)
+    place = container_place(project, tmp_path, reference_envs=container_reference_envs())
+    p = plan(project, options, place, tmp_path)
+    assert p.reference_runtime and not p.cross  # the env verify clones, made in the verify image
+    assert place.runner.path(container_reference_envs() / "k-paddle-3.3.1") == "/reference-envs/k-paddle-3.3.1"
+    # Through a remote engine (no host directory mounted) the builder installs the runtime itself.
+    p = plan(project, options, container_place(project, tmp_path), tmp_path)
+    assert not p.cross and not p.reference_runtime
     assert flag(p, "--env-key") == "devkit-builder-bullseye-0123"
     assert not p.says_portability  # the oldest builder base: nothing older to suggest
     assert "--toolchain-file" not in p.argv and "--wheel-tag" not in p.argv

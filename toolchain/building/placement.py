@@ -18,9 +18,9 @@ from ..project.recipes import Recipe
 from ..project.sdk import SdkSource
 from ..run.container import ContainerRunner, Mount
 from ..run.engine import Engine
-from ..run.envs import cache_root
+from ..run.envs import cache_root, container_reference_envs
 from ..run.images import ImageSpec, builder_spec, ensure_image
-from ..run.select import host_recipe, use_container
+from ..run.select import host_recipe, reference_env_runner, use_container
 from ..run.step import HostRunner, Runner
 from ..util.errors import EnvironmentProblem
 from ..util.resources import PAYLOAD_DIR
@@ -68,10 +68,20 @@ class BuildPlace:
     machine_recipe: Recipe  # the architecture the compiler runs on
     cache: Path  # host directory for tool envs, target runtimes, ccache
 
+    def reference_runner(self, log: Path) -> Runner:
+        """Where the reference env a native build compiles against is made (and verify later clones):
+        the host, or a container of the machine's verify image, whose reference envs the builder mounts."""
+        if isinstance(self.runner, HostRunner):
+            return self.runner
+        return reference_env_runner(self.machine_recipe, log)
 
-def build_mounts(project: Project, out: Path, cache: Path, inputs: list[Path]) -> list[Mount]:
+
+def build_mounts(
+    project: Project, out: Path, cache: Path, inputs: list[Path], reference_envs: Path | None = None
+) -> list[Mount]:
     """What a build container sees: the project read-only but its build/, the artifact directory,
-    the build cache, devkit's payload and the build's inputs (an SDK, a Paddle Inference release)."""
+    the build cache, devkit's payload, the build's inputs (an SDK, a Paddle Inference release) and,
+    read-only, the verify images' reference envs (a native build compiles against the runtime there)."""
     return [
         Mount(project.root, "/src"),
         Mount(project.root / "build", "/src/build", read_only=False),
@@ -79,6 +89,7 @@ def build_mounts(project: Project, out: Path, cache: Path, inputs: list[Path]) -
         Mount(cache, "/cache", read_only=False, cache=True),
         Mount(PAYLOAD_DIR, "/devkit/payload"),
         *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)),
+        *([Mount(reference_envs, "/reference-envs")] if reference_envs else []),
     ]
 
 
@@ -87,11 +98,15 @@ def build_place(placement: Placement, recipe: Recipe, project: Project, out: Pat
     if placement.image is not None:
         engine = Engine.connect()
         image = ensure_image(engine, placement.image, log)
+        # (not for a remote engine: it would be sent the whole directory; the build installs its runtime)
+        references = container_reference_envs() if engine.files_mode != "copy" else None
+        if references:
+            references.mkdir(parents=True, exist_ok=True)
         runner = ContainerRunner(
             engine,
             image,
             placement.image.platform,
-            build_mounts(project, out, placement.cache, list(placement.inputs)),
+            build_mounts(project, out, placement.cache, list(placement.inputs), references),
             env={"PIP_CACHE_DIR": "/cache/pip"},
             fix_hint="read the compiler lines above; fix the source and rebuild",
         )

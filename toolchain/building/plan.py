@@ -16,7 +16,9 @@ from pathlib import Path
 
 from ..project.config import DEFAULT_BUILDER_BASE
 from ..project.project import Project
-from ..run.step import Step
+from ..run.envs import container_reference_envs
+from ..run.step import Runner, Step
+from ..util.errors import DevkitError
 from ..util.resources import payload_script
 from .cmake_toolchain import toolchain_file_path
 from .options import BuildOptions
@@ -37,8 +39,9 @@ class BuildPlan:
     device_only: bool  # the target has no runtime of the framework: the device library and its tests
     cross: bool  # the compiler runs on another architecture than the target's
     toolchain_file: Path | None = None  # the CMake toolchain file a cross build reads, written from the recipe
-    # A native host build compiles against the runtime of the reference environment verify clones
-    # (one install serves both): the caller makes that environment and passes --runtime-root.
+    # A native build compiles against the runtime of the reference environment verify clones (one
+    # install serves both; from nothing, the builder's own install of a 200 MB wheel took 20 s): the
+    # caller makes that environment and passes --runtime-root.
     reference_runtime: bool = False
     # Whether the wheel's portability findings are worth a line: not for a build on the oldest
     # builder base, where nothing older is on offer (the build's summary states the wheel's reach).
@@ -47,6 +50,15 @@ class BuildPlan:
     def step(self, runtime_root: str | None = None) -> Step:
         extra = ("--runtime-root", runtime_root) if runtime_root else ()
         return Step(self.title, [*self.argv, *extra], self.log, Path(self.cwd), self.env)
+
+
+def sees_reference_envs(runner: Runner) -> bool:
+    """The host does; a builder container when they are mounted (not into a remote engine's)."""
+    try:
+        runner.path(container_reference_envs())
+    except DevkitError:
+        return False
+    return True
 
 
 def build_variant(options: BuildOptions) -> str:
@@ -140,6 +152,6 @@ def plan_build(
         device_only=device_only,
         cross=cross,
         toolchain_file=toolchain,
-        reference_runtime=not (cross or device_only or framework.unpacked_runtime) and runner.key == "host",
+        reference_runtime=not (cross or device_only or framework.unpacked_runtime) and sees_reference_envs(runner),
         says_portability=runner.key == "host" or project.config.builder_base != DEFAULT_BUILDER_BASE,
     )

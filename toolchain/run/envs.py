@@ -122,10 +122,10 @@ def reference_env(
 
 
 def reference_env_for_build(runner: Runner, version: str, framework: Framework, build_log: Path) -> Path:
-    """The host's reference env a build uses (made on first use, its log beside the build's:
-    <build log>-reference-env.log)."""
+    """The reference env a native build uses, made by `runner` (the host, or a container of the verify
+    image) on first use, its log beside the build's: <build log>-reference-env.log."""
     reference = reference_env(runner, version, build_log.with_name(f"{build_log.stem}-reference-env.log"), framework)
-    assert reference is not None  # the host runner always sees its reference envs
+    assert reference is not None  # both runners see their reference envs
     return reference
 
 

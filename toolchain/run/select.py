@@ -82,29 +82,43 @@ def verify_runner(
             image = ensure_runtime_image(engine, recipe, verify_image, sdk_runtime.packages + compilers, declared, log)
         elif compilers:
             image = ensure_runtime_image(engine, recipe, verify_image, compilers, "verify --compile", log, "compiler")
-        references = container_reference_envs()
-        references.mkdir(parents=True, exist_ok=True)
-        mounts = [
-            Mount(work, "/work", read_only=False),
-            Mount(references, "/reference-envs", read_only=False),
-            Mount(PAYLOAD_DIR, "/devkit/payload"),
-            Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True),
-        ]
-        mounts += [Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs)]
-        return ContainerRunner(
-            engine,
-            image,
-            spec.platform,
-            mounts,
-            env={"PIP_CACHE_DIR": "/cache/pip"},
-            fix_hint="see the verify log; for emulated targets check `devkit doctor`",
-            # A layer adds Debian packages only, never the venv's Python packages: it shares the
-            # reference envs of the verify image below it instead of installing the framework again.
-            key=verify_image,
-        )
+        mounts = [Mount(work, "/work", read_only=False), *(Mount(p, f"/inputs/{i}") for i, p in enumerate(inputs))]
+        # A layer adds Debian packages only, never the venv's Python packages: it shares the
+        # reference envs of the verify image below it instead of installing the framework again.
+        return _verify_container(engine, image, spec.platform, mounts, key=verify_image)
     if not host_recipe().matches(recipe.name):
         raise EnvironmentProblem(
             f"verifying {recipe.name} needs a {recipe.name} environment, and the host is {platform.machine()}",
             "start a Docker Engine with qemu binfmt handlers (see `devkit doctor`) or run on a native machine",
         )
     return HostRunner(fix_hint="see the verify log")
+
+
+def reference_env_runner(recipe: Recipe, log: Path) -> Runner:
+    """A container of `recipe`'s verify image that sees the reference envs alone: where a native
+    container build has the reference env made that it compiles against and verify then clones."""
+    engine = Engine.connect()
+    spec = verify_spec(recipe)
+    image = ensure_image(engine, spec, log)
+    return _verify_container(engine, image, spec.platform, [], key=image)
+
+
+def _verify_container(engine: Engine, image: str, oci_platform: str, mounts: list[Mount], key: str) -> ContainerRunner:
+    """A verify image's container: the reference envs (read and made there), devkit's payload and
+    pip's cache mounted beside `mounts`; its cached state named after the image `key`."""
+    references = container_reference_envs()
+    references.mkdir(parents=True, exist_ok=True)
+    return ContainerRunner(
+        engine,
+        image,
+        oci_platform,
+        [
+            *mounts,
+            Mount(references, "/reference-envs", read_only=False),
+            Mount(PAYLOAD_DIR, "/devkit/payload"),
+            Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True),
+        ],
+        env={"PIP_CACHE_DIR": "/cache/pip"},
+        fix_hint="see the verify log; for emulated targets check `devkit doctor`",
+        key=key,
+    )
