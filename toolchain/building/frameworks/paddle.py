@@ -37,7 +37,7 @@ from ..elf import (
     AbiFinding,
     LibraryAbi,
     newest_versions,
-    read_library,
+    read_library_file,
     shown_symbols,
     unlinked_finding,
     unresolved_symbols,
@@ -95,7 +95,7 @@ def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
             libs[path.name] = LibraryAbi(**{**data, "defined": set(data["defined"])})
             continue
         try:
-            lib = read_library(path.read_bytes(), path.name)
+            lib = read_library_file(path)
         except Exception:  # a non-ELF file (linker script)
             continue
         libs[path.name] = lib
