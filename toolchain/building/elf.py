@@ -233,9 +233,9 @@ def symbol_version(version: str) -> tuple[str, tuple[int, ...]]:
 def newest_versions(libs: list[LibraryAbi]) -> dict[str, tuple[int, ...]]:
     """The newest GLIBC / GLIBCXX / CXXABI symbol version each family is needed at."""
     newest: dict[str, tuple[int, ...]] = {}
-    for lib in libs:
-        for version in filter(None, lib.undefined.values()):
-            family, key = symbol_version(version)
-            if family in SYSTEM_FAMILIES and key:
-                newest[family] = max(newest.get(family, key), key)
+    # each distinct version once: Paddle's libraries need ~6,000 symbols at a few dozen versions
+    for version in {v for lib in libs for v in lib.undefined.values() if v}:
+        family, key = symbol_version(version)
+        if family in SYSTEM_FAMILIES and key:
+            newest[family] = max(newest.get(family, key), key)
     return newest
