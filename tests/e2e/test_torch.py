@@ -372,12 +372,11 @@ def test_check_abi_and_kernels(torch_project, torch_build):
         devkit("check-kernels", str(torch_project), "--framework", "torch", "--runner", "host", "--json").stdout
     )
     assert kernels["passed"]
-    ops = json.loads(
-        devkit(
-            "test-ops", str(torch_project), "--framework", "torch", "--ops", ".*conv2d", "--runner", "host", "--json"
-        ).stdout
-    )
+    argv = ["test-ops", str(torch_project), "--framework", "torch", "--ops", ".*conv2d", "--dtypes", "float32"]
+    ops = json.loads(devkit(*argv, "--runner", "host", "--json").stdout)
     assert ops["passed"] and ops["counts"]["pass"] >= 2 and ops["mode"] == "opinfo", ops
+    # --dtypes reaches the suites (the device library's float64 samples are left out)
+    assert {r["dtype"] for r in json.loads(Path(ops["report"]).read_text())["results"]} == {"float32"}
 
 
 def test_the_adapters_own_tests_pass(torch_env, torch_project):

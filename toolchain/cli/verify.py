@@ -19,7 +19,6 @@ from ..verify.frameworks.paddle import gen_golden as record_golden
 from ..verify.frameworks.paddle import golden_version
 from ..verify.modes import MODES_HELP, DeviceModes
 from ..verify.ops import (
-    DTYPES,
     OpsRequest,
     describe_failures,
     expected_failures,
@@ -211,7 +210,14 @@ def test_ops(
             "expressions, each matching whole OpInfo names, e.g. 'fft.hfft,nn.functional.conv2d').",
         ),
     ] = "",
-    dtypes: Annotated[str, typer.Option("--dtypes", help="Comma-separated dtypes to test.")] = ",".join(DTYPES),
+    dtypes: Annotated[
+        str,
+        typer.Option(
+            "--dtypes",
+            help="Comma-separated dtypes to test (default: Paddle every dtype of its op cases; torch the device "
+            "library's, every dtype with --all).",
+        ),
+    ] = "",
     gen_golden: Annotated[
         Path | None, typer.Option("--gen-golden", help="Record golden data with Paddle CPU into this directory.")
     ] = None,

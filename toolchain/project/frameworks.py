@@ -48,6 +48,8 @@ class Framework:
     # What `test-ops --suite` takes (the first: the default): the framework's test databases run on
     # the device vs its CPU; `--framework-src DIR` adds the framework's own test files.
     op_suites: tuple[str, ...] = ("ops",)
+    # What `test-ops --dtypes` may name (default: the suites' own choice, by what the device has).
+    op_dtypes: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
 
     def version(self, recipe: Recipe) -> str | None:
         """The runtime version the recipe pins; None when the target has no runtime."""
@@ -89,6 +91,9 @@ TORCH = Framework(
     wheel_label="PyTorch adapter wheel",
     # OpInfo forward samples and their out=/in-place variants, OpInfo gradients, module_db, optim_db
     op_suites=("ops", "grads", "modules", "optims"),
+    # (payload/torch/torch_test_ops.py ALL_DTYPES: its default is the device's, or all with --all)
+    op_dtypes=("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64")
+    + ("float16", "bfloat16", "complex64", "complex128"),
 )
 # The registry: every framework devkit knows, by name (a test registers a third one here).
 FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (PADDLE, TORCH)}

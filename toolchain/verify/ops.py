@@ -38,8 +38,6 @@ from .expected import (
 from .report import EXPECTED, NOW_PASSING, OpCase, OpsReport, counts_line, verdict_counts
 from .session import PluginSession, VerifyOptions, VerifyResult, fresh_log, work_dir
 
-DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
-
 
 @dataclass(frozen=True)
 class OpsResult:
@@ -69,16 +67,27 @@ class OpsRequest:
     update_expected: bool = False  # --update-expected: rewrite the project's expected-failures file
 
 
-def parse_selection(ops: str, dtypes: str) -> tuple[str, list[str]]:
+def parse_selection(r: OpsRequest) -> tuple[str, tuple[str, ...] | None]:
+    """--ops (a regular expression) and --dtypes (names of the framework's op_dtypes; None: not
+    given, so the suites choose: Paddle's every dtype its cases have, torch's the device's)."""
     try:
-        re.compile(ops)
+        re.compile(r.ops)
     except re.error as exc:
-        raise InputError(f"--ops {ops!r} is not a regular expression ({exc})", "e.g. --ops 'matmul|conv2d'") from None
-    chosen = [d.strip() for d in dtypes.split(",") if d.strip()]
-    unknown = [d for d in chosen if d not in DTYPES]
-    if unknown or not chosen:
-        raise InputError(f"--dtypes {dtypes!r} names unknown dtypes {unknown}", f"use a subset of {','.join(DTYPES)}")
-    return ops, chosen
+        raise InputError(f"--ops {r.ops!r} is not a regular expression ({exc})", "e.g. --ops 'matmul|conv2d'") from None
+    framework = r.options.framework
+    chosen = tuple(dict.fromkeys(d.strip() for d in r.dtypes.split(",") if d.strip()))
+    unknown = [d for d in chosen if d not in framework.op_dtypes]
+    if unknown or (r.dtypes.strip() and not chosen):
+        raise InputError(
+            f"--dtypes {r.dtypes!r}: {', '.join(unknown) or 'nothing'} is not a dtype of the {framework.label} op checks",
+            f"use a subset of {','.join(framework.op_dtypes)}",
+        )
+    if chosen and r.framework_src is not None:
+        raise InputError(
+            "--dtypes selects the suites' dtypes; the framework's own test files (--framework-src) choose theirs",
+            "drop --dtypes",
+        )
+    return r.ops, chosen or None
 
 
 def parse_suites(suites: str, framework: Framework) -> tuple[str, ...]:

@@ -136,7 +136,7 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
     """Paddle's op cases vs Paddle CPU, or the device library against golden data."""
     if r.all_ops:
         raise InputError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
-    ops, dtype_list = parse_selection(r.ops, r.dtypes)
+    ops, dtypes = parse_selection(r)
     if r.golden:
         if r.project is None:
             raise InputError("--golden checks a project's device library bundle", "pass the project directory")
@@ -149,7 +149,7 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
     wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
     if r.framework_src is not None:  # the tree's op tests instead of devkit's op cases
         return run_source_tests(r, wheel, r.options, SOURCE_TESTS, lambda session: r.options.check_env), "framework-src"
-    return run_test_ops(wheel, r.options, ops, dtype_list, r.report_dir), "ops"
+    return run_test_ops(wheel, r.options, ops, list(dtypes or PADDLE.op_dtypes), r.report_dir), "ops"
 
 
 def golden_version(requested: str | None) -> str:

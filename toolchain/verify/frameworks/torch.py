@@ -133,27 +133,35 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
     (with --all, every case)."""
     if r.golden:
         raise InputError("--golden checks the device library, whichever framework", "drop --framework")
-    parse_selection(r.ops, "float32")
+    _, dtypes = parse_selection(r)
     wheel = wheel_to_check(r.project, r.wheel, r.recipe, r.options.framework)
     if r.framework_src is not None:  # the tree's test files instead of the wheel's databases
         options = with_device(r.options, wheel)
         env = partial(torch_env, options, strict=False)
         return run_source_tests(r, wheel, options, SOURCE_TESTS, env), "framework-src"
-    result = run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir, r.suites)
+    result = run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir, r.suites, dtypes)
     return result, "opinfo-all" if r.all_ops else "opinfo"
 
 
 def run_torch_opinfo(
-    wheel: Path, options: VerifyOptions, ops: str, all_ops: bool, report_dir: Path, suites: tuple[str, ...] = ("ops",)
+    wheel: Path,
+    options: VerifyOptions,
+    ops: str,
+    all_ops: bool,
+    report_dir: Path,
+    suites: tuple[str, ...] = ("ops",),
+    dtypes: tuple[str, ...] | None = None,
 ) -> OpsResult:
     """torch's test databases on the device vs torch's CPU (payload/torch/torch_test_ops.py), each
-    case bounded in an isolated worker, with the CPU fallback allowed."""
+    case bounded in an isolated worker, with the CPU fallback allowed; in `dtypes` (None: the
+    device library's, or every dtype with `all_ops`)."""
     options = with_device(options, wheel)
     with plugin_session(wheel, options, report_dir) as session:
         report = session.run_json(
             f"torch {', '.join(suites)} suites on {options.recipe.name}" + (" (all cases)" if all_ops else ""),
             TEST_OPS_PAYLOAD,
-            ["--suite", ",".join(suites), *(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])],
+            ["--suite", ",".join(suites), *(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])]
+            + (["--dtypes", ",".join(dtypes)] if dtypes else []),
             "opinfo.json",
             env=torch_env(options, session, strict=False),
         )
