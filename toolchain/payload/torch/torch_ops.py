@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from records import Tolerance, TorchOpCase, TorchOpsCheck
-from torch_common import BACKWARD, FORWARD, INFRASTRUCTURE, Tensor, first_line
+from torch_common import BACKWARD, FORWARD, Tensor, first_line, is_infrastructure
 
 # (name, fn, inputs, differentiable): inputs are NumPy arrays, fn takes tensors
 OpCase = tuple[str, Callable[..., Any], list[np.ndarray], bool]
@@ -297,7 +297,7 @@ def check_ops(torch: ModuleType, device: str, pattern: str = "") -> TorchOpsChec
     registered = [k for k in registered if k.startswith("aten::")]
     # (ops the adapter registers only to send them to the CPU fallback have no device kernel to exercise)
     routed = set(getattr(getattr(torch, device.split(":")[0]), "routed_to_cpu", list)())
-    untested = [k for k in registered if not recorder.reached(k) and not INFRASTRUCTURE.match(k) and k not in routed]
+    untested = [k for k in registered if not recorder.reached(k) and not is_infrastructure(k) and k not in routed]
     untested = [] if selected else untested
     failed = [r for r in results if r["status"] != "pass"]
     detail = f"{len(results) - len(failed)}/{len(results)} cases match CPU (forward and backward)"

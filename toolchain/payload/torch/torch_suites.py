@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from torch_common import TOL
+from torch_common import ALLOCATION_AND_VIEWS, TOL, op_name
 
 if TYPE_CHECKING:  # (types only)
     from op_records import OpResult, OpStatus, OpSuite
@@ -42,24 +42,7 @@ NO_BACKEND = re.compile(
     r"Could not run '[^']+' with arguments from the '(Sparse|Quantized|Mkldnn)\w*' backend|has no Sparse\w* tensors"
 )
 # Kernels every op reaches (allocation, views, copies, fills): they do not make an op "implemented".
-INFRASTRUCTURE = {
-    "empty",
-    "empty_strided",
-    "_copy_from",
-    "_copy_from_and_resize",
-    "copy_",
-    "resize_",
-    "set_",
-    "_local_scalar_dense",
-    "view",
-    "_reshape_alias",
-    "as_strided",
-    "fill_",
-    "zero_",
-    "view_as_real",
-    "view_as_complex",
-    "record_stream",
-}
+INFRASTRUCTURE = ALLOCATION_AND_VIEWS | {"copy_", "fill_", "zero_", "view_as_real", "view_as_complex"}
 # (rtol, atol) by dtype name where devkit's op tolerances are too tight for the type
 LOW_PRECISION = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}
 
@@ -129,7 +112,7 @@ def error_status(exc: BaseException) -> OpStatus:
 
 def registered_kernels(torch: ModuleType) -> set[str]:
     names = torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1")
-    found = {n.removeprefix("aten::").split(".")[0] for n in names if n.startswith("aten::")} - INFRASTRUCTURE
+    found = {op_name(n) for n in names if n.startswith("aten::")} - INFRASTRUCTURE
     # at::convolution reaches the backend as convolution_overrideable
     return found | {k.removesuffix("_overrideable") for k in found if k.endswith("_overrideable")}
 
