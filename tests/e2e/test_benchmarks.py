@@ -47,6 +47,9 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         assert set(torch["modes"][mode]["profiled_train_step_ms"]) == {"on", "off"}
     # torch.compile on the asynchronous device only (the short run leaves the inline device's out)
     assert torch["modes"]["async"]["compile_s"]["cold"] > 0 and "compile_s" not in torch["modes"]["inline"]
+    # compiled vs eager in one process, its LeNet compiled from the Inductor cache the run above filled
+    compiled = torch["compiled_vs_eager"]["device"]
+    assert compiled["wall_ms"]["compiled"] > 0 and torch["compiled_vs_eager"]["fallbacks"] == {}
     table = (tmp_path / "short.md").read_text()
     for row in (
         "| torch LeNet training step, batch 64, Adam (stpu:0 async vs CPU) |",
@@ -60,6 +63,8 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         "| mnist int8 through the int8 engine vs float32, both on stpu (PTQ model) |",
         "| torch MLP forward, host time per step: torch.accelerator.Graph replay vs eager (stpu:0 async) |",
         "| torch LeNet training step, batch 64, Adam under torch.profiler (CPU + device) vs not profiled (stpu:0 async) |",
+        "| torch LeNet training step, batch 64, Adam: model under torch.compile vs eager "
+        "(stpu:0 async, alternated in one process; wall, process CPU) |",
     ):
         assert row in table
     assert results["inference"][0]["int8_engine_ms"] > 0
