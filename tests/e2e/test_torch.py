@@ -374,8 +374,8 @@ def test_check_abi_and_kernels(torch_project, torch_build):
     assert kernels["passed"]
     argv = ["test-ops", str(torch_project), "--framework", "torch", "--ops", ".*conv2d", "--dtypes", "float32"]
     ops = json.loads(devkit(*argv, "--runner", "host", "--json").stdout)
-    assert ops["passed"] and ops["counts"]["pass"] >= 2 and ops["mode"] == "opinfo", ops
-    # --dtypes reaches the suites (the device library's float64 samples are left out)
+    assert ops["passed"] and ops["counts"]["pass"] >= 1 and ops["mode"] == "opinfo", ops
+    # --dtypes reaches the suites (without it, conv2d's float64 samples run too)
     assert {r["dtype"] for r in json.loads(Path(ops["report"]).read_text())["results"]} == {"float32"}
 
 
