@@ -9,17 +9,26 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import (
     CHECK_MODES_SUMMARY,
     CONTAINER_MARKS,
+    EMULATED_STEPS,
     assert_cloned_from_a_clean_reference,
     devkit,
     render_with_opencl_sdk,
+    with_emulated_steps,
 )
 
 from devkit.building.sdk_abi import SdkExports
 
 pytestmark = CONTAINER_MARKS
+
+
+@pytest.fixture(scope="module")
+def project(project: Path) -> Path:
+    """conftest's project with its emulated verifications at EMULATED_STEPS (emulated-steps)."""
+    return with_emulated_steps(project)
 
 
 def test_aarch64_cross_build(project):
@@ -41,7 +50,7 @@ def test_aarch64_verify_under_emulation(project):
     report = json.loads(Path(summary["report"]).read_text())
     assert report["paddle_version"] == "3.2.2" and report["runner"].startswith("docker:devkit-verify-aarch64")
     mnist = next(c for c in report["checks"] if c["name"] == "mnist")
-    assert mnist["steps"] == 100 and mnist["cpu_reference"] == "paddle 3.3.1 CPU on x86_64 (native)"
+    assert mnist["steps"] == EMULATED_STEPS and mnist["cpu_reference"] == "paddle 3.3.1 CPU on x86_64 (native)"
     assert report["modes"]["summary"] == CHECK_MODES_SUMMARY
     assert_cloned_from_a_clean_reference(summary)
 

@@ -7,13 +7,22 @@ import re
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import (
     CHECK_MODES_SUMMARY,
     CONTAINER_MARKS,
+    EMULATED_STEPS,
     devkit,
+    with_emulated_steps,
 )
 
 pytestmark = CONTAINER_MARKS
+
+
+@pytest.fixture(scope="module")
+def project(project: Path) -> Path:
+    """conftest's project with its emulated verifications at EMULATED_STEPS (emulated-steps)."""
+    return with_emulated_steps(project)
 
 
 def test_aarch64_torch_cross_build(project):
@@ -36,7 +45,7 @@ def test_aarch64_torch_verify_under_emulation(project):
     report = json.loads(Path(summary["report"]).read_text())
     assert report["torch_version"].startswith("2.9.1") and report["runner"].startswith("docker:devkit-verify-aarch64")
     mnist = next(c for c in report["checks"] if c["name"] == "mnist")
-    assert mnist["fallbacks"] == {} and mnist["steps"] == 100
+    assert mnist["fallbacks"] == {} and mnist["steps"] == EMULATED_STEPS
     # the CPU curve trained natively by the host's torch, not for ten minutes under qemu
     assert re.fullmatch(r"torch 2\.13\.0\S* CPU on x86_64 \(native\)", mnist["cpu_reference"]), mnist["cpu_reference"]
     assert "torch_cpu_reference.py --data" in Path(report["log"]).read_text()
