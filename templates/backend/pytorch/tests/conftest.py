@@ -1,17 +1,25 @@
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 import pytest
-import torch
 
-import torch_{{ p }}  # noqa: F401 - registers the device even with autoload off
+# One Inductor cache for the session, shared by the tests and the interpreters they start (what
+# they compile once, such as Inductor's probes of the CPU's vector instructions, they compile
+# once), and none of the user's: set before torch and the adapter (which would pick the user's
+# own directory) are imported. Tests about a cold cache use one of their own.
+if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
+
+import torch  # noqa: E402
+
+import torch_{{ p }}  # noqa: E402, F401 - registers the device even with autoload off
 
 DEVICE = "{{ device_type }}"
-# Inductor's caches in a directory of our own: its default, /tmp/torchinductor_<user>, is a name
-# another local user can take first (set before anything compiles)
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-"))
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:

@@ -38,7 +38,7 @@ def test_device_kernels_run_on_one_thread_and_cpu_kernels_keep_theirs(device):
         assert "#pragma omp parallel" in on_cpu[0], on_cpu[0]
 
 
-def test_max_pooling_runs_the_devices_kernels_from_the_first_compile(tmp_path):
+def test_max_pooling_runs_the_devices_kernels_from_the_first_compile():
     # Inductor's own pooling loops are many times slower than the device's kernels (LeNet's
     # compiled step lost to eager): on the device, forward and backward call the aten ops. A fresh
     # process with Inductor's caches off compiles before the adapter's _inductor.py is imported:
@@ -64,9 +64,7 @@ with FakeTensorMode():  # what AOT autograd traces with: Inductor's decompositio
     assert decompose(torch.empty(1, 1, 4, 4, device="{{ device_type }}"), [2, 2]) is NotImplemented
 print("ok")
 """
-    result = run_python(
-        code, TORCHINDUCTOR_CACHE_DIR=str(tmp_path), TORCHINDUCTOR_AUTOGRAD_CACHE="0", TORCHINDUCTOR_FX_GRAPH_CACHE="0"
-    )
+    result = run_python(code, TORCHINDUCTOR_AUTOGRAD_CACHE="0", TORCHINDUCTOR_FX_GRAPH_CACHE="0")
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr[-3000:]
 
 
@@ -108,7 +106,7 @@ def test_cpp_wrapper_is_refused_in_one_line(device):
         torch.compile(f, options={"cpp_wrapper": True})(torch.ones(2, 2, device=device), torch.ones(2, 2, device=device))
 
 
-def test_a_host_dereference_in_a_generated_wrapper_faults_naming_the_allocation(tmp_path):
+def test_a_host_dereference_in_a_generated_wrapper_faults_naming_the_allocation():
     # The generated Python with one launch replaced by a direct call: the host runs the kernel on
     # device memory, which it cannot read. The device library's fault handler names the address
     # and its allocation, and the process ends.
@@ -125,7 +123,7 @@ PyCodeCache.load(host).call([x])
 torch.{{ device_type }}.synchronize()
 print("no fault")
 """
-    result = run_python(code, TORCHINDUCTOR_CACHE_DIR=str(tmp_path))
+    result = run_python(code)
     assert result.returncode != 0 and "no fault" not in result.stdout, result.stdout + result.stderr
     fault = [line for line in result.stderr.splitlines() if "host access to device memory" in line]
     assert len(fault) == 1 and re.search(r"byte \d+ of the \d+-byte allocation at 0x", fault[0]), result.stderr
