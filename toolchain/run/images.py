@@ -23,6 +23,7 @@ from ..util.fsutil import exclusive_lock, private_dir
 from ..util.resources import resource_dir
 
 LABEL = "org.devkit.image"
+LAYER_BASE_LABEL = "org.devkit.layer-of"  # a layer image's: the verify image it was made on
 
 
 def debian_mirror() -> str:
@@ -132,7 +133,7 @@ def ensure_runtime_image(
                         tag=tag,
                         platform=recipe.oci_platform,
                         buildargs={"BASE": base},
-                        labels={LABEL: kind},
+                        labels={LABEL: kind, LAYER_BASE_LABEL: base},
                         log=log,
                     )
             except DevkitError as exc:
@@ -239,7 +240,8 @@ def list_images(engine: Engine) -> list[ImageInfo]:
 
 
 def prune_images(engine: Engine) -> list[str]:
-    """Remove devkit images that the current Dockerfiles no longer produce (bases are kept)."""
+    """Remove devkit images that the current Dockerfiles no longer produce: bases are kept, and the
+    layers (an SDK's runtime, the compiler) made on a verify image that is kept."""
     wanted = set()
     for spec in [*(builder_spec(s) for s in SUITES), *(verify_spec(r) for r in all_recipes())]:
         try:
@@ -248,7 +250,8 @@ def prune_images(engine: Engine) -> list[str]:
             pass
     removed = []
     for info in list_images(engine):
-        if info.labels.get(LABEL) != "base" and info.tag not in wanted:
+        layer_of = info.labels.get(LAYER_BASE_LABEL)
+        if info.labels.get(LABEL) != "base" and info.tag not in wanted and layer_of not in wanted:
             engine.remove_image(info.tag)
             removed.append(info.tag)
     return removed
