@@ -196,13 +196,20 @@ def render_with_opencl_sdk(root: Path, name: str, *, headers: str = "", packages
 EMULATED_STEPS = 70
 
 
-def with_emulated_steps(project: Path, steps: int = EMULATED_STEPS) -> Path:
-    """The project's [tool.devkit.verify] emulated-steps (its default under qemu) set to `steps`."""
+def with_verify_steps(project: Path, key: str, default: int, steps: int) -> Path:
+    """The rendered project's [tool.devkit.verify] `key` (steps, emulated-steps) set from its
+    default to `steps`; fails if the template no longer renders that default."""
     pyproject = project / "pyproject.toml"
     text = pyproject.read_text()
-    pyproject.write_text(text.replace("emulated-steps = 100 ", f"emulated-steps = {steps} ", 1))
-    assert pyproject.read_text() != text, "the rendered pyproject.toml no longer says emulated-steps = 100"
+    line = f"\n{key} = {default} "
+    assert line in text, f"the rendered pyproject.toml no longer says {key} = {default}: update the tests"
+    pyproject.write_text(text.replace(line, f"\n{key} = {steps} ", 1))
     return project
+
+
+def with_emulated_steps(project: Path) -> Path:
+    """The project's emulated-steps (its default under qemu) set to EMULATED_STEPS."""
+    return with_verify_steps(project, "emulated-steps", 100, EMULATED_STEPS)
 
 
 def wheel_name(arch: str, policy: str = r"manylinux_2_\d+", device: str = "stpu") -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import check_json_output, fresh_names, json_commands, wheel_name
+from conftest import check_json_output, fresh_names, json_commands, wheel_name, with_verify_steps
 
 pytestmark = pytest.mark.e2e
 
@@ -60,10 +60,7 @@ def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
 def new_backend_training_100_steps(cache: Path, backend: str, project: Path) -> object:
     """`new-backend --json`'s output; the project's verify then trains MNIST for 100 steps."""
     rendered = run_json(cache, "new-backend", backend, "--out", str(project))
-    pyproject = project / "pyproject.toml"
-    text = pyproject.read_text()
-    assert "\nsteps = 200 " in text, "the default MNIST steps moved: update this test"
-    pyproject.write_text(text.replace("\nsteps = 200 ", "\nsteps = 100 "))
+    with_verify_steps(project, "steps", 200, 100)
     return rendered
 
 

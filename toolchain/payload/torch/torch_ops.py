@@ -297,8 +297,9 @@ def check_ops(torch: ModuleType, device: str, pattern: str = "") -> TorchOpsChec
     registered = [k for k in registered if k.startswith("aten::")]
     # (ops the adapter registers only to send them to the CPU fallback have no device kernel to exercise)
     routed = set(getattr(getattr(torch, device.split(":")[0]), "routed_to_cpu", list)())
-    untested = [k for k in registered if not recorder.reached(k) and not is_infrastructure(k) and k not in routed]
-    untested = [] if selected else untested
+    untested = (
+        [] if selected else [k for k in registered if not (recorder.reached(k) or is_infrastructure(k) or k in routed)]
+    )
     failed = [r for r in results if r["status"] != "pass"]
     detail = f"{len(results) - len(failed)}/{len(results)} cases match CPU (forward and backward)"
     if failed:
