@@ -256,6 +256,15 @@ def test_ops(
             help="Rewrite the project's conformance/expected-failures.toml from this run's failures.",
         ),
     ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=1,
+            help="Seconds one case of torch's suites may take (default 120), or one test file of --framework-src "
+            "(default 1800 torch, 600 Paddle); a case or file over it is reported as timed out and the run goes on.",
+        ),
+    ] = None,
     paddle_version: PaddleVersionOpt = None,
     report_dir: ReportDirOpt = None,
     runner: RunnerOpt = None,
@@ -299,6 +308,7 @@ def test_ops(
         parse_suites(suite, adapter),
         framework_src,
         update_expected,
+        timeout,
     )
     expected = expected_failures(request)  # (a bad file is refused before the run)
     result, mode = verify_adapter(adapter).test_ops(request)

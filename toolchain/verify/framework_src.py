@@ -54,7 +54,8 @@ def run_source_tests(
         report = session.run_json(
             f"{tests.what} from {root} on {options.recipe.name}",
             tests.payload,
-            ["--src", session.runner.path(root), *(["--tests", r.ops] if r.ops else [])],
+            ["--src", session.runner.path(root), *(["--tests", r.ops] if r.ops else [])]
+            + (["--timeout", str(r.timeout)] if r.timeout else []),
             "src-tests.json",
             env=env(session),
         )

@@ -65,6 +65,7 @@ class OpsRequest:
     suites: tuple[str, ...] = ("ops",)  # --suite, checked against the framework's op_suites
     framework_src: Path | None = None  # --framework-src: the framework's source tree, for its own test files
     update_expected: bool = False  # --update-expected: rewrite the project's expected-failures file
+    timeout: float | None = None  # --timeout: seconds per torch suite case or per source-tree test file
 
 
 def parse_selection(r: OpsRequest) -> tuple[str, tuple[str, ...] | None]:

@@ -137,6 +137,11 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
     if r.all_ops:
         raise InputError("--all selects torch OpInfos", "drop --all, or pass --framework torch")
     ops, dtypes = parse_selection(r)
+    if r.timeout is not None and r.framework_src is None:
+        raise InputError(
+            "--timeout bounds torch's suite cases and --framework-src test files; Paddle's op cases run in one process",
+            "drop --timeout, or add --framework-src DIR",
+        )
     if r.golden:
         if r.project is None:
             raise InputError("--golden checks a project's device library bundle", "pass the project directory")

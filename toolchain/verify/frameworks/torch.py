@@ -139,7 +139,7 @@ def test_ops(r: OpsRequest) -> tuple[OpsResult, str]:
         options = with_device(r.options, wheel)
         env = partial(torch_env, options, strict=False)
         return run_source_tests(r, wheel, options, SOURCE_TESTS, env), "framework-src"
-    result = run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir, r.suites, dtypes)
+    result = run_torch_opinfo(wheel, r.options, r.ops, r.all_ops, r.report_dir, r.suites, dtypes, r.timeout)
     return result, "opinfo-all" if r.all_ops else "opinfo"
 
 
@@ -151,17 +151,19 @@ def run_torch_opinfo(
     report_dir: Path,
     suites: tuple[str, ...] = ("ops",),
     dtypes: tuple[str, ...] | None = None,
+    timeout: float | None = None,
 ) -> OpsResult:
     """torch's test databases on the device vs torch's CPU (payload/torch/torch_test_ops.py), each
-    case bounded in an isolated worker, with the CPU fallback allowed; in `dtypes` (None: the
-    device library's, or every dtype with `all_ops`)."""
+    case bounded (`timeout` seconds; None: the payload's default) in an isolated worker, with the
+    CPU fallback allowed; in `dtypes` (None: the device library's, or every dtype with `all_ops`)."""
     options = with_device(options, wheel)
     with plugin_session(wheel, options, report_dir) as session:
         report = session.run_json(
             f"torch {', '.join(suites)} suites on {options.recipe.name}" + (" (all cases)" if all_ops else ""),
             TEST_OPS_PAYLOAD,
             ["--suite", ",".join(suites), *(["--all"] if all_ops else []), *(["--ops", ops] if ops else [])]
-            + (["--dtypes", ",".join(dtypes)] if dtypes else []),
+            + (["--dtypes", ",".join(dtypes)] if dtypes else [])
+            + (["--timeout", str(timeout)] if timeout else []),
             "opinfo.json",
             env=torch_env(options, session, strict=False),
         )
