@@ -10,8 +10,10 @@ library by its symbol version); the C++11 string ABI.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
 import re
 import sys
 from dataclasses import asdict
@@ -28,6 +30,7 @@ from ...project.recipes import Recipe
 from ...run.envs import cache_root
 from ...run.images import builder_spec
 from ...run.select import host_recipe
+from ...util.archives import sha256_file
 from ...util.errors import BuildFailure, EnvironmentProblem, InputError
 from ...util.fsutil import write_atomic
 from ..abi import read_libraries, require_findings, runtime_problem, uses_cxx11_abi
@@ -59,11 +62,45 @@ def paddle_build_info(data: bytes) -> dict[str, str]:
     return {key: match[i + 1].decode() for i, key in enumerate(keys)}
 
 
-def _digest(path: Path) -> str:
-    """The library's content digest, recorded under its file's stamp (path, device, inode, size,
-    mtime, ctime): hashing Paddle's ~600 MB of libraries again took 1.0 s of every build's 5.8 s
-    of no-op (measured with cProfile); a reinstalled or changed file has another stamp."""
+@lru_cache(maxsize=8)
+def _wheel_record(site: Path) -> tuple[dict[str, tuple[str, int]], os.stat_result] | None:
+    """What the installing wheel's RECORD (paddlepaddle*.dist-info) says of each file under paddle/:
+    its sha256 (hex) and size; and RECORD's own stat. None without exactly one such RECORD."""
+    records = list(site.glob("paddlepaddle*.dist-info/RECORD"))
+    if len(records) != 1:
+        return None
+    try:
+        info = records[0].stat()
+        lines = records[0].read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    files = {}
+    for name, hashed, size in (line.rsplit(",", 2) for line in lines if line.count(",") >= 2):
+        if hashed.startswith("sha256=") and size.isdigit():
+            raw = base64.urlsafe_b64decode(hashed[len("sha256=") :] + "==")
+            files[name] = (raw.hex(), int(size))
+    return files, info
+
+
+def _digest(path: Path, paddle_root: Path) -> str:
+    """The library's content digest (sha256, 24 hex digits). Hashing Paddle's ~600 MB of libraries
+    took 1.2-2.2 s of a first build: a file as the wheel installed it has the sha256 its RECORD gives
+    (as installed: the size RECORD gives, and neither written nor its inode changed since RECORD was
+    written, which pip and an unpacked wheel write last). Any other file is hashed once and its
+    digest recorded under its stamp (path, device, inode, size, mtime, ctime): a reinstalled or
+    changed file has another stamp."""
     info = path.stat()
+    wheel = _wheel_record(paddle_root.parent)
+    if wheel is not None:
+        files, record_info = wheel
+        recorded = files.get(path.relative_to(paddle_root.parent).as_posix())
+        if (
+            recorded is not None
+            and recorded[1] == info.st_size
+            and info.st_mtime_ns < record_info.st_mtime_ns
+            and info.st_ctime_ns < record_info.st_ctime_ns
+        ):
+            return recorded[0][:24]
     stamp = f"{path.resolve()}:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
     record = cache_root() / "abi" / "stamps" / hashlib.blake2b(stamp.encode(), digest_size=16).hexdigest()
     try:
@@ -72,12 +109,9 @@ def _digest(path: Path) -> str:
             return known
     except OSError:  # not recorded yet
         pass
-    h = hashlib.blake2b(digest_size=12)
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    write_atomic(record, h.hexdigest())
-    return h.hexdigest()
+    digest = sha256_file(path)[:24]
+    write_atomic(record, digest)
+    return digest
 
 
 @lru_cache(maxsize=8)
@@ -88,7 +122,7 @@ def paddle_libraries(paddle_root: Path) -> dict[str, LibraryAbi]:
     libs = {}
     for path in sorted((paddle_root / "libs").glob("*.so*")) + sorted((paddle_root / "base").glob("libpaddle.so")):
         # by content: every fresh environment installs the same libraries with new times
-        cached = cache_root() / "abi" / f"{path.name}-{path.stat().st_size}-{_digest(path)}.json"
+        cached = cache_root() / "abi" / f"{path.name}-{path.stat().st_size}-{_digest(path, paddle_root)}.json"
         if cached.is_file():
             data = json.loads(cached.read_text())
             data.pop("build_info", None)  # cached by earlier devkits: the build string is read from the bytes
