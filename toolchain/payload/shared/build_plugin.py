@@ -26,6 +26,7 @@ from pathlib import Path
 from archive_io import write_tar_gz
 from problems import problem, run
 from runtimes import RUNTIMES, target_runtime, tools_env
+from solo_sources import solo_env
 
 
 def build_wheel(args: argparse.Namespace, env: Path) -> Path:
@@ -40,6 +41,7 @@ def build_wheel(args: argparse.Namespace, env: Path) -> Path:
         # build-dir is relative to the adapter's directory; args.build_dir to the project
         "SKBUILD_BUILD_DIR": os.path.relpath(Path(args.project) / args.build_dir, source),
         "DEVKIT_DEVICE_TESTS": "ON",  # the conformance suite, bundled below
+        **solo_env(Path(args.project), Path(args.project) / args.build_dir),
     }
     if args.runtime_root:  # an installed runtime outside the tools env (the host's reference env)
         build_env[f"{prefix}_ROOT"] = args.runtime_root
@@ -92,7 +94,8 @@ def build_device_library(args: argparse.Namespace, env: Path) -> Path:
             "-DWITH_PADDLE=OFF",
             "-DWITH_TESTING=ON",
             f"-DCMAKE_TOOLCHAIN_FILE={args.toolchain_file}",
-        ]
+        ],
+        env={**os.environ, **solo_env(project, build)},
     )
     run([cmake, "--build", str(build)])
     return bundle_device_library(project, build, Path(args.out), args.bundle_name, args.target)
