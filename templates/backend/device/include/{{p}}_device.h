@@ -175,6 +175,9 @@ typedef enum {
   {{ NAME }}_UNARY_EXP,
   {{ NAME }}_UNARY_SQRT,
   {{ NAME }}_UNARY_ABS,
+  /* relu that keeps NaN (torch's; RELU maps it to 0, as Paddle's does); its gradient passes
+   * dout where the output is NaN (torch's threshold_backward) */
+  {{ NAME }}_UNARY_RELU_KEEP_NAN,
 } {{ p }}_unary_op_t;
 
 typedef enum {

@@ -28,13 +28,14 @@ void unary_range({{ p }}_unary_op_t op, const T* a, T* o, int64_t begin, int64_t
     case {{ NAME }}_UNARY_EXP: map_range(a, o, begin, end, [](T v) { return std::exp(v); }); break;
     case {{ NAME }}_UNARY_SQRT: map_range(a, o, begin, end, [](T v) { return std::sqrt(v); }); break;
     case {{ NAME }}_UNARY_ABS: map_range(a, o, begin, end, [](T v) { return std::abs(v); }); break;
+    case {{ NAME }}_UNARY_RELU_KEEP_NAN: map_range(a, o, begin, end, [](T v) { return v <= T(0) ? T(0) : v; }); break;
   }
 }
 
 // Rough cost of one element, in the units parallel_for expects (about flops):
 // memory-bound ops count a few, transcendental ones a few tens.
 int64_t unary_cost({{ p }}_unary_op_t op) {
-  return op == {{ NAME }}_UNARY_RELU || op == {{ NAME }}_UNARY_ABS ? 4 : 32;
+  return op == {{ NAME }}_UNARY_RELU || op == {{ NAME }}_UNARY_RELU_KEEP_NAN || op == {{ NAME }}_UNARY_ABS ? 4 : 32;
 }
 
 }  // namespace
@@ -80,6 +81,7 @@ extern "C" {
       };
       switch (op) {
         case {{ NAME }}_UNARY_RELU: each([](T v, T d) { return v > T(0) ? d : T(0); }); break;
+        case {{ NAME }}_UNARY_RELU_KEEP_NAN: each([](T v, T d) { return v <= T(0) ? T(0) : d; }); break;
         case {{ NAME }}_UNARY_SIGMOID: each([](T v, T d) { return d * v * (T(1) - v); }); break;
         case {{ NAME }}_UNARY_TANH: each([](T v, T d) { return d * (T(1) - v * v); }); break;
         case {{ NAME }}_UNARY_EXP: each([](T v, T d) { return d * v; }); break;

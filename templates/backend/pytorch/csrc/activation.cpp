@@ -1,4 +1,5 @@
 // Activations (device/src/activation_ops.cc): relu and its backward (threshold_backward at 0),
+// both keeping NaN as torch's CPU kernels do (the device's RELU_KEEP_NAN: its RELU is Paddle's),
 // sigmoid and tanh with their backwards, sqrt, on the device's unary ops in float32/float64 (and
 // float16/bfloat16 where the device has them). sigmoid, tanh and sqrt are structured ops: their
 // .out kernel is what torch calls for the functional and in-place forms too.
@@ -22,13 +23,13 @@ std::optional<at::Tensor> unary(const at::Tensor& self, {{ p }}_unary_op_t op) {
 
 at::Tensor relu(const at::Tensor& self) {
   KernelName k("aten::relu");
-  auto r = unary(self, {{ NAME }}_UNARY_RELU);
+  auto r = unary(self, {{ NAME }}_UNARY_RELU_KEEP_NAN);
   return r ? *r : run_on_cpu<ATEN_OP(relu)>(self);
 }
 
 at::Tensor& relu_(at::Tensor& self) {
   KernelName k("aten::relu_");
-  auto r = unary(self, {{ NAME }}_UNARY_RELU);
+  auto r = unary(self, {{ NAME }}_UNARY_RELU_KEEP_NAN);
   return r ? store(*r, self) : run_on_cpu<ATEN_OP(relu_)>(self);
 }
 
@@ -83,14 +84,14 @@ at::Tensor& tanh_backward_out(const at::Tensor& grad, const at::Tensor& output, 
   return r ? store(*r, grad_input) : run_on_cpu<ATEN_OP2(tanh_backward, grad_input)>(grad, output, grad_input);
 }
 
-// grad_input = self <= threshold ? 0 : grad. The device's relu gradient is exactly that
-// for threshold 0 (relu's backward, given its output or input).
+// grad_input = self <= threshold ? 0 : grad (grad where self is NaN). The device's NaN-keeping
+// relu gradient is exactly that for threshold 0 (relu's backward, given its output or input).
 at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold) {
   KernelName k("aten::threshold_backward");
   std::optional<at::Tensor> r;
   if (threshold.toDouble() == 0.0) {
     const auto sizes = at::infer_size(grad.sizes(), self.sizes());
-    r = unary_grad(grad.expand(sizes), self.expand(sizes), {{ NAME }}_UNARY_RELU);
+    r = unary_grad(grad.expand(sizes), self.expand(sizes), {{ NAME }}_UNARY_RELU_KEEP_NAN);
   }
   return r ? *r : run_on_cpu<ATEN_OP(threshold_backward)>(grad, self, threshold);
 }

@@ -161,3 +161,24 @@ def test_sparse_layouts_are_refused_in_one_line(device):
     csr = torch.eye(3).to_sparse_csr().to(device)
     with pytest.raises(NotImplementedError, match=r"^aten::\w+.*: {{ device_type }} has no SparseCsr tensors"):
         csr @ torch.ones(3, 2, device=device)
+
+
+def test_relu_keeps_nan_as_on_the_cpu(device):
+    """relu, relu_ and threshold_backward pass NaN through as torch's CPU kernels do (the device's
+    plain relu is Paddle's, NaN to 0: LPPool's pow of a negative input with a fractional norm
+    lost its NaN there)."""
+    x = torch.tensor([float("nan"), -1.0, 0.0, 2.0, float("nan"), -0.5])
+    grad = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    for dtype in (torch.float32, torch.float64):
+        c, g = x.to(dtype).detach().requires_grad_(), grad.to(dtype)
+        d = c.detach().to(device).requires_grad_()
+        want, got = torch.relu(c), torch.relu(d)
+        torch.testing.assert_close(got.cpu(), want, equal_nan=True)
+        torch.testing.assert_close(d.detach().clone().relu_().cpu(), want.detach(), equal_nan=True)
+        want.backward(g)
+        got.backward(g.to(device))
+        torch.testing.assert_close(d.grad.cpu(), c.grad, equal_nan=True)
+        backward = torch.ops.aten.threshold_backward
+        torch.testing.assert_close(backward(g.to(device), d.detach(), 0).cpu(), backward(g, c.detach(), 0))
+    assert torch.{{ device_type }}.fallback_counts() == {}
+

@@ -47,7 +47,7 @@ inline void offsets(const strided_t* s, long i, long* oa, long* ob) {
 
 // op codes: {{ p }}_binary_op_t / {{ p }}_unary_op_t / {{ p }}_reduce_op_t
 enum { ADD, SUB, MUL, DIV, MAX_, MIN_, EQUAL, NOT_EQUAL, LESS, GREATER };
-enum { RELU, SIGMOID, TANH, EXP, SQRT, ABS };
+enum { RELU, SIGMOID, TANH, EXP, SQRT, ABS, RELU_KEEP_NAN };
 enum { SUM, MEAN, RMAX };
 
 __kernel void gemm_f32(__global uchar* a_buf, ulong a_off, __global uchar* b_buf, ulong b_off,
@@ -174,6 +174,7 @@ KERNEL(unary)(__global uchar* x_buf, ulong x_off, __global uchar* o_buf, ulong o
   T r;
   switch (op) {
     case RELU: r = v > (T)0 ? v : (T)0; break;
+    case RELU_KEEP_NAN: r = v <= (T)0 ? (T)0 : v; break;
     case SIGMOID: r = (T)1 / ((T)1 + exp(-v)); break;
     case TANH: r = tanh(v); break;
     case EXP: r = exp(v); break;
@@ -191,6 +192,7 @@ KERNEL(unary_grad)(__global uchar* y_buf, ulong y_off, __global uchar* dy_buf, u
   T r;
   switch (op) {
     case RELU: r = y > (T)0 ? d : (T)0; break;
+    case RELU_KEEP_NAN: r = y <= (T)0 ? (T)0 : d; break;
     case SIGMOID: r = d * y * ((T)1 - y); break;
     case TANH: r = d * ((T)1 - y * y); break;
     case EXP: r = d * y; break;
