@@ -2,7 +2,8 @@
 // both keeping NaN as torch's CPU kernels do (the device's RELU_KEEP_NAN: its RELU is Paddle's),
 // sigmoid and tanh with their backwards, sqrt, on the device's unary ops in float32/float64 (and
 // float16/bfloat16 where the device has them). sigmoid, tanh and sqrt are structured ops: their
-// .out kernel is what torch calls for the functional and in-place forms too.
+// .out kernel is what torch calls for the functional and in-place forms too. A dense input
+// (channels_last too) is computed in its storage order, and the result takes its strides.
 #include <ATen/ExpandUtils.h>
 
 #include "common.h"
@@ -13,8 +14,8 @@ namespace {
 std::optional<at::Tensor> unary(const at::Tensor& self, {{ p }}_unary_op_t op) {
   if (!real_dtype(self)) return std::nullopt;
   const c10::DeviceGuard guard(self.device());
-  at::Tensor x = contiguous(self);
-  at::Tensor out = empty_device(self.sizes(), self.options());
+  at::Tensor x = dense(self);
+  at::Tensor out = empty_device_like(x, x.scalar_type());
   if (out.numel() > 0)
     check({{ p }}_unary(current_stream(), op, device_dtype(self.scalar_type()), x.const_data_ptr(), out.data_ptr(), x.numel()),
           "unary");
@@ -63,8 +64,9 @@ std::optional<at::Tensor> unary_grad(const at::Tensor& grad, const at::Tensor& o
       grad.device() != output.device())
     return std::nullopt;
   const c10::DeviceGuard guard(output.device());
-  at::Tensor y = contiguous(output), g = contiguous(grad);
-  at::Tensor out = empty_device(output.sizes(), output.options());
+  at::Tensor y = dense(output), g = dense(grad);
+  if (y.strides() != g.strides()) y = contiguous(y), g = contiguous(g);
+  at::Tensor out = empty_device_like(y, y.scalar_type());
   if (out.numel() > 0)
     check({{ p }}_unary_grad(current_stream(), op, device_dtype(output.scalar_type()), y.const_data_ptr(),
                           g.const_data_ptr(), out.data_ptr(), out.numel()),

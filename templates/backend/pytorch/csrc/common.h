@@ -48,10 +48,19 @@ bool is_device_dtype(at::ScalarType type);
 
 // ---- device tensors ----------------------------------------------------------------
 
-at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options);
+at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options,
+                        at::MemoryFormat format = at::MemoryFormat::Contiguous);
+// An uninitialised device tensor of `like`'s sizes and strides (a dense tensor's), of dtype `type`:
+// an element-wise result in its operand's layout (channels_last stays so), as empty_like gives.
+at::Tensor empty_device_like(const at::Tensor& like, at::ScalarType type);
 
 // `t` itself when contiguous, else a contiguous device copy (device strided copy).
 at::Tensor contiguous(const at::Tensor& t);
+// `t` itself when its elements fill one block of memory (contiguous, channels_last, any order of
+// its dims), else a contiguous device copy: what an element-wise kernel reads in storage order.
+at::Tensor dense(const at::Tensor& t);
+// The device tensor `result` in memory format `format`: itself when it already is, else a device copy.
+at::Tensor in_memory_format(const at::Tensor& result, at::MemoryFormat format);
 // A contiguous device copy of `t` converted to `type` (device cast).
 at::Tensor contiguous_as(const at::Tensor& t, at::ScalarType type);
 // Writes the contiguous device tensor `src` (dst's shape and dtype) into dst's layout.

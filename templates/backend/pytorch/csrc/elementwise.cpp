@@ -1,6 +1,7 @@
 // Element-wise kernels: add/sub/mul/div with numpy broadcasting and type promotion,
 // comparisons, neg, reciprocal, and the compound updates optimizers use
-// (addcmul_, addcdiv_, lerp_). Each is a composition of device-library ops.
+// (addcmul_, addcdiv_, lerp_). Each is a composition of device-library ops. A result takes
+// the memory format torch gives it (channels_last when its operand of the result's shape is).
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -22,9 +23,9 @@ at::Tensor operand(const at::Tensor& t, at::ScalarType type, const at::Device& d
   return contiguous_as(t, type);
 }
 
-// out = x * scale (x contiguous device tensor; out may be x)
+// out = x * scale (x a dense device tensor, out of its strides: x itself, or new)
 at::Tensor scaled(const at::Tensor& x, double scale, const at::Tensor& into = at::Tensor()) {
-  at::Tensor out = into.defined() ? into : empty_device(x.sizes(), x.options());
+  at::Tensor out = into.defined() ? into : empty_device_like(x, x.scalar_type());
   if (x.numel() > 0)
     check({{ p }}_scale(current_stream(), device_dtype(x.scalar_type()), x.const_data_ptr(), out.data_ptr(), x.numel(),
                      scale, 0.0, 1),
@@ -63,6 +64,15 @@ bool in_place_target(const at::Tensor& self, const at::Tensor& other, at::Scalar
   return at::infer_size(self.sizes(), other.sizes()) == self.sizes();
 }
 
+// The memory format of an element-wise result, as torch's TensorIterator picks it: that of the
+// first operand of the result's shape (a broadcast one has no say), so x * bias, x + 1 and
+// bias + x are channels_last when x is.
+at::MemoryFormat result_format(const at::Tensor& self, const at::Tensor& other, at::IntArrayRef sizes) {
+  for (const at::Tensor* t : {&self, &other})
+    if (t->sizes() == sizes) return t->suggest_memory_format();
+  return at::MemoryFormat::Contiguous;
+}
+
 bool is_one(const at::Scalar& alpha) {
   return (alpha.isIntegral(true) && alpha.toLong() == 1) || (alpha.isFloatingPoint() && alpha.toDouble() == 1.0);
 }
@@ -84,7 +94,8 @@ std::optional<at::Tensor> binary(const at::Tensor& self, const at::Tensor& other
   at::Tensor a = operand(self, compute, device), b = operand(other, compute, device);
   if (!is_one(alpha)) b = scaled(b, alpha.toDouble());
   const bool direct = in_place && op < {{ NAME }}_BINARY_EQUAL && in_place_target(self, other, compute);
-  return apply(a, b, op, compute, direct ? self : at::Tensor());
+  at::Tensor out = apply(a, b, op, compute, direct ? self : at::Tensor());
+  return in_place ? out : in_memory_format(out, result_format(self, other, out.sizes()));
 }
 
 // Stores an in-place op's result into self unless it was written there already.
@@ -161,7 +172,7 @@ at::Tensor& eq_tensor_out(const at::Tensor& self, const at::Tensor& other, at::T
 std::optional<at::Tensor> negated(const at::Tensor& self) {
   if (!is_device_dtype(self.scalar_type()) || self.scalar_type() == at::kBool) return std::nullopt;
   const c10::DeviceGuard guard(self.device());
-  return scaled(contiguous(self), -1.0);
+  return scaled(dense(self), -1.0);
 }
 
 at::Tensor neg(const at::Tensor& self) {

@@ -102,17 +102,33 @@ void memcpy_kind(void* dst, const void* src, size_t n, {{ p }}_copy_kind_t kind)
 
 // Straight to the allocator, not through the dispatcher and empty.memory_format: kernels
 // create several temporaries each, and tiny ops are dominated by such overhead.
-at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options) {
+at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options, at::MemoryFormat format) {
   const c10::DeviceGuard guard(options.device());
   return at::detail::empty_generic(sizes, c10::GetAllocator(c10::DeviceType::PrivateUse1),
                                    c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), options.dtype().toScalarType(),
-                                   at::MemoryFormat::Contiguous);
+                                   format);
+}
+
+at::Tensor empty_device_like(const at::Tensor& like, at::ScalarType type) {
+  const c10::DeviceGuard guard(like.device());
+  return at::detail::empty_strided_generic(like.sizes(), like.strides(),
+                                           c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), type);
 }
 
 at::Tensor contiguous(const at::Tensor& t) {
   if (t.is_contiguous()) return t;
   at::Tensor out = empty_device(t.sizes(), t.options());
   strided_copy(t, out);
+  return out;
+}
+
+at::Tensor dense(const at::Tensor& t) { return t.is_non_overlapping_and_dense() ? t : contiguous(t); }
+
+at::Tensor in_memory_format(const at::Tensor& result, at::MemoryFormat format) {
+  if (result.is_contiguous(format)) return result;
+  at::Tensor out = empty_device(result.sizes(), result.options(), format);
+  strided_copy(result, out);
   return out;
 }
 
@@ -136,7 +152,7 @@ at::Tensor& store(const at::Tensor& result, at::Tensor& out) {
   TORCH_CHECK(at::canCast(result.scalar_type(), out.scalar_type()), "result type ", result.scalar_type(),
               " can't be cast to the desired output type ", out.scalar_type());
   at::native::resize_output(out, result.sizes());
-  copy_into(contiguous_as(result, out.scalar_type()), out);
+  copy_into(result.scalar_type() == out.scalar_type() ? result : contiguous_as(result, out.scalar_type()), out);
   return out;
 }
 

@@ -182,3 +182,36 @@ def test_relu_keeps_nan_as_on_the_cpu(device):
         torch.testing.assert_close(backward(g.to(device), d.detach(), 0).cpu(), backward(g, c.detach(), 0))
     assert torch.{{ device_type }}.fallback_counts() == {}
 
+
+@pytest.mark.parametrize("memory_format", [torch.channels_last, torch.channels_last_3d])
+def test_elementwise_results_keep_channels_last(device, memory_format):
+    """Element-wise results keep a channels_last input's layout as on the CPU (they came back
+    contiguous: torch's Dropout2d/Dropout3d tests on channels_last input failed), with its values."""
+    torch.manual_seed(0)
+    shape = (2, 3, 4, 5) if memory_format == torch.channels_last else (2, 3, 2, 4, 5)
+    x = torch.randn(shape).to(memory_format=memory_format)
+    bias, other = torch.randn(3, *[1] * (len(shape) - 2)), torch.randn(shape)
+    cases = {
+        "add": lambda t, b, o: t + t,
+        "mul broadcast": lambda t, b, o: t * b,
+        "add broadcast first": lambda t, b, o: b + t,
+        "mul scalar": lambda t, b, o: t * 2.5,
+        "sub contiguous": lambda t, b, o: t - o,
+        "div_": lambda t, b, o: t.clone().div_(b),
+        "eq": lambda t, b, o: t == t,
+        "relu": lambda t, b, o: torch.relu(t),
+        "relu_": lambda t, b, o: t.clone().relu_(),
+        "sigmoid": lambda t, b, o: torch.sigmoid(t),
+        "neg": lambda t, b, o: -t,
+    }
+    d = x.to(device)
+    assert d.is_contiguous(memory_format=memory_format)
+    for name, op in cases.items():
+        want, got = op(x, bias, other), op(d, bias.to(device), other.to(device))
+        assert got.stride() == want.stride(), (name, got.stride(), want.stride())
+        close(got, want)
+    dropout = torch.nn.Dropout2d(0.5) if memory_format == torch.channels_last else torch.nn.Dropout3d(0.5)
+    got = dropout(d)
+    assert got.stride() == x.stride()
+    kept, zeroed = ((got.cpu() == v).flatten(2).all(2) for v in (2 * x, 0))
+    assert (kept | zeroed).all()  # whole channels, each kept (scaled by 1 / (1 - p)) or zeroed
