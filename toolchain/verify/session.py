@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import platform
 import tempfile
 import time
 from collections.abc import Iterator
@@ -158,7 +159,8 @@ def fresh_env(
     a fresh install. `links`: a directory holding the runtime's wheel (pip prefers it to the index)."""
     framework = options.framework
     find_links = runner.path(links) if links else ""
-    reference = reference_env(runner, version, log, framework, options.index_url, find_links)
+    emulated = runner.key != "host" and not options.recipe.matches(platform.machine())
+    reference = reference_env(runner, version, log, framework, options.index_url, links, emulated)
     if reference is None:
         return create_env(
             runner,
