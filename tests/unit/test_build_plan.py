@@ -41,6 +41,7 @@ def projects(tmp_path_factory) -> dict[str, Project]:
 def no_host_pip(monkeypatch):
     monkeypatch.setattr(container, "host_pip_settings", lambda: ({}, []))
     monkeypatch.delenv("CCACHE_DIR", raising=False)
+    monkeypatch.delenv("CCACHE_SLOPPINESS", raising=False)
 
 
 def host_place(tmp_path: Path) -> BuildPlace:
@@ -76,6 +77,7 @@ def test_native_host_build_compiles_against_the_reference_runtime(projects, tmp_
     assert "--toolchain-file" not in p.argv and "--runtime-platform" not in p.argv
     assert p.build_dir == "build/py3-none-linux_x86_64" and p.log == project.log_dir / "build-x86_64.log"
     assert p.env["ON_INFER"] == "OFF" and p.env["CCACHE_BASEDIR"] == str(project.root)
+    assert p.env["CCACHE_SLOPPINESS"] == "pch_defines,time_macros"  # the kernels' PCH compiles from the cache
     # the runtime's inference passes come from [tool.devkit] (default: the CPU's QDQ folding)
     assert p.env["DEVKIT_INFERENCE_PASSES"].split(";") == list(DEFAULT_INFERENCE_PASSES)
     assert p.env["CCACHE_DIR"] == str((tmp_path / "cache" / "ccache").resolve())
@@ -88,7 +90,11 @@ def test_native_host_build_compiles_against_the_reference_runtime(projects, tmp_
 def test_a_host_build_compiles_into_the_users_ccache_and_a_container_into_its_volume(projects, tmp_path, monkeypatch):
     project = projects["plain"]
     monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "machine-ccache"))
+    monkeypatch.setenv("CCACHE_SLOPPINESS", "include_file_mtime, time_macros")
     options = BuildRequest(find_recipe("x86_64")).options(project)
+    assert plan(project, options, host_place(tmp_path), tmp_path).env["CCACHE_SLOPPINESS"] == (
+        "include_file_mtime,time_macros,pch_defines"  # the user's kept
+    )
     assert plan(project, options, host_place(tmp_path), tmp_path).env["CCACHE_DIR"] == str(tmp_path / "machine-ccache")
     in_container = plan(project, options, container_place(project, tmp_path), tmp_path)
     assert in_container.env["CCACHE_DIR"] == "/cache/ccache"  # a host path would not be there

@@ -85,6 +85,17 @@ def ccache_dir(place: BuildPlace) -> Path:
     return place.cache / "ccache"
 
 
+# The Paddle kernels' precompiled header (paddle/CMakeLists.txt): ccache caches the units that use
+# it only when it hashes neither its macros nor time stamps (ccache's manual, "Precompiled headers").
+PCH_SLOPPINESS = ("pch_defines", "time_macros")
+
+
+def ccache_sloppiness() -> str:
+    """The user's CCACHE_SLOPPINESS (the environment's wins over ccache.conf) and the PCH's."""
+    own = [word.strip() for word in os.environ.get("CCACHE_SLOPPINESS", "").split(",") if word.strip()]
+    return ",".join(dict.fromkeys([*own, *PCH_SLOPPINESS]))
+
+
 def plan_build(
     project: Project,
     options: BuildOptions,
@@ -135,6 +146,7 @@ def plan_build(
         "CCACHE_BASEDIR": runner.path(project.root),
         "ON_INFER": "ON" if options.infer else "OFF",
         "CCACHE_DISABLE": os.environ.get("CCACHE_DISABLE"),  # honoured in containers too
+        "CCACHE_SLOPPINESS": ccache_sloppiness(),
         "PADDLE_INFERENCE_DIR": runner.path(options.inference_dir) if options.inference_dir else "",
         # [tool.devkit] inference-passes, for the runtime to hand Paddle (CMakeLists.txt)
         "DEVKIT_INFERENCE_PASSES": ";".join(project.config.inference_passes),
