@@ -1,10 +1,12 @@
 """Runs inside an environment with torch and the PyTorch adapter wheel installed (benchmarks/run.py
-makes one). Prints one JSON object: the LeNet training step (Adam, batch 64) with the model under
-torch.compile (Inductor) against the same step eager, on the adapter's device and on torch's CPU,
-in wall and process-CPU milliseconds per step, the two alternated in rounds within one process
+makes one). Prints one JSON object: the LeNet training step (Adam, batch 64) with the model and the
+optimizer's step under torch.compile (Inductor) against the same step eager, on the adapter's device
+and on torch's CPU, in wall and process-CPU milliseconds per step, the two alternated in rounds within one process
 (a noisy machine's drift hits both; each figure is the median of its rounds).
 
-    python compiled_vs_eager.py DEVICE [--steps N] [--rounds N] [--profile]
+    python compiled_vs_eager.py DEVICE [--steps N] [--rounds N] [--profile] [--eager-optimizer]
+
+--eager-optimizer compiles the model only (Adam's step stays eager: about 190 device ops a step).
 
 --profile adds where the device's time goes: its time per kernel (torch.profiler's device
 events), eager and compiled, summed per step.
@@ -33,13 +35,15 @@ from torch_training import lenet  # noqa: E402
 BATCH = 64
 
 
-def training_step(device: str, compiled: bool) -> Callable[[], Any]:
-    """One LeNet step (Adam) on `device`, its model through torch.compile when `compiled`; warmed
-    up (the compile is not timed) and its queued work finished."""
+def training_step(device: str, compiled: bool, optimizer: bool = True) -> Callable[[], Any]:
+    """One LeNet step (Adam) on `device`, its model (and the optimizer's step, if `optimizer`)
+    through torch.compile when `compiled`; warmed up (the compile is not timed) and its queued
+    work finished."""
     torch.manual_seed(0)
     model = lenet(torch).to(device)
     run = torch.compile(model) if compiled else model
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    update = torch.compile(opt.step) if compiled and optimizer else opt.step
     x = torch.rand(BATCH, 1, 28, 28).to(device)
     y = torch.randint(0, 10, (BATCH,)).to(device)
 
@@ -47,7 +51,7 @@ def training_step(device: str, compiled: bool) -> Callable[[], Any]:
         loss = torch.nn.functional.cross_entropy(run(x), y)
         opt.zero_grad()
         loss.backward()
-        opt.step()
+        update()
         return loss
 
     for _ in range(3):
@@ -66,9 +70,10 @@ def timed(step: Callable[[], Any], steps: int) -> tuple[float, float]:
     return (time.perf_counter() - wall) / steps * 1e3, (time.process_time() - cpu) / steps * 1e3
 
 
-def compare(device: str, steps: int, rounds: int) -> dict[str, Any]:
-    """Eager and compiled steps on `device`, alternated `rounds` times: medians and their ratio."""
-    steppers = {"eager": training_step(device, False), "compiled": training_step(device, True)}
+def compare(device: str, steps: int, rounds: int, optimizer: bool = True) -> dict[str, Any]:
+    """Eager and compiled steps on `device`, alternated `rounds` times: medians, their ratio and
+    the lowest and highest ratio of one round's pair (the machine's noise)."""
+    steppers = {"eager": training_step(device, False), "compiled": training_step(device, True, optimizer)}
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in steppers}
     for _ in range(rounds):
         for name, step in steppers.items():
@@ -76,13 +81,15 @@ def compare(device: str, steps: int, rounds: int) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     for clock, i in (("wall_ms", 0), ("cpu_ms", 1)):
         eager, compiled = (statistics.median(s[i] for s in samples[name]) for name in ("eager", "compiled"))
+        per_round = [c[i] / e[i] for e, c in zip(samples["eager"], samples["compiled"], strict=True)]
         figures[clock] = {"eager": eager, "compiled": compiled, "ratio": compiled / eager}
+        figures[clock]["round_ratios"] = [min(per_round), max(per_round)]
     return figures
 
 
-def device_time_per_kernel(device: str, compiled: bool, steps: int) -> dict[str, float]:
+def device_time_per_kernel(device: str, compiled: bool, steps: int, optimizer: bool = True) -> dict[str, float]:
     """The device's microseconds per step by kernel name (torch.profiler's PrivateUse1 events)."""
-    step = training_step(device, compiled)
+    step = training_step(device, compiled, optimizer)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.PrivateUse1]
     with torch.profiler.profile(activities=activities) as profile:
         timed(step, steps)
@@ -100,15 +107,18 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--cpu", action="store_true", help="also torch's CPU device, compiled vs eager")
     p.add_argument("--profile", action="store_true", help="also the device's time per kernel")
+    p.add_argument("--eager-optimizer", action="store_true", help="compile the model only, Adam's step eager")
     args = p.parse_args()
     importlib.import_module("torch._inductor.compile_fx")  # imported before any clock starts
     result: dict[str, Any] = {"torch": torch.__version__, "steps": args.steps, "rounds": args.rounds}
-    result["device"] = compare(args.device, args.steps, args.rounds)
+    optimizer = not args.eager_optimizer
+    result["optimizer_compiled"] = optimizer
+    result["device"] = compare(args.device, args.steps, args.rounds, optimizer)
     if args.cpu:
-        result["cpu"] = compare("cpu", args.steps, args.rounds)
+        result["cpu"] = compare("cpu", args.steps, args.rounds, optimizer)
     if args.profile:
         result["device_us_per_kernel"] = {
-            name: device_time_per_kernel(args.device, compiled, args.steps)
+            name: device_time_per_kernel(args.device, compiled, args.steps, optimizer)
             for name, compiled in (("eager", False), ("compiled", True))
         }
     result["fallbacks"] = dict(getattr(torch, args.device).fallback_counts())

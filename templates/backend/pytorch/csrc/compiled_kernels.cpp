@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <torch/library.h>
 
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -82,6 +83,15 @@ void launch_kernel(int64_t handle, c10::string_view name, int64_t device, c10::s
     if (kind == 'b') {
       TORCH_CHECK(b < buffers.size(), "launch_kernel: ", kernel, " lacks tensor argument ", n);
       const at::Tensor& t = buffers[b++];
+      if (t.device().is_cpu() && t.dim() == 0 && t.element_size() <= sizeof(a.value)) {
+        // A zero-dim CPU tensor (Adam's step count) read by a device kernel: its value now, in
+        // program order, as Inductor passes one to a GPU kernel; the kernel gets a pointer to the
+        // library's copy of it.
+        a.kind = {{ NAME }}_KERNEL_ARG_INT64;
+        a.value.i64 = 0;
+        std::memcpy(&a.value, t.const_data_ptr(), t.element_size());
+        continue;
+      }
       TORCH_CHECK(t.device() == on, "launch_kernel: argument ", n, " of ", kernel, " is on ", t.device(),
                   ", not on ", on, " where the kernel runs");
       a.kind = {{ NAME }}_KERNEL_ARG_BUFFER;

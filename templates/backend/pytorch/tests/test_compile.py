@@ -94,11 +94,16 @@ def test_training_step_on_the_second_card_matches_cpu():
     model.load_state_dict(cpu.state_dict())
     model.to(dev)
     x, y = torch.randn(4, 8), torch.randn(4, 4)
-    for m, inputs in ((cpu, (x, y)), (torch.compile(model), (x.to(dev), y.to(dev)))):
+    # Adam's step compiled too: its kernels on the card read the step count, a zero-dim CPU tensor
+    cpu_adam, adam = torch.optim.Adam(cpu.parameters()), torch.optim.Adam(model.parameters())
+    compiled = (torch.compile(model), (x.to(dev), y.to(dev)), torch.compile(adam.step))
+    for m, inputs, update in ((cpu, (x, y), cpu_adam.step), compiled):
         loss = torch.nn.functional.mse_loss(m(inputs[0]), inputs[1])
         loss.backward()
+        update()
     for a, b in zip(cpu.parameters(), model.parameters()):
         torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(b.detach().cpu(), a.detach(), rtol=1e-5, atol=1e-6)
 
 
 def test_cpp_wrapper_is_refused_in_one_line(device):
