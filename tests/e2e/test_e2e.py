@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import PADDLE_CHECKS, build_tools_bin, devkit, standalone_build, wheel_name
 
-from devkit.run.envs import cache_root, reference_env
+from devkit.run.envs import cache_root, clone_env, reference_env
 from devkit.run.step import HostRunner
 from devkit.util.errors import ExitCode
 
@@ -190,16 +190,19 @@ def test_generated_project_tests_pass(built_project, tmp_path):
         )
         assert f"{cases} passed, 0 failed, 0 unimplemented" in device_test.stdout, (modes, device_test.stdout)
 
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # A fresh environment next to the pinned Paddle: a clone of the reference env (hard links, as
+    # verify makes one) instead of a new venv that pip fills with the ~200 MB Paddle wheel again.
+    # pip still resolves the plugin's pins against it. Always `python -m pip`: the clone's bin/pip
+    # is the reference env's (its #! line), and would install into the shared reference env.
+    python = clone_env(paddle_python().parents[1], tmp_path / "venv")
     wheel = next((built_project / "dist").glob("*.whl"))
     subprocess.run(
-        [str(venv / "bin/pip"), "install", "-q", "--disable-pip-version-check", str(wheel), "pytest"],
+        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel), "pytest"],
         check=True,
         capture_output=True,
     )
     py = subprocess.run(
-        [str(venv / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "paddle/tests"],
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "paddle/tests"],
         cwd=built_project,
         capture_output=True,
         text=True,
