@@ -183,7 +183,33 @@ std::vector<std::string> unimplemented_kernels() { return split(kUnimplemented);
 // it by name. (torch 2.13: conj_physical_, which svd's complex out= calls too; mode.values.)
 constexpr const char* kRoutedToCpu[] = {"conj_physical_", "mode.values"};
 
-std::vector<std::string> routed_to_cpu() { return {std::begin(kRoutedToCpu), std::end(kRoutedToCpu)}; }
+// torch 2.13's own CPU fft_ihfft2.out and fft_ihfftn.out leave `out` unwritten for some arguments
+// (ihfft2 with dim=0, ihfftn with s=(8,) or one dim: |diff| 11 against their functional forms, on
+// the CPU alone), and the backend fallback would run just those: here the functional form runs on
+// the CPU and is stored into `out`.
+constexpr const char* kOutOnCpu[] = {"fft_ihfft2.out", "fft_ihfftn.out"};
+
+at::Tensor& fft_ihfft2_out(const at::Tensor& self, at::OptionalSymIntArrayRef s, at::IntArrayRef dim,
+                           std::optional<c10::string_view> norm, at::Tensor& out) {
+  KernelName k("aten::fft_ihfft2.out");
+  const c10::DeviceGuard guard(out.device());
+  note_cpu_fallback("aten::fft_ihfft2.out");
+  return store(at::fft_ihfft2_symint(self.cpu(), s, dim, norm).to(out.device()), out);
+}
+
+at::Tensor& fft_ihfftn_out(const at::Tensor& self, at::OptionalSymIntArrayRef s, at::OptionalIntArrayRef dim,
+                           std::optional<c10::string_view> norm, at::Tensor& out) {
+  KernelName k("aten::fft_ihfftn.out");
+  const c10::DeviceGuard guard(out.device());
+  note_cpu_fallback("aten::fft_ihfftn.out");
+  return store(at::fft_ihfftn_symint(self.cpu(), s, dim, norm).to(out.device()), out);
+}
+
+std::vector<std::string> routed_to_cpu() {
+  std::vector<std::string> ops(std::begin(kRoutedToCpu), std::end(kRoutedToCpu));
+  ops.insert(ops.end(), std::begin(kOutOnCpu), std::end(kOutOnCpu));
+  return ops;
+}
 
 }  // namespace
 
@@ -207,6 +233,10 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   for (const char* op : kRoutedToCpu) m.impl(op, torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+  // (any dtype: a complex `out`, which the device library has no ops for, is only stored into)
+  Kernels(m)
+      .impl_any_dtype("fft_ihfft2.out", TORCH_FN(fft_ihfft2_out))
+      .impl_any_dtype("fft_ihfftn.out", TORCH_FN(fft_ihfftn_out));
 }
 
 }  // namespace torch_{{ p }}

@@ -215,3 +215,14 @@ def test_elementwise_results_keep_channels_last(device, memory_format):
     assert got.stride() == x.stride()
     kept, zeroed = ((got.cpu() == v).flatten(2).all(2) for v in (2 * x, 0))
     assert (kept | zeroed).all()  # whole channels, each kept (scaled by 1 / (1 - p)) or zeroed
+
+
+def test_ihfft_out_is_written_though_the_cpus_out_is_not(device):
+    """torch 2.13's own CPU fft.ihfft2/ihfftn with out= leave `out` unwritten for some arguments, and
+    the CPU fallback inherited that; the device's out= forms store the functional result."""
+    x = torch.randn(5, 6, 7)
+    for fn, kwargs in ((torch.fft.ihfft2, {"dim": 0}), (torch.fft.ihfftn, {"s": (8,)}), (torch.fft.ihfftn, {})):
+        want = fn(x, **kwargs)
+        out = torch.zeros_like(want, device=device)
+        fn(x.to(device), **kwargs, out=out)
+        close(out, want)
