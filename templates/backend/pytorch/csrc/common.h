@@ -56,11 +56,16 @@ at::Tensor empty_device_like(const at::Tensor& like, at::ScalarType type);
 
 // `t` itself when contiguous, else a contiguous device copy (device strided copy).
 at::Tensor contiguous(const at::Tensor& t);
+// The strides of a dense tensor of `like`'s shape with its dimensions in the order of `like`'s
+// strides: the layout torch's TensorIterator gives an element-wise result of `like`.
+std::vector<int64_t> dense_strides_like(const at::Tensor& like);
 // `t` itself when its elements fill one block of memory (contiguous, channels_last, any order of
-// its dims), else a contiguous device copy: what an element-wise kernel reads in storage order.
+// its dims), else a dense device copy in the order of its strides: what an element-wise kernel
+// reads in storage order, and whose layout its result takes (as on the CPU).
 at::Tensor dense(const at::Tensor& t);
-// The device tensor `result` in memory format `format`: itself when it already is, else a device copy.
-at::Tensor in_memory_format(const at::Tensor& result, at::MemoryFormat format);
+// The device tensor `result` laid out as TensorIterator lays out a result of `like`'s shape:
+// itself when it already is, else a device copy.
+at::Tensor in_layout_of(const at::Tensor& result, const at::Tensor& like);
 // A contiguous device copy of `t` converted to `type` (device cast).
 at::Tensor contiguous_as(const at::Tensor& t, at::ScalarType type);
 // Writes the contiguous device tensor `src` (dst's shape and dtype) into dst's layout.

@@ -64,13 +64,13 @@ bool in_place_target(const at::Tensor& self, const at::Tensor& other, at::Scalar
   return at::infer_size(self.sizes(), other.sizes()) == self.sizes();
 }
 
-// The memory format of an element-wise result, as torch's TensorIterator picks it: that of the
-// first operand of the result's shape (a broadcast one has no say), so x * bias, x + 1 and
-// bias + x are channels_last when x is.
-at::MemoryFormat result_format(const at::Tensor& self, const at::Tensor& other, at::IntArrayRef sizes) {
+// The element-wise result in the layout torch's TensorIterator picks: the order of the strides of
+// the first operand of the result's shape (a broadcast one has no say), so x * bias, x + 1 and
+// bias + x are channels_last when x is, and so is a strided view's result in its dims' order.
+at::Tensor in_result_layout(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other) {
   for (const at::Tensor* t : {&self, &other})
-    if (t->sizes() == sizes) return t->suggest_memory_format();
-  return at::MemoryFormat::Contiguous;
+    if (t->sizes() == out.sizes()) return in_layout_of(out, *t);
+  return out;
 }
 
 bool is_one(const at::Scalar& alpha) {
@@ -95,7 +95,7 @@ std::optional<at::Tensor> binary(const at::Tensor& self, const at::Tensor& other
   if (!is_one(alpha)) b = scaled(b, alpha.toDouble());
   const bool direct = in_place && op < {{ NAME }}_BINARY_EQUAL && in_place_target(self, other, compute);
   at::Tensor out = apply(a, b, op, compute, direct ? self : at::Tensor());
-  return in_place ? out : in_memory_format(out, result_format(self, other, out.sizes()));
+  return in_place ? out : in_result_layout(out, self, other);
 }
 
 // Stores an in-place op's result into self unless it was written there already.

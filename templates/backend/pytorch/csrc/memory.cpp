@@ -12,6 +12,7 @@
 #include <ATen/ops/unfold_native.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common.h"
@@ -123,11 +124,47 @@ at::Tensor contiguous(const at::Tensor& t) {
   return out;
 }
 
-at::Tensor dense(const at::Tensor& t) { return t.is_non_overlapping_and_dense() ? t : contiguous(t); }
+std::vector<int64_t> dense_strides_like(const at::Tensor& like) {
+  // Dimensions fastest first, sorted by `like`'s strides as TensorIterator's reorder_dimensions
+  // does (an insertion sort: a smaller stride goes first; at equal strides the smaller size).
+  const int64_t n = like.dim();
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = n - 1 - i;
+  auto swap_needed = [&](int64_t d0, int64_t d1) {
+    const int64_t s0 = like.stride(d0), s1 = like.stride(d1);
+    if (s0 == 0 || s1 == 0 || s0 < s1) return false;
+    return s0 > s1 || like.size(d0) > like.size(d1);
+  };
+  for (int64_t i = 1; i < n; ++i)
+    for (int64_t j = i; j > 0 && swap_needed(order[j - 1], order[j]); --j) std::swap(order[j - 1], order[j]);
+  std::vector<int64_t> strides(n);
+  int64_t next = 1;
+  for (int64_t d : order) {
+    strides[d] = next;
+    next *= std::max<int64_t>(like.size(d), 1);
+  }
+  return strides;
+}
 
-at::Tensor in_memory_format(const at::Tensor& result, at::MemoryFormat format) {
-  if (result.is_contiguous(format)) return result;
-  at::Tensor out = empty_device(result.sizes(), result.options(), format);
+at::Tensor dense(const at::Tensor& t) {
+  if (t.is_non_overlapping_and_dense()) return t;
+  at::Tensor out = at::detail::empty_strided_generic(t.sizes(), dense_strides_like(t),
+                                                     c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t.scalar_type());
+  strided_copy(t, out);
+  return out;
+}
+
+at::Tensor in_layout_of(const at::Tensor& result, const at::Tensor& like) {
+  const std::vector<int64_t> strides = dense_strides_like(like);
+  bool same = true;  // (a dimension of size 1 has any stride)
+  for (int64_t d = 0; d < result.dim(); ++d) same = same && (result.size(d) <= 1 || result.stride(d) == strides[d]);
+  if (same) return result;
+  const c10::DeviceGuard guard(result.device());
+  at::Tensor out = at::detail::empty_strided_generic(result.sizes(), strides,
+                                                     c10::GetAllocator(c10::DeviceType::PrivateUse1),
+                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                     result.scalar_type());
   strided_copy(result, out);
   return out;
 }

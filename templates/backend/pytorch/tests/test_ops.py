@@ -217,6 +217,26 @@ def test_elementwise_results_keep_channels_last(device, memory_format):
     assert (kept | zeroed).all()  # whole channels, each kept (scaled by 1 / (1 - p)) or zeroed
 
 
+def test_elementwise_results_of_strided_views_take_the_cpus_layout(device):
+    """A view that is not dense (every other column of a channels_last tensor, a permutation):
+    torch's CPU lays the result out in the order of the view's strides; the device's copies it so
+    too (torch's own test_dropout: Dropout3d on such a 4-D view is its 5-D unsqueeze)."""
+    base = torch.randn(2, 3, 3, 6).to(memory_format=torch.channels_last)
+    views = {
+        "channels_last, every other column": lambda t: t[..., ::2],
+        "its 5-D unsqueeze": lambda t: t[..., ::2].unsqueeze(0),
+        "permuted, every other column": lambda t: t.permute(3, 1, 0, 2)[::2],
+    }
+    for name, view in views.items():
+        x, d = view(base), view(base.to(device))
+        for op_name, op in {"mul": lambda t: t * 2.0, "add": lambda t: t + t, "relu": torch.relu}.items():
+            want, got = op(x), op(d)
+            assert got.stride() == want.stride(), (name, op_name, got.stride(), want.stride())
+            close(got, want)
+    got = torch.nn.Dropout3d(1e-10)(views["channels_last, every other column"](base.to(device)))
+    assert got.is_contiguous(memory_format=torch.channels_last)
+
+
 def test_ihfft_out_is_written_though_the_cpus_out_is_not(device):
     """torch 2.13's own CPU fft.ihfft2/ihfftn with out= leave `out` unwritten for some arguments, and
     the CPU fallback inherited that; the device's out= forms store the functional result."""
