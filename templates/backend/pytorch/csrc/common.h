@@ -56,9 +56,6 @@ at::Tensor empty_device_like(const at::Tensor& like, at::ScalarType type);
 
 // `t` itself when contiguous, else a contiguous device copy (device strided copy).
 at::Tensor contiguous(const at::Tensor& t);
-// The strides of a dense tensor of `like`'s shape with its dimensions in the order of `like`'s
-// strides: the layout torch's TensorIterator gives an element-wise result of `like`.
-std::vector<int64_t> dense_strides_like(const at::Tensor& like);
 // `t` itself when its elements fill one block of memory (contiguous, channels_last, any order of
 // its dims), else a dense device copy in the order of its strides: what an element-wise kernel
 // reads in storage order, and whose layout its result takes (as on the CPU).

@@ -1,6 +1,7 @@
 // Tensors on the device: creation, views, resize, copies between host and device (any
 // dtype and layout), scalars, fill. Also the helpers in common.h that move data.
 #include <ATen/EmptyTensor.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/ops/as_strided_native.h>
@@ -12,7 +13,6 @@
 #include <ATen/ops/unfold_native.h>
 #include <c10/core/DeviceGuard.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "common.h"
@@ -110,11 +110,17 @@ at::Tensor empty_device(at::IntArrayRef sizes, const at::TensorOptions& options,
                                    format);
 }
 
-at::Tensor empty_device_like(const at::Tensor& like, at::ScalarType type) {
+namespace {
+// An uninitialised device tensor of `like`'s sizes and device, with `strides` (a dense layout).
+at::Tensor empty_device_strided(const at::Tensor& like, at::IntArrayRef strides, at::ScalarType type) {
   const c10::DeviceGuard guard(like.device());
-  return at::detail::empty_strided_generic(like.sizes(), like.strides(),
-                                           c10::GetAllocator(c10::DeviceType::PrivateUse1),
+  return at::detail::empty_strided_generic(like.sizes(), strides, c10::GetAllocator(c10::DeviceType::PrivateUse1),
                                            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), type);
+}
+}  // namespace
+
+at::Tensor empty_device_like(const at::Tensor& like, at::ScalarType type) {
+  return empty_device_strided(like, like.strides(), type);
 }
 
 at::Tensor contiguous(const at::Tensor& t) {
@@ -124,47 +130,20 @@ at::Tensor contiguous(const at::Tensor& t) {
   return out;
 }
 
-std::vector<int64_t> dense_strides_like(const at::Tensor& like) {
-  // Dimensions fastest first, sorted by `like`'s strides as TensorIterator's reorder_dimensions
-  // does (an insertion sort: a smaller stride goes first; at equal strides the smaller size).
-  const int64_t n = like.dim();
-  std::vector<int64_t> order(n);
-  for (int64_t i = 0; i < n; ++i) order[i] = n - 1 - i;
-  auto swap_needed = [&](int64_t d0, int64_t d1) {
-    const int64_t s0 = like.stride(d0), s1 = like.stride(d1);
-    if (s0 == 0 || s1 == 0 || s0 < s1) return false;
-    return s0 > s1 || like.size(d0) > like.size(d1);
-  };
-  for (int64_t i = 1; i < n; ++i)
-    for (int64_t j = i; j > 0 && swap_needed(order[j - 1], order[j]); --j) std::swap(order[j - 1], order[j]);
-  std::vector<int64_t> strides(n);
-  int64_t next = 1;
-  for (int64_t d : order) {
-    strides[d] = next;
-    next *= std::max<int64_t>(like.size(d), 1);
-  }
-  return strides;
-}
-
 at::Tensor dense(const at::Tensor& t) {
   if (t.is_non_overlapping_and_dense()) return t;
-  at::Tensor out = at::detail::empty_strided_generic(t.sizes(), dense_strides_like(t),
-                                                     c10::GetAllocator(c10::DeviceType::PrivateUse1),
-                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t.scalar_type());
+  at::Tensor out = empty_device_strided(t, at::infer_dense_strides(t.sizes(), t.strides()), t.scalar_type());
   strided_copy(t, out);
   return out;
 }
 
 at::Tensor in_layout_of(const at::Tensor& result, const at::Tensor& like) {
-  const std::vector<int64_t> strides = dense_strides_like(like);
+  // the layout TensorIterator gives a result of `like` (at::infer_dense_strides: its dims in the order of its strides)
+  const std::vector<int64_t> strides = at::infer_dense_strides(like.sizes(), like.strides());
   bool same = true;  // (a dimension of size 1 has any stride)
   for (int64_t d = 0; d < result.dim(); ++d) same = same && (result.size(d) <= 1 || result.stride(d) == strides[d]);
   if (same) return result;
-  const c10::DeviceGuard guard(result.device());
-  at::Tensor out = at::detail::empty_strided_generic(result.sizes(), strides,
-                                                     c10::GetAllocator(c10::DeviceType::PrivateUse1),
-                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                                     result.scalar_type());
+  at::Tensor out = empty_device_strided(result, strides, result.scalar_type());
   strided_copy(result, out);
   return out;
 }
