@@ -3,8 +3,10 @@ the tag, the floor, what is excluded, what is grafted, and the one-line failures
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 from devkit.building.manylinux import SystemFloor, tag_manylinux
 from devkit.building.publish import check_index_ready, check_wheel_consistency
 from devkit.util.errors import DevkitError
+from devkit.util.tools import run_module
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs the host g++ (.ci/run installs it)")
 
@@ -35,6 +38,7 @@ def compile_so(tmp: Path, name: str, source: str, *link: str) -> Path:
 
 
 def make_wheel(tmp: Path, so: Path, name="paddle_custom_stpu", version="0.1.0", tag="py3-none-linux_x86_64") -> Path:
+    tmp.mkdir(exist_ok=True)
     wheel = tmp / f"{name}-{version}-{tag}.whl"
     dist_info = f"{name}-{version}.dist-info"
     metadata = (
@@ -77,6 +81,48 @@ def test_framework_library_is_excluded_and_the_tag_is_manylinux(tmp_path, framew
     assert again.read_bytes() == tagged.read_bytes()
 
 
+def _auditwheel(wheel: Path, out: Path, log: Path) -> Path:
+    """auditwheel itself on `wheel`, as tag_manylinux runs it (the framework excluded)."""
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "SOURCE_DATE_EPOCH": "1640995200"}
+    code, output = run_module(
+        "auditwheel", ["repair", "-w", str(out), "--exclude", "libframework.so", str(wheel)], log, env
+    )
+    assert code == 0, output
+    (made,) = out.glob("*.whl")
+    return made
+
+
+def test_a_rebuild_that_changed_only_code_reuses_the_tagging_byte_for_byte(tmp_path, framework, monkeypatch):
+    """One-file edits change a library's code, not what it links or imports: the last tagging is
+    reused (auditwheel does not run) and the wheel is the one auditwheel would have written."""
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = make_wheel(tmp_path / "a", compile_so(tmp_path, "libplugin.so", SOURCE, str(framework)))
+    tag_manylinux(first, tmp_path / "out1", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log1")
+    assert "auditwheel repair" in (tmp_path / "log1").read_text()
+    edited = SOURCE.replace("std::exp(x) +", "std::exp(x) * 3.0 +")  # other code, the same imports
+    rebuilt = make_wheel(tmp_path / "b", compile_so(tmp_path, "libplugin.so", edited, str(framework)))
+    tagged, report = tag_manylinux(rebuilt, tmp_path / "out2", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log2")
+    log = (tmp_path / "log2").read_text()
+    assert (
+        "auditwheel repair" not in log and "tagging of paddle_custom_stpu-0.1.0-py3-none-linux_x86_64.whl reused" in log
+    )
+    reference = _auditwheel(rebuilt, tmp_path / "reference", tmp_path / "log3")
+    assert tagged.name == reference.name and tagged.read_bytes() == reference.read_bytes()
+    assert report.policy == tagged.name.removesuffix(".whl").split("-")[-1] and report.grafted == ()
+    check_index_ready([tagged], tmp_path / "log2")
+
+
+def test_a_rebuild_that_imports_another_symbol_asks_auditwheel_again(tmp_path, framework, monkeypatch):
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = make_wheel(tmp_path / "a", compile_so(tmp_path, "libplugin.so", SOURCE, str(framework)))
+    tag_manylinux(first, tmp_path / "out1", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log1")
+    imports_more = SOURCE + 'extern "C" double plugin_log(double x) { return std::log(x) + std::sqrt(x); }\n'
+    rebuilt = make_wheel(tmp_path / "b", compile_so(tmp_path, "libplugin.so", imports_more, str(framework)))
+    tagged, _ = tag_manylinux(rebuilt, tmp_path / "out2", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log2")
+    assert "auditwheel repair" in (tmp_path / "log2").read_text()
+    assert tagged.read_bytes() == _auditwheel(rebuilt, tmp_path / "reference", tmp_path / "log3").read_bytes()
+
+
 def test_a_missing_library_is_one_line_naming_it(tmp_path, framework):
     vendor = compile_so(tmp_path, "libvendorsdk.so", 'extern "C" double framework_entry(double x) { return x; }')
     so = compile_so(tmp_path, "libplugin.so", SOURCE, str(vendor))
@@ -88,8 +134,9 @@ def test_a_missing_library_is_one_line_naming_it(tmp_path, framework):
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
 
-def test_a_vendor_library_is_grafted_and_reported(tmp_path, framework):
+def test_a_vendor_library_is_grafted_and_reported(tmp_path, framework, monkeypatch):
     """A vendor SDK the device code links (found through its RPATH) is in no policy: grafted, and said so."""
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
     sdk = tmp_path / "sdk"
     sdk.mkdir()
     vendor = compile_so(sdk, "libvendorsdk.so", 'extern "C" int vendor_init() { return 0; }')
@@ -101,6 +148,7 @@ def test_a_vendor_library_is_grafted_and_reported(tmp_path, framework):
     assert [g.split("-")[0] for g in report.grafted] == ["libvendorsdk"]
     assert "grafted libvendorsdk" in report.summary()
     assert any(".libs/libvendorsdk" in n for n in zipfile.ZipFile(tagged).namelist())
+    assert not (tmp_path / "cache" / "manylinux-tagging").exists()  # a grafting is never reused
 
 
 def test_floor_names_distros_and_the_framework_gap():

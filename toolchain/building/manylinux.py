@@ -21,6 +21,7 @@ from packaging.utils import parse_wheel_filename
 
 from ..building.abi import libraries_in
 from ..building.elf import SYSTEM_FAMILIES, LibraryAbi, newest_versions, read_library, symbol_version
+from ..building.manylinux_reuse import keep_tagging, reuse_key, reuse_tagging
 from ..util.archives import zip_archive
 from ..util.errors import BuildFailure, DevkitError
 from ..util.tools import run_module
@@ -150,22 +151,21 @@ def tag_manylinux(
     }
     if sdk_lib_dirs:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(map(str, sdk_lib_dirs))
-    # auditwheel leaves a half-made wheel behind when it fails: it works in a scratch directory.
-    with tempfile.TemporaryDirectory(prefix="auditwheel-") as scratch:
-        args = ["repair", "-w", scratch]
-        for name in excluded:
-            args += ["--exclude", name]
-        code, output = run_module("auditwheel", [*args, str(wheel)], log, env)
-        if code != 0:
-            raise _repair_failure(wheel, libraries, output, log)
-        made = sorted(Path(scratch).glob("*.whl"))
-        if len(made) != 1:
-            raise BuildFailure(f"auditwheel wrote {len(made)} wheels for {wheel.name}", "inspect the log", log=log)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        repaired = [Path(shutil.move(made[0], out_dir / made[0].name))]
-    tags = parse_wheel_filename(repaired[0].name)[3]
+    excludes = [arg for name in excluded for arg in ("--exclude", name)]
+    # (LD_LIBRARY_PATH: where auditwheel looks for the libraries it would graft)
+    inputs = [*excludes, os.environ.get("LD_LIBRARY_PATH", "")]
+    key = None if sdk_lib_dirs else reuse_key(wheel, libraries, inputs, env["SOURCE_DATE_EPOCH"])
+    repaired = reuse_tagging(wheel, key, out_dir) if key else None
+    if repaired is not None:
+        with log.open("a") as f:
+            f.write(f"auditwheel's tagging of {wheel.name} reused: nothing it reads changed ({key})\n")
+    else:
+        repaired = _repair(wheel, libraries, excludes, out_dir, env, log)
+        if key:
+            keep_tagging(wheel, key, repaired)
+    tags = parse_wheel_filename(repaired.name)[3]
     tag = str(sorted(tags, key=str)[0])
-    with zip_archive(wheel, "wheel", "") as before, zip_archive(repaired[0], "wheel", "") as after:
+    with zip_archive(wheel, "wheel", "") as before, zip_archive(repaired, "wheel", "") as after:
         grafted = sorted(set(after.namelist()) - set(before.namelist()))
     grafted_libs = tuple(Path(n).name for n in grafted if ".so" in Path(n).name)
     report = PlatformReport(
@@ -176,7 +176,23 @@ def tag_manylinux(
         excluded=tuple(excluded),
         grafted=grafted_libs,
     )
-    return repaired[0], report
+    return repaired, report
+
+
+def _repair(
+    wheel: Path, libraries: list[LibraryAbi], excludes: list[str], out_dir: Path, env: dict[str, str], log: Path
+) -> Path:
+    """`auditwheel repair`: the tagged wheel, in out_dir."""
+    # auditwheel leaves a half-made wheel behind when it fails: it works in a scratch directory.
+    with tempfile.TemporaryDirectory(prefix="auditwheel-") as scratch:
+        code, output = run_module("auditwheel", ["repair", "-w", scratch, *excludes, str(wheel)], log, env)
+        if code != 0:
+            raise _repair_failure(wheel, libraries, output, log)
+        made = sorted(Path(scratch).glob("*.whl"))
+        if len(made) != 1:
+            raise BuildFailure(f"auditwheel wrote {len(made)} wheels for {wheel.name}", "inspect the log", log=log)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.move(made[0], out_dir / made[0].name))
 
 
 def _repair_failure(wheel: Path, libraries: list[LibraryAbi], output: str, log: Path) -> DevkitError:
