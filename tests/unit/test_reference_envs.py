@@ -103,3 +103,18 @@ def test_only_what_was_asked_for_is_marked_requested_as_the_targets_pip_marks_it
     assert (site / "numpy-2.4.6.dist-info" / "REQUESTED").exists()  # asked for
     assert not (site / "typing_extensions-4.16.0.dist-info" / "REQUESTED").exists()  # a dependency
     assert (site / "pip-23.0.1.dist-info" / "REQUESTED").exists()  # not this install's
+
+
+def test_warming_writes_the_bytecode_of_modules_that_import_a_stood_in_module(tmp_path, monkeypatch):
+    """torch's OpInfo database imports expecttest, which verify environments lack: the reference
+    environment imports it once with a stand-in, so every verify environment cloned from it has its
+    bytecode (compiling it took 2.5-3 s of each test-ops run)."""
+    absent = "devkit_test_absent_module"  # (expecttest may be installed here)
+    (tmp_path / "opinfo_like.py").write_text(f"import {absent}\n\nclass Case({absent}.TestCase):\n    pass\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # as verify images set it: warming writes anyway
+    log = tmp_path / "log"
+    with pytest.raises(EnvironmentProblem):  # without the stand-in, the import fails
+        envs.warm_bytecode(HostRunner(), sys.executable, ("opinfo_like",), "warm", log)
+    envs.warm_bytecode(HostRunner(), sys.executable, ("opinfo_like",), "warm", log, stand_ins=(absent,))
+    assert [p.name.split(".")[0] for p in (tmp_path / "__pycache__").glob("*.pyc")] == ["opinfo_like"]

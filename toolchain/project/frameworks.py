@@ -35,6 +35,12 @@ class Framework:
     # Modules the checks import beyond the runtime's package: a reference environment imports
     # them once when it is made, so their bytecode is written there (pip writes none).
     verify_imports: tuple[str, ...] = ("numpy",)
+    # test-ops' own imports of the runtime's test databases, and the modules they import that verify
+    # environments lack (stood in for by a module with a TestCase, as payload/torch/torch_suites.py
+    # does): warmed in a reference environment too, except under emulation, where no test-ops runs.
+    # (torch's OpInfo database compiled 2.5-3 s into every fresh verify environment.)
+    test_ops_imports: tuple[str, ...] = ()
+    test_ops_stand_ins: tuple[str, ...] = ()
     plugin_glob: str = ""  # a venv path pattern that exists once a plugin of this framework is installed
     sdist: bool = False  # `devkit build --sdist` writes the adapter's source distribution
     wheel_label: str = ""  # what its wheel is called in messages
@@ -86,6 +92,11 @@ TORCH = Framework(
     amp_levels=("O1",),  # torch.autocast (float16 with torch.amp.GradScaler, and bfloat16)
     compiler_seam=("2.13",),  # torch.compile with Inductor, the default backend
     verify_imports=("numpy", "torch.utils.data", "torch.profiler"),
+    test_ops_imports=tuple(
+        f"torch.testing._internal.{module}"
+        for module in ("common_methods_invocations", "common_modules", "common_optimizers")
+    ),
+    test_ops_stand_ins=("expecttest",),
     plugin_glob="lib/python3*/site-packages/torch_*/_build_info.py",
     tree_suffix="-torch",
     wheel_label="PyTorch adapter wheel",

@@ -76,13 +76,20 @@ def create_venv(runner: Runner, root: Path, title: str, log: Path) -> str:
     return f"{venv}/bin/python"
 
 
-def warm_bytecode(runner: Runner, python: str, imports: tuple[str, ...], title: str, log: Path) -> None:
+def warm_bytecode(
+    runner: Runner, python: str, imports: tuple[str, ...], title: str, log: Path, stand_ins: tuple[str, ...] = ()
+) -> None:
     """Import `imports` once, writing the bytecode of what they load (verify images set
-    PYTHONDONTWRITEBYTECODE, which would make this write nothing)."""
+    PYTHONDONTWRITEBYTECODE, which would make this write nothing); `stand_ins`: modules that are
+    not installed, stood in for by a module with a TestCase."""
+    prelude = [
+        "import sys, types, unittest",
+        *(f"sys.modules.setdefault({name!r}, types.SimpleNamespace(TestCase=unittest.TestCase))" for name in stand_ins),
+    ]
     runner.run(
         Step(
             title=f"{title}: bytecode of what {', '.join(imports)} import",
-            argv=[python, "-c", "; ".join(f"import {m}" for m in imports)],
+            argv=[python, "-c", "; ".join([*(prelude if stand_ins else []), *(f"import {m}" for m in imports)])],
             log=log,
             env={"PYTHONDONTWRITEBYTECODE": ""},
             fails_as=EnvironmentProblem,
@@ -353,6 +360,9 @@ def _make_reference_env(
     warm_imports = (framework.package, *framework.verify_imports)
     if not by_host:
         create_env(runner, venv, packages, title, log, warm_imports=warm_imports)
+        if framework.test_ops_imports:
+            python = f"{runner.path(venv)}/bin/python"
+            warm_bytecode(runner, python, framework.test_ops_imports, title, log, framework.test_ops_stand_ins)
         return
     if not fill_from_host(runner, venv, packages, links, title, log):
         warm_bytecode(runner, f"{runner.path(venv)}/bin/python", warm_imports, title, log)
