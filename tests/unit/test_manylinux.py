@@ -123,6 +123,18 @@ def test_a_rebuild_that_imports_another_symbol_asks_auditwheel_again(tmp_path, f
     assert tagged.read_bytes() == _auditwheel(rebuilt, tmp_path / "reference", tmp_path / "log3").read_bytes()
 
 
+def test_a_damaged_kept_tagging_is_dropped_and_auditwheel_runs(tmp_path, framework, monkeypatch):
+    monkeypatch.setenv("DEVKIT_CACHE_DIR", str(tmp_path / "cache"))
+    wheel = make_wheel(tmp_path / "a", compile_so(tmp_path, "libplugin.so", SOURCE, str(framework)))
+    first, _ = tag_manylinux(wheel, tmp_path / "out1", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log1")
+    (kept,) = (tmp_path / "cache" / "manylinux-tagging").glob("*/*/*.whl")
+    kept.write_bytes(kept.read_bytes()[:100])  # cut short, as by a full disk
+    again, _ = tag_manylinux(wheel, tmp_path / "out2", {"libframework.so"}, PADDLE_FLOOR, tmp_path / "log2")
+    assert "auditwheel repair" in (tmp_path / "log2").read_text() and again.read_bytes() == first.read_bytes()
+    (kept,) = (tmp_path / "cache" / "manylinux-tagging").glob("*/*/*.whl")  # kept again, whole
+    assert kept.read_bytes() == first.read_bytes()
+
+
 def test_a_missing_library_is_one_line_naming_it(tmp_path, framework):
     vendor = compile_so(tmp_path, "libvendorsdk.so", 'extern "C" double framework_entry(double x) { return x; }')
     so = compile_so(tmp_path, "libplugin.so", SOURCE, str(vendor))

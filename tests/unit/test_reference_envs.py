@@ -108,7 +108,7 @@ def test_only_what_was_asked_for_is_marked_requested_as_the_targets_pip_marks_it
 def test_warming_writes_the_bytecode_of_modules_that_import_a_stood_in_module(tmp_path, monkeypatch):
     """torch's OpInfo database imports expecttest, which verify environments lack: the reference
     environment imports it once with a stand-in, so every verify environment cloned from it has its
-    bytecode (compiling it took 2.5-3 s of each test-ops run)."""
+    bytecode."""
     absent = "devkit_test_absent_module"  # (expecttest may be installed here)
     (tmp_path / "opinfo_like.py").write_text(f"import {absent}\n\nclass Case({absent}.TestCase):\n    pass\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))

@@ -89,6 +89,15 @@ def reuse_tagging(wheel: Path, key: str, out_dir: Path) -> Path | None:
     kept = next(iter(sorted(_entry(wheel, key).glob("*.whl"))), None)
     if kept is None:
         return None
+    try:
+        return _rewritten(kept, wheel, out_dir)
+    except (zipfile.BadZipFile, OSError, KeyError, UnicodeDecodeError, EOFError):  # a damaged cache entry
+        shutil.rmtree(kept.parent, ignore_errors=True)
+        return None
+
+
+def _rewritten(kept: Path, wheel: Path, out_dir: Path) -> Path | None:
+    """`kept` with the libraries of `wheel` and their RECORD lines, written to out_dir."""
     with zipfile.ZipFile(kept) as before, zip_archive(wheel, "wheel", "rebuild it with devkit build") as raw:
         libraries = {i.filename: raw.read(i) for i in raw.infolist() if i.filename in _library_names(before)}
         record_name = next((n for n in before.namelist() if n.endswith(".dist-info/RECORD")), None)
