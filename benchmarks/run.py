@@ -92,13 +92,15 @@ def edit_loop(project: Path, builds: dict, short: bool) -> dict:
     return {"ops": CHECKED_OPS["paddle"], "kernels": {"file": str(EDITED["paddle"]["kernels"]), "edits": edits}}
 
 
-def edit_loop_rows(loop: dict, ops: str, clean_s: float) -> list[tuple[str, str, str]]:
+def edit_loop_rows(loop: dict, ops: str, clean_s: float, framework: str = "") -> list[tuple[str, str, str]]:
     """Per edited file: edit -> rebuild, first edit (out of its unity batch) and the next (alone), and
-    edit -> checked (rebuilt, then `test-ops`) for the edits that were checked."""
+    edit -> checked (rebuilt, then `test-ops`) for the edits that were checked. `framework`: the
+    adapter's name for torch's rows (Paddle's rows name none, as they always have)."""
     first, last = loop["edits"][0], loop["edits"][-1]
+    where = f"{framework}: {loop['file']}" if framework else loop["file"]
     rows = [
         (
-            f"one-file edit -> rebuild ({loop['file']}, host): first edit, next edits",
+            f"one-file edit -> rebuild ({where}, host): first edit, next edits",
             f"{first['build_s']:.1f} s ({first['compiled']} files), {last['build_s']:.1f} s ({last['compiled']} files)",
             f"next {ratio(last['build_s'], clean_s)} of clean",
         )
@@ -107,7 +109,7 @@ def edit_loop_rows(loop: dict, ops: str, clean_s: float) -> list[tuple[str, str,
     if checks:
         rows.append(
             (
-                f"one-file edit -> rebuild -> `test-ops --ops {ops}` ({loop['file']}, host)",
+                f"one-file edit -> rebuild -> `test-ops --ops {ops}` ({where}, host)",
                 ", ".join(
                     f"{e['build_s']:.1f} s + {e['check_s']:.1f} s = {e['build_s'] + e['check_s']:.1f} s" for e in checks
                 ),
@@ -241,6 +243,9 @@ def torch_series(project: Path, short: bool) -> dict:
         "compiled_vs_eager": compiled_vs_eager(Path(python), env, short, inductor),
     }
     if not short:
+        from edit_loop import edit_rebuild_check
+
+        series["edit_loop"] = edit_rebuild_check(project, "torch")  # a device file and an adapter file
         verify_s, verified = devkit("verify", str(project), "--framework", "torch", "--runner", "host")
         series.update(verify_s=verify_s, verify_passed=verified["passed"])
     return series
@@ -505,6 +510,9 @@ def markdown(r: dict) -> str:
                 f"{ratio(t['noop_s'], t['cold_s'])} of cold",
             ),
         ]
+        for where, loop in t.get("edit_loop", {}).items():
+            if where != "ops":
+                rows += edit_loop_rows(loop, t["edit_loop"]["ops"], t["cold_s"], "torch")
         if "verify_s" in t:
             rows.append(("verify --framework torch end to end, x86_64 native", f"{t['verify_s']:.0f} s", ""))
         rows += mode_rows(t["modes"], "torch ", "torch LeNet training step, batch 64, Adam")
