@@ -21,7 +21,7 @@ from devkit.util.errors import EnvironmentProblem
 def _made_until(fail: bool):
     """create_env as far as it writes files into the venv it is given; then it fails, or not."""
 
-    def create_env(runner, root, packages, title, log, warm_imports=()):
+    def create_env(runner, root, packages, title, log, warm_imports=(), stand_ins=()):
         (root / "lib" / "python3.11" / "site-packages" / "paddle").mkdir(parents=True)
         (root / "bin").mkdir()
         (root / "pyvenv.cfg").write_text(f"command = python -m venv {root}\n")

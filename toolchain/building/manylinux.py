@@ -103,10 +103,6 @@ class PlatformReport:
         }
 
 
-def _read_libraries(wheel: Path) -> list[LibraryAbi]:
-    return [read_library(data, name) for name, data in libraries_in(wheel)]
-
-
 def _newest_symbol(libraries: list[LibraryAbi], family: str) -> str:
     """'libfoo.so needs memcpy@GLIBC_2.40': the library and symbol behind a family's floor."""
     best: tuple[tuple[int, ...], str] | None = None
@@ -141,7 +137,8 @@ def tag_manylinux(
     """Retag `wheel` (linux_<arch>) into out_dir with the lowest manylinux policy it satisfies.
     A vendor SDK's `sdk_runtime` libraries (its driver installs them) are excluded like the
     framework's; its other libraries, found in `sdk_lib_dirs`, are grafted."""
-    libraries = _read_libraries(wheel)
+    library_bytes = dict(libraries_in(wheel))  # read once: the ABI, the reuse key and a reused tagging take them
+    libraries = [read_library(data, name) for name, data in library_bytes.items()]
     leave_out = framework_libraries | set(sdk_runtime)
     excluded = sorted({n for lib in libraries for n in lib.needed if n in leave_out})
     env = {
@@ -154,8 +151,8 @@ def tag_manylinux(
     excludes = [arg for name in excluded for arg in ("--exclude", name)]
     # (LD_LIBRARY_PATH: where auditwheel looks for the libraries it would graft)
     inputs = [*excludes, os.environ.get("LD_LIBRARY_PATH", "")]
-    key = None if sdk_lib_dirs else reuse_key(wheel, libraries, inputs, env["SOURCE_DATE_EPOCH"])
-    repaired = reuse_tagging(wheel, key, out_dir) if key else None
+    key = None if sdk_lib_dirs else reuse_key(wheel, library_bytes, libraries, inputs, env["SOURCE_DATE_EPOCH"])
+    repaired = reuse_tagging(wheel, library_bytes, key, out_dir) if key else None
     if repaired is not None:
         with log.open("a") as f:
             f.write(f"auditwheel's tagging of {wheel.name} reused: nothing it reads changed ({key})\n")

@@ -32,9 +32,12 @@ PT_GNU_PROPERTY = 0x6474E553  # (pyelftools names it, or not, by version)
 _LINKING_TAGS = ("DT_NEEDED", "DT_SONAME", "DT_RPATH", "DT_RUNPATH")
 
 
-def reuse_key(wheel: Path, libraries: list[LibraryAbi], arguments: list[str], epoch: str) -> str | None:
-    """A digest of everything auditwheel reads from `wheel` and its arguments; None when a library
-    cannot be read here (then auditwheel runs)."""
+def reuse_key(
+    wheel: Path, library_bytes: dict[str, bytes], libraries: list[LibraryAbi], arguments: list[str], epoch: str
+) -> str | None:
+    """A digest of everything auditwheel reads from `wheel` (its libraries' bytes and ABIs given, as
+    read once by the caller) and its arguments; None when a library cannot be read here (then
+    auditwheel runs)."""
     by_name = {lib.name: lib for lib in libraries}
     h = hashlib.blake2b(digest_size=20)
     for part in (installed_version("auditwheel"), zlib.ZLIB_RUNTIME_VERSION, epoch, *arguments):
@@ -42,16 +45,13 @@ def reuse_key(wheel: Path, libraries: list[LibraryAbi], arguments: list[str], ep
     with zip_archive(wheel, "wheel", "rebuild it with devkit build") as zf:
         for info in sorted(zf.infolist(), key=lambda i: i.filename):
             h.update(f"{info.filename}\0{info.external_attr}\0".encode())
-            if info.filename.endswith(".dist-info/RECORD"):
-                continue  # auditwheel writes it again
-            data = zf.read(info)
             if info.filename in by_name:
-                view = _linking_view(data, by_name[info.filename])
+                view = _linking_view(library_bytes[info.filename], by_name[info.filename])
                 if view is None:
                     return None
                 h.update(view)
-            else:
-                h.update(hashlib.sha256(data).digest())
+            elif not info.filename.endswith(".dist-info/RECORD"):  # (RECORD: auditwheel writes it again)
+                h.update(hashlib.sha256(zf.read(info)).digest())
     return h.hexdigest()
 
 
@@ -83,23 +83,23 @@ def _entry(wheel: Path, key: str) -> Path:
     return cache_root() / "manylinux-tagging" / wheel.name / key
 
 
-def reuse_tagging(wheel: Path, key: str, out_dir: Path) -> Path | None:
-    """The tagged wheel for `wheel` made from the kept tagging under `key`, in out_dir; None if none
-    is kept or it does not fit (then auditwheel runs)."""
+def reuse_tagging(wheel: Path, library_bytes: dict[str, bytes], key: str, out_dir: Path) -> Path | None:
+    """The tagged wheel for `wheel` (its libraries' bytes given) made from the kept tagging under
+    `key`, in out_dir; None if none is kept or it does not fit (then auditwheel runs)."""
     kept = next(iter(sorted(_entry(wheel, key).glob("*.whl"))), None)
     if kept is None:
         return None
     try:
-        return _rewritten(kept, wheel, out_dir)
+        return _rewritten(kept, library_bytes, out_dir)
     except (zipfile.BadZipFile, OSError, KeyError, UnicodeDecodeError, EOFError):  # a damaged cache entry
         shutil.rmtree(kept.parent, ignore_errors=True)
         return None
 
 
-def _rewritten(kept: Path, wheel: Path, out_dir: Path) -> Path | None:
-    """`kept` with the libraries of `wheel` and their RECORD lines, written to out_dir."""
-    with zipfile.ZipFile(kept) as before, zip_archive(wheel, "wheel", "rebuild it with devkit build") as raw:
-        libraries = {i.filename: raw.read(i) for i in raw.infolist() if i.filename in _library_names(before)}
+def _rewritten(kept: Path, libraries: dict[str, bytes], out_dir: Path) -> Path | None:
+    """`kept` with `libraries` (by member name) and their RECORD lines, written to out_dir; the key
+    covers the bytes of every other member, so those are the kept wheel's."""
+    with zipfile.ZipFile(kept) as before:
         record_name = next((n for n in before.namelist() if n.endswith(".dist-info/RECORD")), None)
         if record_name is None:
             return None
@@ -148,10 +148,6 @@ def keep_tagging(wheel: Path, key: str, tagged: Path) -> None:
     for other in entry.parent.iterdir():
         if other != entry and not other.name.startswith(".keep-"):
             shutil.rmtree(other, ignore_errors=True)
-
-
-def _library_names(zf: zipfile.ZipFile) -> set[str]:
-    return {n for n in zf.namelist() if n.endswith(".so") or ".so." in n}
 
 
 def _record_hash(data: bytes) -> str:

@@ -35,18 +35,24 @@ def cache_root() -> Path:
 
 
 def create_env(
-    runner: Runner, root: Path, packages: list[str], title: str, log: Path, warm_imports: tuple[str, ...] = ()
+    runner: Runner,
+    root: Path,
+    packages: list[str],
+    title: str,
+    log: Path,
+    warm_imports: tuple[str, ...] = (),
+    stand_ins: tuple[str, ...] = (),
 ) -> str:
     """Create a venv at host path `root` (as the runner sees it), install `packages`
     (requirements or paths as the runner sees them); return its python.
 
     With `warm_imports`, pip writes no bytecode (`--no-compile`: for torch or paddle that is
     thousands of modules, minutes under qemu) and importing those modules once writes it for
-    what they load, which is what a verification imports."""
+    what they load, which is what a verification imports (`stand_ins`: see warm_bytecode)."""
     python = create_venv(runner, root, title, log)
     pip_install(runner, python, (["--no-compile"] if warm_imports else []) + packages, title, log)
     if warm_imports:
-        warm_bytecode(runner, python, warm_imports, title, log)
+        warm_bytecode(runner, python, warm_imports, title, log, stand_ins)
     return python
 
 
@@ -82,14 +88,14 @@ def warm_bytecode(
     """Import `imports` once, writing the bytecode of what they load (verify images set
     PYTHONDONTWRITEBYTECODE, which would make this write nothing); `stand_ins`: modules that are
     not installed, stood in for by a module with a TestCase."""
-    prelude = [
-        "import sys, types, unittest",
-        *(f"sys.modules.setdefault({name!r}, types.SimpleNamespace(TestCase=unittest.TestCase))" for name in stand_ins),
+    prelude = ["import sys, types, unittest"] if stand_ins else []
+    prelude += [
+        f"sys.modules.setdefault({name!r}, types.SimpleNamespace(TestCase=unittest.TestCase))" for name in stand_ins
     ]
     runner.run(
         Step(
             title=f"{title}: bytecode of what {', '.join(imports)} import",
-            argv=[python, "-c", "; ".join([*(prelude if stand_ins else []), *(f"import {m}" for m in imports)])],
+            argv=[python, "-c", "; ".join([*prelude, *(f"import {m}" for m in imports)])],
             log=log,
             env={"PYTHONDONTWRITEBYTECODE": ""},
             fails_as=EnvironmentProblem,
@@ -358,11 +364,9 @@ def _make_reference_env(
     title = f"reference environment ({framework.runtime} {version}, cached)"
     packages = runtime_requirements(framework, version, index_url, runner.path(links) if links else "")
     warm_imports = (framework.package, *framework.verify_imports)
-    if not by_host:
-        create_env(runner, venv, packages, title, log, warm_imports=warm_imports)
-        if framework.test_ops_imports:
-            python = f"{runner.path(venv)}/bin/python"
-            warm_bytecode(runner, python, framework.test_ops_imports, title, log, framework.test_ops_stand_ins)
+    if not by_host:  # (test-ops' imports too: one process imports the runtime once for all of them)
+        all_imports = (*warm_imports, *framework.test_ops_imports)
+        create_env(runner, venv, packages, title, log, all_imports, framework.test_ops_stand_ins)
         return
     if not fill_from_host(runner, venv, packages, links, title, log):
         warm_bytecode(runner, f"{runner.path(venv)}/bin/python", warm_imports, title, log)
