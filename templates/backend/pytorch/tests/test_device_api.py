@@ -1,8 +1,10 @@
 """What torch and the code written for torch.cuda ask of the {{ device_type }} device, through
-torch's public APIs: generator state, device queries, memory information, pinned host memory."""
+torch's public APIs: generator state, device queries, memory information, pinned host memory,
+an exit after a backward."""
 
 import torch
 import torch.utils.checkpoint
+from conftest import run_python
 from torch.utils.data import DataLoader, TensorDataset
 
 MOD = torch.{{ device_type }}
@@ -82,3 +84,32 @@ def test_pinned_host_memory_is_reported_and_copies(device):
     del pinned
     loader = DataLoader(TensorDataset(torch.arange(8.0)), batch_size=4, pin_memory=True)
     assert all(batch.is_pinned() for (batch,) in loader)
+
+
+# A program that ends right after a backward on the device: torch's autograd device threads may
+# still be freeing its graph, and one that asks for the GIL once Python finalizes aborts the
+# process (status -6, now and then, after a run that succeeded). The plugin's exit handler ends
+# them first; this handler, registered before torch's import, runs after it and counts them.
+EXIT_AFTER_BACKWARD = """
+import atexit, os
+def autograd_threads():
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            names.append(open(f"/proc/self/task/{tid}/comm").read())
+        except OSError:
+            pass
+    return sum(name.startswith("pt_autograd_") for name in names)
+atexit.register(lambda: print("at_finalization", autograd_threads(), flush=True))
+import torch
+x = torch.ones(64, device="{{ device_type }}", requires_grad=True)
+(x * torch.rand_like(x)).sum().backward()
+print("after_backward", autograd_threads(), flush=True)
+"""
+
+
+def test_the_autograd_device_threads_end_before_python_finalizes():
+    result = run_python(EXIT_AFTER_BACKWARD)
+    assert result.returncode == 0, result.stderr[-2000:]
+    counts = dict(line.split() for line in result.stdout.splitlines())
+    assert int(counts["after_backward"]) >= 1 and counts["at_finalization"] == "0", counts

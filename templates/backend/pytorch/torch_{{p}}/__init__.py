@@ -73,7 +73,7 @@ def _load_library(torch) -> bool:
 
 
 def _register(torch) -> None:
-    from . import _inductor_cache, _inductor_extern
+    from . import _autograd_exit, _inductor_cache, _inductor_extern
     from . import device as device_module
 
     _inductor_cache.use_private_caches()  # before anything compiles: /tmp/torchinductor_<user> is anyone's to take
@@ -83,6 +83,7 @@ def _register(torch) -> None:
     torch._register_device_module("{{ device_type }}", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     torch.ops.{{ p }}.skipped_kernels()  # prints what {{ NAME }}_FALLBACK_OPS removed, once
+    _autograd_exit.install(torch)  # a backward's device thread must not outlive Python's finalization
     if torch.distributed.is_available():
         from . import distributed
 
