@@ -6,7 +6,8 @@ The ABI check reads ELF files only: the ELF machine; the torch version and C++11
 the adapter was compiled with (the `<type>-torch-build: torch=X cxx11_abi=N` string it
 embeds) against the target torch; and every undefined symbol, looked up in the GNU hash
 tables of torch's libraries (libtorch_cpu.so exports ~200k symbols: a hash lookup per
-symbol instead of reading them all) or versioned by the system's C/C++ runtime.
+symbol instead of reading them all, each answer kept for the next build: torch_exports.py) or
+versioned by the system's C/C++ runtime.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.utils import parse_wheel_filename
@@ -31,20 +30,16 @@ from ...util.errors import BuildFailure
 from ..abi import read_libraries, require_findings, runtime_problem
 from ..artifacts import check_wheel_libraries, fitting_tag, requirements_on
 from ..elf import (
-    SYSTEM_FAMILIES,
     AbiFinding,
     LibraryAbi,
     shown_symbols,
-    symbol_version,
     unlinked_finding,
     unresolved_symbols,
     wrong_machine,
 )
 from ..manylinux import SystemFloor
 from ..sdk_abi import SdkExports, resolve_sdk_symbols
-
-if TYPE_CHECKING:
-    from elftools.elf.hash import GNUHashSection
+from ..torch_exports import exports_of
 
 BUILD_INFO = re.compile(rb"-torch-build: torch=([0-9A-Za-z.+]+) cxx11_abi=([01])")
 
@@ -74,28 +69,12 @@ def fetch_torch(cache: Path, recipe: Recipe, version: str, index_url: str = "") 
         raise runtime_problem(exc, f"torch=={version}", recipe) from None
 
 
-def _torch_libraries(torch_root: Path) -> list[Path]:
-    return sorted(p for p in (torch_root / "lib").glob("*.so*") if p.is_file())
-
-
-@lru_cache(maxsize=4)
 def torch_framework(torch_root: Path) -> tuple[set[str], SystemFloor]:
     """The libraries the torch wheel provides (left out of our wheel), and the glibc/libstdc++ they need."""
-    # pyelftools is imported by what reads ELF files, not by every command
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.gnuversions import GNUVerNeedSection
-
-    newest: dict[str, tuple[int, ...]] = {}
-    for path in _torch_libraries(torch_root):
-        with path.open("rb") as f:
-            for section in ELFFile(f).iter_sections():
-                if isinstance(section, GNUVerNeedSection):
-                    for _, auxiliaries in section.iter_versions():
-                        for aux in auxiliaries:
-                            family, key = symbol_version(aux.name)
-                            if family in SYSTEM_FAMILIES and key:
-                                newest[family] = max(newest.get(family, key), key)
-    return {p.name for p in _torch_libraries(torch_root)}, SystemFloor(newest)
+    exports = exports_of(torch_root)
+    floor = exports.system_floor()
+    exports.save()
+    return {p.name for p in exports.libraries}, floor
 
 
 @dataclass(frozen=True)
@@ -151,13 +130,15 @@ def check_torch_library(
                     f"{rebuild} (CMake takes the flag from TorchConfig.cmake)",
                 )
             )
-    tables = _hash_tables(torch_root)
+    exports = exports_of(torch_root)
 
     def locate(symbol: str) -> str | None:
-        owner = next((name for name, table in tables.items() if table.get_symbol(symbol) is not None), "")
+        owner = exports.owner(symbol)
         return None if owner in lib.needed else owner
 
-    for owner, symbols in unresolved_symbols(lib, locate).items():
+    unresolved = unresolved_symbols(lib, locate)
+    exports.save()
+    for owner, symbols in unresolved.items():
         if owner:
             findings.append(unlinked_finding(lib, symbols, owner, "link ${TORCH_LIBRARIES} in pytorch/CMakeLists.txt"))
         else:
@@ -170,20 +151,6 @@ def check_torch_library(
                 )
             )
     return findings
-
-
-def _hash_tables(torch_root: Path) -> dict[str, GNUHashSection]:
-    # pyelftools is imported by what reads ELF files, not by every command
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.hash import GNUHashSection
-
-    tables = {}
-    for path in _torch_libraries(torch_root):
-        elf = ELFFile(open(path, "rb"))  # noqa: SIM115 - read lazily by the lookups; closed at exit
-        table = elf.get_section_by_name(".gnu.hash")
-        if isinstance(table, GNUHashSection):
-            tables[path.name] = table
-    return tables
 
 
 def check_torch_abi(
