@@ -4,12 +4,14 @@
 #
 #   bash compile.sh            # main job; work directory ./work-stpu (WORK_DIR to change)
 #   bash compile.sh test       # run the test suite (extra arguments go to pytest)
+#   INSTALLER=pip bash compile.sh   # set up with pip even where uv could (see install below)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 VENV=${VENV:-.venv}
 WORK_DIR=${WORK_DIR:-work-stpu}
 PYTHON=${PYTHON:-python3}
+INSTALLER=${INSTALLER:-auto}  # auto: uv when pip's settings allow (below), else pip; pip: always pip
 
 # The main job needs devkit alone; the tests add their tools ([test]). Each set has a stamp,
 # and an install is redone when devkit's sources are newer than it. No bytecode at install (uv
@@ -23,7 +25,7 @@ for set in "${wanted[@]}"; do current "$VENV/.devkit-installed-$set" && installe
 # them), so an index set up for pip is honoured; otherwise, or if uv fails, pip installs.
 install() {
   local uv_env=()
-  mapfile -d '' uv_env < <("$VENV/bin/python" toolchain/util/pip_config_for_uv.py)
+  [ "$INSTALLER" = pip ] || mapfile -d '' uv_env < <("$VENV/bin/python" toolchain/util/pip_config_for_uv.py)
   if [ ${#uv_env[@]} -gt 0 ] && "$VENV/bin/python" -m pip install --disable-pip-version-check -q "uv>=0.5"; then
     env "${uv_env[@]}" "$VENV/bin/uv" pip install --python "$VENV/bin/python" --reinstall-package accelerator-devkit -q "$1" && return
     echo "compile.sh: uv did not install $1 (above); installing with pip" >&2

@@ -1,9 +1,10 @@
 """The devkit benchmark suite: one command, results as JSON and a Markdown table.
 
-    python benchmarks/run.py            # everything (about 15 min on 2 cores; needs an engine + qemu)
+    python benchmarks/run.py            # everything (about 25 min on 2 cores; needs an engine + qemu)
     python benchmarks/run.py --short    # host-only subset with small sizes (CI runs this to keep it working)
 
-Measures the generated STPU backend: render time; clean (no ccache; the short run keeps it), no-op and
+Measures `bash compile.sh` from nothing (three runs each with uv and with pip setting up; the full run
+only), then the generated STPU backend: render time; clean (no ccache; the short run keeps it), no-op and
 one-kernel-edit builds on the host and in the builder container; cross vs emulated
 compile (aarch64); verify end to end (x86_64 native with the device asynchronous and
 inline, aarch64 emulated, torch; the full run only); op dispatch and LeNet training step
@@ -282,6 +283,11 @@ def run(short: bool, work: Path) -> dict:
         "short": short,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform(terse=True)}",
     }
+    if not short:
+        from first_contact import measure as first_contact
+
+        results["first_contact"] = first_contact(3, ["auto", "pip"])
+        print(f"compile.sh from nothing: {results['first_contact']}", flush=True)
     project = work / "STPU"
     seconds, rendered = devkit("new-backend", "STPU", "--out", str(project))
     results["render"] = {"cli_s": seconds, "render_s": rendered["seconds"], "files": len(rendered["files"])}
@@ -436,8 +442,25 @@ def mode_rows(figures: dict, prefix: str, step: str) -> list[tuple[str, str, str
     return rows
 
 
+def first_contact_rows(series: dict) -> list[tuple[str, str, str]]:
+    """compile.sh from nothing, the median of its runs per installer, against pip's (the set-up before uv)."""
+    rows = []
+    for installer, figures in series.items():
+        m = figures["median"]
+        rows.append(
+            (
+                f"`bash compile.sh` from nothing, set up with {'uv where allowed' if installer == 'auto' else installer} "
+                f"(median of {len(figures['runs'])}; set-up, build, verify)",
+                f"{m['total_s']:.1f} s ({m['setup_s']:.1f} + {m['build_s']:.1f} + {m['verify_s']:.1f} s)",
+                ratio(m["total_s"], series["pip"]["median"]["total_s"]) + " of pip's" if "pip" in series else "",
+            )
+        )
+    return rows
+
+
 def markdown(r: dict) -> str:
-    rows = [
+    rows = first_contact_rows(r["first_contact"]) if "first_contact" in r else []
+    rows += [
         (
             "`new-backend STPU` render",
             f"{r['render']['render_s'] * 1000:.0f} ms ({r['render']['files']} files; CLI {r['render']['cli_s']:.2f} s)",
