@@ -12,6 +12,7 @@ VENV=${VENV:-.venv}
 WORK_DIR=${WORK_DIR:-work-stpu}
 PYTHON=${PYTHON:-python3}
 INSTALLER=${INSTALLER:-auto}  # auto: uv when pip's settings allow (below), else pip; pip: always pip
+case "$INSTALLER" in auto | pip) ;; *) echo "compile.sh: INSTALLER=$INSTALLER is not auto or pip: unset it, or set INSTALLER=pip to set up with pip" >&2; exit 2 ;; esac
 
 # The main job needs devkit alone; the tests add their tools ([test]). Each set has a stamp,
 # and an install is redone when devkit's sources are newer than it. No bytecode at install (uv
