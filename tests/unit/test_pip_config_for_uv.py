@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 from devkit.util.pip_config_for_uv import uv_environment
 
@@ -62,3 +63,14 @@ def test_as_compile_sh_runs_it_the_pairs_are_nul_terminated_data(tmp_path):
     pairs = dict(item.decode().split("=", 1) for item in out.split(b"\0") if item)
     assert pairs["UV_DEFAULT_INDEX"] == "https://mirror.example/simple?a=$(touch x)"
     assert out.endswith(b"\0") and not (tmp_path / "x").exists()
+
+
+def test_compile_sh_refuses_an_installer_it_does_not_know(tmp_path):
+    compile_sh = Path(__file__).resolve().parents[2] / "compile.sh"
+    env = {"PATH": "/usr/bin:/bin", "INSTALLER": "uv", "VENV": str(tmp_path / "venv")}
+    proc = subprocess.run(["bash", str(compile_sh)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "compile.sh: INSTALLER=uv is not auto or pip: unset it, or set INSTALLER=pip to set up with pip"
+    )
+    assert not (tmp_path / "venv").exists()  # refused before anything was made
