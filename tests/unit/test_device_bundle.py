@@ -94,3 +94,7 @@ def test_a_damaged_key_is_no_key(build_plugin, tree, tmp_path):
     (build / ".devkit-device-bundle.tar.gz.key").write_text("{")
     second = bundle(build_plugin, project, build, tmp_path / "out2")
     assert second.read_bytes() == first.read_bytes()  # packed again, the same bytes
+    (build / ".devkit-device-bundle.tar.gz").write_bytes(b"half a bundle")
+    (build / ".devkit-device-bundle.tar.gz.key").write_bytes(b"\xff\xfe not text")
+    third = bundle(build_plugin, project, build, tmp_path / "out3")
+    assert third.read_bytes() == first.read_bytes()

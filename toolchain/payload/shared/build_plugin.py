@@ -119,7 +119,7 @@ def bundle_device_library(project: Path, build: Path, out: Path, name: str, targ
     archive = out / f"{name}.tar.gz"
     kept, key = build / ".devkit-device-bundle.tar.gz", _bundle_key(name, target, [*libs, *headers, *tests])
     key_file = kept.with_name(f"{kept.name}.key")
-    if kept.is_file() and key_file.is_file() and key_file.read_text() == key:
+    if kept.is_file() and _read_key(key_file) == key:
         shutil.copyfile(kept, archive)
         return archive
     stage = out / name
@@ -143,6 +143,13 @@ def bundle_device_library(project: Path, build: Path, out: Path, name: str, targ
     shutil.copyfile(archive, kept)
     key_file.write_text(key)
     return archive
+
+
+def _read_key(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):  # none, or damaged: pack again
+        return None
 
 
 def _bundle_key(name: str, target: str, inputs: list[Path]) -> str:
