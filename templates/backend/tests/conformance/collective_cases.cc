@@ -2,6 +2,7 @@
 // its own: this binary again, with --ccl-rank), ranks that fail or disagree, communicators of
 // ranks that died.
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -21,6 +22,9 @@
 namespace conformance {
 namespace {
 
+// Where a rank finds the peers' signal (high, clear of what the rank opens itself).
+constexpr int kPeersReadFd = 200, kPeersWriteFd = 201;
+
 // One run of the ranks, each this binary again, started with posix_spawn (nothing of ours runs
 // between fork and exec in this threaded process); reaped in the order they end, as a launcher
 // reaps them. Ranks still running after `seconds` are killed, each named, and `hung` is set.
@@ -31,12 +35,24 @@ std::vector<int> start_ranks(int nranks, const char* subcommand, const char* mod
   std::vector<int> statuses(nranks, 127);  // 127: a rank that could not be started
   std::fflush(stdout);
   std::string id_text(id.bytes);
+  // The peers' signal: a pipe only the ranks hold (close-on-exec here, so that no other child of
+  // this process keeps its writing end open), at fixed descriptors in each rank.
+  int peers[2] = {-1, -1};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (pipe2(peers, O_CLOEXEC) == 0) {
+    posix_spawn_file_actions_adddup2(&actions, peers[0], kPeersReadFd);
+    posix_spawn_file_actions_adddup2(&actions, peers[1], kPeersWriteFd);
+  }
   for (int r = 0; r < nranks; ++r) {
     const std::string rank = std::to_string(r);
     char* argv[] = {const_cast<char*>(self()), const_cast<char*>(subcommand), id_text.data(), const_cast<char*>(rank.c_str()),
                     const_cast<char*>(size.c_str()), const_cast<char*>(mode), nullptr};
-    if (posix_spawn(&pids[r], self(), nullptr, nullptr, argv, environ) != 0) pids[r] = -1;
+    if (posix_spawn(&pids[r], self(), &actions, nullptr, argv, environ) != 0) pids[r] = -1;
   }
+  posix_spawn_file_actions_destroy(&actions);
+  for (const int fd : peers)
+    if (fd >= 0) close(fd);
   std::vector<bool> ended(nranks);
   for (int r = 0; r < nranks; ++r) ended[r] = pids[r] == -1;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -89,6 +105,15 @@ std::vector<int> run_ranks(int nranks, const char* subcommand, const char* mode,
     if (hung) remove_leftovers(*id);
     if (!hung || attempt == attempts) return statuses;
     std::printf("  [conformance] ranks hung under emulation (attempt %d of %d): run again\n", attempt, attempts);
+  }
+}
+
+void release_peers() { close(kPeersWriteFd); }
+
+void wait_for_peers() {
+  close(kPeersWriteFd);  // (its own writing end: the end of the file comes when the releaser's closes)
+  char byte;
+  while (read(kPeersReadFd, &byte, 1) < 0 && errno == EINTR) {
   }
 }
 
@@ -284,8 +309,8 @@ int rank_main(char** args) {
     }
     _exit(6);
   }
-  if (mode == "late" && rank == 1) {  // joined, then busy past rank 0's timeout
-    sleep(3);
+  if (mode == "late" && rank == 1) {  // joined, then busy until rank 0 has timed out
+    conformance::wait_for_peers();
     EXPECT_OK({{ p }}_ccl_comm_destroy(comm));
     return conformance::failed() ? 1 : 0;
   }
@@ -304,6 +329,7 @@ int rank_main(char** args) {
       EXPECT(r.detail.find("rank 0 of 2 waited 1 s for rank 1 ({{ NAME }}_CCL_TIMEOUT_S=1)") != std::string::npos);
     }
     if (conformance::failed()) std::printf("  error detail: %s\n", r.detail.c_str());
+    conformance::release_peers();  // ("late": rank 1 comes now)
     std::fflush(stdout);
     if (mode == "exit-no-destroy" || mode == "stalled") _exit(conformance::failed() ? 1 : 0);  // as a launcher's worker ends
     EXPECT_OK({{ p }}_ccl_comm_destroy(comm));  // the last rank alive: the communicator's files go

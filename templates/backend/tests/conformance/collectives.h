@@ -14,6 +14,12 @@ namespace conformance {
 // id; their exit statuses (128 + signal for a killed one).
 std::vector<int> run_ranks(int nranks, const char* subcommand, const char* mode, {{ p }}_ccl_id_t* id);
 
+// One run's ranks share a signal (a pipe run_ranks hands each rank): release_peers() lets every
+// rank blocked in wait_for_peers() go on, as does the releasing rank's exit (a rank that dies does
+// not leave the others waiting). A case waits for an event this way, not for a time long enough.
+void release_peers();
+void wait_for_peers();
+
 // The unique id a rank process was given as text (its subcommand's first argument).
 {{ p }}_ccl_id_t ccl_id(const char* text);
 
