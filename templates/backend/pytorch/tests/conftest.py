@@ -15,6 +15,13 @@ if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-")
     atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
+# Inductor calibrates the host before its first CPU kernel: it compiles a program for each vector
+# instruction set the CPU reports (AMX, AVX-512 VNNI, AVX-512, AVX2 on x86) and loads each in a
+# child interpreter, ~13 s in a cold cache and 0.2 s per set in every interpreter after. These tests
+# are about the device, not that calibration: the sets the CPU reports are taken as they are,
+# unless the caller chose (TORCHINDUCTOR_VEC_ISA_OK).
+os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")
+
 import torch  # noqa: E402
 
 import torch_{{ p }}  # noqa: E402, F401 - registers the device even with autoload off

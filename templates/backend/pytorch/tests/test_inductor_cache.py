@@ -1,7 +1,7 @@
 """torch.compile's cache (torch_{{ p }}/_inductor_cache.py): with TORCHINDUCTOR_CACHE_DIR unset the
 adapter points Inductor at a directory of the user's own, never /tmp/torchinductor_<user>, and
 refuses one that is not theirs alone. Compiling and `import torch` in a fresh interpreter with its
-own XDG_CACHE_HOME and TMPDIR (where Inductor's default would be)."""
+own XDG_CACHE_HOME and TMPDIR (where Inductor's default would be), the adapter's variables unset."""
 
 import json
 import os
@@ -13,6 +13,7 @@ import sys
 import pytest
 
 NOBODY = 65534
+ADAPTER_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS")
 # Compile on the device when its library launches compiled kernels; Inductor is refused on it
 # otherwise, and the cache is the same for a CPU compile.
 ON = "{{ device_type if compiled_kernels else 'cpu' }}"
@@ -26,9 +27,9 @@ print(json.dumps(cache_dir()))
 
 
 def run_fresh(tmp_path, code):
-    """`code` in a fresh interpreter whose TORCHINDUCTOR_* are unset."""
+    """`code` in a fresh interpreter where the two variables the adapter sets are unset."""
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_")}
+    env = {k: v for k, v in os.environ.items() if k not in ADAPTER_VARIABLES}
     env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path / "tmp"))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
 
