@@ -99,6 +99,9 @@ def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
     # the new name's torch device runs an op vs torch's CPU (Paddle's ran verify above)
     ops = run_json(cache, "test-ops", p, "--framework", "torch", "--runner", "host", "--ops", "nn.functional.relu")
     assert isinstance(ops, dict) and ops["passed"] and ops["counts"]["pass"] > 0, f"{backend} (seed {seed}): {ops}"
+    # its checks kept Inductor's cache in their session: the adapter made none in the user's home
+    home_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    assert not (home_cache / f"torch_{backend.lower()}").exists()
     assert re.fullmatch(wheel_name("x86_64", device=backend.lower()), Path(wheel["paddle"]).name), (backend, wheel)
     # Nothing that takes --json is left out: a new command must be added here or to ELSEWHERE.
     assert json_commands() - run - set(ELSEWHERE) == set()

@@ -43,8 +43,11 @@ SOURCE_TESTS = SourceTests(
 
 
 def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -> dict[str, str | None]:
-    """The checks' environment: autoload on (whatever the caller's shell says), and with `strict`
-    every CPU fallback an error naming the op."""
+    """The checks' environment: autoload on (whatever the caller's shell says), with `strict`
+    every CPU fallback an error naming the op, and Inductor's caches in the session's own
+    directory: not Inductor's default, /tmp/torchinductor_<user> (a name any local user can take
+    first), nor the one the adapter makes in the user's home when the variable is unset (at import,
+    compiling or not: a check leaves nothing behind)."""
     prefix = switch_prefix(options.device_type or "")
     return {
         "DEVKIT_TOLERANCES": options.check_env["DEVKIT_TOLERANCES"],
@@ -52,13 +55,8 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
         "TORCH_DEVICE_BACKEND_AUTOLOAD": "1",
         f"{prefix}_STRICT_FALLBACK": "1" if strict else "0",
         f"{prefix}_FALLBACK_OPS": None,  # a leftover from the user's shell would change what is checked
+        "TORCHINDUCTOR_CACHE_DIR": session.runner.path(session.work / "inductor"),
     }
-
-
-def inductor_env(session: PluginSession) -> dict[str, str | None]:
-    """Inductor's caches in the session's own directory: its default, /tmp/torchinductor_<user>, is
-    a name any local user can take first."""
-    return {"TORCHINDUCTOR_CACHE_DIR": session.runner.path(session.work / "inductor")}
 
 
 def with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
@@ -93,7 +91,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             + (["--profile", DEVICE_TRACE] if options.profile else [])
             + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
             "report.json",
-            env={**torch_env(options, session, strict=True), **inductor_env(session)},
+            env=torch_env(options, session, strict=True),
         )
         session.keep(DEVICE_TRACE)
     return session.finish(report)
