@@ -318,6 +318,28 @@ def test_a_cached_target_wheel_is_rechecked_against_its_recorded_sha256(tmp_path
     assert wheel.read_bytes() == b"the wheel, changed on disk"  # not silently downloaded again
 
 
+def test_a_cached_target_wheel_is_hashed_again_only_once_written_since(tmp_path, monkeypatch):
+    """Its size and modification time are recorded once its sha256 was checked: a reuse that finds
+    them unchanged does not hash the wheel again (torch's: 0.4 s of every build); a write since
+    (the same size, a later time) is hashed again and refused."""
+    import devkit.payload.shared.runtimes as runtimes
+
+    root = _cached_target_wheel(tmp_path)
+    hashed: list[Path] = []
+    real = runtimes.sha256_file
+    monkeypatch.setattr(runtimes, "sha256_file", lambda path: hashed.append(path) or real(path))
+    for _ in range(2):
+        assert target_paddle(tmp_path, Path(sys.executable), "3.2.2", "manylinux2014_aarch64") == root / "paddle"
+    assert len(hashed) == 1  # the marker of an older devkit: hashed once, then its size and time recorded
+    wheel = next((root / "download").iterdir())
+    recorded = os.stat(wheel)
+    wheel.write_bytes(b"the wheel as dowNloaded")  # the same size
+    os.utime(wheel, ns=(recorded.st_atime_ns, recorded.st_mtime_ns + 1_000_000_000))
+    with pytest.raises(Problem) as exc:
+        target_paddle(tmp_path, Path(sys.executable), "3.2.2", "manylinux2014_aarch64")
+    assert "does not match the sha256 recorded" in exc.value.text and len(hashed) == 2
+
+
 def test_a_changed_unpacked_library_in_the_cache_is_named(tmp_path):
     root = _cached_target_wheel(tmp_path)
     (root / "paddle" / "libs" / "libphi_core.so").write_bytes(b"trunc")

@@ -132,7 +132,7 @@ def _make_tools_env(root: Path, runtime: Runtime, version: str | None, index_url
     marker.write_text(json.dumps({"packages": packages}))
 
 
-UNPACKED_MARKER = "devkit-unpacked.json"  # the downloaded wheel's name, sha256 and unpacked file sizes
+UNPACKED_MARKER = "devkit-unpacked.json"  # the wheel: name, sha256, size and time when hashed; unpacked sizes
 
 
 def target_runtime(
@@ -140,9 +140,10 @@ def target_runtime(
 ) -> Path:
     """The runtime's package directory (`paddle`, `torch`) of the target's wheel: headers, libraries.
 
-    The downloaded wheel stays in the cache with the sha256 it had when fetched; every
-    reuse re-checks it (and the unpacked files' sizes), and a mismatch is an error
-    naming the file: a damaged cache is never silently downloaded again or used.
+    The downloaded wheel stays in the cache with the sha256 it had when fetched, and its size and
+    modification time once that sha256 was checked; every reuse re-checks it (hashed again if it
+    was written since, ~0.4 s for torch's) and the unpacked files' sizes, and a mismatch is an
+    error naming the file: a damaged cache is never silently downloaded again or used.
     """
     root = cache / runtime.short / f"{version}-{platform}"
     if not (root / UNPACKED_MARKER).is_file():
@@ -157,13 +158,18 @@ def _checked_runtime(root: Path, runtime: Runtime) -> Path:
     marker = root / UNPACKED_MARKER
     recorded = json.loads(marker.read_text())
     wheel = root / "download" / recorded["wheel"]
-    if not wheel.is_file() or sha256_file(wheel) != recorded["sha256"]:
+    found = _wheel_stat(wheel)
+    unchanged = found is not None and recorded.get("wheel_stat") == found
+    if found is None or (not unchanged and sha256_file(wheel) != recorded["sha256"]):
         raise problem(
             f"the cached {wheel} does not match the sha256 recorded when it was downloaded "
             f"({recorded['sha256'][:16]}...)",
             f"delete {root} to download it again",
             "environment",
         )
+    if not unchanged:  # hashed and intact: the next reuse need not hash it again
+        with setting_up(root):
+            _write_marker(root, {**recorded, "wheel_stat": found})
     base = str(root)
     for name, size in recorded["files"].items():  # torch's 9,500 files: one stat each, no Path objects (0.3 s)
         if not _is_file_of_size(os.path.join(base, name), size):
@@ -176,6 +182,22 @@ def _checked_runtime(root: Path, runtime: Runtime) -> Path:
         with setting_up(root):  # unpacked by a devkit that needed other parts of the wheel
             _extract(root, wheel, runtime)
     return root / runtime.package
+
+
+def _wheel_stat(wheel: Path) -> list[int] | None:
+    """The downloaded wheel's size and modification time (None: not a regular file)."""
+    try:
+        found = os.stat(wheel)
+    except OSError:
+        return None
+    return [found.st_size, found.st_mtime_ns] if stat.S_ISREG(found.st_mode) else None
+
+
+def _write_marker(root: Path, recorded: dict[str, object]) -> None:
+    """The unpacked entry's record, replaced whole (a build reading it meanwhile sees the old one)."""
+    staged = root / f".{UNPACKED_MARKER}.partial"
+    staged.write_text(json.dumps(recorded))
+    os.replace(staged, root / UNPACKED_MARKER)
 
 
 def _is_file_of_size(path: str, size: int) -> bool:
@@ -196,15 +218,15 @@ def _extract(root: Path, wheel: Path, runtime: Runtime) -> None:
         raise problem(
             f"the downloaded {wheel} cannot be unpacked: {exc}", f"delete {root} and retry", "environment"
         ) from None
-    (root / UNPACKED_MARKER).write_text(
-        json.dumps(
-            {
-                "wheel": wheel.name,
-                "sha256": sha256_file(wheel),
-                "unpacked": list(runtime.unpack),
-                "files": {i.filename: i.file_size for i in members},
-            }
-        )
+    _write_marker(
+        root,
+        {
+            "wheel": wheel.name,
+            "sha256": sha256_file(wheel),
+            "wheel_stat": _wheel_stat(wheel),
+            "unpacked": list(runtime.unpack),
+            "files": {i.filename: i.file_size for i in members},
+        },
     )
 
 
