@@ -32,6 +32,7 @@ class RecordingSession:
         self.runner = self
         self.python = "python"
         self.log = Path("log")
+        self.work = Path("work")
 
     def path(self, p: Path) -> str:
         return str(p)
