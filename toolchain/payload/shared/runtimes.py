@@ -194,7 +194,8 @@ def _wheel_stat(wheel: Path) -> list[int] | None:
 
 
 def _write_marker(root: Path, recorded: dict[str, object]) -> None:
-    """The unpacked entry's record, replaced whole (a build reading it meanwhile sees the old one)."""
+    """The unpacked entry's record, replaced whole (a build reading it meanwhile sees the old one).
+    Written under setting_up's lock, so one staged name serves."""
     staged = root / f".{UNPACKED_MARKER}.partial"
     staged.write_text(json.dumps(recorded))
     os.replace(staged, root / UNPACKED_MARKER)
