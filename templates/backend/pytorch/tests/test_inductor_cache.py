@@ -11,9 +11,10 @@ import subprocess
 import sys
 
 import pytest
+from torch_{{ p }} import _inductor_cache
 
 NOBODY = 65534
-ADAPTER_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS")
+ADAPTER_VARIABLES = (_inductor_cache.VARIABLE, _inductor_cache.PRECOMPILED_HEADERS)
 # Compile on the device when its library launches compiled kernels; Inductor is refused on it
 # otherwise, and the cache is the same for a CPU compile.
 ON = "{{ device_type if compiled_kernels else 'cpu' }}"
@@ -38,8 +39,6 @@ def test_an_unset_cache_dir_becomes_a_private_one_of_the_users(tmp_path):
     result = run_fresh(tmp_path, COMPILE)
     assert result.returncode == 0, result.stderr[-3000:]
     used = json.loads(result.stdout.splitlines()[-1])
-    from torch_{{ p }} import _inductor_cache
-
     inductor = tmp_path / "cache" / "torch_{{ p }}" / "inductor"
     assert used == str(inductor / _inductor_cache.generator_key()), used  # this build's own
     for directory in (inductor.parent, inductor, inductor / _inductor_cache.generator_key()):
@@ -89,8 +88,6 @@ def test_another_users_cache_dir_is_refused_not_adopted(tmp_path):
 
 @pytest.mark.parametrize("make", [_world_writable, _symbolic_link])
 def test_a_cache_dir_others_can_write_to_or_a_link_is_refused(tmp_path, monkeypatch, make):
-    from torch_{{ p }} import _inductor_cache
-
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     directory = tmp_path / "cache" / "torch_{{ p }}" / "inductor"
