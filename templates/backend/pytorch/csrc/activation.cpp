@@ -7,9 +7,10 @@
 #include <ATen/ExpandUtils.h>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace activation {
 
 std::optional<at::Tensor> unary(const at::Tensor& self, {{ p }}_unary_op_t op) {
   if (!real_dtype(self)) return std::nullopt;
@@ -98,16 +99,6 @@ at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, co
   return r ? *r : run_on_cpu<ATEN_OP(threshold_backward)>(grad, self, threshold);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("relu", TORCH_FN(relu)).impl("relu_", TORCH_FN(relu_))
-      .impl("sqrt", TORCH_FN(sqrt)).impl("sqrt.out", TORCH_FN(sqrt_out))
-      .impl("sigmoid.out", TORCH_FN(sigmoid_out)).impl("tanh.out", TORCH_FN(tanh_out))
-      .impl("sigmoid_backward.grad_input", TORCH_FN(sigmoid_backward_out))
-      .impl("tanh_backward.grad_input", TORCH_FN(tanh_backward_out))
-      .impl("threshold_backward", TORCH_FN(threshold_backward));
-}
+}  // namespace activation
 
 }  // namespace torch_{{ p }}

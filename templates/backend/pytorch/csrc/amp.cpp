@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace amp {
 
 bool one_float(const at::Tensor& t) { return t.numel() == 1 && t.scalar_type() == at::kFloat; }
 
@@ -71,13 +72,7 @@ at::Tensor binary_cross_entropy_under_autocast(const at::Tensor&, const at::Tens
   return at::Tensor();
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(non_finite_check_and_unscale))
-      .impl("_amp_update_scale_", TORCH_FN(update_scale));
-}
+}  // namespace amp
 
 {%- if half_precision %}
 
@@ -98,7 +93,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   AT_FORALL_FP32_SET_OPT_DTYPE({{ NAME }}_AUTOCAST_FP32_SET_OPT_DTYPE)
   AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
   AT_FORALL_PROMOTE({{ NAME }}_AUTOCAST_PROMOTE)
-  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"), TORCH_FN(binary_cross_entropy_under_autocast));
+  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"), TORCH_FN(amp::binary_cross_entropy_under_autocast));
 }
 {%- endif %}
 

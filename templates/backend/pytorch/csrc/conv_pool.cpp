@@ -3,9 +3,10 @@
 #include <ATen/native/Pool.h>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace conv_pool {
 
 // ---- convolution ----------------------------------------------------------------------
 // at::convolution sends PrivateUse1 tensors here. The device implements 2-D, non-transposed
@@ -183,15 +184,6 @@ at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const
   return dx;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("max_pool2d_with_indices", TORCH_FN(max_pool2d_with_indices))
-      .impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool2d_with_indices_backward));
-  // Registered whatever {{ NAME }}_FALLBACK_OPS says (see conv_on_cpu).
-  m.impl("convolution_overrideable", TORCH_FN(convolution));
-  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
-}
+}  // namespace conv_pool
 
 }  // namespace torch_{{ p }}

@@ -7,9 +7,10 @@
 #include <mutex>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace creation {
 
 uint64_t next_seed(std::optional<at::Generator> gen, const at::Device& device) {
   at::Generator g = gen.has_value() && gen->defined()
@@ -74,14 +75,6 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 
 at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("normal_", TORCH_FN(normal_)).impl("uniform_", TORCH_FN(uniform_))
-      .impl("fill_.Scalar", TORCH_FN(fill_scalar))
-      .impl("fill_.Tensor", TORCH_FN(fill_tensor))
-      .impl("zero_", TORCH_FN(zero_));
-}
+}  // namespace creation
 
 }  // namespace torch_{{ p }}

@@ -7,9 +7,10 @@
 #include <ATen/native/Resize.h>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace elementwise {
 
 // A binary operand as a device tensor of `type`: CPU 0-dim tensors (Python numbers,
 // `x * 2.0`) become device scalars; device tensors are cast and made contiguous.
@@ -255,20 +256,6 @@ at::Tensor& lerp_scalar_(at::Tensor& self, const at::Tensor& end, const at::Scal
   return store_in_place(checked(binary(self, diff, {{ NAME }}_BINARY_ADD, 1, true)), self);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("add.Tensor", TORCH_FN(add)).impl("add_.Tensor", TORCH_FN(add_)).impl("add.out", TORCH_FN(add_out))
-      .impl("sub.Tensor", TORCH_FN(sub)).impl("sub_.Tensor", TORCH_FN(sub_)).impl("sub.out", TORCH_FN(sub_out))
-      .impl("mul.Tensor", TORCH_FN(mul)).impl("mul_.Tensor", TORCH_FN(mul_)).impl("mul.out", TORCH_FN(mul_out))
-      .impl("div.Tensor", TORCH_FN(div)).impl("div_.Tensor", TORCH_FN(div_)).impl("div.out", TORCH_FN(div_out))
-      .impl("eq.Tensor", TORCH_FN(eq_tensor)).impl("eq.Scalar", TORCH_FN(eq_scalar))
-      .impl("eq.Tensor_out", TORCH_FN(eq_tensor_out))
-      .impl("neg", TORCH_FN(neg)).impl("neg.out", TORCH_FN(neg_out))
-      .impl("reciprocal", TORCH_FN(reciprocal)).impl("reciprocal.out", TORCH_FN(reciprocal_out))
-      .impl("addcmul_", TORCH_FN(addcmul_)).impl("addcdiv_", TORCH_FN(addcdiv_))
-      .impl("lerp_.Scalar", TORCH_FN(lerp_scalar_));
-}
+}  // namespace elementwise
 
 }  // namespace torch_{{ p }}

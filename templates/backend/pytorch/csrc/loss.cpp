@@ -3,9 +3,10 @@
 #include <ATen/native/Resize.h>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace loss {
 
 // ---- log-softmax and NLL loss ------------------------------------------------------------
 struct AxisView {
@@ -100,14 +101,6 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   return dx;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("_log_softmax", TORCH_FN(log_softmax))
-      .impl("_log_softmax_backward_data", TORCH_FN(log_softmax_backward))
-      .impl("nll_loss_forward", TORCH_FN(nll_loss_forward))
-      .impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
-}
+}  // namespace loss
 
 }  // namespace torch_{{ p }}

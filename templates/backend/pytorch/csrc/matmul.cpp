@@ -6,9 +6,10 @@
 #include <ATen/ops/addr_native.h>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace matmul {
 
 // ---- matrix products ------------------------------------------------------------------
 // A 2-D operand for gemm: row-major with leading dimension `ld`, or the transpose of one
@@ -178,14 +179,6 @@ at::Tensor addr(const at::Tensor& self, const at::Tensor& vec1, const at::Tensor
   return beta.toComplexDouble() == 0.0 ? product : self.mul(beta).add(product);  // beta 0 ignores self's NaN
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("addr", TORCH_FN(addr))
-      .impl("mm", TORCH_FN(mm)).impl("mm.out", TORCH_FN(mm_out))
-      .impl("addmm", TORCH_FN(addmm)).impl("addmm.out", TORCH_FN(addmm_out))
-      .impl("bmm", TORCH_FN(bmm)).impl("bmm.out", TORCH_FN(bmm_out));
-}
+}  // namespace matmul
 
 }  // namespace torch_{{ p }}

@@ -5,17 +5,15 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/ops/as_strided_native.h>
-#include <ATen/ops/view_as_complex_native.h>
-#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/set_native.h>
-#include <ATen/ops/unfold_native.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <vector>
 
 #include "common.h"
+#include "kernels.h"
 #include "runtime/caching_allocator.h"
 
 namespace torch_{{ p }} {
@@ -179,7 +177,7 @@ at::Tensor scalar_on_device(const at::Scalar& value, at::ScalarType type, const 
   return t;
 }
 
-namespace {
+namespace memory {
 
 // ---- creation and views ----------------------------------------------------------
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
@@ -392,28 +390,7 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   return out;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl_any_dtype("cat.out", TORCH_FN(cat_out))
-      .impl_any_dtype("empty.memory_format", TORCH_FN(empty_memory_format))
-      .impl_any_dtype("empty_strided", TORCH_FN(empty_strided))
-      .impl_any_dtype("as_strided", TORCH_FN(as_strided))
-      .impl_any_dtype("view", TORCH_FN(view))
-      .impl_any_dtype("view_as_real", TORCH_FN(at::native::view_as_real))
-      .impl_any_dtype("view_as_complex", TORCH_FN(at::native::view_as_complex))
-      .impl_any_dtype("_reshape_alias", TORCH_FN(reshape_alias))
-      // (a view: without a kernel the CPU fallback returned a copy, and writes through it were lost)
-      .impl_any_dtype("unfold", TORCH_FN(at::native::unfold))
-      .impl_any_dtype("resize_", TORCH_FN(resize_))
-      .impl_any_dtype("set_.source_Storage", TORCH_FN(set_storage))
-      .impl_any_dtype("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset))
-      .impl_any_dtype("_copy_from", TORCH_FN(copy_from))
-      .impl_any_dtype("_copy_from_and_resize", TORCH_FN(copy_from_and_resize))
-      .impl_any_dtype("_local_scalar_dense", TORCH_FN(local_scalar_dense))
-      .impl_any_dtype("record_stream", TORCH_FN(record_stream));
-}
+}  // namespace memory
 
 // copy_from resolves conjugate and negative views itself (copy_views): the fallbacks of those
 // keys would recurse through clone -> copy_ -> _copy_from until the stack is gone.

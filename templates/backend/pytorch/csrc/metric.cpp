@@ -2,9 +2,10 @@
 #include <vector>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace metric {
 
 at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   KernelName k("aten::argmax");
@@ -36,8 +37,6 @@ at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepd
   return out;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { Kernels(m).impl("argmax", TORCH_FN(argmax)); }
+}  // namespace metric
 
 }  // namespace torch_{{ p }}

@@ -2,9 +2,10 @@
 #include <tuple>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace norm {
 
 // native_group_norm of input [N, C, *] in `group` groups: the C/group * HxW values of each (n, g)
 // are one layer-norm row, then y * weight[c] + bias[c]. 16-bit inputs are computed in float32 and
@@ -35,8 +36,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tenso
   return {contiguous_as(out, type).view(input.sizes()), contiguous_as(mean, type), contiguous_as(rstd, type)};
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { Kernels(m).impl("native_group_norm", TORCH_FN(native_group_norm)); }
+}  // namespace norm
 
 }  // namespace torch_{{ p }}

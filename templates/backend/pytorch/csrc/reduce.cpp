@@ -3,9 +3,10 @@
 #include <ATen/native/Resize.h>
 
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace reduce {
 
 // out = reduce(self) over `dims` (empty: all), computed in `type`.
 at::Tensor reduce(const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim, at::ScalarType type,
@@ -77,13 +78,6 @@ at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   return reduce(self, dim, keepdim, type, {{ NAME }}_REDUCE_MEAN);
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl("sum.dim_IntList", TORCH_FN(sum_dim))
-      .impl("sum.IntList_out", TORCH_FN(sum_out))
-      .impl("mean.dim", TORCH_FN(mean_dim));
-}
+}  // namespace reduce
 
 }  // namespace torch_{{ p }}

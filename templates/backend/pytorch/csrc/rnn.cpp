@@ -5,9 +5,10 @@
 // fallback where the device has none), so every dtype those take works; the workspace is read by
 // the backward below alone, laid out as CUDA's is.
 #include "common.h"
+#include "kernels.h"
 
 namespace torch_{{ p }} {
-namespace {
+namespace rnn {
 
 at::Tensor plus(const at::Tensor& gates, const std::optional<at::Tensor>& bias) {
   return given(bias) ? gates + *bias : gates;
@@ -76,15 +77,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_gru
   return {grad_input_gates, grad_hidden_gates, grad_hy * z, grad_input_bias, grad_hidden_bias};
 }
 
-}  // namespace
+}  // namespace rnn
 
 // Any dtype: the ops they are made of each take the dtype to the device or to the CPU.
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Kernels(m)
-      .impl_any_dtype("_thnn_fused_lstm_cell", TORCH_FN(fused_lstm_cell))
-      .impl_any_dtype("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(fused_lstm_cell_backward_impl))
-      .impl_any_dtype("_thnn_fused_gru_cell", TORCH_FN(fused_gru_cell))
-      .impl_any_dtype("_thnn_fused_gru_cell_backward", TORCH_FN(fused_gru_cell_backward));
-}
 
 }  // namespace torch_{{ p }}
