@@ -1,7 +1,7 @@
 // The adapter's ATen kernels, one namespace per family file (csrc/<family>.cpp), registered in
-// registration.cpp. Declared here, apart from their registration, so that editing a kernel
-// recompiles its family file alone: the registration's templates (boxing every signature for the
-// dispatcher) are compiled once, in registration.cpp (measured: a quarter of a family file's compile).
+// registration.cpp. Declared here, apart from their registration, so that an edited family file
+// compiles without the registration's templates (boxing each signature for the dispatcher: a
+// quarter of such a file's compile, measured), which registration.cpp compiles once.
 // A kernel whose definition no longer matches its declaration here fails the link, not the import.
 #pragma once
 
