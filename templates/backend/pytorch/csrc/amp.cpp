@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "common.h"
-#include "kernels.h"
 
 namespace torch_{{ p }} {
 namespace amp {

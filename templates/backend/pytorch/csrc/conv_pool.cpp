@@ -3,7 +3,6 @@
 #include <ATen/native/Pool.h>
 
 #include "common.h"
-#include "kernels.h"
 
 namespace torch_{{ p }} {
 namespace conv_pool {

@@ -7,7 +7,6 @@
 #include <mutex>
 
 #include "common.h"
-#include "kernels.h"
 
 namespace torch_{{ p }} {
 namespace creation {

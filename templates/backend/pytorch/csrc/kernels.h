@@ -2,7 +2,10 @@
 // registration.cpp. Declared here, apart from their registration, so that an edited family file
 // compiles without the registration's templates (boxing each signature for the dispatcher: a
 // quarter of such a file's compile, measured), which registration.cpp compiles once.
-// A kernel whose definition no longer matches its declaration here fails the link, not the import.
+// Only registration.cpp includes it: a family file's definition would not be checked against it
+// (a different signature is another overload), so a declaration added here recompiles
+// registration.cpp (its unity batch), not every family file; a definition that drifts from its
+// declaration fails the link, not the import.
 #pragma once
 
 #include <array>

@@ -6,7 +6,6 @@
 #include <ATen/ops/addr_native.h>
 
 #include "common.h"
-#include "kernels.h"
 
 namespace torch_{{ p }} {
 namespace matmul {

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "common.h"
-#include "kernels.h"
 #include "runtime/caching_allocator.h"
 
 namespace torch_{{ p }} {

@@ -2,7 +2,6 @@
 #include <vector>
 
 #include "common.h"
-#include "kernels.h"
 
 namespace torch_{{ p }} {
 namespace metric {

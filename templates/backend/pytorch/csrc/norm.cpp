@@ -2,7 +2,6 @@
 #include <tuple>
 
 #include "common.h"
-#include "kernels.h"
 
 namespace torch_{{ p }} {
 namespace norm {

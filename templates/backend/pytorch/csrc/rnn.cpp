@@ -5,7 +5,6 @@
 // fallback where the device has none), so every dtype those take works; the workspace is read by
 // the backward below alone, laid out as CUDA's is.
 #include "common.h"
-#include "kernels.h"
 
 namespace torch_{{ p }} {
 namespace rnn {
