@@ -176,10 +176,9 @@ bool failure_mode(const std::string& mode, int rank, int nranks, int device, {{ 
     {{ p }}_stream_t s1 = nullptr, s2 = nullptr;
     REQUIRE_OK({{ p }}_stream_create(device, &s1));
     REQUIRE_OK({{ p }}_stream_create(device, &s2));
-    static int pause_ms = 0;
-    pause_ms = 100 * (rank + 1);
+    const int pause_ms = 100 * (rank + 1);
     Dev<float> a(std::vector<float>(64, 1.f + rank), device), b(std::vector<float>(64, 10.f * (rank + 1)), device);
-    EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, &pause_ms));
+    EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, conformance::millis(pause_ms)));
     EXPECT_OK({{ p }}_ccl_all_reduce(s1, a.ptr(), a.ptr(), 64, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_SUM, comm));
     EXPECT_OK({{ p }}_ccl_all_reduce(s2, b.ptr(), b.ptr(), 64, {{ NAME }}_FLOAT32, {{ NAME }}_CCL_SUM, comm));
     EXPECT_OK({{ p }}_stream_synchronize(s2));

@@ -66,8 +66,12 @@ inline {{ p }}_shape_t shape(std::initializer_list<int64_t> dims) {
 
 inline bool near(double a, double b, double tol = 1e-4) { return std::fabs(a - b) <= tol * (1 + std::fabs(b)); }
 
-// A host function (launch_host_func) that sleeps *(int*)ms milliseconds: work that keeps a stream busy.
+// A host function (launch_host_func) that sleeps for the milliseconds its argument carries
+// (millis(n)): work that keeps a stream busy. The number travels in the pointer, not behind it: a
+// case that ends early (an unimplemented call) leaves its host functions queued, and one that
+// read the case's stack would then sleep for whatever was there (32 s on the OpenCL flavour).
 void sleep_ms(void* ms);
+inline void* millis(int ms) { return reinterpret_cast<void*>(static_cast<intptr_t>(ms)); }
 
 // Polls until `done` or `seconds` passed: a hang is a failure, not a suite that never ends.
 bool within(double seconds, const std::function<bool()>& done);

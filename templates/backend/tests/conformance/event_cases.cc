@@ -15,8 +15,8 @@ CONFORMANCE_CASE("event", record_query_synchronize) {
   REQUIRE_OK({{ p }}_event_create(0, &e));
   EXPECT_OK({{ p }}_event_query(e));  // never recorded: complete
   EXPECT_OK({{ p }}_event_synchronize(e));
-  static int ms = 20;
-  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
+  const int ms = 20;
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(ms)));
   EXPECT_OK({{ p }}_event_record(e, s));
   EXPECT_OK({{ p }}_event_synchronize(e));
   EXPECT_OK({{ p }}_event_query(e));
@@ -53,7 +53,7 @@ CONFORMANCE_CASE("event", queued_errors_name_the_op) {
 // the failing op: OK), every time, until a synchronisation of the whole stream has reported it.
 CONFORMANCE_CASE("event", errors_go_to_the_synchronisations_that_cover_them) {
   if (conformance::synchronous_mode()) return;  // inline: the failing call itself returns the error
-  static int ms = 20;
+  const int ms = 20;
   {{ p }}_stream_t s = nullptr;
   {{ p }}_event_t before = nullptr, after = nullptr;
   REQUIRE_OK({{ p }}_stream_create(0, &s));
@@ -61,7 +61,7 @@ CONFORMANCE_CASE("event", errors_go_to_the_synchronisations_that_cover_them) {
   REQUIRE_OK({{ p }}_event_create(0, &after));
   Dev<float> x(std::vector<float>{0, 1, 2, 3, 4, 5}), out(6);
   Dev<int64_t> bad(std::vector<int64_t>{3, 0, 2});
-  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(ms)));
   EXPECT_OK({{ p }}_event_record(before, s));
   REQUIRE_OK({{ p }}_gather(s, {{ NAME }}_FLOAT32, x.ptr(), 1, 3, 2, {{ NAME }}_INT64, bad.ptr(), 3, -1, out.ptr()));
   EXPECT_OK({{ p }}_event_record(after, s));
@@ -131,9 +131,9 @@ CONFORMANCE_CASE("event", elapsed_time_between_completions) {
   float ms = -1;
   EXPECT_STATUS({{ p }}_event_elapsed_time(a, b, &ms), {{ NAME }}_ERROR_INVALID_VALUE);
   EXPECT(std::string({{ p }}_error_detail()).find("never recorded") != std::string::npos);
-  static int sleep = 30;
+  const int sleep = 30;
   EXPECT_OK({{ p }}_event_record(a, s));
-  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &sleep));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(sleep)));
   EXPECT_OK({{ p }}_event_record(b, s));
   if (!conformance::synchronous_mode()) EXPECT_STATUS({{ p }}_event_elapsed_time(a, b, &ms), {{ NAME }}_ERROR_NOT_READY);
   EXPECT_OK({{ p }}_event_synchronize(b));

@@ -339,13 +339,13 @@ CONFORMANCE_CASE("graph", capture_on_one_thread_while_another_works_eagerly) {
 CONFORMANCE_CASE("graph", destroy_while_a_launch_is_queued_is_safe) {
   Stream s;
   Dev<float> y(32, 0.0f);
-  int sleep = 50;
+  const int sleep = 50;
   Graph g(s.get());
   EXPECT_OK({{ p }}_fill(s.get(), {{ NAME }}_FLOAT32, y.ptr(), 32, 3.0));
   EXPECT_OK({{ p }}_scale(s.get(), {{ NAME }}_FLOAT32, y.ptr(), y.ptr(), 32, 2.0, 1.0, 1));
   g.end();
   REQUIRE_OK({{ p }}_graph_instantiate(g.get()));
-  EXPECT_OK({{ p }}_launch_host_func(s.get(), conformance::sleep_ms, &sleep));
+  EXPECT_OK({{ p }}_launch_host_func(s.get(), conformance::sleep_ms, conformance::millis(sleep)));
   EXPECT_OK({{ p }}_graph_launch(g.get(), s.get()));
   EXPECT_OK({{ p }}_graph_destroy(g.release()));
   EXPECT_OK({{ p }}_stream_synchronize(s.get()));

@@ -202,7 +202,7 @@ bool synchronous_mode() { return env_flag("{{ NAME }}_SYNC"); }
 bool host_visible_memory() { return env_flag("{{ NAME }}_HOST_VISIBLE_MEMORY"); }
 bool emulated() { return env_flag("DEVKIT_EMULATED"); }
 
-void sleep_ms(void* ms) { usleep(static_cast<useconds_t>(*static_cast<int*>(ms)) * 1000); }
+void sleep_ms(void* ms) { usleep(static_cast<useconds_t>(reinterpret_cast<intptr_t>(ms)) * 1000); }
 
 bool within(double seconds, const std::function<bool()>& done) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);

@@ -68,9 +68,9 @@ CONFORMANCE_CASE("launch", kernel_runs_in_queue_order_on_device_memory) {
 CONFORMANCE_CASE("launch", kernel_runs_later_than_the_call) {
   {{ p }}_stream_t s = nullptr;
   REQUIRE_OK({{ p }}_stream_create(0, &s));
-  int ms = 200;
+  const int ms = 200;
   launch_area::g_runs = 0;
-  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(ms)));
   EXPECT_OK({{ p }}_launch_kernel(s, "count", launch_area::count, nullptr, 0));
   if (!conformance::synchronous_mode()) EXPECT(launch_area::g_runs.load() == 0);
   EXPECT_OK({{ p }}_stream_synchronize(s));

@@ -152,7 +152,7 @@ CONFORMANCE_CASE("memory", devices_and_peer_copies) {
 // that work ran: a fill queued behind a sleep on one stream, the memory freed and allocated
 // again, filled on a second stream -- the first fill must not land in the new allocation.
 CONFORMANCE_CASE("memory", freed_memory_waits_for_queued_work) {
-  static int ms = 300;
+  const int ms = 300;
   {{ p }}_stream_t s1 = nullptr, s2 = nullptr;
   REQUIRE_OK({{ p }}_stream_create(0, &s1));
   REQUIRE_OK({{ p }}_stream_create(0, &s2));
@@ -160,7 +160,7 @@ CONFORMANCE_CASE("memory", freed_memory_waits_for_queued_work) {
   size_t allocated = 0, peak = 0, before = 0;
   REQUIRE_OK({{ p }}_memory_stats(0, &before, &peak));
   REQUIRE_OK({{ p }}_malloc(0, &a, 4096));
-  EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, conformance::millis(ms)));
   EXPECT_OK({{ p }}_fill(s1, {{ NAME }}_FLOAT32, a, 1024, 3.0));  // still queued behind the sleep
   EXPECT_OK({{ p }}_free(0, a));
   EXPECT_OK({{ p }}_memory_stats(0, &allocated, &peak));

@@ -10,7 +10,7 @@
 
 namespace {
 
-int kDelayMs = 50;  // keeps the stream busy, so the ops below are queued behind it
+constexpr int kDelayMs = 50;  // keeps the stream busy, so the ops below are queued behind it
 
 }  // namespace
 
@@ -20,7 +20,7 @@ CONFORMANCE_CASE("ops.amp", check_finite_and_unscale_sets_the_flag_behind_queued
   const void* xs[] = {a.ptr(), b.ptr()};
   void* outs[] = {a.ptr(), b.ptr()};
   const int64_t numels[] = {2, 1};
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_check_finite_and_unscale(nullptr, {{ NAME }}_FLOAT32, 2, xs, outs, numels, scale.ptr(), 1,
                                              {{ NAME }}_BOOL, found.ptr()));
   EXPECT((a.host() == std::vector<float>{1.f, -2.f}));
@@ -31,7 +31,7 @@ CONFORMANCE_CASE("ops.amp", check_finite_and_unscale_sets_the_flag_behind_queued
   const void* ys[] = {b.ptr(), c.ptr()};
   void* youts[] = {b.ptr(), c.ptr()};
   const int64_t ynumels[] = {1, 2};
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_check_finite_and_unscale(nullptr, {{ NAME }}_FLOAT32, 2, ys, youts, ynumels, scale.ptr(), 0,
                                              {{ NAME }}_FLOAT32, flag.ptr()));
   EXPECT((flag.host() == std::vector<float>{1.f}));

@@ -9,7 +9,7 @@
 
 namespace {
 
-int kDelayMs = 50;  // keeps the stream busy, so the ops below are queued behind it
+constexpr int kDelayMs = 50;  // keeps the stream busy, so the ops below are queued behind it
 
 // x = v / 32, so that x * (64 / 2) = v exactly.
 std::vector<float> over_32(const std::vector<float>& v) {
@@ -26,7 +26,7 @@ CONFORMANCE_CASE("ops.quant", round_type_0_rounds_ties_to_even_and_clips_to_minu
   Dev<float> x(over_32(kTies)), scale(std::vector<float>{2.f}), out(kTies.size(), -7.f);
   Dev<int8_t> narrow(kTies.size(), 0);
   const {{ p }}_quant_params_t p = {1, 1, static_cast<int64_t>(kTies.size()), 64, 0};
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_quantize_linear(nullptr, &p, {{ NAME }}_FLOAT32, x.ptr(), scale.ptr(), {{ NAME }}_FLOAT32, out.ptr()));
   REQUIRE_OK({{ p }}_quantize_linear(nullptr, &p, {{ NAME }}_FLOAT32, x.ptr(), scale.ptr(), {{ NAME }}_INT8, narrow.ptr()));
   EXPECT((out.host() == std::vector<float>{0.f, 2.f, 2.f, -2.f, 64.f, -65.f, 64.f, -64.f}));
@@ -77,7 +77,7 @@ CONFORMANCE_CASE("ops.quant", observe_takes_the_moving_average_or_each_channels_
   Dev<float> x(std::vector<float>{1.f, -3.f, 2.f}), accum(std::vector<float>{2.f}), state(std::vector<float>{1.f});
   Dev<float> accum_out(1, 0.f), state_out(1, 0.f), scale(1, 0.f);
   const {{ p }}_quant_params_t one = {1, 1, 3, 127, 0};
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_quant_observe(nullptr, &one, {{ NAME }}_FLOAT32, x.ptr(), 0.9f, accum.ptr(), state.ptr(),
                                   accum_out.ptr(), state_out.ptr(), scale.ptr()));
   const float want_state = 0.9f * 1.f + 1.f, want_accum = 0.9f * 2.f + 3.f;
@@ -144,7 +144,7 @@ void expect_conv2d_int8(const {{ p }}_conv2d_params_t& p, const std::vector<int8
                         const std::vector<int32_t>& want) {
   Dev<int8_t> dx(x), dw(w);
   Dev<int32_t> y(want.size(), -1);
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_conv2d_int8(nullptr, &p, dx.ptr(), dw.ptr(), y.ptr()));
   EXPECT(y.host() == want);
 }
@@ -224,7 +224,7 @@ CONFORMANCE_CASE("ops.quant", int8_max_pooling_and_relu_keep_the_integers) {
   const std::vector<int8_t> want = {-128, 7, 2, 5,  // windows {x00}, {x01,x02}, {x10,x20}, {x11,x12,x21,x22}
                                     127, -2, 3, 1};
   Dev<int8_t> dx(x), pooled(want.size(), 0);
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_pool2d_forward(nullptr, {{ NAME }}_INT8, &p, dx.ptr(), pooled.ptr()));
   EXPECT(pooled.host() == want);
   {{ p }}_pool2d_params_t average = p;
@@ -249,7 +249,7 @@ CONFORMANCE_CASE("ops.quant", int8_average_pooling_sums_the_integers_and_rescale
   {{ p }}_pool2d_params_t p = {1, 1, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 0, 1, 0};
   Dev<int8_t> dx(x);
   Dev<float> scale(std::vector<float>{2.f}), y(4, -7.f), full(4, -7.f), whole(1, -7.f);
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   // windows {x00}, {x01,x02}, {x10,x20}, {x11,x12,x21,x22}: sums -128, 4, -7, 135
   REQUIRE_OK({{ p }}_avg_pool2d_int8(nullptr, &p, dx.ptr(), scale.ptr(), 64, y.ptr()));
   EXPECT((y.host() == std::vector<float>{-128.f / 32, 4.f / 2 / 32, -7.f / 2 / 32, 135.f / 4 / 32}));
@@ -274,7 +274,7 @@ CONFORMANCE_CASE("ops.quant", int8_add_rescales_each_operand_by_its_own_scale) {
   const float sa = 0.37f, sb = 1.93f;  // (not powers of two: the rounding of each step counts)
   Dev<int8_t> da(a), db(b);
   Dev<float> a_scale(std::vector<float>{sa}), b_scale(std::vector<float>{sb}), y(a.size(), -7.f);
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_add_int8(nullptr, static_cast<int64_t>(a.size()), da.ptr(), a_scale.ptr(), db.ptr(), b_scale.ptr(),
                              127, y.ptr()));
   // the same as dequantizing each operand on the device and adding the floats there
@@ -305,7 +305,7 @@ CONFORMANCE_CASE("ops.quant", int8_softmax_takes_the_exponentials_of_the_integer
                                  7, -1, 7, 3, 7, -128};
   Dev<int8_t> dx(x);
   Dev<float> scale(std::vector<float>{2.f}), y(x.size(), -7.f);
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_softmax_int8(nullptr, 2, 3, 2, dx.ptr(), scale.ptr(), 64, y.ptr()));
   const std::vector<float> got = y.host();
   for (int64_t o = 0; o < 2; ++o) {
@@ -341,7 +341,7 @@ CONFORMANCE_CASE("ops.quant", int8_concat_rescales_each_operand_into_its_slice) 
   const int8_t* parts[] = {da.ptr(), db.ptr()};
   const float* scales[] = {a_scale.ptr(), b_scale.ptr()};
   const int64_t lens[] = {1, 2};
-  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, &kDelayMs));
+  REQUIRE_OK({{ p }}_launch_host_func(nullptr, conformance::sleep_ms, conformance::millis(kDelayMs)));
   REQUIRE_OK({{ p }}_concat_int8(nullptr, 2, parts, scales, lens, 2, 2, 127, y.ptr()));
   auto v = [](int8_t q, float s) { return static_cast<float>(q) * s / 127.f; };
   const std::vector<float> want = {v(-128, sa), v(3, sa),  v(1, sb),  v(2, sb),  v(3, sb),  v(4, sb),  //

@@ -162,10 +162,10 @@ CONFORMANCE_CASE("stream", queued_work_runs_later) {
   {{ p }}_event_t e = nullptr;
   REQUIRE_OK({{ p }}_stream_create(0, &s));
   REQUIRE_OK({{ p }}_event_create(0, &e));
-  static int ms = 300;  // long enough that nothing queued behind it can have run when checked
+  const int ms = 300;  // long enough that nothing queued behind it can have run when checked
   Dev<float> x(1000, 1.f), y(1000);
   std::vector<float> back(1000, -1.f);
-  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(ms)));
   EXPECT_OK({{ p }}_scale(s, {{ NAME }}_FLOAT32, x.ptr(), y.ptr(), 1000, 2.0, 0.0, 1));
   EXPECT_OK({{ p }}_memcpy_async(s, back.data(), y.ptr(), 1000 * sizeof(float), {{ NAME }}_COPY_DEVICE_TO_HOST));
   EXPECT_OK({{ p }}_event_record(e, s));
@@ -252,15 +252,15 @@ CONFORMANCE_CASE("stream", query_is_quick_under_load) {
 // refers to it: both complete (no read of freed memory, no wait on a stream made later at the
 // same address).
 CONFORMANCE_CASE("stream", streams_outlive_events_and_waits) {
-  static int short_ms = 50, long_ms = 200;
+  const int short_ms = 50, long_ms = 200;
   {{ p }}_stream_t s1 = nullptr, s2 = nullptr, reused = nullptr;
   {{ p }}_event_t e = nullptr;
   REQUIRE_OK({{ p }}_event_create(0, &e));
   REQUIRE_OK({{ p }}_stream_create(0, &s1));
   REQUIRE_OK({{ p }}_stream_create(0, &s2));
-  EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, &short_ms));
+  EXPECT_OK({{ p }}_launch_host_func(s1, conformance::sleep_ms, conformance::millis(short_ms)));
   EXPECT_OK({{ p }}_event_record(e, s1));
-  EXPECT_OK({{ p }}_launch_host_func(s2, conformance::sleep_ms, &long_ms));  // its wait runs after s1 is gone
+  EXPECT_OK({{ p }}_launch_host_func(s2, conformance::sleep_ms, conformance::millis(long_ms)));  // its wait runs after s1 is gone
   EXPECT_OK({{ p }}_stream_wait_event(s2, e));
   EXPECT_OK({{ p }}_stream_destroy(s1));
   REQUIRE_OK({{ p }}_stream_create(0, &reused));  // often at s1's address, nothing submitted

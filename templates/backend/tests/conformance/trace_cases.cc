@@ -53,10 +53,10 @@ void nothing(void*) {}
 
 // `n` items on `s`: fills of `buffer`, every third a host function sleeping `sleep` ms (so
 // that, queued at once, later items are queued long before earlier ones end).
-void queue_items({{ p }}_stream_t s, float* buffer, int n, int* sleep) {
+void queue_items({{ p }}_stream_t s, float* buffer, int n, int sleep) {
   for (int i = 0; i < n; ++i) {
     if (i % 3 == 2)
-      EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, sleep));
+      EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(sleep)));
     else
       EXPECT_OK({{ p }}_fill(s, {{ NAME }}_FLOAT32, buffer, 4, i));
   }
@@ -118,12 +118,12 @@ CONFORMANCE_CASE("trace", each_item_recorded_with_its_name_device_and_stream) {
 CONFORMANCE_CASE("trace", enqueue_start_end_in_order_on_the_device_clock) {
   Stream s;
   Dev<float> buffer(4);
-  int sleep = 5;
+  const int sleep = 5;
   uint64_t before = 0, after = 0;
   {
     Tracing on(64);
     REQUIRE_OK({{ p }}_trace_clock_ns(&before));
-    trace_area::queue_items(s.get(), buffer.ptr(), 6, &sleep);
+    trace_area::queue_items(s.get(), buffer.ptr(), 6, sleep);
     EXPECT_OK({{ p }}_stream_synchronize(s.get()));
     REQUIRE_OK({{ p }}_trace_clock_ns(&after));
   }
@@ -143,10 +143,10 @@ CONFORMANCE_CASE("trace", enqueue_start_end_in_order_on_the_device_clock) {
 CONFORMANCE_CASE("trace", one_streams_items_run_one_after_another) {
   Stream s;
   Dev<float> buffer(4);
-  int sleep = 1;
+  const int sleep = 1;
   {
     Tracing on(256);
-    trace_area::queue_items(s.get(), buffer.ptr(), 30, &sleep);
+    trace_area::queue_items(s.get(), buffer.ptr(), 30, sleep);
     EXPECT_OK({{ p }}_stream_synchronize(s.get()));
   }
   const auto records = trace_area::drain_all();
@@ -163,12 +163,12 @@ CONFORMANCE_CASE("trace", one_streams_items_run_one_after_another) {
 CONFORMANCE_CASE("trace", two_streams_records_carry_their_own_stream) {
   Stream a, b;
   Dev<float> buffer_a(4), buffer_b(4);
-  int sleep = 1;
+  const int sleep = 1;
   {
     Tracing on(256);
     for (int i = 0; i < 10; ++i) {
-      trace_area::queue_items(a.get(), buffer_a.ptr(), 3, &sleep);
-      trace_area::queue_items(b.get(), buffer_b.ptr(), 2, &sleep);
+      trace_area::queue_items(a.get(), buffer_a.ptr(), 3, sleep);
+      trace_area::queue_items(b.get(), buffer_b.ptr(), 2, sleep);
     }
     EXPECT_OK({{ p }}_stream_synchronize(a.get()));
     EXPECT_OK({{ p }}_stream_synchronize(b.get()));
@@ -200,11 +200,11 @@ CONFORMANCE_CASE("trace", two_streams_records_carry_their_own_stream) {
 CONFORMANCE_CASE("trace", a_full_buffer_counts_what_it_drops) {
   Stream a, b;
   Dev<float> buffer_a(4), buffer_b(4);
-  int sleep = 0;
+  const int sleep = 0;
   {
     Tracing on(16);
-    trace_area::queue_items(a.get(), buffer_a.ptr(), 40, &sleep);
-    trace_area::queue_items(b.get(), buffer_b.ptr(), 25, &sleep);
+    trace_area::queue_items(a.get(), buffer_a.ptr(), 40, sleep);
+    trace_area::queue_items(b.get(), buffer_b.ptr(), 25, sleep);
     EXPECT_OK({{ p }}_stream_synchronize(a.get()));
     EXPECT_OK({{ p }}_stream_synchronize(b.get()));
     const auto records = trace_area::drain_all();
@@ -227,9 +227,9 @@ CONFORMANCE_CASE("trace", a_full_buffer_counts_what_it_drops) {
 CONFORMANCE_CASE("trace", off_records_nothing) {
   Stream s;
   Dev<float> buffer(4);
-  int sleep = 0;
+  const int sleep = 0;
   { Tracing on(16); }  // (first: a flavour without a tracer ends the case here, as unimplemented)
-  trace_area::queue_items(s.get(), buffer.ptr(), 20, &sleep);
+  trace_area::queue_items(s.get(), buffer.ptr(), 20, sleep);
   EXPECT_OK({{ p }}_stream_synchronize(s.get()));
   EXPECT(trace_area::drain_all().empty());
   EXPECT(trace_area::dropped() == 0);

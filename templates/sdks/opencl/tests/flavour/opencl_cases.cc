@@ -20,17 +20,17 @@ extern "C" cl_int CL_API_CALL clSetEventCallback(cl_event event, cl_int type,
 // A host function whose callback cannot be registered is an error of that call; the stream goes
 // on (alarm: a stream that waits for ever ends the run instead of hanging it).
 CONFORMANCE_CASE("flavour.opencl", a_failed_host_function_does_not_block_the_stream) {
-  static int ms = 1;
+  const int ms = 1;
   {{ p }}_stream_t s = nullptr;
   REQUIRE_OK({{ p }}_stream_create(0, &s));
   g_fail_event_callback = true;
-  const {{ p }}_status_t failed = {{ p }}_launch_host_func(s, conformance::sleep_ms, &ms);
+  const {{ p }}_status_t failed = {{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(ms));
   g_fail_event_callback = false;
   EXPECT(failed != {{ NAME }}_OK);
   alarm(20);
   EXPECT_OK({{ p }}_stream_synchronize(s));
   alarm(0);
-  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, &ms));
+  EXPECT_OK({{ p }}_launch_host_func(s, conformance::sleep_ms, conformance::millis(ms)));
   EXPECT_OK({{ p }}_stream_synchronize(s));
   EXPECT_OK({{ p }}_stream_destroy(s));
 }
