@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from problems import describe_exit
@@ -182,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         return worker(args)
     began = time.monotonic()
-    import torch
-
+    # (torch's version from its metadata: this process only supervises, and importing torch here
+    # would add its import and teardown, seconds, to every run, however few the cases)
+    torch_version = version("torch")
     runs = {name: supervise(args, SUITES[name].name) for name in suites}
     report: OpInfoReport = {
         "results": [result for results, _ in runs.values() for result in results],
@@ -192,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         "mode": "opinfo-all" if args.all else "opinfo",
         "framework": "torch",
         "device": args.device,
-        "torch_version": torch.__version__,
-        "reference": f"torch {torch.__version__} CPU",
+        "torch_version": torch_version,
+        "reference": f"torch {torch_version} CPU",
         "dtypes": args.dtypes.split(","),
         "seconds_in_env": round(time.monotonic() - began, 1),
     }
