@@ -24,6 +24,7 @@ import infer_phases
 import quant_engine
 import quant_model
 from int8_compare import TOP1_TIE_LSB
+from process_exit import exit_without_final_collection
 from quant_program import QDQ_FOLDING
 
 MODEL = "mnist"
@@ -65,4 +66,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_without_final_collection(main())

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from engine_mutations import Mutation, input_changes, models, mutated_program, plan, save_models
+from process_exit import exit_without_final_collection
 
 os.environ.setdefault("GLOG_minloglevel", "2")
 
@@ -320,3 +321,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    exit_without_final_collection(0)

@@ -16,6 +16,8 @@ import re
 import sys
 from pathlib import Path
 
+from process_exit import exit_without_final_collection
+
 # "<api> API kernel key: [stpu, NCHW, float32]" then "<kernel> kernel: {...}" for every
 # dygraph op (forward: api.cc, backward: backward_api_base.cc); kernel_factory.cc adds
 # "missing stpu kernel: <kernel>, ..., fallbacking to CPU one!" before a fallback.
@@ -186,4 +188,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

@@ -27,6 +27,7 @@ from infer_models import (
     model_files,
 )
 from infer_phases import INPUT, PROBLEM, READING, REEXPORT, RTOL, UNIT_MARK, run_phase
+from process_exit import exit_without_final_collection
 
 if TYPE_CHECKING:  # types only (numpy is imported where it is used, records is not needed to run)
     from inference_records import InferenceCheck, KernelPlacement, QuantCheck
@@ -279,4 +280,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

@@ -30,6 +30,7 @@ from check_common import F, np, paddle
 from golden_cases import gen_golden
 from op_helpers import Inputs, OpCase
 from op_records import GoldenSummary, OpResult, OpTestsReport
+from process_exit import exit_without_final_collection
 from records import Tolerance
 
 FLOATS = ("float32", "float64")
@@ -346,4 +347,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

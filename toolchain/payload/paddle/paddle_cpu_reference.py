@@ -6,10 +6,9 @@ trained natively (devkit's verify/cpu_reference.py says why). No plugin is insta
 
 from __future__ import annotations
 
-import sys
-
 from check_common import paddle
 from mnist import train
+from process_exit import exit_without_final_collection
 from records import RunSettings, TrainingRun
 from training_verdict import Dataset, cpu_reference_main
 
@@ -20,4 +19,4 @@ def train_on_cpu(data: Dataset | None, run: RunSettings) -> tuple[TrainingRun, s
 
 
 if __name__ == "__main__":
-    sys.exit(cpu_reference_main(train_on_cpu, __doc__ or ""))
+    exit_without_final_collection(cpu_reference_main(train_on_cpu, __doc__ or ""))

@@ -26,6 +26,7 @@ from typing import Any
 
 from distributed_driver import drive, free_port, lost_rank_worker, parse_args, train_worker_args
 from distributed_records import CollectiveCase, RankResult
+from process_exit import exit_without_final_collection
 from records import VerifyReport
 from training_verdict import load_data
 
@@ -200,4 +201,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

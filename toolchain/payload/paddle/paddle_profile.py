@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 import paddle
 from device_trace import BEGIN, END, child_arguments, mark
 from paddle.profiler import Profiler, ProfilerTarget, export_chrome_tracing
+from process_exit import exit_without_final_collection
 
 
 def main() -> int:
@@ -52,4 +52,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

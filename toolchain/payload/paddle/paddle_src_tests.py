@@ -27,6 +27,7 @@ import unittest
 from importlib.metadata import version
 from typing import Any
 
+from process_exit import exit_without_final_collection
 from src_tests import run_files, write_report
 
 OP_TEST = re.compile(r"^from op_test import|^import op_test", re.M)
@@ -156,4 +157,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

@@ -10,7 +10,6 @@ NumPy and the standard library. It writes a JSON report; devkit renders it.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from functools import cache, partial
 from pathlib import Path
@@ -34,6 +33,7 @@ from mnist import check_mnist, train
 from paddle_basics import check_devices, check_registration, check_tensor
 from paddle_contract import check_contract
 from plugin_exports import unimplemented_kernels
+from process_exit import exit_without_final_collection
 from records import CheckRecord, CpuCurve, VerifyReport
 from training_verdict import Dataset, add_training_arguments, cpu_reference, load_data, timed, write_report
 
@@ -209,4 +209,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import torch_amp
 import torch_compile
 from device_trace import check_profile
+from process_exit import exit_without_final_collection
 from records import CheckKind, CheckRecord, CpuCurve, VerifyReport
 from torch_basics import (
     check_dataloader,
@@ -154,4 +154,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from process_exit import exit_without_final_collection
 from records import CheckRecord, CompiledCode, TorchCompileCheck
 from torch_common import first_line
 from torch_training import fallback_counts, lenet
@@ -312,3 +313,4 @@ def traced_child(device: str) -> None:
 
 if __name__ == "__main__":
     traced_child(sys.argv[sys.argv.index("--device") + 1])
+    exit_without_final_collection(0)

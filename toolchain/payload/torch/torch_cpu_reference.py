@@ -6,9 +6,8 @@ trained natively (devkit's verify/cpu_reference.py says why). No plugin is insta
 
 from __future__ import annotations
 
-import sys
-
 import torch
+from process_exit import exit_without_final_collection
 from records import RunSettings, TrainingRun
 from torch_training import train
 from training_verdict import Dataset, cpu_reference_main
@@ -19,4 +18,4 @@ def train_on_cpu(data: Dataset | None, run: RunSettings) -> tuple[TrainingRun, s
 
 
 if __name__ == "__main__":
-    sys.exit(cpu_reference_main(train_on_cpu, __doc__ or ""))
+    exit_without_final_collection(cpu_reference_main(train_on_cpu, __doc__ or ""))

@@ -30,6 +30,7 @@ from types import ModuleType
 import numpy as np
 from distributed_driver import drive, free_port, lost_rank_worker, parse_args, train_worker_args
 from distributed_records import CollectiveCase, RankResult
+from process_exit import exit_without_final_collection
 from records import VerifyReport
 from torch_common import TOL, Tensor, first_line, log
 from training_verdict import load_data
@@ -198,4 +199,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

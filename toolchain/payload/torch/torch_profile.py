@@ -8,10 +8,10 @@ names of the device kernels the profiler saw printed as a JSON list.
 from __future__ import annotations
 
 import json
-import sys
 
 import torch
 from device_trace import BEGIN, END, child_arguments, mark
+from process_exit import exit_without_final_collection
 from torch_training import lenet
 
 
@@ -44,4 +44,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

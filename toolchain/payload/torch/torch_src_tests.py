@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 import time
 from importlib.metadata import version
 
+from process_exit import exit_without_final_collection
 from src_tests import run_files, write_report
 
 # What OpenReg leaves out as not about a device (its "don't care" and "later" directories): whole
@@ -73,4 +73,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

@@ -29,6 +29,7 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from problems import describe_exit
+from process_exit import exit_without_final_collection
 from torch_modules import MODULES
 from torch_opinfo import OPS
 from torch_opinfo_grads import GRADS
@@ -205,4 +206,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())
