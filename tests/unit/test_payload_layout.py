@@ -2,7 +2,7 @@
 imports payload.shared alone; shared/ imports only the standard library and its siblings; numeric/
 adds NumPy and no framework; paddle/ never imports torch (nor a torch/ module) and torch/ never
 Paddle; no import circle among the payloads; no payload file outside the four folders; none over
-400 lines. (A payload imports its siblings by plain name: its own folder, then shared/ and numeric/,
+400 lines; every framework script ends through process_exit. (A payload imports its siblings by plain name: its own folder, then shared/ and numeric/,
 which devkit puts on PYTHONPATH: util/resources.py payload_env.)"""
 
 from __future__ import annotations
@@ -134,3 +134,26 @@ def test_every_payload_is_in_a_folder_and_short() -> None:
         if (n := len(path.read_text().splitlines())) > MAX_LINES
     )
     assert not long, f"payload modules over {MAX_LINES} lines: {long}"
+
+
+def main_block(source: Path) -> ast.If | None:
+    """A script's `if __name__ == "__main__":` block, if it has one."""
+    for node in ast.parse(source.read_text(), str(source)).body:
+        if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and "__main__" in ast.unparse(node.test):
+            return node
+    return None
+
+
+def test_every_framework_script_ends_without_the_final_collection() -> None:
+    # (a script run with torch or Paddle loaded; the interpreter's own ending walks all they hold)
+    wrong = []
+    for folder in ("paddle", "torch"):
+        for name, source in modules(folder).items():
+            block = main_block(source)
+            if block is None:
+                continue
+            last = block.body[-1]
+            calls = isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+            if not calls or ast.unparse(last.value.func) != "exit_without_final_collection":  # type: ignore[attr-defined]
+                wrong.append(f"{folder}/{name}: {ast.unparse(last)}")
+    assert not wrong, f"framework scripts that end otherwise than process_exit.exit_without_final_collection: {wrong}"
