@@ -9,8 +9,8 @@ from typing import NoReturn
 
 def exit_without_final_collection(code: int | str | None) -> NoReturn:
     """sys.exit(code) with every object frozen (gc.freeze), so interpreter shutdown skips its
-    cyclic garbage collections over all that torch or Paddle loaded: 1.8-2.5 s of a test-ops
-    worker's exit on the 2-core CI machine, 0.35-0.45 s frozen. atexit handlers (the adapters'
+    cyclic garbage collections over all that torch or Paddle loaded: a torch ops worker's exit
+    took 0.85-2.5 s on the 2-core CI machine, 0.17-0.45 s frozen. atexit handlers (the adapters'
     joins of their device threads), reference counting and C++ destructors still run; objects in
     reference cycles are left to the end of the process, as its memory is."""
     gc.freeze()
