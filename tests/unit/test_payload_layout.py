@@ -2,8 +2,9 @@
 imports payload.shared alone; shared/ imports only the standard library and its siblings; numeric/
 adds NumPy and no framework; paddle/ never imports torch (nor a torch/ module) and torch/ never
 Paddle; no import circle among the payloads; no payload file outside the four folders; none over
-400 lines; every framework script ends through process_exit. (A payload imports its siblings by plain name: its own folder, then shared/ and numeric/,
-which devkit puts on PYTHONPATH: util/resources.py payload_env.)"""
+400 lines; every framework script ends through process_exit. (A payload imports its siblings by
+plain name: its own folder, then shared/ and numeric/, which devkit puts on PYTHONPATH:
+util/resources.py payload_env.)"""
 
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ def test_every_payload_is_in_a_folder_and_short() -> None:
 def main_block(source: Path) -> ast.If | None:
     """A script's `if __name__ == "__main__":` block, if it has one."""
     for node in ast.parse(source.read_text(), str(source)).body:
-        if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and "__main__" in ast.unparse(node.test):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "__name__ == '__main__'":
             return node
     return None
 
@@ -153,7 +154,10 @@ def test_every_framework_script_ends_without_the_final_collection() -> None:
             if block is None:
                 continue
             last = block.body[-1]
-            calls = isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-            if not calls or ast.unparse(last.value.func) != "exit_without_final_collection":  # type: ignore[attr-defined]
+            if not (
+                isinstance(last, ast.Expr)
+                and isinstance(last.value, ast.Call)
+                and ast.unparse(last.value.func) == "exit_without_final_collection"
+            ):
                 wrong.append(f"{folder}/{name}: {ast.unparse(last)}")
     assert not wrong, f"framework scripts that end otherwise than process_exit.exit_without_final_collection: {wrong}"
