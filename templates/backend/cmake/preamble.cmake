@@ -22,6 +22,13 @@ endif()
 # info), so the same tree gives the same wheel from any directory. Sources are named from the
 # project's root (device/src/..., paddle/kernels/..., pytorch/csrc/...).
 add_compile_options("-ffile-prefix-map=${ {{- NAME }}_PROJECT_DIR}/=" "-ffile-prefix-map=${CMAKE_BINARY_DIR}/=")
+# ccache (its base_dir is the project) passes the compiler the project's paths relative to the
+# build directory, where Ninja runs it (../../device/src/...): mapped alike.
+file(RELATIVE_PATH _project_from_build "${CMAKE_BINARY_DIR}" "${ {{- NAME }}_PROJECT_DIR}")
+string(REGEX REPLACE "/$" "" _project_from_build "${_project_from_build}")  # (CMake 4 ends it with /)
+if(_project_from_build)
+  add_compile_options("-ffile-prefix-map=${_project_from_build}/=")
+endif()
 
 # Unity builds: an adapter's files share the framework's headers and the template code they
 # instantiate, so compiling them in batches (one per core of a small machine) takes a fifth of
@@ -32,6 +39,10 @@ add_compile_options("-ffile-prefix-map=${ {{- NAME }}_PROJECT_DIR}/=" "-ffile-pr
 if(NOT DEFINED CMAKE_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)
 endif()
+# Units that include their sources by relative paths (CMake 4.0+; older versions ignore it), so
+# that a unit's text does not depend on where the project lies: ccache's direct mode (a hash of
+# the unit's text and its headers, no preprocessor run) then serves the same tree elsewhere.
+set(CMAKE_UNITY_BUILD_RELOCATABLE ON)
 # The files edited since devkit first built this tree (DEVKIT_SOLO_SOURCES, paths from the
 # project's root) compile alone, out of their batch: after the edit that takes a file out, its
 # next edits recompile that file only (measured, host g++: device/src/activation_ops.cc's batch
