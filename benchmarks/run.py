@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,7 @@ def cold_env(short: bool) -> dict[str, str]:
 def build_series(project: Path, runner: str, short: bool = False) -> dict:
     cold, first = devkit("build", str(project), "--runner", runner, "--clean", env=cold_env(short))
     noop, second = devkit("build", str(project), "--runner", runner)
+    elsewhere = {"elsewhere": clean_build_elsewhere(project)} if runner == "host" else {}
     edit_one_kernel(project)
     edit, third = devkit("build", str(project), "--runner", runner)
     return {
@@ -75,6 +77,26 @@ def build_series(project: Path, runner: str, short: bool = False) -> dict:
         "edit_s": edit,
         "edit_compiled": third["compiled_files"],
         "runner": first["runner"],
+        **elsewhere,
+    }
+
+
+def clean_build_elsewhere(project: Path) -> dict:
+    """A clean build of the tree where it is, then of a copy in another directory (a second
+    checkout, a CI job's), both from the compiler cache the builds above filled; with ccache's
+    counters for the copy's compiler runs (a direct hit runs no preprocessor)."""
+    in_place, _ = devkit("build", str(project), "--runner", "host", "--clean")
+    with tempfile.TemporaryDirectory(prefix="devkit-bench-") as tmp:
+        copy = Path(tmp) / "another" / "checkout" / project.name
+        shutil.copytree(project, copy, ignore=shutil.ignore_patterns("build", "dist", "reports"))
+        stats = Path(tmp) / "ccache-stats.log"
+        moved, built = devkit("build", str(copy), "--runner", "host", env={"CCACHE_STATSLOG": str(stats)})
+        counters = stats.read_text().split() if stats.exists() else []
+    return {
+        "in_place_s": in_place,
+        "elsewhere_s": moved,
+        "compiled": built["compiled_files"],
+        "direct_hits": counters.count("direct_cache_hit"),
     }
 
 
@@ -487,6 +509,16 @@ def markdown(r: dict) -> str:
                     f"{ratio(b['edit_s'], b['cold_s'])} of cold",
                 ),
             ]
+            if "elsewhere" in b:
+                e = b["elsewhere"]
+                rows.append(
+                    (
+                        f"clean build of a copy in another directory vs in place, ccache warm ({where})",
+                        f"{e['elsewhere_s']:.1f} s vs {e['in_place_s']:.1f} s "
+                        f"({e['direct_hits']} of {e['compiled']} compiler runs direct hits)",
+                        f"{ratio(e['elsewhere_s'], e['in_place_s'])} of in place",
+                    )
+                )
     for where, loop in r.get("edit_loop", {}).items():
         if where != "ops":
             rows += edit_loop_rows(loop, r["edit_loop"]["ops"], r["build_host"]["cold_s"])

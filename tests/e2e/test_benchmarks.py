@@ -27,6 +27,9 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     # a kernel's first edit takes it out of its unity batch: the rest of the batch and the file, apart
     assert results["build_host"]["noop_compiled"] == 0 and results["build_host"]["edit_compiled"] == 2
     assert results["build_host"]["cold_compiled"] >= 4  # unity builds: two units each for kernels and device
+    # a copy of the tree in another directory: every compiler run a direct hit of the cache the series filled
+    elsewhere = results["build_host"]["elsewhere"]
+    assert elsewhere["compiled"] > 0 and elsewhere["direct_hits"] == elsewhere["compiled"], elsewhere
     # the edit loop: the series' kernel file edited again recompiles alone, then test-ops on that wheel
     loop = results["edit_loop"]["kernels"]["edits"][-1]
     assert loop["compiled"] == 1 and loop["checked_passed"] and loop["checked_cases"] > 0
@@ -57,6 +60,7 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         "| torch LeNet training step, batch 64, Adam (stpu:0 async vs CPU) |",
         "| LeNet training step, batch 64 (stpu:0 inline vs CPU) |",
         "| one-kernel edit rebuild (host) |",
+        "| clean build of a copy in another directory vs in place, ccache warm (host) |",
         "| one-file edit -> rebuild (paddle/kernels/activation_kernels.cc, host): first edit, next edits |",
         "| one-file edit -> rebuild -> `test-ops --ops relu` (paddle/kernels/activation_kernels.cc, host) |",
         "| torch small tensor made and freed (stpu:0 async vs CPU) |",
