@@ -39,9 +39,11 @@ endif()
 if(NOT DEFINED CMAKE_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)
 endif()
-# Units that include their sources by relative paths (CMake 4.0+; older versions ignore it), so
-# that a unit's text does not depend on where the project lies: ccache's direct mode (a hash of
-# the unit's text and its headers, no preprocessor run) then serves the same tree elsewhere.
+# Units that include their sources by paths from the source directory (CMake 4.0+; older versions
+# ignore it), so that a unit's text does not depend on where the project lies: ccache's direct mode
+# (a hash of the unit's text and its headers, no preprocessor run) then serves the same tree
+# elsewhere. (The PyTorch build's source directory is pytorch/: the device library's units there
+# keep absolute paths, and ccache serves them after running the preprocessor.)
 set(CMAKE_UNITY_BUILD_RELOCATABLE ON)
 # The files edited since devkit first built this tree (DEVKIT_SOLO_SOURCES, paths from the
 # project's root) compile alone, out of their batch: after the edit that takes a file out, its
