@@ -1,9 +1,10 @@
 import sys
+from pathlib import Path
 
 import pytest
 
 from devkit.run.step import HostRunner, Step, diagnostic_lines
-from devkit.util.errors import DevkitError
+from devkit.util.errors import DevkitError, EnvironmentProblem
 
 
 def test_host_runner_returns_output_and_logs(tmp_path):
@@ -19,6 +20,20 @@ def test_failure_carries_diagnostics_and_log(tmp_path):
     assert "exit code 3" in info.value.problem
     assert info.value.details == "foo.cc:3:1: error: expected ;"
     assert info.value.log == tmp_path / "l.log"
+
+
+def test_a_full_disk_under_the_log_is_the_steps_error_and_the_step_runs_to_its_end(tmp_path):
+    """/dev/full refuses every write with ENOSPC, as a filled-up project disk refuses the log of a
+    compile: the step is not killed by an OSError from the log; its title and the disk are the error."""
+    done = tmp_path / "done"
+    script = f"import pathlib; print('x' * 200_000); pathlib.Path({str(done)!r}).touch()"
+    with pytest.raises(EnvironmentProblem) as info:
+        HostRunner().run(Step("compile", [sys.executable, "-c", script], log=Path("/dev/full")))
+    assert info.value.problem == "compile: the disk filled up (No space left on device)"
+    assert "free space" in info.value.fix and done.exists()
+    # a log that cannot be written for another reason is that error, as it was
+    with pytest.raises(IsADirectoryError):
+        HostRunner().run(Step("compile", [sys.executable, "-c", "pass"], log=tmp_path))
 
 
 def test_a_process_that_dies_after_the_device_library_spoke_reports_its_line(tmp_path):

@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING
 from ..project.project import LOG_DIR_NAME
 from ..run.engine import OWNER_LABEL, STEP_LABEL, Engine, engine_errors, owner_label
 from ..run.step import Step, outcome
+from ..run.step_log import StepLog
 from ..util.archives import extract_tar
 from ..util.console import status
 from ..util.errors import EnvironmentProblem, InternalError
@@ -161,7 +162,7 @@ class ContainerRunner:
                 # copied files come back through an archive, so root in the container writes nothing of ours
                 user="0:0" if copy else f"{os.getuid()}:{os.getgid()}",
             )
-            with step.log.open("a") as log, status(f"[bold]{step.title}[/] [dim](container)[/]…") as live:
+            with StepLog(step.log) as log, status(f"[bold]{step.title}[/] [dim](container)[/]…") as live:
                 log.write(f"$ [{self.image} {self.platform}{', files copied' if copy else ''}] {' '.join(step.argv)}\n")
                 if copy:
                     self._put_inputs(container)
@@ -199,7 +200,7 @@ class ContainerRunner:
                     container.remove(force=True)  # also on failure and Ctrl-C
                 except engine_errors():
                     pass
-        return outcome(step, returncode, "\n".join(tail), self.fix_hint, started)
+        return outcome(step, returncode, "\n".join(tail), self.fix_hint, started, log_full=log.full is not None)
 
     # ---- copy mode (remote engines) -----------------------------------------
     def _copied(self) -> list[Mount]:

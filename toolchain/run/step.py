@@ -22,6 +22,7 @@ from typing import Protocol
 from ..payload.shared.problems import INDEX_FIX, index_unreachable
 from ..util.console import status
 from ..util.errors import BuildFailure, DevkitError, EnvironmentProblem, InputError
+from .step_log import StepLog
 
 PROBLEM_PREFIX = "devkit-problem: "
 # The kind a payload's `devkit-problem: TEXT | FIX | KIND` line names (else the step's own).
@@ -103,20 +104,34 @@ def diagnostic_lines(lines: list[str], limit: int = 25) -> list[str]:
     return picked
 
 
-def outcome(step: Step, returncode: int, output: str, fix: str, started: float) -> str:
+def outcome(step: Step, returncode: int, output: str, fix: str, started: float, log_full: bool = False) -> str:
     """The step's output when it succeeded with the plugin's device available; otherwise the
     error (a plugin that could not load its device library leaves the framework running on the
     CPU, so the step itself may still exit 0: every check after it would fail for that reason).
+    `log_full`: the disk refused the step's log (StepLog.full), which is then the error.
 
     The log's last line for the step is how long it took (`started`: time.monotonic() before it)."""
-    with step.log.open("a") as log:
+    with StepLog(step.log) as log:
         log.write(f"[devkit] {step.title}: exit {returncode} after {time.monotonic() - started:.1f} s\n")
+    if log_full or log.full:
+        raise disk_full(step, output.splitlines())
     if returncode != 0:
         raise failure(step, returncode, output, fix)
     unavailable = _DEVICE_UNAVAILABLE.search(output)
     if unavailable:
         raise EnvironmentProblem(f"{step.title}: {unavailable.group(0).strip()}", _RUNTIME_FIX, log=step.log)
     return output
+
+
+def disk_full(step: Step, lines: list[str]) -> EnvironmentProblem:
+    """The step stopped because a disk filled up: the step's output, or the log it was writing."""
+    return EnvironmentProblem(
+        f"{step.title}: the disk filled up (No space left on device)",
+        "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
+        "rerun: the build continues where it stopped",
+        log=step.log,
+        details="\n".join(diagnostic_lines(lines) or lines[-25:]),
+    )
 
 
 def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
@@ -129,13 +144,7 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
     if unreachable:
         return EnvironmentProblem(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details="\n".join(context))
     if "No space left on device" in output:
-        return EnvironmentProblem(
-            f"{step.title}: the disk filled up (No space left on device)",
-            "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
-            "rerun: the build continues where it stopped",
-            log=step.log,
-            details="\n".join(context),
-        )
+        return disk_full(step, lines)
     reported = [line for line in lines if line.startswith(PROBLEM_PREFIX)]
     if reported:
         text, _, own_fix = reported[-1][len(PROBLEM_PREFIX) :].partition(" | ")
@@ -204,7 +213,7 @@ class HostRunner:
         env = {k: v for k, v in {**os.environ, **step.env}.items() if v is not None}
         tail: deque[str] = deque(maxlen=4000)
         started = time.monotonic()
-        with step.log.open("a") as log, status(f"[bold]{step.title}[/]…") as live:
+        with StepLog(step.log) as log, status(f"[bold]{step.title}[/]…") as live:
             log.write(f"$ {' '.join(step.argv)}\n")
             log.flush()
             proc = subprocess.Popen(
@@ -228,4 +237,4 @@ class HostRunner:
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait()
                 raise
-        return outcome(step, returncode, "\n".join(tail), self.fix_hint, started)
+        return outcome(step, returncode, "\n".join(tail), self.fix_hint, started, log_full=log.full is not None)
