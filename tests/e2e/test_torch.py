@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -586,8 +587,14 @@ def test_the_autocast_lists_check_names_an_op_against_the_policy(torch_env):
 def test_torch_compile_runs_inductor_kernels_on_the_device_queue(torch_project, torch_build):
     """torch.compile's default backend on stpu:1 and a stream of its own: every generated kernel
     launched through the device library (none called on the host), matmul/conv as the device's
-    eager kernels, no CPU fallback, results as eager and the CPU; ordering, recompiles, the trace."""
+    eager kernels, no CPU fallback, results as eager and the CPU; ordering, recompiles, the trace.
+    Inductor's probes of the CPU are compiled into devkit's cache, where later sessions find them."""
+    from devkit.run.envs import inductor_probes
+
+    probes = inductor_probes() / "host"
+    shutil.rmtree(probes, ignore_errors=True)
     _, report = verify_passes(torch_project, "--framework", "torch", "--compile")
+    assert list(probes.rglob("*.so")), f"no probe of the CPU kept in {probes}"
     checks = {c["name"]: c for c in report["checks"]}
     assert "mnist" not in checks and {"compile ordering", "compile shapes", "compile trace"} <= checks.keys()
     for model in ("mlp", "lenet"):

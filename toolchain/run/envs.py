@@ -293,6 +293,12 @@ def verify_root() -> Path:
     return cache_root() / "verify"
 
 
+def inductor_probes() -> Path:
+    """Inductor's probes of the CPU (payload/torch/torch_compile.py), kept between verifications:
+    a directory per runner key (where they were compiled and loaded), mounted in verify containers."""
+    return cache_root() / "inductor-probes"
+
+
 def container_reference_envs() -> Path:
     return verify_root() / "reference-envs"
 

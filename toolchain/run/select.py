@@ -14,7 +14,7 @@ from ..project.recipes import Recipe, all_recipes
 from ..project.sdk import SdkSource
 from ..run.container import ContainerRunner, Mount
 from ..run.engine import Engine
-from ..run.envs import cache_root, container_reference_envs
+from ..run.envs import cache_root, container_reference_envs, inductor_probes
 from ..run.images import COMPILER_PACKAGES, ensure_image, ensure_runtime_image, verify_spec
 from ..run.step import HostRunner, Runner
 from ..util.errors import EnvironmentProblem, InputError
@@ -108,6 +108,7 @@ def _verify_container(engine: Engine, image: str, oci_platform: str, mounts: lis
     pip's cache mounted beside `mounts`; its cached state named after the image `key`."""
     references = container_reference_envs()
     references.mkdir(parents=True, exist_ok=True)
+    inductor_probes().mkdir(mode=0o700, parents=True, exist_ok=True)
     return ContainerRunner(
         engine,
         image,
@@ -117,6 +118,7 @@ def _verify_container(engine: Engine, image: str, oci_platform: str, mounts: lis
             Mount(references, "/reference-envs", read_only=False),
             Mount(PAYLOAD_DIR, "/devkit/payload"),
             Mount(cache_root() / "container" / "pip", "/cache/pip", read_only=False, cache=True),
+            Mount(inductor_probes(), "/cache/inductor-probes", read_only=False, cache=True),
         ],
         env={"PIP_CACHE_DIR": "/cache/pip"},
         fix_hint="see the verify log; for emulated targets check `devkit doctor`",

@@ -39,6 +39,36 @@ STEPS = 3
 SEED = 7
 
 
+# Where devkit keeps Inductor's probes of the CPU between verifications (verify/frameworks/torch.py).
+KEPT_PROBES = "DEVKIT_INDUCTOR_PROBES"
+
+
+def probe_the_cpu_in_the_kept_directory() -> None:
+    """Before its first CPU kernel Inductor probes the host's vector instruction sets (AMX,
+    AVX-512 VNNI, AVX-512, AVX2 on x86): a small program each, compiled and then loaded in a child
+    interpreter; ten compiles, ~18 CPU-s in the session's empty cache. Its binaries are keyed by
+    the compiler's version, the flags and torch's version (Inductor's own fingerprint), so devkit
+    keeps them in its cache: the probe runs there, Inductor's own code and verdict, and the
+    session's cache stays the session's. Without the variable (or without the probe's module in
+    this torch) Inductor probes where and when it always does."""
+    kept = os.environ.get(KEPT_PROBES)
+    if not kept:
+        return
+    try:
+        from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+    except ImportError:
+        return
+    session = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = kept  # (Inductor reads the variable at each use)
+    try:
+        valid_vec_isa_list()  # (functools.cache: the verdict for the rest of the process)
+    finally:
+        if session is None:
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = session
+
+
 def mlp(torch: ModuleType) -> Any:
     nn = torch.nn
     return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
@@ -295,6 +325,7 @@ def traced_child(device: str) -> None:
     import torch._dynamo
     import torch._inductor.compile_fx  # noqa: F401
 
+    probe_the_cpu_in_the_kept_directory()
     dev = last_card(torch, device)
     torch.manual_seed(SEED)
     model = lenet(torch).to(dev)

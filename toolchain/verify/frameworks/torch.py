@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ...project.frameworks import DEFAULT_MODEL
 from ...project.naming import switch_prefix
+from ...run.envs import inductor_probes
 from ...util.errors import InputError
 from ...util.resources import payload_script
 from ..cpu_reference import native_cpu_reference
@@ -47,7 +48,9 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
     every CPU fallback an error naming the op, and Inductor's caches in the session's own
     directory: not Inductor's default, /tmp/torchinductor_<user> (a name any local user can take
     first), nor the one the adapter makes in the user's home when the variable is unset (at import,
-    compiling or not: a check leaves nothing behind)."""
+    compiling or not: a check leaves nothing behind there). What is kept is Inductor's probes of
+    the CPU, in devkit's cache, per runner: what a new session would compile again to the same
+    verdict (the compiler's, not the device's)."""
     prefix = switch_prefix(options.device_type or "")
     return {
         "DEVKIT_TOLERANCES": options.check_env["DEVKIT_TOLERANCES"],
@@ -56,7 +59,15 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
         f"{prefix}_STRICT_FALLBACK": "1" if strict else "0",
         f"{prefix}_FALLBACK_OPS": None,  # a leftover from the user's shell would change what is checked
         "TORCHINDUCTOR_CACHE_DIR": session.runner.path(session.work / "inductor"),
+        # ... but for Inductor's probes of the CPU, which devkit keeps (payload/torch/torch_compile.py)
+        "DEVKIT_INDUCTOR_PROBES": session.runner.path(kept_probes(session.runner.key)),
     }
+
+
+def kept_probes(runner_key: str) -> Path:
+    probes = inductor_probes() / runner_key
+    probes.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return probes
 
 
 def with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
