@@ -30,6 +30,7 @@ class RecordingSession:
     def __init__(self) -> None:
         self.argv: list[str] = []
         self.runner = self
+        self.key = "host"
         self.python = "python"
         self.log = Path("log")
         self.work = Path("work")

@@ -46,9 +46,9 @@ KEPT_PROBES = "DEVKIT_INDUCTOR_PROBES"
 def probe_the_cpu_in_the_kept_directory() -> None:
     """Before its first CPU kernel Inductor probes the host's vector instruction sets (AMX,
     AVX-512 VNNI, AVX-512, AVX2 on x86): a small program each, compiled and then loaded in a child
-    interpreter; ten compiles, ~18 CPU-s in the session's empty cache. Its binaries are keyed by
-    the compiler's version, the flags and torch's version (Inductor's own fingerprint), so devkit
-    keeps them in its cache: the probe runs there, Inductor's own code and verdict, and the
+    interpreter; ten compiles, 12-18 CPU-s here, in every session's empty cache. Its binaries are
+    keyed by the compiler's version, the flags and torch's version (Inductor's own fingerprint), so
+    devkit keeps them in its cache: the probe runs there, Inductor's own code and verdict, and the
     session's cache stays the session's. Without the variable (or without the probe's module in
     this torch) Inductor probes where and when it always does."""
     kept = os.environ.get(KEPT_PROBES)
@@ -58,6 +58,7 @@ def probe_the_cpu_in_the_kept_directory() -> None:
         from torch._inductor.cpu_vec_isa import valid_vec_isa_list
     except ImportError:
         return
+    os.makedirs(kept, mode=0o700, exist_ok=True)
     session = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = kept  # (Inductor reads the variable at each use)
     try:

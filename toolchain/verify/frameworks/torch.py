@@ -60,14 +60,8 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
         f"{prefix}_FALLBACK_OPS": None,  # a leftover from the user's shell would change what is checked
         "TORCHINDUCTOR_CACHE_DIR": session.runner.path(session.work / "inductor"),
         # ... but for Inductor's probes of the CPU, which devkit keeps (payload/torch/torch_compile.py)
-        "DEVKIT_INDUCTOR_PROBES": session.runner.path(kept_probes(session.runner.key)),
+        "DEVKIT_INDUCTOR_PROBES": session.runner.path(inductor_probes() / session.runner.key),
     }
-
-
-def kept_probes(runner_key: str) -> Path:
-    probes = inductor_probes() / runner_key
-    probes.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return probes
 
 
 def with_device(options: VerifyOptions, wheel: Path) -> VerifyOptions:
