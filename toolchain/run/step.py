@@ -114,7 +114,7 @@ def outcome(step: Step, returncode: int, output: str, fix: str, started: float, 
     with StepLog(step.log) as log:
         log.write(f"[devkit] {step.title}: exit {returncode} after {time.monotonic() - started:.1f} s\n")
     if log_full or log.full:
-        raise disk_full(step, output.splitlines())
+        raise disk_full(step, shown_lines(output.splitlines()))
     if returncode != 0:
         raise failure(step, returncode, output, fix)
     unavailable = _DEVICE_UNAVAILABLE.search(output)
@@ -123,14 +123,19 @@ def outcome(step: Step, returncode: int, output: str, fix: str, started: float, 
     return output
 
 
-def disk_full(step: Step, lines: list[str]) -> EnvironmentProblem:
+def shown_lines(lines: list[str]) -> str:
+    """What a failed step's error shows of its output: the diagnostic lines, else its last 25."""
+    return "\n".join(diagnostic_lines(lines) or lines[-25:])
+
+
+def disk_full(step: Step, details: str) -> EnvironmentProblem:
     """The step stopped because a disk filled up: the step's output, or the log it was writing."""
     return EnvironmentProblem(
         f"{step.title}: the disk filled up (No space left on device)",
         "free space where the project's build/ and devkit's cache (DEVKIT_CACHE_DIR) live, and "
         "rerun: the build continues where it stopped",
         log=step.log,
-        details="\n".join(diagnostic_lines(lines) or lines[-25:]),
+        details=details,
     )
 
 
@@ -139,12 +144,12 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
     `devkit-problem: TEXT | FIX` line when it printed one; else the exit code with the
     diagnostic lines shown above it."""
     lines = output.splitlines()
-    context = diagnostic_lines(lines) or lines[-25:]
+    context = shown_lines(lines)
     unreachable = index_unreachable(output)
     if unreachable:
-        return EnvironmentProblem(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details="\n".join(context))
+        return EnvironmentProblem(f"{step.title}: {unreachable}", INDEX_FIX, log=step.log, details=context)
     if "No space left on device" in output:
-        return disk_full(step, lines)
+        return disk_full(step, context)
     reported = [line for line in lines if line.startswith(PROBLEM_PREFIX)]
     if reported:
         text, _, own_fix = reported[-1][len(PROBLEM_PREFIX) :].partition(" | ")
@@ -154,7 +159,7 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
             f"{step.title}: {text.strip()}",
             (rest if kind else own_fix).strip() or fix,
             log=step.log,
-            details="\n".join(context),
+            details=context,
         )
     died = _signal_of(returncode)
     said = [line for line in lines if _DEVICE_LINE.match(line)]
@@ -163,7 +168,7 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
             f"{step.title} died ({died}) after the device library printed: {said[-1].strip()}",
             "fix what that line names (the verify log has the whole output)",
             log=step.log,
-            details="\n".join(context),
+            details=context,
         )
     unloadable = _PLUGIN_LOAD.search(output)
     if unloadable:  # `import paddle` raises when a plugin does not load
@@ -172,7 +177,7 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
             f"({unloadable.group(2).strip()})",
             _RUNTIME_FIX,
             log=step.log,
-            details="\n".join(context),
+            details=context,
         )
     missing = _NO_MATCH.search(output)
     if missing:  # an environment (a runtime pin) pip cannot satisfy for the step's Python
@@ -184,13 +189,13 @@ def failure(step: Step, returncode: int, output: str, fix: str) -> DevkitError:
             "choose a version pip offers ([tool.devkit] paddle-versions / torch-versions, or --paddle-version / "
             "--torch-version), or check the package index (pip config list)",
             log=step.log,
-            details="\n".join(context),
+            details=context,
         )
     return step.fails_as(
         f"{step.title} failed (exit code {returncode})",
         fix,
         log=step.log,
-        details="\n".join(context),
+        details=context,
     )
 
 
