@@ -83,23 +83,19 @@ def render_backend(
     backend: BackendName, out_dir: Path, *, force: bool = False, flavour: Flavour | None = None
 ) -> RenderResult:
     """Render the backend project into `out_dir`, all or nothing."""
-    import jinja2  # (by the command that renders, not by every command)
+    from ..run.envs import cache_root
+    from .compiled_templates import template_environment  # (Jinja: by the command that renders)
 
     flavour = flavour or host_backed()
     out_dir = out_dir.resolve()
     _check_destination(out_dir, force)
     roots = [str(r) for r in (flavour.root, resource_dir("templates") / "backend") if r is not None]
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(roots),  # the flavour's template wins
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    env = template_environment(roots, cache_root())  # the flavour's template wins
     context = template_context(backend, flavour)
     written: list[str] = []
     with staging_dir(out_dir, replace=True) as stage:
         for rel, src in _template_files(flavour).items():
-            target_rel = env.from_string(rel).render(context)
+            target_rel = env.from_string(rel).render(context) if "{" in rel else rel  # (names with a field)
             text = env.get_template(rel).render(context)
             dest = stage / target_rel
             dest.parent.mkdir(parents=True, exist_ok=True)
