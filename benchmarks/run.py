@@ -4,7 +4,7 @@
     python benchmarks/run.py --short    # host-only subset with small sizes (CI runs this to keep it working)
 
 Measures `bash compile.sh` from nothing (three runs each with uv and with pip setting up; the full run
-only), then the generated STPU backend: render time; clean (no ccache; the short run keeps it), no-op and
+only), then the generated STPU backend: render time (its templates compiled vs loaded compiled); clean (no ccache; the short run keeps it), no-op and
 one-kernel-edit builds on the host and in the builder container; cross vs emulated
 compile (aarch64); verify end to end (x86_64 native with the device asynchronous and
 inline, aarch64 emulated, torch; the full run only); op dispatch and LeNet training step
@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -299,6 +300,25 @@ def allreduce_bandwidth(python: Path, wheel: str, short: bool) -> dict:
     return json.loads(next(line for line in out.splitlines() if line.startswith("{")))
 
 
+def render_templates(work: Path, rounds: int) -> dict:
+    """`new-backend STPU` with its templates compiled (a devkit cache of its own, empty) and then
+    loaded compiled from that cache, alternated `rounds` times; the medians."""
+    compiled: list[tuple[float, float]] = []
+    kept: list[tuple[float, float]] = []
+    for round_ in range(rounds):
+        cache = Path(tempfile.mkdtemp(prefix="render-cache-", dir=work))
+        for name, series in (("compiled", compiled), ("kept", kept)):
+            out = work / f"render-{name}-{round_}" / "STPU"
+            seconds, rendered = devkit("new-backend", "STPU", "--out", str(out), env={"DEVKIT_CACHE_DIR": str(cache)})
+            series.append((seconds, rendered["seconds"]))
+            shutil.rmtree(out.parent)
+        shutil.rmtree(cache)
+    return {
+        name: {"cli_s": statistics.median(c for c, _ in series), "render_s": statistics.median(r for _, r in series)}
+        for name, series in (("compiled", compiled), ("kept", kept))
+    } | {"rounds": rounds}
+
+
 def run(short: bool, work: Path) -> dict:
     results: dict = {
         "date": time.strftime("%Y-%m-%d"),
@@ -314,6 +334,8 @@ def run(short: bool, work: Path) -> dict:
     seconds, rendered = devkit("new-backend", "STPU", "--out", str(project))
     results["render"] = {"cli_s": seconds, "render_s": rendered["seconds"], "files": len(rendered["files"])}
     print(f"render: {rendered['seconds'] * 1000:.0f} ms", flush=True)
+    results["render_templates"] = render_templates(work, rounds=3)
+    print(f"render, templates compiled vs kept: {results['render_templates']}", flush=True)
 
     results["build_host"] = build_series(project, "host", short)
     print(f"host builds: {results['build_host']}", flush=True)
@@ -489,6 +511,17 @@ def markdown(r: dict) -> str:
             "",
         )
     ]
+    if "render_templates" in r:
+        compiled, kept = r["render_templates"]["compiled"], r["render_templates"]["kept"]
+        rows.append(
+            (
+                "`new-backend STPU` render: templates loaded compiled from devkit's cache vs compiled "
+                f"(median of {r['render_templates']['rounds']}, alternated)",
+                f"{kept['render_s'] * 1000:.0f} ms vs {compiled['render_s'] * 1000:.0f} ms "
+                f"(CLI {kept['cli_s']:.2f} s vs {compiled['cli_s']:.2f} s)",
+                f"{ratio(kept['render_s'], compiled['render_s'])} (CLI {ratio(kept['cli_s'], compiled['cli_s'])})",
+            )
+        )
     for key, where in (("build_host", "host"), ("build_container", "container")):
         if key in r:
             b = r[key]

@@ -60,6 +60,8 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
         "| torch LeNet training step, batch 64, Adam (stpu:0 async vs CPU) |",
         "| LeNet training step, batch 64 (stpu:0 inline vs CPU) |",
         "| one-kernel edit rebuild (host) |",
+        "| `new-backend STPU` render: templates loaded compiled from devkit's cache vs compiled "
+        "(median of 3, alternated) |",
         "| clean build of a copy in another directory vs in place, ccache warm (host) |",
         "| one-file edit -> rebuild (paddle/kernels/activation_kernels.cc, host): first edit, next edits |",
         "| one-file edit -> rebuild -> `test-ops --ops relu` (paddle/kernels/activation_kernels.cc, host) |",
@@ -75,3 +77,4 @@ def test_short_benchmark_run_writes_json_and_markdown(tmp_path):
     ):
         assert row in table
     assert results["inference"][0]["int8_engine_ms"] > 0
+    assert all(results["render_templates"][kind]["render_s"] > 0 for kind in ("compiled", "kept"))
