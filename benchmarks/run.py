@@ -4,7 +4,8 @@
     python benchmarks/run.py --short    # host-only subset with small sizes (CI runs this to keep it working)
 
 Measures `bash compile.sh` from nothing (three runs each with uv and with pip setting up; the full run
-only), then the generated STPU backend: render time (its templates compiled vs loaded compiled); clean (no ccache; the short run keeps it), no-op and
+only), then the generated STPU backend: render time (its templates compiled vs loaded compiled);
+clean (no ccache; the short run keeps it), no-op and
 one-kernel-edit builds on the host and in the builder container; cross vs emulated
 compile (aarch64); verify end to end (x86_64 native with the device asynchronous and
 inline, aarch64 emulated, torch; the full run only); op dispatch and LeNet training step
