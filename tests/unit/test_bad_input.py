@@ -148,8 +148,8 @@ class Inputs:
         (self.model_broken_json / "inference.pdiparams").write_bytes(b"\0" * 8)
 
     # -- helpers that make the inputs
-    def _render(self, name: str, out: str | None = None) -> Path:
-        path = self.root / (out or name)
+    def _render(self, name: str) -> Path:
+        path = self.root / name
         run_cli(["new-backend", name, "--out", str(path)], expect=0)
         return path
 
