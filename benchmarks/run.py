@@ -376,6 +376,11 @@ def run(short: bool, work: Path) -> dict:
     print(f"device vs cpu: {results['device_vs_cpu']}", flush=True)
     results["torch"] = torch_series(project, short)
     print(f"torch adapter: {results['torch']}", flush=True)
+    if not short:
+        from kept_curves import measure as kept_curves
+
+        results["kept_curves"] = kept_curves(project, ["paddle", "torch"], rounds=3)
+        print(f"verify, CPU curve kept vs trained: {results['kept_curves']}", flush=True)
     devkit("build", str(project), "--runner", "host", "--infer")
     results["inference"] = []
     for model in ("mnist",) if short else ("mobilenet_v1", "resnet50"):
@@ -575,6 +580,22 @@ def markdown(r: dict) -> str:
             )
         )
     rows.append(("a fresh verify environment (clone + wheel), warm cache", f"{r['fresh_env_s']:.2f} s", ""))
+    if "kept_curves" in r:
+        k = r["kept_curves"]
+        rows += [
+            (
+                f"verify end to end, x86_64 host, {framework}: CPU curve given from devkit's cache vs trained "
+                f"(median of {k['rounds']}, alternated)",
+                f"{k[framework]['kept']['verify_s']:.1f} s vs {k[framework]['trained']['verify_s']:.1f} s "
+                f"(CPU {k[framework]['kept']['verify_cpu_s']:.1f} s vs {k[framework]['trained']['verify_cpu_s']:.1f} s; "
+                f"mnist check {k[framework]['kept']['mnist_check_s']:.1f} s vs "
+                f"{k[framework]['trained']['mnist_check_s']:.1f} s)",
+                f"{ratio(k[framework]['kept']['verify_s'], k[framework]['trained']['verify_s'])} "
+                f"(CPU {ratio(k[framework]['kept']['verify_cpu_s'], k[framework]['trained']['verify_cpu_s'])})",
+            )
+            for framework in ("paddle", "torch")
+            if framework in k
+        ]
     if "verify_aarch64_emulated" in r:
         rows.append(
             (

@@ -8,6 +8,7 @@ import fcntl
 import importlib
 import json
 import os
+import re
 import resource
 import socket
 import subprocess
@@ -95,6 +96,19 @@ def verify_passes(project: Path, *args: str) -> tuple[dict, dict]:
     failed = [(c["name"], c.get("detail")) for c in report["checks"] if not c["passed"]]
     assert summary["passed"] and not failed, failed or proc.stderr[-3000:]
     return summary, report
+
+
+def assert_cpu_reference(report: dict, runtime: str, trained: str) -> None:
+    """The report's mnist check was compared with the CPU curve of `runtime` (a pattern), trained as `trained` says
+    ("in this process", "on x86_64 (native)") or that curve kept by devkit from an earlier
+    verification on this machine (devkit's cache is the user's here, shared by the tests); the
+    log says which."""
+    mnist = next(c for c in report["checks"] if c["name"] == "mnist")
+    where = mnist["cpu_reference"]
+    kept = re.fullmatch(rf"{runtime} CPU on x86_64, kept from \d{{4}}-\d\d-\d\d \d\d:\d\d UTC", where)
+    assert kept or re.fullmatch(rf"{runtime} CPU {re.escape(trained)}", where), where
+    log = Path(report["log"]).read_text()
+    assert (f"[devkit] CPU reference: {where} (devkit's cache)" in log) == bool(kept), log[-3000:]
 
 
 def json_commands() -> set[str]:

@@ -15,7 +15,7 @@ build plus several GB of nvidia packages.)
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,20 +24,58 @@ from ..run.select import host_recipe, verify_runner
 from ..run.step import Step
 from ..util.errors import VerificationFailure
 from ..util.resources import payload_env, payload_script
-from .session import VerifyOptions, fresh_env, work_dir
+from .kept_curves import CurveKey, curve_key, keep_curve, kept_curve
+from .session import PluginSession, VerifyOptions, fresh_env, work_dir
 
 if TYPE_CHECKING:
     from .datasets import Dataset  # (NumPy: imported by the commands that train, not by every command)
+    from .report import Report
 
 
-def native_cpu_reference(options: VerifyOptions, dataset: Dataset, log: Path, out: Path) -> bool:
-    """For an emulated target, train the reference on the host's architecture and write it to `out`;
-    False (nothing written) when the target is native or the host has no runtime of the framework,
-    where the verification trains its reference beside the device."""
+@dataclass(frozen=True)
+class CpuReference:
+    """The CPU curve a verification's training check is given (`argv`: its --cpu-reference), or
+    none (the check trains it beside the device); and the key it is kept under once trained."""
+
+    argv: tuple[str, ...]
+    key: CurveKey | None  # None: not to be kept (it was given from the cache, or cannot be keyed)
+
+    def keep(self, report: Report, options: VerifyOptions) -> None:
+        """Keep the curve the verification trained (float32 training only: an AMP or compile run's
+        check is of another kind)."""
+        if self.key is not None and not options.amp and not options.compile:
+            keep_curve(self.key, report)
+
+
+def cpu_reference(options: VerifyOptions, dataset: Dataset, session: PluginSession) -> CpuReference:
+    """The CPU curve for this verification's training check, written beside its data: one kept
+    from an earlier verification on this machine, or for an emulated target one trained natively
+    now (natively_trained); otherwise none, and the check trains it on the target."""
+    out = session.work / "cpu-reference.json"
+    given = ("--cpu-reference", session.runner.path(out))
     native, framework = host_recipe(), options.framework
-    version = framework.version(native)
-    if native.matches(options.recipe.name) or version is None:
-        return False
+    native_version = framework.version(native)
+    if native.matches(options.recipe.name) or native_version is None:
+        trainer, runtime, arch = session.runner.key, session.runtime_version, options.recipe.name
+    else:
+        trainer, runtime, arch = "native", native_version, native.name
+    key = curve_key(trainer, framework.name, runtime, arch, options.steps, dataset)
+    kept = kept_curve(key) if key is not None else None
+    if kept is not None:
+        out.write_text(json.dumps(kept))
+        with session.log.open("a") as log:
+            log.write(f"[devkit] CPU reference: {kept['trained']['where']} (devkit's cache)\n")
+        return CpuReference(given, None)
+    if trainer == "native":
+        natively_trained(options, runtime, dataset, session.log, out)
+        return CpuReference(given, key)
+    return CpuReference((), key)
+
+
+def natively_trained(options: VerifyOptions, version: str, dataset: Dataset, log: Path, out: Path) -> None:
+    """For an emulated target, train the reference on the host's architecture with `version`, the
+    runtime its recipe pins, and write it to `out`."""
+    native, framework = host_recipe(), options.framework
     links = build_adapter(framework).find_links(native, version, options.index_url)
     with work_dir() as work:
         runner = verify_runner(options.runner, native, work, [links] if links else [], log)
@@ -60,4 +98,3 @@ def native_cpu_reference(options: VerifyOptions, dataset: Dataset, log: Path, ou
         )
         reference = json.loads((work / "reference.json").read_text())
     out.write_text(json.dumps(reference))
-    return True

@@ -23,7 +23,7 @@ from ...run.step import Step
 from ...util.errors import InputError, VerificationFailure
 from ...util.fsutil import staging_dir
 from ...util.resources import payload_env, payload_script
-from ..cpu_reference import native_cpu_reference
+from ..cpu_reference import CpuReference, cpu_reference
 from ..distributed import run_distributed_verify
 from ..framework_src import SourceTests, run_source_tests
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report, run_golden
@@ -74,16 +74,16 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
                 "fallback.json",
                 env=fallback_env,
             )
-        reference = session.work / "cpu-reference.json"
-        native_reference = not battery and native_cpu_reference(options, dataset, session.log, reference)
+        reference = CpuReference((), None) if battery else cpu_reference(options, dataset, session)
         report = session.run_report(
             f"checks on {options.recipe.name} ({options.steps} {options.model} steps)",
             PAYLOAD,
             ["--data", data, "--steps", str(options.steps), "--model", options.model, *amp]
             + (["--profile", DEVICE_TRACE] if options.profile else [])
-            + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
+            + list(reference.argv),
             "report.json",
         )
+        reference.keep(report, options)
         session.keep(DEVICE_TRACE)
         if battery:
             report = report.merged([fallback], before=options.model)

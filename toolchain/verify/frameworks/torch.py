@@ -14,7 +14,7 @@ from ...project.naming import switch_prefix
 from ...run.envs import inductor_probes
 from ...util.errors import InputError
 from ...util.resources import payload_script
-from ..cpu_reference import native_cpu_reference
+from ..cpu_reference import cpu_reference
 from ..distributed import run_distributed_verify
 from ..framework_src import SourceTests, run_source_tests
 from ..ops import OpsRequest, OpsResult, parse_selection, publish_session_report
@@ -85,8 +85,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
     with plugin_session(wheel, options, report_dir, conformance=True) as session:
         dataset.save(session.work / "data.npz")
         data = session.runner.path(session.work / "data.npz")
-        reference = session.work / "cpu-reference.json"
-        native_reference = native_cpu_reference(options, dataset, session.log, reference)
+        reference = cpu_reference(options, dataset, session)
         report = session.run_report(
             f"torch checks on {options.recipe.name} ({options.steps} mnist steps, CPU fallback forbidden "
             "but in the fallback report)",
@@ -94,10 +93,11 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             ["--data", data, "--steps", str(options.steps), *(["--amp", options.amp] if options.amp else [])]
             + (["--compile"] if options.compile else [])
             + (["--profile", DEVICE_TRACE] if options.profile else [])
-            + (["--cpu-reference", session.runner.path(reference)] if native_reference else []),
+            + list(reference.argv),
             "report.json",
             env=torch_env(options, session, strict=True),
         )
+        reference.keep(report, options)
         session.keep(DEVICE_TRACE)
     return session.finish(report)
 
