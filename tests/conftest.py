@@ -61,6 +61,16 @@ def build_tools_bin() -> Path:
     return next((cache_root() / "host" / "envs").glob("host-*-paddle-none")) / "bin"
 
 
+def host_ccache() -> Path:
+    """The compiler cache of devkit's host builds (in devkit's cache, the user's here)."""
+    from devkit.building.placement import BuildPlace
+    from devkit.building.plan import ccache_dir
+    from devkit.run.select import build_cache, host_recipe
+    from devkit.run.step import HostRunner
+
+    return ccache_dir(BuildPlace(HostRunner(), host_recipe(), build_cache("host")))
+
+
 def standalone_build(project: Path, name: str, tools: Path | None = None) -> tuple[Path, dict[str, str]]:
     """The directory and environment of a test's own CMake build of a generated project
     (-DWITH_PADDLE=OFF), laid out so that it compiles from the cache devkit's host builds of the
@@ -68,14 +78,9 @@ def standalone_build(project: Path, name: str, tools: Path | None = None) -> tup
     the build directory where devkit's lies (two levels below the project: ccache hashes include
     paths relative to it) and devkit's compiler (g++: CMake's first choice, c++, is another
     compiler to ccache). With `tools`, that bin directory (cmake, ninja) first on PATH."""
-    from devkit.building.placement import BuildPlace
-    from devkit.building.plan import ccache_dir
-    from devkit.run.select import build_cache, host_recipe
-    from devkit.run.step import HostRunner
-
     env = {
         **os.environ,
-        "CCACHE_DIR": str(ccache_dir(BuildPlace(HostRunner(), host_recipe(), build_cache("host")))),
+        "CCACHE_DIR": str(host_ccache()),
         "CCACHE_BASEDIR": str(project),
         "CCACHE_NOHASHDIR": "1",  # (the sanitizer builds' -g1: the directory is mapped away anyway)
         "CXX": "g++",

@@ -6,9 +6,12 @@ Every command that takes --json is run here, in order, against one empty devkit 
 the reference Paddle environment, the target torch wheel, the aarch64 Paddle wheel. The
 commands that need a Docker Engine run the same way in test_containers.py.
 
-The backend gets a name no test has used (mixed case with an underscore): with an empty
-compiler cache its builds compile every source anyway, so they also show that a new name
-builds in both adapters and runs on its device (test_torch.py probes the names torch refuses).
+The backend's name is one no other test uses (mixed case with an underscore), so its builds also
+show that such a name builds in both adapters and runs on its device (test_torch.py probes the
+names torch refuses). The compiler cache is the suite's (CCACHE_DIR, which devkit's host builds
+take from the user), and the empty devkit cache is always at the same place, emptied first: a
+compile includes the reference environment's headers by their path, so a machine that ran this
+test before compiles nothing again (the first run compiles every source).
 Its verifications (verify, matrix run) train MNIST for 100 steps, not the default 200: what is
 checked here is their output, and 100 steps pass the MNIST criteria with room (loss drop 84%
 of the 50% asked), so each verify is 3 s shorter."""
@@ -18,14 +21,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import check_json_output, fresh_names, json_commands, wheel_name, with_verify_steps
+from conftest import check_json_output, host_ccache, json_commands, wheel_name, with_verify_steps
 
 pytestmark = pytest.mark.e2e
 
@@ -46,7 +49,7 @@ def run_json(cache: Path, *args: str, returncode: int = 0) -> object:
         [sys.executable, "-m", "devkit", *args, "--json"],
         capture_output=True,
         text=True,
-        env={**os.environ, "DEVKIT_CACHE_DIR": str(cache), "COLUMNS": "200"},
+        env={**os.environ, "DEVKIT_CACHE_DIR": str(cache), "CCACHE_DIR": str(host_ccache()), "COLUMNS": "200"},
     )
     assert proc.returncode == returncode, f"devkit {' '.join(args)}: {proc.returncode}\n{proc.stderr[-3000:]}"
     try:
@@ -64,10 +67,21 @@ def new_backend_training_100_steps(cache: Path, backend: str, project: Path) -> 
     return rendered
 
 
+BACKEND = "Json_Tpu"
+HOME_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
 def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
-    seed = time.time_ns()
-    backend = fresh_names(seed)["mixed"]
-    cache, project = tmp_path / "cache", tmp_path / backend
+    backend, cache, project = BACKEND, HOME_CACHE / "devkit-test-json-output", tmp_path / BACKEND
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(HOME_CACHE / f"torch_{backend.lower()}", ignore_errors=True)
+    try:
+        run_every_json_command(backend, cache, project)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)  # (a reference environment of each framework: 1.5 GB)
+
+
+def run_every_json_command(backend: str, cache: Path, project: Path) -> None:
     p = str(project)
     wheel: dict[str, str] = {}
     steps: list[tuple[str, Callable[[], object]]] = [
@@ -98,10 +112,9 @@ def test_every_json_command_prints_only_json_with_an_empty_cache(tmp_path):
     assert isinstance(torch, dict) and torch["framework"] == "torch"
     # the new name's torch device runs an op vs torch's CPU (Paddle's ran verify above)
     ops = run_json(cache, "test-ops", p, "--framework", "torch", "--runner", "host", "--ops", "nn.functional.relu")
-    assert isinstance(ops, dict) and ops["passed"] and ops["counts"]["pass"] > 0, f"{backend} (seed {seed}): {ops}"
+    assert isinstance(ops, dict) and ops["passed"] and ops["counts"]["pass"] > 0, f"{backend}: {ops}"
     # its checks kept Inductor's cache in their session: the adapter made none in the user's home
-    home_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    assert not (home_cache / f"torch_{backend.lower()}").exists()
+    assert not (HOME_CACHE / f"torch_{backend.lower()}").exists()
     assert re.fullmatch(wheel_name("x86_64", device=backend.lower()), Path(wheel["paddle"]).name), (backend, wheel)
     # Nothing that takes --json is left out: a new command must be added here or to ELSEWHERE.
     assert json_commands() - run - set(ELSEWHERE) == set()
