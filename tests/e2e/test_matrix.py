@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import devkit, wheel_name
+from conftest import check_json_output, devkit, wheel_name
 
 from devkit.util.errors import ExitCode
 
@@ -52,6 +52,7 @@ def test_matrix_run_is_what_the_ci_job_runs(built_project):
     """The command in the generated workflow, run locally: builds and verifies one entry."""
     entry = "x86_64-train-paddle3.3.1"
     summary = json.loads(devkit("matrix", "run", entry, str(built_project), "--runner", "host", "--json").stdout)
+    check_json_output(["matrix", "run"], summary)  # (stdout was its JSON alone: json.loads took all of it)
     assert summary["passed"] is True
     assert [s["step"] for s in summary["steps"]] == ["build", "verify"]
     report = json.loads((built_project / "reports" / entry / "verify" / "report.json").read_text())
