@@ -18,6 +18,7 @@ from ..run.envs import cache_root, container_reference_envs, inductor_probes
 from ..run.images import COMPILER_PACKAGES, ensure_image, ensure_runtime_image, verify_spec
 from ..run.step import HostRunner, Runner
 from ..util.errors import EnvironmentProblem, InputError
+from ..util.fsutil import private_dir
 from ..util.resources import PAYLOAD_DIR
 
 
@@ -108,7 +109,7 @@ def _verify_container(engine: Engine, image: str, oci_platform: str, mounts: lis
     pip's cache mounted beside `mounts`; its cached state named after the image `key`."""
     references = container_reference_envs()
     references.mkdir(parents=True, exist_ok=True)
-    inductor_probes().mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(inductor_probes())  # (binaries Inductor loads: nobody else's, not a link)
     return ContainerRunner(
         engine,
         image,

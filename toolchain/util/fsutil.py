@@ -103,7 +103,8 @@ def publish_file(src: Path, dest_dir: Path) -> Path:
 def private_dir(path: Path) -> Path:
     """`path` as a directory only this user can use (made 0700 when missing). One that is a link,
     another user's, or open to others is refused: anyone could have planted a file in it."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):  # (a file or a link there: refused below, by name)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = os.lstat(path)
     fix = f"remove {path} (check first what is in it) and run again"
     if not stat.S_ISDIR(info.st_mode):

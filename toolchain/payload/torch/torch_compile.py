@@ -26,6 +26,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from private_dirs import private_directory
 from process_exit import exit_without_final_collection
 from records import CheckRecord, CompiledCode, TorchCompileCheck
 from torch_common import first_line
@@ -58,7 +59,8 @@ def probe_the_cpu_in_the_kept_directory() -> None:
         from torch._inductor.cpu_vec_isa import valid_vec_isa_list
     except ImportError:
         return
-    os.makedirs(kept, mode=0o700, exist_ok=True)
+    if not private_directory(kept):  # (devkit made it so: anything else may hold planted binaries)
+        return
     session = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = kept  # (Inductor reads the variable at each use)
     try:

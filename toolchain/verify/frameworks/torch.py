@@ -13,6 +13,7 @@ from ...project.frameworks import DEFAULT_MODEL
 from ...project.naming import switch_prefix
 from ...run.envs import inductor_probes
 from ...util.errors import InputError
+from ...util.fsutil import private_dir
 from ...util.resources import payload_script
 from ..cpu_reference import cpu_reference
 from ..distributed import run_distributed_verify
@@ -60,7 +61,7 @@ def torch_env(options: VerifyOptions, session: PluginSession, *, strict: bool) -
         f"{prefix}_FALLBACK_OPS": None,  # a leftover from the user's shell would change what is checked
         "TORCHINDUCTOR_CACHE_DIR": session.runner.path(session.work / "inductor"),
         # ... but for Inductor's probes of the CPU, which devkit keeps (payload/torch/torch_compile.py)
-        "DEVKIT_INDUCTOR_PROBES": session.runner.path(inductor_probes() / session.runner.key),
+        "DEVKIT_INDUCTOR_PROBES": session.runner.path(private_dir(private_dir(inductor_probes()) / session.runner.key)),
     }
 
 
