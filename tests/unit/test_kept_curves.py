@@ -131,6 +131,6 @@ def test_a_link_or_a_directory_open_to_others_is_not_used(cache, key, tmp_path):
     assert kept_curves.kept_curve(key) is None  # (a whole curve, behind a link)
     path.unlink()
     os.rename(elsewhere, path)
-    cache.chmod(0o755)
+    cache.chmod(0o775)  # (others can write in it)
     assert kept_curves.kept_curve(key) is None
     assert kept_curves.keep_curve(key, report()) is None

@@ -21,7 +21,7 @@ def planted(tmp_path, kind: str):
         target.symlink_to(tmp_path / "elsewhere")
     elif kind == "open to others":
         target.mkdir()
-        target.chmod(0o777)
+        target.chmod(0o757)  # (others can write in it)
     else:
         target.write_text("")
     return target
@@ -42,3 +42,10 @@ def test_a_planted_directory_is_refused_on_the_host_and_passed_over_by_the_paylo
         private_dir(target)
     assert not payload_module("shared", "private_dirs").private_directory(str(target))
     assert os.path.lexists(target)  # (refused, not removed: the fix says to look first)
+
+
+def test_a_directory_of_yours_only_readable_by_others_is_made_private(tmp_path):
+    """As an older devkit left its cache's parents (0755): no one else could write in it."""
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept").chmod(0o755)
+    assert private_dir(tmp_path / "kept").stat().st_mode & 0o777 == 0o700

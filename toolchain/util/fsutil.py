@@ -101,8 +101,9 @@ def publish_file(src: Path, dest_dir: Path) -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """`path` as a directory only this user can use (made 0700 when missing). One that is a link,
-    another user's, or open to others is refused: anyone could have planted a file in it."""
+    """`path` as a directory only this user can use (made 0700 when missing, or when it is this
+    user's and only readable by others). One that is a link, another user's, or that others can
+    write to is refused: anyone could have planted a file in it."""
     with contextlib.suppress(FileExistsError):  # (a file or a link there: refused below, by name)
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = os.lstat(path)
@@ -111,10 +112,12 @@ def private_dir(path: Path) -> Path:
         raise EnvironmentProblem(f"{path} is a link or a file, not devkit's private directory", fix)
     if info.st_uid != os.getuid():
         raise EnvironmentProblem(f"{path} belongs to uid {info.st_uid}, not to you (uid {os.getuid()})", fix)
-    if info.st_mode & 0o077:
+    if info.st_mode & 0o022:
         raise EnvironmentProblem(
             f"{path} has mode {info.st_mode & 0o777:04o}; devkit's private directory must be 0700", fix
         )
+    if info.st_mode & 0o077:  # yours, and no one else could write in it: made private (an older devkit's 0755)
+        os.chmod(path, 0o700)
     return path
 
 
