@@ -15,10 +15,9 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
+
+from run import devkit  # (the suite's one way to run the CLI: its wall time, and its failure in full)
 
 from devkit.run.envs import cache_root
 
@@ -47,27 +46,10 @@ def children_cpu() -> float:
 def verify(project: Path, framework: str) -> tuple[float, float, float, str]:
     """Wall seconds of `devkit verify`, its CPU seconds (all its processes), the wall seconds of
     its mnist check, and who trained its CPU curve."""
-    start, cpu = time.perf_counter(), children_cpu()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "devkit",
-            "verify",
-            str(project),
-            "--framework",
-            framework,
-            "--runner",
-            "host",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    seconds, cpu = time.perf_counter() - start, children_cpu() - cpu
-    if proc.returncode != 0:
-        raise SystemExit(f"devkit verify --framework {framework} failed:\n{proc.stderr[-3000:]}")
-    report = json.loads(Path(json.loads(proc.stdout)["report"]).read_text())
+    cpu = children_cpu()
+    seconds, summary = devkit("verify", str(project), "--framework", framework, "--runner", "host")
+    cpu = children_cpu() - cpu
+    report = json.loads(Path(summary["report"]).read_text())
     mnist = next(c for c in report["checks"] if c["name"] == "mnist")
     return seconds, cpu, mnist["seconds"], mnist["cpu_reference"]
 

@@ -582,20 +582,21 @@ def markdown(r: dict) -> str:
     rows.append(("a fresh verify environment (clone + wheel), warm cache", f"{r['fresh_env_s']:.2f} s", ""))
     if "kept_curves" in r:
         k = r["kept_curves"]
-        rows += [
-            (
-                f"verify end to end, x86_64 host, {framework}: CPU curve given from devkit's cache vs trained "
-                f"(median of {k['rounds']}, alternated)",
-                f"{k[framework]['kept']['verify_s']:.1f} s vs {k[framework]['trained']['verify_s']:.1f} s "
-                f"(CPU {k[framework]['kept']['verify_cpu_s']:.1f} s vs {k[framework]['trained']['verify_cpu_s']:.1f} s; "
-                f"mnist check {k[framework]['kept']['mnist_check_s']:.1f} s vs "
-                f"{k[framework]['trained']['mnist_check_s']:.1f} s)",
-                f"{ratio(k[framework]['kept']['verify_s'], k[framework]['trained']['verify_s'])} "
-                f"(CPU {ratio(k[framework]['kept']['verify_cpu_s'], k[framework]['trained']['verify_cpu_s'])})",
+        for framework in ("paddle", "torch"):
+            if framework not in k:
+                continue
+            kept, trained = k[framework]["kept"], k[framework]["trained"]
+            rows.append(
+                (
+                    f"verify end to end, x86_64 host, {framework}: CPU curve given from devkit's cache vs trained "
+                    f"(median of {k['rounds']}, alternated)",
+                    f"{kept['verify_s']:.1f} s vs {trained['verify_s']:.1f} s "
+                    f"(CPU {kept['verify_cpu_s']:.1f} s vs {trained['verify_cpu_s']:.1f} s; "
+                    f"mnist check {kept['mnist_check_s']:.1f} s vs {trained['mnist_check_s']:.1f} s)",
+                    f"{ratio(kept['verify_s'], trained['verify_s'])} "
+                    f"(CPU {ratio(kept['verify_cpu_s'], trained['verify_cpu_s'])})",
+                )
             )
-            for framework in ("paddle", "torch")
-            if framework in k
-        ]
     if "verify_aarch64_emulated" in r:
         rows.append(
             (

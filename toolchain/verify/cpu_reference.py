@@ -38,12 +38,13 @@ class CpuReference:
     none (the check trains it beside the device); and the key it is kept under once trained."""
 
     argv: tuple[str, ...]
-    key: CurveKey | None  # None: not to be kept (it was given from the cache, or cannot be keyed)
+    # None: not to be kept (it was given from the cache, cannot be keyed, or the run's check is not
+    # a float32 training: --amp, --compile)
+    key: CurveKey | None
 
-    def keep(self, report: Report, options: VerifyOptions) -> None:
-        """Keep the curve the verification trained (float32 training only: an AMP or compile run's
-        check is of another kind)."""
-        if self.key is not None and not options.amp and not options.compile:
+    def keep(self, report: Report) -> None:
+        """Keep the curve the verification trained."""
+        if self.key is not None:
             keep_curve(self.key, report)
 
 
@@ -66,10 +67,11 @@ def cpu_reference(options: VerifyOptions, dataset: Dataset, session: PluginSessi
         with session.log.open("a") as log:
             log.write(f"[devkit] CPU reference: {kept['trained']['where']} (devkit's cache)\n")
         return CpuReference(given, None)
+    kept_as = None if options.amp or options.compile else key
     if trainer == "native":
         natively_trained(options, runtime, dataset, session.log, out)
-        return CpuReference(given, key)
-    return CpuReference((), key)
+        return CpuReference(given, kept_as)
+    return CpuReference((), kept_as)
 
 
 def natively_trained(options: VerifyOptions, version: str, dataset: Dataset, log: Path, out: Path) -> None:

@@ -83,7 +83,7 @@ def run_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> VerifyR
             + list(reference.argv),
             "report.json",
         )
-        reference.keep(report, options)
+        reference.keep(report)
         session.keep(DEVICE_TRACE)
         if battery:
             report = report.merged([fallback], before=options.model)

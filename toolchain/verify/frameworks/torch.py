@@ -98,7 +98,7 @@ def run_torch_verify(wheel: Path, options: VerifyOptions, report_dir: Path) -> V
             "report.json",
             env=torch_env(options, session, strict=True),
         )
-        reference.keep(report, options)
+        reference.keep(report)
         session.keep(DEVICE_TRACE)
     return session.finish(report)
 
